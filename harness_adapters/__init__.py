@@ -1,0 +1,1 @@
+"""Adapters between PRIMEBench suites and evaluation harnesses; heavy packages are imported lazily."""

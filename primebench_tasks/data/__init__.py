@@ -1,0 +1,1 @@
+"""Panel data model, catalogue, importers, embedded data and the simulator."""

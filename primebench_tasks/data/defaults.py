@@ -1,0 +1,37 @@
+"""The embedded default data: real, licence-compatible panels and a leaderboard shipped as package
+data (``primebench_tasks/data/embedded/<name>/``, each with its LICENSE and SOURCE.md)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+EMBEDDED_DESCRIPTIONS = {
+    "autojudger": "VLMEvalKit records of 168-169 VLMs on AI2D_TEST and MMMU_DEV_VAL (Apache-2.0)",
+    "m3irt": "24 recent VLMs on MathVista testmini and MMMU val, with blind (image-free) runs (MIT)",
+    "mathvision": "MATH-Vision testmini: 304 items with images, 16 model set-ups (MIT)",
+    "openvlm": "OpenVLM leaderboard snapshot: 284 VLMs x 8 benchmarks with release dates (MIT)",
+}
+
+
+def embedded_root() -> Path:
+    return Path(str(resources.files("primebench_tasks.data").joinpath("embedded")))
+
+
+def default_names() -> list[str]:
+    """Names of the embedded data sets."""
+    root = embedded_root()
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("_"))
+
+
+def default_path(name: str) -> Path:
+    """Directory of embedded data set ``name``."""
+    path = embedded_root() / name
+    if not path.is_dir():
+        raise KeyError(f"no embedded data set {name!r}; available: {', '.join(default_names())}")
+    return path
+
+
+def default_kind(name: str) -> str:
+    """``'panel'`` or ``'leaderboard'``."""
+    return "leaderboard" if (default_path(name) / "leaderboard.json").exists() else "panel"

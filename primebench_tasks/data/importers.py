@@ -1,0 +1,478 @@
+"""Importers for real per-item data: wide CSV response matrices (either orientation, with condition
+prefixes), item metadata (JSON / JSONL), model metadata CSV (incl. AutoJudger's Chinese headers).
+
+Every importer either returns clean tables or raises :class:`~primebench_tasks.errors.InputError`
+naming the file, the row (1-based line, header = 1) and the field. Nothing is dropped silently: an
+empty cell is a missing record (NaN), never 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from primebench_tasks.data.catalogue import lookup
+from primebench_tasks.data.panel import BENCHMARK_COLUMNS, Panel
+from primebench_tasks.errors import InputError
+
+CONDITION_PREFIXES = {"no_image": "blind", "no_question": "no_question", "no_info": "no_info"}
+"""Column prefix ``<name>ID`` -> condition. ``<no_image>`` is the blind (image-free) run."""
+
+_PREFIX = re.compile(r"^<([^<>]*)>(.*)$")
+_ITEM_FIRST_HEADERS = {"model_sha", "index", "item_id", "id", "pid", "item"}
+_MODEL_FIRST_HEADERS = {"", "model", "models", "config", "name"}
+
+
+def split_condition(key: str, file: str, row: int, field: str) -> tuple[str, str]:
+    """``'<no_image>12'`` -> ``('blind', '12')``; ``'12'`` -> ``('vl', '12')``."""
+    m = _PREFIX.match(key)
+    if not m:
+        return "vl", key
+    prefix, rest = m.group(1), m.group(2)
+    if prefix not in CONDITION_PREFIXES:
+        raise InputError(f"unknown condition prefix <{prefix}>; known: "
+                         f"{', '.join('<' + p + '>' for p in CONDITION_PREFIXES)}",
+                         file=file, row=row, field=field)
+    if not rest:
+        raise InputError("condition prefix without an item id", file=file, row=row, field=field)
+    return CONDITION_PREFIXES[prefix], rest
+
+
+@dataclass
+class WideMatrix:
+    """A response matrix read from a wide CSV, in long form (raw metric units)."""
+
+    scores: pd.DataFrame  # model, item_id, condition, score (raw, NaN = missing)
+    orientation: str
+
+
+def _read_csv_rows(path: Path) -> list[list[str]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path), row=1) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", file=str(path)) from None
+    if "\x00" in text:
+        raise InputError("file contains NUL bytes; not a CSV", file=str(path), row=1)
+    try:
+        rows = list(csv.reader(text.splitlines()))
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV: {exc}", file=str(path)) from None
+    rows = [r for r in rows if r]
+    if not rows:
+        raise InputError("file is empty", file=str(path), row=1)
+    if len(rows) < 2 or len(rows[0]) < 2:
+        raise InputError("a response matrix needs a header row, at least one data row and at "
+                         "least one data column", file=str(path), row=1)
+    return rows
+
+
+def _detect_orientation(rows: list[list[str]], file: str) -> str:
+    header_pref = any(_PREFIX.match(h) for h in rows[0][1:])
+    first_col_pref = any(_PREFIX.match(r[0]) for r in rows[1:])
+    if header_pref and first_col_pref:
+        raise InputError("mixed orientation: condition-prefixed ids appear both in the header "
+                         "and in the first column", file=file, row=1, field=rows[0][0])
+    if header_pref:
+        return "models-x-items"
+    if first_col_pref:
+        return "items-x-models"
+    first = rows[0][0].strip().lower()
+    if first in _ITEM_FIRST_HEADERS:
+        return "items-x-models"
+    if first in _MODEL_FIRST_HEADERS:
+        return "models-x-items"
+    raise InputError(f"cannot tell the orientation from the header {rows[0][0]!r}; pass "
+                     "--orientation items-x-models|models-x-items", file=file, row=1,
+                     field=rows[0][0])
+
+
+def read_wide_csv(path: str | Path, orientation: str | None = None,
+                  score_min: float = 0.0, score_max: float = 1.0) -> WideMatrix:
+    """Read a wide response matrix.
+
+    ``items-x-models``: first column = item id, other columns = models (AutoJudger).
+    ``models-x-items``: first column = model, other columns = item ids, optionally prefixed with a
+    condition (``<no_image>ID``; M3IRT). Raw scores must lie in [score_min, score_max].
+    """
+    p = Path(path)
+    f = str(p)
+    rows = _read_csv_rows(p)
+    orient = orientation or _detect_orientation(rows, f)
+    if orient not in ("items-x-models", "models-x-items"):
+        raise InputError(f"unknown orientation {orient!r}", file=f, field="orientation")
+    header = rows[0]
+    width = len(header)
+    for ln, r in enumerate(rows[1:], start=2):
+        if len(r) != width:
+            raise InputError(f"row has {len(r)} cells, the header has {width}", file=f, row=ln)
+    body = np.array([r[1:] for r in rows[1:]], dtype=object)
+    row_keys = [r[0] for r in rows[1:]]
+    col_keys = header[1:]
+    seen: dict[str, int] = {}
+    for ln, k in enumerate(row_keys, start=2):
+        if k in seen:
+            raise InputError(f"duplicate key {k!r} (also on row {seen[k]})", file=f, row=ln,
+                             field=header[0])
+        if k.strip() == "":
+            raise InputError("empty key", file=f, row=ln, field=header[0])
+        seen[k] = ln
+    dup_cols = pd.Index(col_keys).duplicated()
+    if dup_cols.any():
+        k = col_keys[int(np.flatnonzero(dup_cols)[0])]
+        raise InputError(f"duplicate column {k!r}", file=f, row=1, field=k)
+
+    values = np.full(body.shape, np.nan)
+    flat = body.ravel()
+    num = pd.to_numeric(pd.Series(flat), errors="coerce").to_numpy()
+    empty = np.array([str(v).strip() == "" for v in flat])
+    bad = np.isnan(num) & ~empty & ~np.array([str(v).strip().lower() == "nan" for v in flat])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        r, c = divmod(i, body.shape[1])
+        raise InputError(f"non-numeric score {flat[i]!r}", file=f, row=r + 2, field=col_keys[c])
+    values = num.reshape(body.shape)
+    if np.isinf(values).any():
+        r, c = (int(x[0]) for x in np.nonzero(np.isinf(values)))
+        raise InputError("infinite score", file=f, row=r + 2, field=col_keys[c])
+    out = (values < score_min) | (values > score_max)
+    if out.any():
+        r, c = (int(x[0]) for x in np.nonzero(out))
+        raise InputError(f"score {values[r, c]!r} outside the metric range "
+                         f"[{score_min}, {score_max}]", file=f, row=r + 2, field=col_keys[c])
+
+    if orient == "models-x-items":
+        models = np.repeat(np.array(row_keys, dtype=object), len(col_keys))
+        conds_items = [split_condition(k, f, 1, k) for k in col_keys]
+        conds = np.tile(np.array([c for c, _ in conds_items], dtype=object), len(row_keys))
+        item_ids = np.tile(np.array([i for _, i in conds_items], dtype=object), len(row_keys))
+        vals = values.ravel()
+    else:
+        conds_items = [split_condition(k, f, ln, header[0])
+                       for ln, k in enumerate(row_keys, start=2)]
+        models = np.tile(np.array(col_keys, dtype=object), len(row_keys))
+        conds = np.repeat(np.array([c for c, _ in conds_items], dtype=object), len(col_keys))
+        item_ids = np.repeat(np.array([i for _, i in conds_items], dtype=object), len(col_keys))
+        vals = values.ravel()
+    df = pd.DataFrame({"model": models, "item_id": item_ids, "condition": conds, "score": vals})
+    dup = df.duplicated(["model", "item_id", "condition"])
+    if dup.any():
+        r = df[dup].iloc[0]
+        raise InputError(f"duplicate key (model={r.model!r}, item_id={r.item_id!r}, "
+                         f"condition={r.condition!r})", file=f, field="item_id")
+    return WideMatrix(scores=df, orientation=orient)
+
+
+def read_item_metadata(path: str | Path, benchmark: str, id_field: str | None = None,
+                       image_dir: str | Path | None = None) -> pd.DataFrame:
+    """Read item metadata from JSON (a list, or a dict keyed by id) or JSONL.
+
+    Recognised fields: id (``id``/``pid``/``index``/``item_id``), question, options
+    (``options``/``choices``, stored as a JSON list or null), answer, image (``image``/
+    ``image_path``). Image paths are resolved relative to the file; with ``image_dir`` a path that
+    does not exist there is looked up by file name in ``image_dir``. Returns ITEM_COLUMNS.
+    """
+    p = Path(path)
+    f = str(p)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", file=f) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", file=f) from None
+    if not text.strip():
+        raise InputError("file is empty", file=f, row=1)
+    records: list[tuple[int, dict[str, object]]] = []
+    if p.suffix == ".jsonl":
+        for ln, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", file=f, row=ln) from None
+            if not isinstance(rec, dict):
+                raise InputError("a JSONL line must be an object", file=f, row=ln)
+            records.append((ln, rec))
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", file=f, row=exc.lineno) from None
+        if isinstance(data, dict):
+            for k, rec in data.items():
+                if not isinstance(rec, dict):
+                    raise InputError("each value must be an object", file=f, row=f"key={k}")
+                rec = dict(rec)
+                rec.setdefault("__key__", k)
+                records.append((len(records) + 1, rec))
+        elif isinstance(data, list):
+            for i, rec in enumerate(data, start=1):
+                if not isinstance(rec, dict):
+                    raise InputError("each element must be an object", file=f, row=i)
+                records.append((i, rec))
+        else:
+            raise InputError("JSON must be a list or an object of items", file=f, row=1)
+    id_fields = [id_field] if id_field else ["item_id", "id", "pid", "index", "__key__"]
+    rows = []
+    seen: set[str] = set()
+    for ln, rec in records:
+        key = next((rec[k] for k in id_fields if k in rec and rec[k] is not None), None)
+        if key is None:
+            raise InputError(f"item has no id (looked for {id_fields})", file=f, row=ln,
+                             field=id_fields[0])
+        key = str(key)
+        if key in seen:
+            raise InputError(f"duplicate item id {key!r}", file=f, row=ln, field="id")
+        seen.add(key)
+        question = rec.get("question")
+        options = rec.get("options", rec.get("choices"))
+        if options is not None and not isinstance(options, list):
+            raise InputError("options must be a list", file=f, row=ln, field="options")
+        image = rec.get("image", rec.get("image_path"))
+        image_ref = _resolve_image(image, p.parent, image_dir) if image else None
+        if not question and not image_ref:
+            raise InputError("item has neither question text nor an image", file=f, row=ln,
+                             field="question")
+        rows.append({
+            "benchmark": benchmark, "item_id": key,
+            "question": None if question is None else str(question),
+            "options": json.dumps(options, ensure_ascii=False) if options else None,
+            "answer": None if rec.get("answer") is None else str(rec.get("answer")),
+            "image_ref": image_ref, "source_index": key,
+        })
+    return pd.DataFrame(rows)
+
+
+def _resolve_image(image: object, base: Path, image_dir: str | Path | None) -> str:
+    rel = Path(str(image))
+    cand = rel if rel.is_absolute() else base / rel
+    if cand.exists():
+        return str(cand.resolve())
+    if image_dir is not None:
+        alt = Path(image_dir) / rel.name
+        if alt.exists():
+            return str(alt.resolve())
+    return str(cand)
+
+
+_DATE_YM = re.compile(r"^(\d{4})[.\-/](\d{1,2})(?:[.\-/](\d{1,2}))?$")
+
+
+def parse_release_date(value: object, file: str, row: int) -> str | None:
+    """``'2024.11'`` -> ``'2024-11-01'`` (AutoJudger's YYYY.M, where .1 is January and .11
+    November); ``'2024-03-15'`` stays; empty -> None."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    s = str(value).strip()
+    if not s:
+        return None
+    m = _DATE_YM.match(s)
+    if not m:
+        raise InputError(f"unreadable release date {s!r} (expected YYYY.M or YYYY-MM-DD)",
+                         file=file, row=row, field="release_date")
+    y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
+    if not 1 <= mo <= 12 or not 1 <= d <= 31:
+        raise InputError(f"unreadable release date {s!r}", file=file, row=row,
+                         field="release_date")
+    return f"{y:04d}-{mo:02d}-{d:02d}"
+
+
+def read_model_metadata(path: str | Path) -> pd.DataFrame:
+    """Read a model metadata CSV into MODEL_COLUMNS.
+
+    Headers: model (``model``/``models``/``name``), family, release date (``release_date``/
+    ``date``/``发布时间``), parameters in billions (``params_b``), or AutoJudger's size + unit
+    (``参数量`` + ``单位`` = M/B).
+    """
+    p = Path(path)
+    f = str(p)
+    try:
+        df = pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    except pd.errors.EmptyDataError:
+        raise InputError("file is empty", file=f, row=1) from None
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise InputError(f"cannot read CSV: {exc}", file=f) from None
+    cols = {c.strip(): c for c in df.columns}
+    name_col = next((cols[c] for c in ("model", "models", "name") if c in cols), None)
+    if name_col is None:
+        raise InputError("no model column (model/models/name)", file=f, row=1, field="model")
+    date_col = next((cols[c] for c in ("release_date", "date", "发布时间") if c in cols), None)
+    out = []
+    for i, r in enumerate(df.to_dict("records"), start=2):
+        name = r[name_col].strip()
+        if not name:
+            raise InputError("empty model name", file=f, row=i, field=name_col)
+        params: float | None = None
+        if "params_b" in cols and r[cols["params_b"]].strip():
+            params = _to_float(r[cols["params_b"]], f, i, "params_b")
+        elif "参数量" in cols and r[cols["参数量"]].strip():
+            size = _to_float(r[cols["参数量"]], f, i, "参数量")
+            unit = r.get(cols.get("单位", ""), "B").strip().upper() or "B"
+            if unit not in ("M", "B"):
+                raise InputError(f"unit {unit!r} is not M or B", file=f, row=i, field="单位")
+            params = size / 1000.0 if unit == "M" else size
+        out.append({
+            "model": name,
+            "family": (r[cols["family"]].strip() or None) if "family" in cols else None,
+            "release_date": parse_release_date(r[date_col], f, i) if date_col else None,
+            "params_b": params,
+        })
+    res = pd.DataFrame(out, columns=["model", "family", "release_date", "params_b"])
+    dup = res["model"].duplicated()
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise InputError(f"duplicate model {res['model'].iloc[i]!r}", file=f, row=i + 2,
+                         field=name_col)
+    return res
+
+
+def _to_float(v: str, file: str, row: int, field: str) -> float:
+    try:
+        x = float(v)
+    except ValueError:
+        raise InputError(f"not a number: {v!r}", file=file, row=row, field=field) from None
+    if not math.isfinite(x):
+        raise InputError(f"not a finite number: {v!r}", file=file, row=row, field=field)
+    return x
+
+
+@dataclass
+class ImportReport:
+    """What an import did, for people: counts and anything that was not joined."""
+
+    benchmark: str
+    n_models: int
+    n_items: int
+    n_records: int
+    n_missing: int
+    conditions: list[str]
+    notes: list[str]
+
+    def lines(self) -> list[str]:
+        out = [f"{self.benchmark}: {self.n_models} models x {self.n_items} items, "
+               f"{self.n_records} valid records, {self.n_missing} missing, conditions "
+               f"{', '.join(self.conditions)}"]
+        return out + [f"  note: {n}" for n in self.notes]
+
+
+def import_matrix(scores_csv: str | Path, benchmark: str, *, category: str | None = None,
+                  orientation: str | None = None, items: str | Path | None = None,
+                  models: str | Path | None = None, image_dir: str | Path | None = None,
+                  restrict_to_items: bool = False, score_range: tuple[float, float] | None = None,
+                  existing: Panel | None = None, name: str | None = None,
+                  model_aliases: dict[str, str] | None = None) -> tuple[Panel, ImportReport]:
+    """Import one benchmark's wide response matrix (and optional item and model metadata) into a
+    new Panel, or into a copy of ``existing`` (which must not already hold that benchmark).
+
+    With ``items`` given, every scored item id must be in the metadata and vice versa; with
+    ``restrict_to_items`` the scores of items outside the metadata are left out and *counted* in the
+    report (e.g. MATH-Vision responses on the 3,040-item test set joined to the 304-item testmini).
+    ``model_aliases`` renames models (raw name -> canonical name) so that files that spell one
+    model differently join on it.
+    """
+    spec = lookup(benchmark, category)
+    lo, hi = score_range if score_range is not None else (spec.score_min, spec.score_max)
+    if not hi > lo:
+        raise InputError(f"empty metric range [{lo}, {hi}]", field="score_range")
+    wide = read_wide_csv(scores_csv, orientation, lo, hi)
+    df = wide.scores
+    notes: list[str] = []
+    if model_aliases:
+        df["model"] = df["model"].map(lambda m: model_aliases.get(m, m))
+    f = str(scores_csv)
+    scored_ids = pd.unique(df["item_id"])
+    if items is not None:
+        meta = read_item_metadata(items, benchmark, image_dir=image_dir)
+        meta_ids = set(meta["item_id"])
+        absent = [i for i in scored_ids if i not in meta_ids]
+        if absent and not restrict_to_items:
+            raise InputError(f"{len(absent)} item id(s) in the response file are absent from the "
+                             f"metadata file {items} (e.g. {absent[:5]}); pass "
+                             "--restrict-to-items to import only the metadata's items",
+                             file=f, row=1, field="item_id")
+        if absent:
+            df = df[df["item_id"].isin(meta_ids)]
+            notes.append(f"{len(absent)} scored items outside {Path(items).name} left out "
+                         "(--restrict-to-items)")
+        scored_set = set(df["item_id"])
+        unscored = [i for i in meta["item_id"] if i not in scored_set]
+        if unscored:
+            raise InputError(f"{len(unscored)} item id(s) in the metadata file have no column in "
+                             f"the response file {scores_csv} (e.g. {unscored[:5]})",
+                             file=str(items), field="id")
+        item_table = meta
+        missing_images = [r for r in meta["image_ref"].dropna() if not Path(r).exists()]
+        if missing_images:
+            notes.append(f"{len(missing_images)} image files not found (e.g. "
+                         f"{missing_images[0]})")
+    else:
+        item_table = pd.DataFrame({"benchmark": benchmark, "item_id": pd.unique(df["item_id"])})
+        item_table["source_index"] = item_table["item_id"]
+    df = df.assign(benchmark=benchmark, score=(df["score"] - lo) / (hi - lo))
+    model_names = sorted(pd.unique(df["model"]))
+    model_table = pd.DataFrame({"model": model_names})
+    if models is not None:
+        meta_m = read_model_metadata(models)
+        unknown = sorted(set(meta_m["model"]) - set(model_names))
+        if unknown:
+            notes.append(f"{len(unknown)} models in {Path(models).name} have no scores here "
+                         f"(e.g. {unknown[:3]}); not added")
+        model_table = model_table.merge(meta_m, on="model", how="left")
+        notes.append(f"metadata joined for {int(model_table['release_date'].notna().sum())} of "
+                     f"{len(model_table)} models")
+    bench_table = pd.DataFrame([{c: getattr(spec, c) for c in BENCHMARK_COLUMNS}])
+    valid = df["score"].notna()
+    report = ImportReport(benchmark=benchmark, n_models=len(model_names),
+                          n_items=len(item_table), n_records=int(valid.sum()),
+                          n_missing=int((~valid).sum()),
+                          conditions=sorted(pd.unique(df["condition"])), notes=notes)
+    df = df.loc[valid, ["model", "benchmark", "item_id", "condition", "score"]]
+    if existing is not None:
+        if benchmark in existing.benchmark_names:
+            raise InputError(f"panel {existing.name!r} already holds benchmark {benchmark!r}",
+                             file=f, field="benchmark")
+        return merge_records(existing, df, model_table, bench_table, item_table, f), report
+    panel = Panel.from_records(name or benchmark, df, model_table, bench_table, item_table, f)
+    return panel, report
+
+
+def panel_records(panel: Panel) -> pd.DataFrame:
+    """The panel's valid records as a long table (model, benchmark, item_id, condition, score)."""
+    return panel._scores_table().to_pandas().astype(
+        {"model": str, "benchmark": str, "item_id": str, "condition": str})
+
+
+def merge_records(panel: Panel, scores: pd.DataFrame, models: pd.DataFrame,
+                  benchmarks: pd.DataFrame, items: pd.DataFrame, source: str) -> Panel:
+    """A new Panel = ``panel`` plus the given records and table rows. Model metadata already in
+    the panel wins over empty new metadata; duplicate score keys are an error."""
+    old_models = panel.models
+    new_models = models[~models["model"].isin(old_models["model"])]
+    upd = models[models["model"].isin(old_models["model"])].set_index("model")
+    merged_models = old_models.set_index("model")
+    for col in ("family", "release_date", "params_b"):
+        if col in upd.columns:
+            fill = upd[col].dropna()
+            merged_models.loc[fill.index, col] = merged_models.loc[fill.index, col].where(
+                merged_models.loc[fill.index, col].notna(), fill)
+    merged_models = pd.concat([merged_models.reset_index(), new_models], ignore_index=True)
+    old_b = panel.benchmarks
+    new_b = benchmarks[~benchmarks["benchmark"].isin(old_b["benchmark"])]
+    merged_b = pd.concat([old_b, new_b], ignore_index=True)
+    merged_items = pd.concat([panel.items, items], ignore_index=True)
+    table = pa.concat_tables([
+        pa.Table.from_pandas(panel_records(panel), preserve_index=False),
+        pa.Table.from_pandas(scores[["model", "benchmark", "item_id", "condition", "score"]]
+                             .astype({"score": "float32"}), preserve_index=False)],
+        promote_options="permissive")
+    return Panel._from_arrow(panel.name, table, merged_models, merged_b, merged_items, source)

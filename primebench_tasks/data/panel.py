@@ -1,0 +1,520 @@
+"""The Panel: per-item scores of many models on many benchmarks (DESIGN.md, "Panel").
+
+On disk a Panel is a directory::
+
+    panel.json                 schema, name, content hash, counts
+    scores.parquet             model, benchmark, item_id, condition, score in [0, 1]
+    models.parquet             model, family, release_date (YYYY-MM-DD or null), params_b (or null)
+    benchmarks.parquet         benchmark, category, metric, metric_kind, score_min, score_max,
+                               lmms_eval_task, vlmeval_dataset
+    items.parquet              benchmark, item_id, question, options, answer, image_ref, source_index
+    embeddings/<space>.npy     float32 (n, d), rows keyed by embeddings/<space>.ids.parquet
+
+Only valid records are stored: an absent (model, benchmark, item, condition) record is missing, and
+reads back as NaN, never as 0. In memory a Panel holds one dense float32 matrix of shape
+(n_models, n_items) per (condition, benchmark); :meth:`Panel.subset_models` returns a Panel that
+shares those matrices and only keeps row positions, so splits never copy the score arrays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from primebench_tasks.data.catalogue import category_order
+from primebench_tasks.data.io import atomic_write, atomic_write_text, canonical_json
+from primebench_tasks.errors import InputError
+
+SCHEMA = "primebench.panel/1"
+CONDITIONS = ("vl", "blind")
+"""The two standard conditions; importers may add named extra conditions (``no_question``...)."""
+
+SCORE_COLUMNS = ("model", "benchmark", "item_id", "condition", "score")
+MODEL_COLUMNS = ("model", "family", "release_date", "params_b")
+BENCHMARK_COLUMNS = ("benchmark", "category", "metric", "metric_kind", "score_min", "score_max",
+                     "lmms_eval_task", "vlmeval_dataset")
+ITEM_COLUMNS = ("benchmark", "item_id", "question", "options", "answer", "image_ref",
+                "source_index")
+
+
+def _check_columns(df: pd.DataFrame, expected: Sequence[str], file: str,
+                   required: Sequence[str] | None = None) -> pd.DataFrame:
+    unknown = [c for c in df.columns if c not in expected]
+    if unknown:
+        raise InputError(f"unknown column(s) {unknown}; expected {list(expected)}", file=file,
+                         row=1, field=unknown[0])
+    for c in required if required is not None else expected:
+        if c not in df.columns:
+            raise InputError("required column is missing", file=file, row=1, field=c)
+    for c in expected:
+        if c not in df.columns:
+            df[c] = None
+    return df[list(expected)]
+
+
+def _nullable_str(values: pd.Series) -> pd.Series:
+    return values.astype(object).where(values.notna(), None)
+
+
+@dataclass
+class Panel:
+    """Per-item scores of models on benchmarks, dense per benchmark.
+
+    Attributes
+    ----------
+    name : panel name.
+    models : one row per model of the *whole* panel (columns ``MODEL_COLUMNS``), sorted by name;
+        row position = row of every score matrix.
+    benchmarks : one row per benchmark (``BENCHMARK_COLUMNS``), in category (Table 4) order.
+    items : one row per item (``ITEM_COLUMNS``); within a benchmark, row order = column order of
+        its score matrices (the "item index" of the paper's tie rules).
+    """
+
+    name: str
+    models: pd.DataFrame
+    benchmarks: pd.DataFrame
+    items: pd.DataFrame
+    _scores: dict[str, dict[str, np.ndarray]]
+    _rows: np.ndarray | None = None
+    _embeddings: dict[str, tuple[pd.DataFrame, np.ndarray]] = field(default_factory=dict)
+    _hash: str | None = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_records(cls, name: str, scores: pd.DataFrame, models: pd.DataFrame,
+                     benchmarks: pd.DataFrame, items: pd.DataFrame,
+                     source: str = "<records>") -> Panel:
+        """Build a Panel from long tables, validating them (see :func:`validate`).
+
+        ``scores`` holds scaled scores in [0, 1]; rows with NaN scores are missing records and are
+        not stored.
+        """
+        scores = _check_columns(scores.copy(), SCORE_COLUMNS, source)
+        models = _check_columns(models.copy(), MODEL_COLUMNS, source, required=("model",))
+        benchmarks = _check_columns(benchmarks.copy(), BENCHMARK_COLUMNS, source,
+                                    required=("benchmark", "category"))
+        items = _check_columns(items.copy(), ITEM_COLUMNS, source,
+                               required=("benchmark", "item_id"))
+        table = pa.Table.from_pandas(scores, preserve_index=False)
+        return cls._from_arrow(name, table, models, benchmarks, items, source)
+
+    @classmethod
+    def _from_arrow(cls, name: str, table: pa.Table, models: pd.DataFrame,
+                    benchmarks: pd.DataFrame, items: pd.DataFrame, source: str) -> Panel:
+        models = models.copy()
+        models["model"] = models["model"].astype(str)
+        dup = models["model"].duplicated()
+        if dup.any():
+            i = int(np.flatnonzero(dup.to_numpy())[0])
+            raise InputError(f"duplicate model {models['model'].iloc[i]!r}", file=source,
+                             row=i + 2, field="model")
+        models = models.sort_values("model", kind="stable").reset_index(drop=True)
+        models["family"] = _nullable_str(models["family"])
+        models["release_date"] = _nullable_str(models["release_date"])
+        models["params_b"] = pd.to_numeric(models["params_b"]).astype(float)
+
+        benchmarks = benchmarks.copy()
+        for i, row in enumerate(benchmarks.itertuples(index=False)):
+            if row.category is None or (isinstance(row.category, float) and np.isnan(row.category)) \
+                    or str(row.category) == "":
+                raise InputError("benchmark has no category", file=source, row=i + 2,
+                                 field="category")
+        if benchmarks["benchmark"].duplicated().any():
+            b = benchmarks["benchmark"][benchmarks["benchmark"].duplicated()].iloc[0]
+            raise InputError(f"duplicate benchmark {b!r}", file=source, field="benchmark")
+        benchmarks["score_min"] = benchmarks["score_min"].fillna(0.0).astype(float)
+        benchmarks["score_max"] = benchmarks["score_max"].fillna(1.0).astype(float)
+        for c in ("metric", "metric_kind", "lmms_eval_task", "vlmeval_dataset"):
+            benchmarks[c] = _nullable_str(benchmarks[c])
+        order = category_order(set(benchmarks["category"]))
+        rank = {c: i for i, c in enumerate(order)}
+        benchmarks["_o"] = benchmarks["category"].map(rank)
+        benchmarks = benchmarks.sort_values(["_o"], kind="stable").drop(columns="_o")
+        benchmarks = benchmarks.reset_index(drop=True)
+
+        items = items.copy()
+        items["benchmark"] = items["benchmark"].astype(str)
+        items["item_id"] = items["item_id"].astype(str)
+        known_b = set(benchmarks["benchmark"])
+        bad = ~items["benchmark"].isin(known_b)
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(f"item's benchmark {items['benchmark'].iloc[i]!r} is not in the "
+                             "benchmarks table", file=source, row=i + 2, field="benchmark")
+        dup = items.duplicated(["benchmark", "item_id"])
+        if dup.any():
+            i = int(np.flatnonzero(dup.to_numpy())[0])
+            raise InputError(f"duplicate item {items['item_id'].iloc[i]!r} of benchmark "
+                             f"{items['benchmark'].iloc[i]!r}", file=source, row=i + 2,
+                             field="item_id")
+        for c in ("question", "options", "answer", "image_ref", "source_index"):
+            items[c] = _nullable_str(items[c])
+        # group items by benchmark in benchmark order, keeping within-benchmark order
+        b_rank = {b: i for i, b in enumerate(benchmarks["benchmark"])}
+        items["_o"] = items["benchmark"].map(b_rank)
+        items = items.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
+
+        scores = _scatter_scores(table, models, benchmarks, items, source)
+        panel = cls(name=name, models=models, benchmarks=benchmarks, items=items, _scores=scores)
+        for b, mat in scores.get("vl", {}).items():
+            if mat.shape[1] == 0:
+                raise InputError(f"benchmark {b!r} has no items", file=source, field="benchmark")
+        valid_any = np.zeros(len(models), dtype=bool)
+        for by_b in scores.values():
+            for mat in by_b.values():
+                valid_any |= np.isfinite(mat).any(axis=1)
+        if not valid_any.all():
+            m = models["model"].iloc[int(np.flatnonzero(~valid_any)[0])]
+            raise InputError(f"model {m!r} has no valid score", file=source, row=f"model={m}",
+                             field="score")
+        return panel
+
+    # ------------------------------------------------------------------ persistence
+    @classmethod
+    def load(cls, path: str | Path) -> Panel:
+        """Load and validate a panel directory."""
+        root = Path(path)
+        meta_path = root / "panel.json"
+        if not meta_path.exists():
+            raise InputError("not a panel directory (no panel.json)", file=str(root))
+        meta = json.loads(meta_path.read_text("utf-8"))
+        if meta.get("schema") != SCHEMA:
+            raise InputError(f"unsupported schema {meta.get('schema')!r}, expected {SCHEMA}",
+                             file=str(meta_path), field="schema")
+
+        def read(name: str) -> pd.DataFrame:
+            return pq.read_table(root / name).to_pandas()
+
+        table = pq.read_table(root / "scores.parquet")
+        panel = cls._from_arrow(meta["name"], table, read("models.parquet"),
+                                read("benchmarks.parquet"), read("items.parquet"),
+                                str(root / "scores.parquet"))
+        emb_dir = root / "embeddings"
+        if emb_dir.is_dir():
+            for npy in sorted(emb_dir.glob("*.npy")):
+                space = npy.name[:-4]
+                ids = pq.read_table(emb_dir / f"{space}.ids.parquet").to_pandas()
+                panel.set_embeddings(space, ids, np.load(npy))
+        expected = meta.get("content_hash")
+        if expected is not None and expected != panel.content_hash:
+            raise InputError(f"content hash {panel.content_hash} does not match panel.json "
+                             f"({expected}); the panel files were changed", file=str(meta_path),
+                             field="content_hash")
+        return panel
+
+    @classmethod
+    def load_default(cls, name: str) -> Panel:
+        """Load one of the embedded real panels (see :func:`default_names`)."""
+        from primebench_tasks.data.defaults import default_path
+
+        return cls.load(default_path(name))
+
+    def save(self, path: str | Path) -> Path:
+        """Write the panel directory; each file is written atomically, ``panel.json`` last."""
+        if self._rows is not None:
+            raise ValueError("save the full panel, not a model subset")
+        root = Path(path)
+        root.mkdir(parents=True, exist_ok=True)
+        table = self._scores_table()
+        atomic_write(root / "scores.parquet",
+                     lambda p: pq.write_table(table, p, compression="zstd"))
+        for fname, df in (("models.parquet", self.models), ("benchmarks.parquet", self.benchmarks),
+                          ("items.parquet", self.items)):
+            t = pa.Table.from_pandas(df, preserve_index=False)
+            atomic_write(root / fname, lambda p, t=t: pq.write_table(t, p, compression="zstd"))
+        for space, (ids, vecs) in self._embeddings.items():
+            t = pa.Table.from_pandas(ids, preserve_index=False)
+            atomic_write(root / "embeddings" / f"{space}.ids.parquet",
+                         lambda p, t=t: pq.write_table(t, p))
+
+            def write_npy(p: Path, v: np.ndarray = vecs) -> None:
+                with open(p, "wb") as fh:
+                    np.save(fh, v)
+
+            atomic_write(root / "embeddings" / f"{space}.npy", write_npy)
+        atomic_write_text(root / "panel.json", canonical_json(self.summary_meta()))
+        return root
+
+    def summary_meta(self) -> dict[str, object]:
+        """The contents of ``panel.json``."""
+        return {
+            "schema": SCHEMA, "name": self.name, "content_hash": self.content_hash,
+            "n_models": len(self.models), "n_benchmarks": len(self.benchmarks),
+            "n_items": len(self.items), "conditions": sorted(self._scores),
+            "embedding_spaces": sorted(self._embeddings),
+        }
+
+    def _scores_table(self) -> pa.Table:
+        model_codes, bench_codes, item_codes, cond_codes, vals = [], [], [], [], []
+        item_uniques, item_code_of_row = pd.factorize(self.items["item_id"], sort=False)[::-1]
+        conds = sorted(self._scores)
+        bench_list = list(self.benchmarks["benchmark"])
+        starts = self._item_offsets()
+        for ci, cond in enumerate(conds):
+            for bi, b in enumerate(bench_list):
+                mat = self._scores[cond].get(b)
+                if mat is None:
+                    continue
+                r, c = np.nonzero(np.isfinite(mat))
+                model_codes.append(r.astype(np.int32))
+                bench_codes.append(np.full(len(r), bi, np.int32))
+                item_codes.append(item_code_of_row[starts[b] + c].astype(np.int32))
+                cond_codes.append(np.full(len(r), ci, np.int32))
+                vals.append(mat[r, c])
+
+        def dict_col(codes: list[np.ndarray], values: Sequence[str]) -> pa.DictionaryArray:
+            idx = pa.array(np.concatenate(codes) if codes else np.zeros(0, np.int32))
+            return pa.DictionaryArray.from_arrays(idx, pa.array(list(values), pa.string()))
+
+        return pa.table({
+            "model": dict_col(model_codes, list(self.models["model"])),
+            "benchmark": dict_col(bench_codes, bench_list),
+            "item_id": dict_col(item_codes, [str(x) for x in item_uniques]),
+            "condition": dict_col(cond_codes, conds),
+            "score": pa.array(np.concatenate(vals) if vals else np.zeros(0, np.float32),
+                              pa.float32()),
+        })
+
+    # ------------------------------------------------------------------ access
+    @property
+    def model_names(self) -> list[str]:
+        """Model names of this (possibly subset) panel, in row order."""
+        names = self.models["model"].to_numpy()
+        return list(names if self._rows is None else names[self._rows])
+
+    @property
+    def model_table(self) -> pd.DataFrame:
+        """Model metadata of this (possibly subset) panel, in row order."""
+        if self._rows is None:
+            return self.models
+        return self.models.iloc[self._rows].reset_index(drop=True)
+
+    @property
+    def benchmark_names(self) -> list[str]:
+        return list(self.benchmarks["benchmark"])
+
+    @property
+    def conditions(self) -> list[str]:
+        return sorted(self._scores)
+
+    def category_of(self, benchmark: str) -> str:
+        row = self.benchmarks.loc[self.benchmarks["benchmark"] == benchmark]
+        if row.empty:
+            raise KeyError(f"benchmark {benchmark!r} is not in panel {self.name!r}")
+        return str(row["category"].iloc[0])
+
+    def categories(self) -> dict[str, list[str]]:
+        """Category -> its benchmarks, both in catalogue order."""
+        out: dict[str, list[str]] = {}
+        for b, c in zip(self.benchmarks["benchmark"], self.benchmarks["category"]):
+            out.setdefault(c, []).append(b)
+        return out
+
+    def _item_offsets(self) -> dict[str, int]:
+        counts = self.items.groupby("benchmark", sort=False).size()
+        offs, acc = {}, 0
+        for b in self.benchmarks["benchmark"]:
+            offs[b] = acc
+            acc += int(counts.get(b, 0))
+        return offs
+
+    def item_ids(self, benchmark: str) -> np.ndarray:
+        """Item ids of ``benchmark`` in column order, shape (N_b,), dtype object (str)."""
+        return self.items.loc[self.items["benchmark"] == benchmark, "item_id"].to_numpy()
+
+    def items_of(self, benchmark: str) -> pd.DataFrame:
+        return self.items.loc[self.items["benchmark"] == benchmark].reset_index(drop=True)
+
+    def has_condition(self, benchmark: str, condition: str) -> bool:
+        return benchmark in self._scores.get(condition, {})
+
+    def matrix(self, benchmark: str, condition: str = "vl") -> np.ndarray:
+        """Scores of this panel's models on ``benchmark``: float32 (n_models, N_b) in [0, 1],
+        NaN = missing. For a model subset this is a fresh array of the subset's rows; for the
+        full panel it is the shared array (do not modify it)."""
+        try:
+            mat = self._scores[condition][benchmark]
+        except KeyError:
+            raise KeyError(f"panel {self.name!r} has no {condition!r} scores for "
+                           f"{benchmark!r}") from None
+        return mat if self._rows is None else mat[self._rows]
+
+    def subset_models(self, models: Iterable[str]) -> Panel:
+        """A Panel over the given models (in the given order) that shares the score arrays."""
+        index = pd.Index(self.models["model"])
+        names = list(models)
+        pos = index.get_indexer(names)
+        if (pos < 0).any():
+            missing = [n for n, p in zip(names, pos) if p < 0]
+            raise KeyError(f"models not in panel {self.name!r}: {missing[:5]}")
+        return Panel(name=self.name, models=self.models, benchmarks=self.benchmarks,
+                     items=self.items, _scores=self._scores, _rows=pos.astype(np.int64),
+                     _embeddings=self._embeddings, _hash=self._hash)
+
+    # ------------------------------------------------------------------ embeddings
+    @property
+    def embedding_spaces(self) -> list[str]:
+        return sorted(self._embeddings)
+
+    def set_embeddings(self, space: str, ids: pd.DataFrame, vectors: np.ndarray) -> None:
+        """Attach item vectors: ``ids`` has columns benchmark, item_id (one row per vector),
+        ``vectors`` is float32 (n, d)."""
+        if len(ids) != len(vectors):
+            raise InputError(f"{len(ids)} ids but {len(vectors)} vectors",
+                             file=f"embeddings/{space}", field="item_id")
+        ids = ids[["benchmark", "item_id"]].astype(str).reset_index(drop=True)
+        self._embeddings[space] = (ids, np.ascontiguousarray(vectors, dtype=np.float32))
+        self._hash = None
+
+    def embeddings(self, benchmark: str, space: str) -> tuple[np.ndarray, np.ndarray]:
+        """(vectors (N_b, d) float32 with NaN rows for items without one, has (N_b,) bool)."""
+        if space not in self._embeddings:
+            raise KeyError(f"panel {self.name!r} has no {space!r} embeddings; compute them with "
+                           f"`primebench embed` (spaces here: {self.embedding_spaces})")
+        ids, vecs = self._embeddings[space]
+        sel = (ids["benchmark"] == benchmark).to_numpy()
+        pos = pd.Index(ids.loc[sel, "item_id"]).get_indexer(self.item_ids(benchmark))
+        out = np.full((len(pos), vecs.shape[1]), np.nan, np.float32)
+        has = pos >= 0
+        out[has] = vecs[np.flatnonzero(sel)[pos[has]]]
+        return out, has
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 prefix over models, benchmarks, items, every score matrix and embedding."""
+        if self._hash is None:
+            h = hashlib.sha256()
+            for df in (self.models, self.benchmarks, self.items):
+                h.update(df.to_csv(index=False).encode("utf-8"))
+            for cond in sorted(self._scores):
+                for b in self.benchmark_names:
+                    mat = self._scores[cond].get(b)
+                    if mat is not None:
+                        h.update(f"{cond}/{b}/{mat.shape}".encode())
+                        h.update(np.where(np.isfinite(mat), mat, -1.0).astype("<f4").tobytes())
+            for space in sorted(self._embeddings):
+                ids, vecs = self._embeddings[space]
+                h.update(ids.to_csv(index=False).encode())
+                h.update(vecs.astype("<f4").tobytes())
+            self._hash = h.hexdigest()[:16]
+        return self._hash
+
+    def __repr__(self) -> str:
+        return (f"Panel({self.name!r}: {len(self.model_names)} models, "
+                f"{len(self.benchmarks)} benchmarks, {len(self.items)} items, "
+                f"conditions={self.conditions})")
+
+
+def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFrame,
+                    items: pd.DataFrame, source: str) -> dict[str, dict[str, np.ndarray]]:
+    """Turn the long scores table into dense float32 matrices, validating keys and ranges."""
+    cols = set(table.column_names)
+    unknown = sorted(cols - set(SCORE_COLUMNS))
+    if unknown:
+        raise InputError(f"unknown column(s) {unknown}", file=source, row=1, field=unknown[0])
+    for c in SCORE_COLUMNS:
+        if c not in cols:
+            raise InputError("required column is missing", file=source, row=1, field=c)
+    n = table.num_rows
+
+    def codes_of(name: str) -> tuple[np.ndarray, list[str]]:
+        col = table.column(name)
+        if not pa.types.is_dictionary(col.type):
+            col = pc.dictionary_encode(col.cast(pa.string()))
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        if col.null_count:
+            i = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+            raise InputError("empty value", file=source, row=i + 2, field=name)
+        idx = col.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        return idx, [str(v) for v in col.dictionary.to_pylist()]
+
+    m_idx, m_vals = codes_of("model")
+    b_idx, b_vals = codes_of("benchmark")
+    i_idx, i_vals = codes_of("item_id")
+    c_idx, c_vals = codes_of("condition")
+    score = table.column("score").cast(pa.float64()).to_numpy()
+
+    m_map = pd.Index(models["model"]).get_indexer(m_vals)
+    if (m_map < 0).any():
+        bad = m_vals[int(np.flatnonzero(m_map < 0)[0])]
+        i = int(np.flatnonzero(m_map[m_idx] < 0)[0])
+        raise InputError(f"model {bad!r} is not in the models table", file=source, row=i + 2,
+                         field="model")
+    b_map = pd.Index(benchmarks["benchmark"]).get_indexer(b_vals)
+    if (b_map < 0).any():
+        i = int(np.flatnonzero(b_map[b_idx] < 0)[0])
+        raise InputError(f"benchmark {b_vals[b_idx[i]]!r} is not in the benchmarks table",
+                         file=source, row=i + 2, field="benchmark")
+    n_b = len(benchmarks)
+    # global item row of every score row via an integer key (item dictionary code, benchmark)
+    item_code_of_items = pd.Index(i_vals).get_indexer(items["item_id"])
+    item_b = pd.Index(benchmarks["benchmark"]).get_indexer(items["benchmark"])
+    items_key = np.where(item_code_of_items >= 0, item_code_of_items * n_b + item_b, -1 - np.arange(
+        len(items)))
+    row_key = i_idx * n_b + b_map[b_idx]
+    item_row = pd.Index(items_key).get_indexer(row_key)
+    if (item_row < 0).any():
+        i = int(np.flatnonzero(item_row < 0)[0])
+        raise InputError(f"item {i_vals[i_idx[i]]!r} of benchmark {b_vals[b_idx[i]]!r} is not "
+                         "in the items table", file=source, row=i + 2, field="item_id")
+    if not np.isfinite(score).all() and n:
+        # NaN means missing; infinities are invalid
+        inf = np.isinf(score)
+        if inf.any():
+            i = int(np.flatnonzero(inf)[0])
+            raise InputError("score is infinite", file=source, row=i + 2, field="score")
+    out_of_range = (score < 0) | (score > 1)
+    if out_of_range.any():
+        i = int(np.flatnonzero(out_of_range)[0])
+        raise InputError(f"score {score[i]!r} is outside [0, 1] after scaling (model "
+                         f"{m_vals[m_idx[i]]!r}, item {i_vals[i_idx[i]]!r})", file=source,
+                         row=i + 2, field="score")
+    n_models, n_items = len(models), len(items)
+    key = (c_idx * n_items + item_row) * n_models + m_map[m_idx]
+    order = np.argsort(key, kind="stable")
+    dup = np.flatnonzero(np.diff(key[order]) == 0)
+    if len(dup):
+        i = int(order[dup[0] + 1])
+        raise InputError(
+            f"duplicate key (model={m_vals[m_idx[i]]!r}, benchmark={b_vals[b_idx[i]]!r}, "
+            f"item_id={i_vals[i_idx[i]]!r}, condition={c_vals[c_idx[i]]!r})", file=source,
+            row=i + 2, field="item_id")
+
+    offsets: dict[str, int] = {}
+    counts = items.groupby("benchmark", sort=False).size()
+    acc = 0
+    for b in benchmarks["benchmark"]:
+        offsets[b] = acc
+        acc += int(counts.get(b, 0))
+    item_bench = item_b  # benchmark position of each item row
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for ci, cond in enumerate(c_vals):
+        sel_c = c_idx == ci
+        rows_c = item_row[sel_c]
+        mods_c = m_map[m_idx[sel_c]]
+        vals_c = score[sel_c]
+        bench_of_row = item_bench[rows_c]
+        by_b: dict[str, np.ndarray] = {}
+        for bi, b in enumerate(benchmarks["benchmark"]):
+            s = bench_of_row == bi
+            if not s.any() and cond != "vl":
+                continue
+            mat = np.full((n_models, int(counts.get(b, 0))), np.nan, np.float32)
+            mat[mods_c[s], rows_c[s] - offsets[b]] = vals_c[s]
+            by_b[b] = mat
+        out[cond] = by_b
+    if "vl" not in out:
+        out["vl"] = {b: np.full((n_models, int(counts.get(b, 0))), np.nan, np.float32)
+                     for b in benchmarks["benchmark"]}
+    return out
+

@@ -1,0 +1,1 @@
+"""Ranking-fidelity metrics."""

@@ -1,0 +1,1 @@
+"""The PRIMEBench four-stage pipeline, the Capability Frontier and ResampledBench."""

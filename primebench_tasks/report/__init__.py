@@ -1,0 +1,1 @@
+"""Markdown tables and plots for people."""

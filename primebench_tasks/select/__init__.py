@@ -1,0 +1,1 @@
+"""Item selectors with one scikit-learn-style contract (see select.base)."""

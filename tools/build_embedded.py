@@ -1,0 +1,104 @@
+"""Rebuild the embedded default data from ../shared/data (run from the repository root).
+
+    python tools/build_embedded.py [--shared ../shared/data]
+
+Each output directory gets the upstream LICENSE and a SOURCE.md. MathVista's item text
+(CC BY-SA 4.0) is not vendored: the m3irt panel carries MathVista item ids only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from primebench_tasks.data.importers import import_matrix
+from primebench_tasks.data.leaderboard import Leaderboard
+
+OUT = Path("primebench_tasks/data/embedded")
+
+SOURCES = {
+    "autojudger": ("autojudger", "github.com/IMNearth/AutoJudger at commit adbae655eb90, "
+                   "`model_performance/` (AI2D_TEST.csv, MMMU_DEV_VAL.csv, "
+                   "model_information_new.csv). Licence: Apache-2.0 (LICENSE)."),
+    "m3irt": ("m3irt", "github.com/CyberAgentAILab/M3IRT at commit 962f57ed48df, `responses/` "
+              "(normal_mathvista.csv, normal_mmmu.csv). `<no_image>` columns are the blind "
+              "condition; `<no_question>`/`<no_info>` are kept as extra conditions. MathVista item "
+              "text is CC BY-SA 4.0 and is not included. Licence: MIT (LICENSE)."),
+    "mathvision": ("mathvision", "github.com/mathllm/MATH-V at commit a1f5cc3add20: testmini.jsonl, "
+                   "images_testmini/ and the per-item correctness of 16 model set-ups derived from "
+                   "the upstream outputs/ (restricted to the 304 testmini items). "
+                   "Licence: MIT (LICENSE)."),
+    "openvlm": ("openvlm", "github.com/finn1901/VLM-Chart at commit c9d89a53180f, flattened from "
+                "src/data/models.json (OpenVLM leaderboard snapshot of 2025-09-17); scores are "
+                "percentages scaled to [0, 1]. Licence: MIT (LICENSE)."),
+}
+
+
+def finish(name: str, shared: Path) -> None:
+    folder, text = SOURCES[name]
+    lic = shared / folder / "LICENSE"
+    if lic.exists():
+        shutil.copy(lic, OUT / name / "LICENSE")
+    else:  # the shared copy carries no licence file; SOURCES.md names the upstream licence
+        (OUT / name / "LICENSE").write_text(
+            "MIT License. The upstream repository named in SOURCE.md holds the full licence text "
+            "and copyright notice; it was not part of the copy this data was vendored from.\n",
+            encoding="utf-8")
+    (OUT / name / "SOURCE.md").write_text(f"# {name}\n\nSource: {text}\n", encoding="utf-8")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shared", default="../shared/data")
+    shared = Path(ap.parse_args().shared)
+    if OUT.exists():
+        shutil.rmtree(OUT)
+    aj = shared / "autojudger"
+    p, _ = import_matrix(aj / "AI2D_TEST.csv", "AI2D_TEST", models=aj / "model_information_new.csv",
+                         name="autojudger")
+    p, _ = import_matrix(aj / "MMMU_DEV_VAL.csv", "MMMU_DEV_VAL",
+                         models=aj / "model_information_new.csv", existing=p)
+    p.save(OUT / "autojudger")
+    finish("autojudger", shared)
+
+    m3 = shared / "m3irt"
+    # the two upstream files spell the 24 model names differently; join them on canonical names
+    names = pd.read_csv(Path(__file__).with_name("m3irt_models.csv"))
+    families = names[["model", "family"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        fam_csv = Path(tmp) / "families.csv"
+        families.to_csv(fam_csv, index=False)
+        p, _ = import_matrix(m3 / "normal_mathvista.csv", "MathVista_MINI", name="m3irt",
+                             models=fam_csv,
+                             model_aliases=dict(zip(names["raw_mathvista"], names["model"])))
+        p, _ = import_matrix(m3 / "normal_mmmu.csv", "MMMU_DEV_VAL", existing=p, models=fam_csv,
+                             model_aliases=dict(zip(names["raw_mmmu"], names["model"])))
+    p.save(OUT / "m3irt")
+    finish("m3irt", shared)
+
+    mv = shared / "mathvision"
+    images = OUT / "mathvision" / "images"
+    images.mkdir(parents=True)
+    p, _ = import_matrix(mv / "mathvision_test_responses.csv", "MATH-Vision_MINI",
+                         orientation="models-x-items", items=mv / "testmini.jsonl",
+                         image_dir=mv / "images_testmini", restrict_to_items=True,
+                         name="mathvision")
+    for ref in p.items["image_ref"].dropna():
+        shutil.copy(ref, images / Path(ref).name)
+    p.items["image_ref"] = p.items["image_ref"].map(
+        lambda r: None if r is None else f"images/{Path(r).name}")
+    p._hash = None
+    p.save(OUT / "mathvision")
+    finish("mathvision", shared)
+
+    lb = Leaderboard.from_csv(shared / "openvlm" / "openvlm_284x8.csv", name="openvlm")
+    lb.save(OUT / "openvlm")
+    finish("openvlm", shared)
+
+
+if __name__ == "__main__":
+    main()
