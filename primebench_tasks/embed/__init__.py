@@ -1,0 +1,1 @@
+"""Item embeddings: the vision-dependence score and the fixed random projection."""

@@ -1,0 +1,199 @@
+"""VAW: Vision-Aware Variance with benchmark shares and k-means coverage cells (PRIMEBench §4.3,
+App. D.1, ablations of App. D.4).
+
+Score (Eq. 4-5): q_i = σ̂²_i + α·δ^VL_i with σ̂²_i = (1/√M) Σ_m (x_mi − x̄_i)². Dividing by √M gives
+v̂_i + α·δ_i/√M; when items have different numbers of valid records M_i the items are ranked by
+v̂_i + α·δ_i/√M_i (§4.3), which for a common M is the same order as q_i.
+
+Within a category pool of budget K, benchmark b gets K_b by largest-remainder rounding of
+K·n_b/n_C; its items with an embedding are grouped into K_b cells by k-means (on the projected
+embeddings), and the highest-scoring item of each cell is kept. Items without an embedding join no
+cell; a share that the cells cannot fill is completed with the benchmark's highest-scoring
+remaining items. Exact ties are broken in a seeded random order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from primebench_tasks.select.base import ItemFeatures, Selector, item_variance, rank_by_score, \
+    tie_keys
+
+ALPHA = 0.187
+"""α = 0.05·√14 (paper default, not tuned on held-out splits)."""
+
+CELL_MODES = ("embedding", "random", "none")
+
+
+def category_budget(n: int, retention: float, floor: int = 100) -> int:
+    """K_C = max(⌊r·n_C⌋, min(n_C, floor)) (§4.3)."""
+    if not 0 < retention <= 1:
+        raise ValueError(f"retention must be in (0, 1], got {retention}")
+    return max(int(np.floor(retention * n + 1e-9)), min(n, floor))
+
+
+def benchmark_shares(k: int, sizes: np.ndarray) -> np.ndarray:
+    """Split a budget ``k`` over benchmarks in proportion to ``sizes`` by largest-remainder
+    rounding; equal remainders go to the earlier benchmark. Returns ints summing to
+    min(k, Σ sizes), each ≤ its size."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    total = int(sizes.sum())
+    k = min(k, total)
+    if total == 0:
+        return np.zeros_like(sizes)
+    exact = k * sizes / total
+    base = np.floor(exact + 1e-12).astype(np.int64)
+    rem = exact - base
+    left = k - int(base.sum())
+    order = np.lexsort((np.arange(len(sizes)), -rem))
+    for i in order[:left]:
+        base[i] += 1
+    return np.minimum(base, sizes)
+
+
+def vaw_rank_score(X: np.ndarray, delta: np.ndarray | None, alpha: float) -> np.ndarray:
+    """v̂_i + α·δ_i/√M_i, shape (n,); NaN for items without a valid record."""
+    var, m = item_variance(X)
+    if delta is None or alpha == 0:
+        return var
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return var + alpha * np.asarray(delta, float) / np.sqrt(m)
+
+
+def kmeans_labels(x: np.ndarray, k: int, random_state: int, max_iter: int = 4,
+                  chunk: int = 8192) -> np.ndarray:
+    """Lloyd's k-means with ``k`` centres initialised at distinct random points (seeded), at most
+    ``max_iter`` assignment/update rounds (stops early when no label changes), float32 distances
+    computed in chunks. Returns labels (n,) in [0, k). With k ≥ n every point is its own cell.
+
+    The cells only need to spread the budget over the embedding space; a few Lloyd rounds reach
+    that, and the bounded cost keeps paper-scale pools (140k items, 7k cells) to seconds.
+    """
+    n = len(x)
+    if k >= n:
+        return np.arange(n)
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    rng = np.random.default_rng(random_state)
+    centres = x[np.sort(rng.choice(n, size=k, replace=False))].copy()
+    labels = np.full(n, -1, dtype=np.int64)
+    for _ in range(max_iter + 1):
+        c2 = (centres * centres).sum(axis=1)
+        new = np.empty(n, dtype=np.int64)
+        for s in range(0, n, chunk):
+            d = x[s:s + chunk] @ centres.T
+            d *= -2.0
+            d += c2
+            new[s:s + chunk] = d.argmin(axis=1)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+        counts = np.bincount(labels, minlength=k)
+        sums = np.zeros_like(centres)
+        _sum_by_label(sums, labels, x)
+        nonempty = counts > 0
+        centres[nonempty] = sums[nonempty] / counts[nonempty, None]
+    return labels
+
+
+def _sum_by_label(out: np.ndarray, labels: np.ndarray, x: np.ndarray) -> None:
+    order = np.argsort(labels, kind="stable")
+    lab = labels[order]
+    starts = np.flatnonzero(np.r_[True, lab[1:] != lab[:-1]])
+    out[lab[starts]] = np.add.reduceat(x[order], starts, axis=0)
+
+
+def select_in_cells(score: np.ndarray, keys: np.ndarray, share: int, labels: np.ndarray | None,
+                    member: np.ndarray) -> np.ndarray:
+    """Keep the best item (score desc, key asc) of each cell, then fill the share with the best
+    remaining items. ``labels`` (n,) cell of each item (only read where ``member``), or None for
+    no cells. Returns positions in selection order (cell winners by rank, then fill)."""
+    order = rank_by_score(score, keys)
+    chosen = np.zeros(len(score), dtype=bool)
+    picked: list[int] = []
+    if labels is not None and share > 0:
+        seen: set[int] = set()
+        for i in order:
+            if member[i] and labels[i] not in seen:
+                seen.add(int(labels[i]))
+                chosen[i] = True
+                picked.append(int(i))
+        # more cells than the share (cannot happen with k-means, can with a random partition):
+        picked = picked[:share]
+        chosen[:] = False
+        chosen[picked] = True
+    for i in order:
+        if len(picked) >= share:
+            break
+        if not chosen[i]:
+            chosen[i] = True
+            picked.append(int(i))
+    return np.asarray(picked, dtype=np.int64)
+
+
+class VAWSelector(Selector):
+    """Vision-Aware Variance with benchmark shares and coverage cells.
+
+    Parameters
+    ----------
+    k : the category budget K_C (use :func:`category_budget`).
+    alpha : weight of the vision-dependence prior (paper: 0.187; 0 = variance inside cells).
+    cells : ``"embedding"`` (k-means on ``items.embedding``; the paper's default with
+        vision-text embeddings), ``"random"`` (a seeded random partition of each benchmark into
+        K_b groups, App. D.4), or ``"none"`` (benchmark shares only).
+    shares : split the budget over ``items.benchmark`` in proportion to size (default True).
+    kmeans_iter : Lloyd rounds per k-means run.
+    """
+
+    def __init__(self, k: int, random_state: int = 0, alpha: float = ALPHA,
+                 cells: str = "embedding", shares: bool = True, kmeans_iter: int = 4) -> None:
+        self.k = k
+        self.random_state = random_state
+        self.alpha = alpha
+        self.cells = cells
+        self.shares = shares
+        self.kmeans_iter = kmeans_iter
+
+    def fit(self, X: np.ndarray, items: ItemFeatures | None = None) -> VAWSelector:
+        X = self._check(X)
+        if self.cells not in CELL_MODES:
+            raise ValueError(f"cells must be one of {CELL_MODES}, got {self.cells!r}")
+        if self.alpha < 0:
+            raise ValueError("alpha must be >= 0")
+        items = items or ItemFeatures()
+        n = X.shape[1]
+        labels = np.asarray(items.benchmark) if (self.shares and items.benchmark is not None) \
+            else np.zeros(n, dtype=object)
+        if len(labels) != n:
+            raise ValueError(f"items.benchmark has {len(labels)} entries for {n} items")
+        names, first = np.unique(labels.astype(str), return_index=True)
+        names = names[np.argsort(first)]
+        groups = [np.flatnonzero(labels.astype(str) == b) for b in names]
+        shares = benchmark_shares(min(self.k, n), np.array([len(g) for g in groups]))
+        score = vaw_rank_score(X, items.delta, self.alpha)
+        emb = items.embedding
+        if self.cells == "embedding" and emb is not None and len(emb) != n:
+            raise ValueError(f"items.embedding has {len(emb)} rows for {n} items")
+        picked = []
+        self.n_cells_ = {}
+        for b, pos, share in zip(names, groups, shares):
+            keys = tie_keys(len(pos), self.random_state, salt=str(b))
+            cell_labels = None
+            member = np.zeros(len(pos), dtype=bool)
+            if self.cells == "embedding" and emb is not None:
+                e = emb[pos]
+                member = np.isfinite(e).all(axis=1)
+                if member.any() and share > 0:
+                    lab = np.full(len(pos), -1, dtype=np.int64)
+                    lab[member] = kmeans_labels(e[member], int(min(share, member.sum())),
+                                                self.random_state, self.kmeans_iter)
+                    cell_labels = lab
+            elif self.cells == "random" and share > 0:
+                rng = np.random.default_rng([self.random_state, 1 + len(picked)])
+                cell_labels = rng.permutation(len(pos)) % share
+                member[:] = True
+            self.n_cells_[str(b)] = 0 if cell_labels is None else int(
+                len(np.unique(cell_labels[member])))
+            local = select_in_cells(score[pos], keys, int(share), cell_labels, member)
+            picked.append(pos[local])
+        self._set(np.concatenate(picked) if picked else np.zeros(0, np.int64))
+        return self
