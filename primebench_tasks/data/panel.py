@@ -99,18 +99,17 @@ class Panel:
         not stored.
         """
         scores = _check_columns(scores.copy(), SCORE_COLUMNS, source)
-        models = _check_columns(models.copy(), MODEL_COLUMNS, source, required=("model",))
-        benchmarks = _check_columns(benchmarks.copy(), BENCHMARK_COLUMNS, source,
-                                    required=("benchmark", "category"))
-        items = _check_columns(items.copy(), ITEM_COLUMNS, source,
-                               required=("benchmark", "item_id"))
         table = pa.Table.from_pandas(scores, preserve_index=False)
         return cls._from_arrow(name, table, models, benchmarks, items, source)
 
     @classmethod
     def _from_arrow(cls, name: str, table: pa.Table, models: pd.DataFrame,
                     benchmarks: pd.DataFrame, items: pd.DataFrame, source: str) -> Panel:
-        models = models.copy()
+        models = _check_columns(models.copy(), MODEL_COLUMNS, source, required=("model",))
+        benchmarks = _check_columns(benchmarks.copy(), BENCHMARK_COLUMNS, source,
+                                    required=("benchmark", "category"))
+        items = _check_columns(items.copy(), ITEM_COLUMNS, source,
+                               required=("benchmark", "item_id"))
         models["model"] = models["model"].astype(str)
         dup = models["model"].duplicated()
         if dup.any():
@@ -426,6 +425,7 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
         if c not in cols:
             raise InputError("required column is missing", file=source, row=1, field=c)
     n = table.num_rows
+    table = table.unify_dictionaries().combine_chunks()
 
     def codes_of(name: str) -> tuple[np.ndarray, list[str]]:
         col = table.column(name)

@@ -1,0 +1,77 @@
+"""PNG plots for people (matplotlib, Agg backend, imported when a plot is drawn)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from primebench_tasks.data.io import atomic_write
+
+
+def _figure():  # type: ignore[no-untyped-def]
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path: Path) -> Path:  # type: ignore[no-untyped-def]
+    # fixed metadata keeps the PNG bytes reproducible
+    atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=110,
+                                             metadata={"Software": None}))
+    _figure().close(fig)
+    return path
+
+
+def spectrum_plot(sv: np.ndarray, energy: np.ndarray, path: Path, k: int | None = None) -> Path:
+    """Fig. 2 analogue: singular values (left) and cumulative energy (right)."""
+    plt = _figure()
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.4))
+    idx = np.arange(1, len(sv) + 1)
+    a.bar(idx, sv, color="#4472c4")
+    a.set_xlabel("component")
+    a.set_ylabel("singular value")
+    a.set_title("Spectrum of the z-scored model × category matrix")
+    b.plot(idx, 100 * energy, marker="o", color="#c0504d")
+    b.axhline(95, ls="--", color="grey", lw=0.8)
+    if k is not None and k <= len(energy):
+        b.axvline(k, ls=":", color="black", lw=0.8)
+        b.annotate(f"top-{k}: {100 * energy[k - 1]:.1f}%", (k, 100 * energy[k - 1]),
+                   textcoords="offset points", xytext=(6, -14))
+    b.set_xlabel("components")
+    b.set_ylabel("cumulative energy (%)")
+    b.set_ylim(0, 102)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def sweep_plot(sweep: pd.DataFrame, path: Path) -> Path:
+    """Table 15 analogue as a plot: Stage 3 and end-to-end ρ against k."""
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    ax.plot(sweep["k"], sweep["stage3_rho"], marker="o", label="Stage 3 ρ (vs all pruned)")
+    ax.plot(sweep["k"], sweep["end_to_end_rho"], marker="s",
+            label="end-to-end ρ (vs Stage 0-cleaned)")
+    ax.set_xlabel("k (categories kept)")
+    ax.set_ylabel("Spearman ρ")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def ranking_plot(reference: pd.Series, suite: pd.Series, path: Path, title: str) -> Path:
+    """Models' suite score against their reference score, with ρ in the title."""
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.scatter(reference.to_numpy(), suite.reindex(reference.index).to_numpy(), s=12)
+    ax.set_xlabel("reference score (all cleaned benchmarks)")
+    ax.set_ylabel("compact suite score")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return _save(fig, path)
