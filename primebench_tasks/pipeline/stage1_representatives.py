@@ -100,7 +100,8 @@ def supplement(panel: Panel, keep: dict[str, np.ndarray], benchmarks: list[str],
     pos_all = np.concatenate(cand_pos)
     var_all = np.concatenate(cand_var)
     border = np.concatenate(cand_border)
-    order = np.lexsort((pos_all, border, -np.nan_to_num(var_all, nan=-1.0)))
+    # rounded so that float noise in equal variances does not override the tie rule
+    order = np.lexsort((pos_all, border, -np.round(np.nan_to_num(var_all, nan=-1.0), 12)))
     Xo = X_all[:, order]
     vo = np.isfinite(Xo)
     cs = np.cumsum(np.where(vo, Xo, 0.0), axis=1)

@@ -80,6 +80,7 @@ def tie_keys(n: int, random_state: int, salt: str = "") -> np.ndarray:
 
 
 def rank_by_score(score: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Positions sorted by descending score (NaN last), exact ties by ascending key."""
-    s = np.where(np.isfinite(score), score, -np.inf)
+    """Positions sorted by descending score (NaN last), ties by ascending key. Scores are
+    compared at 12 decimals, so float noise between equal scores does not break a tie."""
+    s = np.where(np.isfinite(score), np.round(score, 12), -np.inf)
     return np.lexsort((keys, -s))

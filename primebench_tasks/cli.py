@@ -1,0 +1,281 @@
+"""The ``primebench`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from primebench_tasks.data.defaults import EMBEDDED_DESCRIPTIONS, default_kind, default_names
+from primebench_tasks.data.io import atomic_write_text
+from primebench_tasks.data.leaderboard import Leaderboard
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import PrimeBenchError
+from primebench_tasks.report.tables import markdown_table
+
+
+def _say(msg: str) -> None:
+    print(f"[primebench] {msg}", file=sys.stderr, flush=True)
+
+
+def _load_panel(args: argparse.Namespace) -> Panel:
+    if getattr(args, "default", None):
+        if default_kind(args.default) != "panel":
+            raise PrimeBenchError(f"{args.default!r} is a leaderboard, not an item-level panel")
+        return Panel.load_default(args.default)
+    if not getattr(args, "panel", None):
+        raise PrimeBenchError("give --panel DIR or --default NAME "
+                              f"(embedded: {', '.join(default_names())})")
+    return Panel.load(args.panel)
+
+
+# ---------------------------------------------------------------- panel
+def cmd_panel_list(args: argparse.Namespace) -> int:
+    for name in default_names():
+        print(f"{name:12s} {default_kind(name):12s} {EMBEDDED_DESCRIPTIONS.get(name, '')}")
+    return 0
+
+
+def panel_info_text(panel: Panel, tau: float = 2 / 3) -> str:
+    """What ``primebench panel info`` prints."""
+    from primebench_tasks.pipeline.stage0_clean import MIN_BLIND_MODELS, blind_mean
+
+    lines = [f"panel {panel.name}  (hash {panel.content_hash})",
+             f"models: {len(panel.model_names)}   benchmarks: {len(panel.benchmark_names)}   "
+             f"categories: {len(panel.categories())}   items: {len(panel.items)}   "
+             f"conditions: {', '.join(panel.conditions)}"]
+    dated = panel.model_table["release_date"].notna().sum()
+    lines.append(f"model metadata: {dated} of {len(panel.model_names)} with a release date, "
+                 f"{panel.model_table['family'].notna().sum()} with a family")
+    rows = []
+    for b in panel.benchmark_names:
+        X = panel.matrix(b)
+        beta, qualifies, n_blind = blind_mean(panel, b, MIN_BLIND_MODELS)
+        with np.errstate(invalid="ignore"):
+            frac = float(np.mean(beta >= tau)) if n_blind else float("nan")
+        rows.append({"benchmark": b, "category": panel.category_of(b), "items": X.shape[1],
+                     "models": int(np.isfinite(X).any(axis=1).sum()),
+                     "missing_pct": round(100 * float(np.mean(~np.isfinite(X))), 2),
+                     "mean_score": round(float(np.nanmean(X)), 3), "blind_models": n_blind,
+                     "blind_ge_tau_frac": round(frac, 3) if n_blind else None})
+    lines.append("")
+    lines.append(markdown_table(pd.DataFrame(rows)).rstrip())
+    lines.append("")
+    lines.append("categories: " + "; ".join(f"{c} ({', '.join(bs)})"
+                                            for c, bs in panel.categories().items()))
+    if panel.embedding_spaces:
+        lines.append(f"embedding spaces: {', '.join(panel.embedding_spaces)}")
+    return "\n".join(lines)
+
+
+def cmd_panel_info(args: argparse.Namespace) -> int:
+    if args.default and default_kind(args.default) == "leaderboard":
+        lb = Leaderboard.load_default(args.default)
+        print(f"leaderboard {lb.name}  (hash {lb.content_hash})")
+        print(f"models: {len(lb.scores)}   benchmarks: {lb.scores.shape[1]}   categories: "
+              f"{len(set(lb.categories.values()))}   release dates: "
+              f"{lb.models['release_date'].min()} .. {lb.models['release_date'].max()}")
+        print("categories: " + "; ".join(f"{b} -> {c}" for b, c in lb.categories.items()))
+        return 0
+    if args.path and not args.panel:
+        args.panel = args.path
+    print(panel_info_text(_load_panel(args)))
+    return 0
+
+
+def cmd_panel_import(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.importers import import_matrix
+
+    out = Path(args.out)
+    existing = Panel.load(out) if (out / "panel.json").exists() else None
+    rng = None
+    if args.score_range:
+        lo, hi = (float(x) for x in args.score_range.split(","))
+        rng = (lo, hi)
+    panel, report = import_matrix(
+        args.scores, args.benchmark, category=args.category, orientation=args.orientation,
+        items=args.items, models=args.models, image_dir=args.image_dir,
+        restrict_to_items=args.restrict_to_items, score_range=rng, existing=existing,
+        name=args.name or (existing.name if existing else out.name))
+    panel.save(out)
+    for line in report.lines():
+        print(line)
+    print(f"{'appended to' if existing else 'wrote'} {out}: {panel}")
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.simulate import simulate_panel
+
+    t = time.time()
+    panel = simulate_panel(scale=args.scale, n_models=args.models, seed=args.seed,
+                           missing=args.missing, progress=_say)
+    _say(f"simulated in {time.time() - t:.1f}s; writing {args.out}")
+    panel.save(args.out)
+    print(f"wrote {args.out}: {panel}")
+    return 0
+
+
+# ---------------------------------------------------------------- build
+def cmd_build_primebench(args: argparse.Namespace) -> int:
+    from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
+    from primebench_tasks.report.build_report import write_primebench_report
+
+    panel = _load_panel(args)
+    params = PipelineParams(retention=args.retention, k=args.k, alpha=args.alpha, tau=args.tau,
+                            floor=args.floor, seed=args.seed, cells=args.cells,
+                            cell_space=args.cell_space, until=args.until)
+    t = time.time()
+    res = run_pipeline(panel, params, progress=_say)
+    _say(f"pipeline done in {time.time() - t:.1f}s")
+    out = Path(args.out)
+    manifest = res.manifest(panel, args.name)
+    write_primebench_report(out, panel, res, manifest)
+    print(markdown_table(res.stage_table))
+    print(f"suite: {manifest['n_items']} items in {len(manifest['categories'])} categories; "
+          f"end-to-end fidelity rho = {res.fidelity:.3f} ({len(panel.model_names)} models)")
+    print(f"manifest: {out / 'manifest.json'} (version {manifest['version']})")
+    return 0
+
+
+def cmd_build_resampled(args: argparse.Namespace) -> int:
+    from primebench_tasks.pipeline.manifest import build_manifest, write_manifest
+    from primebench_tasks.pipeline.resampled import resampled_suite
+
+    panel = _load_panel(args)
+    res = resampled_suite(panel, n=args.n, space=args.space, per_benchmark=args.per_benchmark,
+                          seed=args.seed)
+    selected = {panel.category_of(b): {} for b in res.selected}
+    for b, pos in res.selected.items():
+        selected[panel.category_of(b)][b] = pos
+    manifest = build_manifest(
+        args.name, panel, selected,
+        {"selector": "fps", "n": args.n, "space": args.space, "per_benchmark": args.per_benchmark,
+         "seed": args.seed, "projection_dim": 64},
+        [], {"rho": res.rho, "protocol": "same-models: mean on selected items vs -AvgRank (Eq. 1)",
+             "n_models": len(panel.model_names)}, aggregate="item_mean")
+    out = Path(args.out)
+    write_manifest(manifest, out / "manifest.json")
+    print(f"ResampledBench: {res.n} items; rho with AvgRank = {res.rho:.3f}")
+    print(f"manifest: {out / 'manifest.json'} (version {manifest['version']})")
+    return 0
+
+
+def cmd_build_frontier(args: argparse.Namespace) -> int:
+    from primebench_tasks.pipeline.frontier import capability_frontier
+    from primebench_tasks.pipeline.manifest import build_manifest, write_manifest
+    from primebench_tasks.pipeline.stage0_clean import stage0_clean
+
+    panel = _load_panel(args)
+    s0 = stage0_clean(panel)
+    fr = capability_frontier(panel, s0.keep, budget=args.budget)
+    selected: dict[str, dict[str, np.ndarray]] = {}
+    for b, pos in fr.selected.items():
+        selected.setdefault(panel.category_of(b), {})[b] = pos
+    manifest = build_manifest(
+        args.name, panel, selected,
+        {"selector": "frontier", "budget": fr.budget, "family_max": 0.5, "band": [0.10, 0.50],
+         "per_step_gain": fr.per_step_gain},
+        [{"stage": "candidates", "output": fr.n_candidates},
+         {"stage": "in band", "output": fr.n_in_band}],
+        {"rho": None, "protocol": "descriptive stress set (App. I.2); no ranking target"},
+        aggregate="item_mean")
+    out = Path(args.out)
+    write_manifest(manifest, out / "manifest.json")
+    atomic_write_text(out / "report.md", "# Capability Frontier\n\n"
+                      f"candidates {fr.n_candidates}, in band {fr.n_in_band}, budget {fr.budget}"
+                      "\n\n## Model axes\n\n" + markdown_table(fr.axes))
+    print(f"Frontier: {fr.n_candidates} candidates, {fr.n_in_band} in band, kept {fr.budget}")
+    print(markdown_table(fr.axes))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="primebench", description=__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    panel = sub.add_parser("panel", help="inspect and import panels").add_subparsers(
+        dest="panel_command", required=True)
+    p = panel.add_parser("list", help="list the embedded data sets")
+    p.set_defaults(func=cmd_panel_list)
+    p = panel.add_parser("info", help="summarise a panel or leaderboard")
+    p.add_argument("path", nargs="?", help="panel directory")
+    p.add_argument("--panel")
+    p.add_argument("--default", choices=default_names())
+    p.set_defaults(func=cmd_panel_info)
+    p = panel.add_parser("import", help="import a wide response matrix into a panel directory")
+    p.add_argument("--scores", required=True)
+    p.add_argument("--benchmark", required=True)
+    p.add_argument("--category")
+    p.add_argument("--orientation", choices=["items-x-models", "models-x-items"])
+    p.add_argument("--items", help="item metadata JSON/JSONL joined by id")
+    p.add_argument("--models", help="model metadata CSV")
+    p.add_argument("--image-dir", help="where to look up images by file name")
+    p.add_argument("--restrict-to-items", action="store_true",
+                   help="import only the items of --items (the others are counted)")
+    p.add_argument("--score-range", help="LO,HI metric range (default: the catalogue's)")
+    p.add_argument("--name")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_panel_import)
+
+    p = sub.add_parser("simulate", help="write a paper-scale synthetic panel")
+    p.add_argument("--scale", type=float, default=0.01, help="1.0 = 386,324 items")
+    p.add_argument("--models", type=int, default=30)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--missing", type=float, default=0.02)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_simulate)
+
+    build = sub.add_parser("build", help="build a compact suite").add_subparsers(
+        dest="build_command", required=True)
+
+    def source(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--panel")
+        q.add_argument("--default", choices=[n for n in default_names()
+                                             if default_kind(n) == "panel"])
+        q.add_argument("--seed", type=int, default=0)
+        q.add_argument("--out", required=True)
+
+    p = build.add_parser("primebench", help="the four-stage PRIMEBench pipeline")
+    source(p)
+    p.add_argument("--retention", type=float, default=0.05)
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--alpha", type=float, default=0.187)
+    p.add_argument("--tau", type=float, default=2 / 3)
+    p.add_argument("--floor", type=int, default=100)
+    p.add_argument("--cells", choices=["embedding", "random", "none"], default="embedding")
+    p.add_argument("--cell-space", default="auto", help="auto|vl|text|none")
+    p.add_argument("--until", choices=["stage0", "stage1", "stage2", "stage3"], default="stage3")
+    p.add_argument("--name", default="primebench")
+    p.set_defaults(func=cmd_build_primebench)
+    p = build.add_parser("resampled", help="ResampledBench (farthest point sampling)")
+    source(p)
+    p.add_argument("--n", type=int, default=1000)
+    p.add_argument("--space", default="text")
+    p.add_argument("--per-benchmark", action="store_true")
+    p.add_argument("--name", default="resampledbench")
+    p.set_defaults(func=cmd_build_resampled)
+    p = build.add_parser("frontier", help="the Capability Frontier stress set")
+    source(p)
+    p.add_argument("--budget", type=int)
+    p.add_argument("--name", default="frontier")
+    p.set_defaults(func=cmd_build_frontier)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (PrimeBenchError, KeyError, ValueError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"primebench: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
