@@ -224,8 +224,10 @@ class Panel:
         root = Path(path)
         root.mkdir(parents=True, exist_ok=True)
         table = self._scores_table()
+        # one row group: the dictionaries then read back as one chunk each (fast load)
         atomic_write(root / "scores.parquet",
-                     lambda p: pq.write_table(table, p, compression="zstd"))
+                     lambda p: pq.write_table(table, p, compression="zstd",
+                                              row_group_size=max(1, table.num_rows)))
         for fname, df in (("models.parquet", self.models), ("benchmarks.parquet", self.benchmarks),
                           ("items.parquet", self.items)):
             t = pa.Table.from_pandas(df, preserve_index=False)
@@ -394,7 +396,9 @@ class Panel:
         if self._hash is None:
             h = hashlib.sha256()
             for df in (self.models, self.benchmarks, self.items):
-                h.update(df.to_csv(index=False).encode("utf-8"))
+                h.update(",".join(df.columns).encode("utf-8"))
+                h.update(pd.util.hash_pandas_object(df.astype(object), index=False)
+                         .to_numpy().tobytes())
             for cond in sorted(self._scores):
                 for b in self.benchmark_names:
                     mat = self._scores[cond].get(b)
@@ -403,7 +407,7 @@ class Panel:
                         h.update(np.where(np.isfinite(mat), mat, -1.0).astype("<f4").tobytes())
             for space in sorted(self._embeddings):
                 ids, vecs = self._embeddings[space]
-                h.update(ids.to_csv(index=False).encode())
+                h.update(pd.util.hash_pandas_object(ids, index=False).to_numpy().tobytes())
                 h.update(vecs.astype("<f4").tobytes())
             self._hash = h.hexdigest()[:16]
         return self._hash
@@ -425,24 +429,46 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
         if c not in cols:
             raise InputError("required column is missing", file=source, row=1, field=c)
     n = table.num_rows
-    table = table.unify_dictionaries().combine_chunks()
 
     def codes_of(name: str) -> tuple[np.ndarray, list[str]]:
+        """Integer codes of a string column and the code -> value list; chunks that share a
+        dictionary (one parquet row group read in batches) are not re-hashed."""
         col = table.column(name)
         if not pa.types.is_dictionary(col.type):
             col = pc.dictionary_encode(col.cast(pa.string()))
-        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        if col.null_count:
-            i = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
-            raise InputError("empty value", file=source, row=i + 2, field=name)
-        idx = col.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        return idx, [str(v) for v in col.dictionary.to_pylist()]
+        values: list[str] = []
+        index: dict[str, int] = {}
+        parts = []
+        last_dict: pa.Array | None = None
+        remap = np.zeros(0, dtype=np.int32)
+        for chunk in col.chunks:
+            if chunk.null_count:
+                i = int(np.flatnonzero(chunk.is_null().to_numpy(zero_copy_only=False))[0])
+                raise InputError("empty value", file=source,
+                                 row=sum(len(p) for p in parts) + i + 2, field=name)
+            d = chunk.dictionary
+            same = last_dict is not None and (d is last_dict or (
+                len(d) == len(last_dict) and d.buffers()[-1].address
+                == last_dict.buffers()[-1].address))
+            if not same:
+                codes = []
+                for v in d.to_pylist():
+                    sv = str(v)
+                    if sv not in index:
+                        index[sv] = len(values)
+                        values.append(sv)
+                    codes.append(index[sv])
+                remap = np.asarray(codes, dtype=np.int32)
+                last_dict = d
+            parts.append(remap[chunk.indices.to_numpy(zero_copy_only=False)])
+        idx = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+        return idx, values
 
     m_idx, m_vals = codes_of("model")
     b_idx, b_vals = codes_of("benchmark")
     i_idx, i_vals = codes_of("item_id")
     c_idx, c_vals = codes_of("condition")
-    score = table.column("score").cast(pa.float64()).to_numpy()
+    score = table.column("score").cast(pa.float32()).to_numpy()
 
     m_map = pd.Index(models["model"]).get_indexer(m_vals)
     if (m_map < 0).any():
@@ -456,62 +482,71 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
         raise InputError(f"benchmark {b_vals[b_idx[i]]!r} is not in the benchmarks table",
                          file=source, row=i + 2, field="benchmark")
     n_b = len(benchmarks)
-    # global item row of every score row via an integer key (item dictionary code, benchmark)
+    # global item row of every score row, through the (item dictionary code, benchmark) pair
     item_code_of_items = pd.Index(i_vals).get_indexer(items["item_id"])
-    item_b = pd.Index(benchmarks["benchmark"]).get_indexer(items["benchmark"])
-    items_key = np.where(item_code_of_items >= 0, item_code_of_items * n_b + item_b, -1 - np.arange(
-        len(items)))
-    row_key = i_idx * n_b + b_map[b_idx]
-    item_row = pd.Index(items_key).get_indexer(row_key)
+    item_b = pd.Index(benchmarks["benchmark"]).get_indexer(items["benchmark"]).astype(np.int64)
+    row_b = b_map.astype(np.int32)[b_idx]
+    if len(i_vals) * n_b <= 64_000_000:  # dense lookup table: O(n), no hashing of every row
+        lut = np.full(len(i_vals) * n_b, -1, dtype=np.int32)
+        ok_items = item_code_of_items >= 0
+        lut[item_code_of_items[ok_items] * n_b + item_b[ok_items]] = np.flatnonzero(ok_items)
+        item_row = lut[i_idx.astype(np.int64) * n_b + row_b]
+    else:
+        items_key = np.where(item_code_of_items >= 0, item_code_of_items * n_b + item_b,
+                             -1 - np.arange(len(items)))
+        item_row = pd.Index(items_key).get_indexer(i_idx.astype(np.int64) * n_b + row_b)
     if (item_row < 0).any():
         i = int(np.flatnonzero(item_row < 0)[0])
         raise InputError(f"item {i_vals[i_idx[i]]!r} of benchmark {b_vals[b_idx[i]]!r} is not "
                          "in the items table", file=source, row=i + 2, field="item_id")
-    if not np.isfinite(score).all() and n:
-        # NaN means missing; infinities are invalid
-        inf = np.isinf(score)
-        if inf.any():
-            i = int(np.flatnonzero(inf)[0])
-            raise InputError("score is infinite", file=source, row=i + 2, field="score")
+    inf = np.isinf(score)
+    if inf.any():  # NaN means missing; infinities are invalid
+        i = int(np.flatnonzero(inf)[0])
+        raise InputError("score is infinite", file=source, row=i + 2, field="score")
     out_of_range = (score < 0) | (score > 1)
     if out_of_range.any():
         i = int(np.flatnonzero(out_of_range)[0])
         raise InputError(f"score {score[i]!r} is outside [0, 1] after scaling (model "
                          f"{m_vals[m_idx[i]]!r}, item {i_vals[i_idx[i]]!r})", file=source,
                          row=i + 2, field="score")
-    n_models, n_items = len(models), len(items)
-    key = (c_idx * n_items + item_row) * n_models + m_map[m_idx]
-    order = np.argsort(key, kind="stable")
-    dup = np.flatnonzero(np.diff(key[order]) == 0)
-    if len(dup):
-        i = int(order[dup[0] + 1])
-        raise InputError(
-            f"duplicate key (model={m_vals[m_idx[i]]!r}, benchmark={b_vals[b_idx[i]]!r}, "
-            f"item_id={i_vals[i_idx[i]]!r}, condition={c_vals[c_idx[i]]!r})", file=source,
-            row=i + 2, field="item_id")
-
-    offsets: dict[str, int] = {}
+    n_models = len(models)
     counts = items.groupby("benchmark", sort=False).size()
+    offsets: dict[str, int] = {}
     acc = 0
     for b in benchmarks["benchmark"]:
         offsets[b] = acc
         acc += int(counts.get(b, 0))
-    item_bench = item_b  # benchmark position of each item row
+    model_row = m_map.astype(np.int32)[m_idx]
+    # group rows by (condition, benchmark) with one stable O(n) sort
+    group = c_idx * np.int32(n_b) + item_b.astype(np.int32)[item_row]
+    order: np.ndarray | None = None  # None: rows are already grouped, as Panel.save writes them
+    if len(group) > 1 and not bool((group[1:] >= group[:-1]).all()):
+        order = np.argsort(group.astype(np.uint16) if len(c_vals) * n_b < 2**16 else group,
+                           kind="stable")  # a radix sort for the usual small group count
+        group = group[order]
+    bounds = np.searchsorted(group, np.arange(len(c_vals) * n_b + 1))
+    del group
     out: dict[str, dict[str, np.ndarray]] = {}
     for ci, cond in enumerate(c_vals):
-        sel_c = c_idx == ci
-        rows_c = item_row[sel_c]
-        mods_c = m_map[m_idx[sel_c]]
-        vals_c = score[sel_c]
-        bench_of_row = item_bench[rows_c]
         by_b: dict[str, np.ndarray] = {}
         for bi, b in enumerate(benchmarks["benchmark"]):
-            s = bench_of_row == bi
-            if not s.any() and cond != "vl":
+            lo, hi = int(bounds[ci * n_b + bi]), int(bounds[ci * n_b + bi + 1])
+            sel = np.arange(lo, hi) if order is None else order[lo:hi]
+            if len(sel) == 0 and cond != "vl":
                 continue
-            mat = np.full((n_models, int(counts.get(b, 0))), np.nan, np.float32)
-            mat[mods_c[s], rows_c[s] - offsets[b]] = vals_c[s]
-            by_b[b] = mat
+            n_i = int(counts.get(b, 0))
+            flat = model_row[sel].astype(np.int64) * n_i + (item_row[sel] - offsets[b])
+            hits = np.bincount(flat, minlength=n_models * n_i) if len(sel) else np.zeros(1)
+            if hits.max(initial=0) > 1:
+                dup = np.flatnonzero(hits[flat] > 1)
+                i = int(np.sort(sel[dup])[1])
+                raise InputError(
+                    f"duplicate key (model={m_vals[m_idx[i]]!r}, benchmark={b_vals[b_idx[i]]!r}, "
+                    f"item_id={i_vals[i_idx[i]]!r}, condition={c_vals[c_idx[i]]!r})",
+                    file=source, row=i + 2, field="item_id")
+            mat = np.full(n_models * n_i, np.nan, np.float32)
+            mat[flat] = score[sel]
+            by_b[b] = mat.reshape(n_models, n_i)
         out[cond] = by_b
     if "vl" not in out:
         out["vl"] = {b: np.full((n_models, int(counts.get(b, 0))), np.nan, np.float32)
