@@ -128,6 +128,7 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     panel = _load_panel(args)
     params = PipelineParams(retention=args.retention, k=args.k, alpha=args.alpha, tau=args.tau,
                             floor=args.floor, seed=args.seed, cells=args.cells,
+                            min_blind_models=args.min_blind_models,
                             cell_space=args.cell_space, until=args.until)
     t = time.time()
     res = run_pipeline(panel, params, progress=_say)
@@ -247,6 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, default=0.187)
     p.add_argument("--tau", type=float, default=2 / 3)
     p.add_argument("--floor", type=int, default=100)
+    p.add_argument("--min-blind-models", type=int, default=3,
+                   help="blind filter only where at least this many models ran without images")
     p.add_argument("--cells", choices=["embedding", "random", "none"], default="embedding")
     p.add_argument("--cell-space", default="auto", help="auto|vl|text|none")
     p.add_argument("--until", choices=["stage0", "stage1", "stage2", "stage3"], default="stage3")

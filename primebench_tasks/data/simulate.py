@@ -4,7 +4,8 @@ Generative model (all draws from one seeded ``numpy.random.Generator``):
 
 * **Models**: the paper's 30 models (Table 3 names and families, approximate release dates) or
   ``n_models`` synthetic ones in 10 families. Ability θ_m ∈ R^5 (rank-5 capability model): a
-  general factor that grows with release date and family generation, plus four specific factors.
+  general factor that grows with release date and family generation, plus four specific factors,
+  plus a model × benchmark interaction (sd 0.3).
 * **Benchmarks**: the 43 of Table 4 with item counts × ``scale`` (1.0 = 386,324 items). Each
   category has a loading vector on the five factors (dominated by the general one); a benchmark
   perturbs its category's loading.
@@ -121,7 +122,9 @@ def simulate_panel(scale: float = 0.01, n_models: int = 30, seed: int = 0,
         n = s.items if scale == 1.0 else max(min_items, int(round(s.items * scale)))
         load = cat_load[s.category] + np.r_[0.0, rng.normal(0, 0.15, RANK - 1)]
         load /= np.linalg.norm(load)
-        ability = theta @ load  # (M,)
+        # model x benchmark interaction: format quirks, data overlap (what makes benchmarks of
+        # one category disagree in real panels, Table 7)
+        ability = theta @ load + rng.normal(0, 0.3, M)  # (M,)
         n_topics = int(np.clip(round(np.sqrt(n) / 2), 2, 64))
         topic = rng.integers(n_topics, size=n)
         topic_shift = rng.normal(0, 0.6, n_topics)
