@@ -195,6 +195,39 @@ def cmd_build_frontier(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    from primebench_tasks.evaluate.validate import validate
+
+    panel = _load_panel(args)
+    if args.benchmarks:
+        panel = panel_with_benchmarks(panel, args.benchmarks.split(","))
+    rets = [float(x) for x in args.retentions.split(",")]
+    t = time.time()
+    summary = validate(panel, Path(args.out), args.protocol, args.selectors, rets, args.splits,
+                       args.seed, args.estimators.split(","), progress=_say)
+    _say(f"validate done in {time.time() - t:.1f}s")
+    table = summary[summary["estimator"] == "mean"].pivot_table(
+        index="selector", columns="retention", values="mean_rho").round(3)
+    print(table.to_string())
+    print(f"wrote {args.out}/splits.csv, summary.csv, table.md, rho_vs_retention.png")
+    return 0
+
+
+def panel_with_benchmarks(panel: Panel, benchmarks: list[str]) -> Panel:
+    """A panel restricted to some benchmarks (its models keep their scores)."""
+    from primebench_tasks.data.importers import panel_records
+
+    unknown = [b for b in benchmarks if b not in panel.benchmark_names]
+    if unknown:
+        raise PrimeBenchError(f"benchmarks not in panel {panel.name!r}: {unknown}")
+    rec = panel_records(panel)
+    rec = rec[rec["benchmark"].isin(benchmarks)]
+    models = panel.models[panel.models["model"].isin(set(rec["model"]))]
+    return Panel.from_records(f"{panel.name}[{','.join(benchmarks)}]", rec, models,
+                              panel.benchmarks[panel.benchmarks["benchmark"].isin(benchmarks)],
+                              panel.items[panel.items["benchmark"].isin(benchmarks)])
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="primebench", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -267,6 +300,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int)
     p.add_argument("--name", default="frontier")
     p.set_defaults(func=cmd_build_frontier)
+    p = sub.add_parser("validate", help="selector fidelity on held-out models")
+    p.add_argument("--panel")
+    p.add_argument("--default", choices=[n for n in default_names()
+                                         if default_kind(n) == "panel"])
+    p.add_argument("--benchmarks", help="comma list: restrict the panel to these benchmarks")
+    p.add_argument("--selectors", default="all")
+    p.add_argument("--estimators", default="mean,pirt,gpirt,aipw")
+    p.add_argument("--protocol", choices=["heldout", "chrono", "e2e", "same"],
+                   default="heldout")
+    p.add_argument("--retentions", default="0.01,0.02,0.05,0.1,0.2,0.5")
+    p.add_argument("--splits", type=int, default=20)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_validate)
     return ap
 
 

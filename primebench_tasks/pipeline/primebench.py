@@ -107,13 +107,15 @@ def _stage2_mean_rho(panel: Panel, pools: Stage1Result, stage2: Stage2Result) ->
 
 def run_pipeline(panel: Panel, params: PipelineParams | None = None,
                  selector: SelectorFactory | None = None,
-                 progress: Callable[[str], None] | None = None) -> PipelineResult:
-    """Run Stages 0..``params.until`` on every model of ``panel``."""
+                 progress: Callable[[str], None] | None = None,
+                 stage0: Stage0Result | None = None) -> PipelineResult:
+    """Run Stages 0..``params.until`` on every model of ``panel``. A precomputed ``stage0``
+    (e.g. on the whole panel, when ``panel`` is a split's build models) is used as given."""
     p = params or PipelineParams()
     if p.until not in STAGES:
         raise ValueError(f"until must be one of {STAGES}")
     say = progress or (lambda _m: None)
-    s0 = stage0_clean(panel, p.tau, p.min_blind_models)
+    s0 = stage0 if stage0 is not None else stage0_clean(panel, p.tau, p.min_blind_models)
     say(f"stage 0: kept {s0.n_out} of {s0.n_in} items")
     res = PipelineResult(params=p, stage0=s0)
     ref = cleaned_reference(panel, s0.keep)

@@ -75,3 +75,24 @@ def ranking_plot(reference: pd.Series, suite: pd.Series, path: Path, title: str)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return _save(fig, path)
+
+
+def retention_plot(summary: pd.DataFrame, path: Path, title: str) -> Path:
+    """Mean ρ against retention per selector with ±1 sd bands (Fig. 3a analogue)."""
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for name, g in summary.groupby("selector", sort=False):
+        g = g.sort_values("retention")
+        x = 100 * g["retention"].to_numpy()
+        y = g["mean_rho"].to_numpy()
+        sd = g["sd_rho"].fillna(0).to_numpy()
+        ax.plot(x, y, marker="o", ms=3, label=str(name))
+        ax.fill_between(x, y - sd, y + sd, alpha=0.12)
+    ax.set_xscale("log")
+    ax.set_xlabel("retention r (%)")
+    ax.set_ylabel("mean Spearman ρ (held-out models)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    fig.tight_layout()
+    return _save(fig, path)

@@ -22,7 +22,9 @@ from primebench_tasks.select.base import ItemFeatures, Selector, item_variance, 
 ALPHA = 0.187
 """α = 0.05·√14 (paper default, not tuned on held-out splits)."""
 
-CELL_MODES = ("embedding", "random", "none")
+CELL_MODES = ("embedding", "random", "none", "dpp")
+DPP_MAX_ENTRIES = 50_000_000
+"""Largest n·K_b of one benchmark share for the DPP arm (its greedy MAP holds an (n, K_b) array)."""
 
 
 def category_budget(n: int, retention: float, floor: int = 100) -> int:
@@ -102,6 +104,43 @@ def _sum_by_label(out: np.ndarray, labels: np.ndarray, x: np.ndarray) -> None:
     out[lab[starts]] = np.add.reduceat(x[order], starts, axis=0)
 
 
+def rbf_bandwidth(x: np.ndarray, random_state: int, pairs: int = 2000) -> float:
+    """Median squared Euclidean distance of ``pairs`` random item pairs (App. D.4)."""
+    rng = np.random.default_rng(random_state)
+    i = rng.integers(len(x), size=pairs)
+    j = rng.integers(len(x), size=pairs)
+    d = ((x[i] - x[j]) ** 2).sum(axis=1)
+    med = float(np.median(d[i != j])) if (i != j).any() else 1.0
+    return med if med > 0 else 1.0
+
+
+def dpp_greedy_map(x: np.ndarray, quality: np.ndarray, k: int, bandwidth: float) -> np.ndarray:
+    """Greedy MAP of a DPP with L = diag(q)·G·diag(q), G_ij = exp(−||x_i − x_j||² / bandwidth)
+    (fast incremental Cholesky, Chen et al. 2018): O(n·k) memory and O(n·k²) time. Stops early
+    when no item adds volume. Returns positions in selection order."""
+    n = len(x)
+    k = min(k, n)
+    q = np.maximum(np.asarray(quality, float), 0.0)
+    sq = (x * x).sum(axis=1)
+    c = np.zeros((n, k))
+    d2 = q * q  # diagonal of L (G_ii = 1)
+    picked: list[int] = []
+    avail = np.ones(n, dtype=bool)
+    for t in range(k):
+        cand = np.where(avail, d2, -np.inf)
+        j = int(np.argmax(cand))
+        if not cand[j] > 1e-12:
+            break
+        picked.append(j)
+        avail[j] = False
+        g = np.exp(-np.maximum(sq + sq[j] - 2.0 * (x @ x[j]), 0.0) / bandwidth)
+        lj = q * g * q[j]
+        e = (lj - c[:, :t] @ c[j, :t]) / np.sqrt(d2[j])
+        c[:, t] = e
+        d2 = d2 - e * e
+    return np.asarray(picked, dtype=np.int64)
+
+
 def select_in_cells(score: np.ndarray, keys: np.ndarray, share: int, labels: np.ndarray | None,
                     member: np.ndarray) -> np.ndarray:
     """Keep the best item (score desc, key asc) of each cell, then fill the share with the best
@@ -139,7 +178,9 @@ class VAWSelector(Selector):
     alpha : weight of the vision-dependence prior (paper: 0.187; 0 = variance inside cells).
     cells : ``"embedding"`` (k-means on ``items.embedding``; the paper's default with
         vision-text embeddings), ``"random"`` (a seeded random partition of each benchmark into
-        K_b groups, App. D.4), or ``"none"`` (benchmark shares only).
+        K_b groups, App. D.4), ``"none"`` (benchmark shares only), or ``"dpp"`` (App. D.4's DPP
+        arm: greedy MAP of diag(q)·G·diag(q) inside each share, RBF kernel on the embeddings with
+        the median squared distance of 2,000 random pairs as bandwidth).
     shares : split the budget over ``items.benchmark`` in proportion to size (default True).
     kmeans_iter : Lloyd rounds per k-means run.
     """
@@ -187,6 +228,20 @@ class VAWSelector(Selector):
                     lab[member] = kmeans_labels(e[member], int(min(share, member.sum())),
                                                 self.random_state, self.kmeans_iter)
                     cell_labels = lab
+            elif self.cells == "dpp" and emb is not None and share > 0:
+                e = emb[pos]
+                member = np.isfinite(e).all(axis=1)
+                if len(pos) * share > DPP_MAX_ENTRIES:
+                    raise ValueError(f"DPP arm: share of {share} over {len(pos)} items of {b!r} "
+                                     f"exceeds {DPP_MAX_ENTRIES:,} kernel entries")
+                if member.any():
+                    em = e[member].astype(np.float64)
+                    qm = np.nan_to_num(score[pos][member], nan=0.0)
+                    got = np.flatnonzero(member)[dpp_greedy_map(
+                        em, qm, int(share), rbf_bandwidth(em, self.random_state))]
+                    cell_labels = np.full(len(pos), -1, dtype=np.int64)
+                    cell_labels[got] = np.arange(len(got))  # each DPP pick is its own "cell"
+                    member = cell_labels >= 0
             elif self.cells == "random" and share > 0:
                 rng = np.random.default_rng([self.random_state, 1 + len(picked)])
                 cell_labels = rng.permutation(len(pos)) % share

@@ -1,0 +1,163 @@
+"""Score estimators: predict each model's full-pool mean score from its responses on the selected
+items. Contract (DESIGN.md): ``ScoreEstimator.fit(Y_source, indices, weights) -> self`` on the
+source (build) models' full responses (M_s, n), then ``.predict(Y_subset)`` with a new model's
+responses on the selected items (M', k) → (M',) predicted full-pool means in [0, 1].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from primebench_tasks.evaluate.metrics import nanmean_rows
+from primebench_tasks.select.irt import binarize, estimate_theta, fit_2pl_cached
+
+RIDGE_ALPHA = 10.0
+
+
+class ScoreEstimator:
+    """Base: stores the selection; subclasses implement ``predict``."""
+
+    name = "base"
+
+    def fit(self, Y_source: np.ndarray, indices: np.ndarray,
+            weights: np.ndarray | None = None) -> ScoreEstimator:
+        self.indices_ = np.asarray(indices, dtype=np.int64)
+        w = np.ones(len(self.indices_)) if weights is None else np.asarray(weights, float)
+        self.weights_ = w / w.sum()
+        self.n_items_ = Y_source.shape[1]
+        return self
+
+    def predict(self, Y_subset: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class SubsetMean(ScoreEstimator):
+    """The papers' scoring: the mean over the selected items (valid records only)."""
+
+    name = "mean"
+
+    def predict(self, Y_subset: np.ndarray) -> np.ndarray:
+        return nanmean_rows(np.asarray(Y_subset, float))
+
+
+class WeightedMean(ScoreEstimator):
+    """Σ_j w_j·y_j over the anchors (AnchorPoints' weighted mean; tinyBenchmarks' "IRT" anchor
+    estimate), renormalised over each model's valid records."""
+
+    name = "weighted"
+
+    def predict(self, Y_subset: np.ndarray) -> np.ndarray:
+        Y = np.asarray(Y_subset, float)
+        v = np.isfinite(Y)
+        w = np.where(v, self.weights_[None, :], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (w * np.where(v, Y, 0.0)).sum(axis=1) / w.sum(axis=1)
+
+
+class PIRT(ScoreEstimator):
+    """tinyBenchmarks' p-IRT: fit a 2PL on the source models' binarised responses; for a new
+    model estimate θ (MAP) from its selected items, and predict
+    λ·mean(seen y) + (1 − λ)·mean(P̂(θ) on the unseen items), λ = n_seen / N.
+    On graded scores P̂ is the probability of reaching the binarisation threshold."""
+
+    name = "pirt"
+
+    def __init__(self, thresholds: np.ndarray | None = None) -> None:
+        self.thresholds = thresholds
+
+    def fit(self, Y_source: np.ndarray, indices: np.ndarray,
+            weights: np.ndarray | None = None) -> PIRT:
+        super().fit(Y_source, indices, weights)
+        self.model_ = fit_2pl_cached(binarize(np.asarray(Y_source, float), self.thresholds))
+        self.unseen_ = np.setdiff1d(np.arange(self.n_items_), self.indices_)
+        return self
+
+    def _pirt(self, Y_subset: np.ndarray) -> np.ndarray:
+        Y = np.asarray(Y_subset, float)
+        th_sel = None if self.thresholds is None else np.asarray(self.thresholds)[self.indices_]
+        theta = estimate_theta(self.model_, binarize(Y, th_sel), self.indices_)
+        lam = len(self.indices_) / self.n_items_
+        seen = nanmean_rows(Y)
+        if len(self.unseen_) == 0:
+            return seen
+        p_unseen = self.model_.prob(theta)[:, self.unseen_].mean(axis=1)
+        return lam * np.nan_to_num(seen, nan=0.0) + (1 - lam) * p_unseen
+
+    def predict(self, Y_subset: np.ndarray) -> np.ndarray:
+        return self._pirt(Y_subset)
+
+
+class GPIRT(PIRT):
+    """tinyBenchmarks' gp-IRT: λ*·(weighted anchor mean) + (1 − λ*)·p-IRT with
+    λ* = b² / (v + b²), where b² is p-IRT's mean squared error on the source models (predicting
+    their own full means from their selected items) and v the mean sampling variance of the anchor
+    estimate, Σ_j w_j²·ȳ(1 − ȳ) averaged over the source models."""
+
+    name = "gpirt"
+
+    def fit(self, Y_source: np.ndarray, indices: np.ndarray,
+            weights: np.ndarray | None = None) -> GPIRT:
+        super().fit(Y_source, indices, weights)
+        Y = np.asarray(Y_source, float)
+        full = nanmean_rows(Y)
+        pred = self._pirt(Y[:, self.indices_])
+        b2 = float(np.nanmean((pred - full) ** 2))
+        p = np.clip(full, 0, 1)
+        v = float(np.nanmean(p * (1 - p)) * (self.weights_**2).sum())
+        self.lambda_ = b2 / (v + b2) if v + b2 > 0 else 0.5
+        self._anchor = WeightedMean().fit(Y, self.indices_, self.weights_)
+        return self
+
+    def predict(self, Y_subset: np.ndarray) -> np.ndarray:
+        return self.lambda_ * self._anchor.predict(Y_subset) + \
+            (1 - self.lambda_) * self._pirt(Y_subset)
+
+
+class AIPW(ScoreEstimator):
+    """BenchPred-style regression with the observed subset kept: Ridge(α = 10) from the selected
+    items' responses to the mean of the unselected items, fitted on the source models;
+    prediction = (Σ observed + n_rest·ŷ_rest) / N. Missing responses are imputed with the source
+    mean of that item. (BenchPred's residual term vanishes here because the selected items are
+    observed, not predicted.)"""
+
+    name = "aipw"
+
+    def __init__(self, alpha: float = RIDGE_ALPHA) -> None:
+        self.alpha = alpha
+
+    def fit(self, Y_source: np.ndarray, indices: np.ndarray,
+            weights: np.ndarray | None = None) -> AIPW:
+        super().fit(Y_source, indices, weights)
+        Y = np.asarray(Y_source, float)
+        rest = np.setdiff1d(np.arange(self.n_items_), self.indices_)
+        self.n_rest_ = len(rest)
+        Xs = Y[:, self.indices_]
+        self.fill_ = np.nan_to_num(np.nanmean(Xs, axis=0), nan=0.0)
+        Xs = np.where(np.isfinite(Xs), Xs, self.fill_)
+        target = nanmean_rows(Y[:, rest]) if len(rest) else np.zeros(len(Y))
+        ok = np.isfinite(target)
+        self.mu_x_ = Xs[ok].mean(axis=0)
+        self.mu_y_ = float(target[ok].mean()) if ok.any() else 0.0
+        Xc = Xs[ok] - self.mu_x_
+        # dual form: k features may exceed the number of source models
+        G = Xc @ Xc.T + self.alpha * np.eye(len(Xc))
+        self.coef_ = Xc.T @ np.linalg.solve(G, target[ok] - self.mu_y_)
+        return self
+
+    def predict(self, Y_subset: np.ndarray) -> np.ndarray:
+        Y = np.asarray(Y_subset, float)
+        Xs = np.where(np.isfinite(Y), Y, self.fill_)
+        rest_hat = np.clip(self.mu_y_ + (Xs - self.mu_x_) @ self.coef_, 0.0, 1.0)
+        return (Xs.sum(axis=1) + self.n_rest_ * rest_hat) / (Xs.shape[1] + self.n_rest_)
+
+
+ESTIMATORS: dict[str, type[ScoreEstimator]] = {
+    "mean": SubsetMean, "weighted": WeightedMean, "pirt": PIRT, "gpirt": GPIRT, "aipw": AIPW}
+
+
+def make_estimator(name: str, thresholds: np.ndarray | None = None) -> ScoreEstimator:
+    if name not in ESTIMATORS:
+        raise ValueError(f"unknown estimator {name!r}; known: {', '.join(ESTIMATORS)}")
+    if name in ("pirt", "gpirt"):
+        return ESTIMATORS[name](thresholds)  # type: ignore[call-arg]
+    return ESTIMATORS[name]()

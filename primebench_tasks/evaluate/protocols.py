@@ -1,0 +1,234 @@
+"""Fidelity protocols (PRIMEBench App. D.3, H.2, I.4): Stage-2 held-out (random splits),
+chronological, end-to-end refit, same-model; and variant ranking with a bootstrap ceiling.
+
+Stages 0 and 1 use the whole panel and run once, so the category pools are fixed before any
+split; every selector and estimator reads only the build models' scores. For each category the
+Spearman ρ over the held-out models between their full-pool mean and the estimate from the
+selected items is computed; a category whose ρ is undefined in a split (every held-out model gets
+the same estimate) is left out of that split's mean and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.estimators import make_estimator
+from primebench_tasks.evaluate.metrics import kendall, nanmean_rows, spearman, top_k_overlap
+from primebench_tasks.evaluate.splits import chronological_split, random_splits
+from primebench_tasks.pipeline.stage0_clean import stage0_clean
+from primebench_tasks.pipeline.stage1_representatives import stage1_representatives
+from primebench_tasks.pipeline.stage2_prune import PoolData, pool_data, resolve_cell_space
+from primebench_tasks.select.irt import paper_thresholds
+from primebench_tasks.select.registry import SELECTORS, WEIGHTED, SelectorContext
+from primebench_tasks.select.vaw import category_budget
+
+RETENTIONS = (0.01, 0.02, 0.05, 0.10, 0.20, 0.50)
+ESTIMATORS = ("mean", "pirt", "gpirt", "aipw")
+MIN_HELDOUT = 10
+
+
+@dataclass
+class Pool:
+    data: PoolData
+    metric_kind: dict[str, str]
+    metric: dict[str, str]
+
+
+def prepare_pools(panel: Panel, cell_space: str = "auto") -> list[Pool]:
+    """Stage 0 and Stage 1 on the whole panel, then each pool laid out for the selectors."""
+    s0 = stage0_clean(panel)
+    s1 = stage1_representatives(panel, s0.keep)
+    space = resolve_cell_space(panel, cell_space)
+    b = panel.benchmarks.set_index("benchmark")
+    return [Pool(pool_data(panel, p, space), {x: str(b.loc[x, "metric_kind"]) for x in p.items},
+                 {x: str(b.loc[x, "metric"]) for x in p.items}) for p in s1.pools]
+
+
+def _thresholds(pool: Pool, X_build: np.ndarray) -> np.ndarray:
+    th = np.empty(X_build.shape[1])
+    for b in pool.metric_kind:
+        m = pool.data.benchmark == b
+        th[m] = paper_thresholds(X_build[:, m], pool.metric_kind[b], pool.metric[b])
+    return th
+
+
+def score_split(pools: Sequence[Pool], build: np.ndarray, held: np.ndarray,
+                selectors: Sequence[str], retentions: Sequence[float], seed: int,
+                estimators: Sequence[str] = ESTIMATORS, floor: int = 100) -> list[dict]:
+    """One split: every selector × estimator × retention × category → a row with ρ, τ, top-5
+    overlap and MAE on the held-out models."""
+    rows = []
+    for pool in pools:
+        X = pool.data.X
+        Xb, Xh = X[build], X[held]
+        full_h = nanmean_rows(Xh)
+        ctx = SelectorContext(thresholds=_thresholds(pool, Xb))
+        for r in retentions:
+            k = category_budget(X.shape[1], r, floor)
+            for name in selectors:
+                sel = SELECTORS[name](k, seed, ctx).fit(Xb, pool.data.features)
+                ests = list(estimators) + (["weighted"] if name in WEIGHTED else [])
+                for est_name in ests:
+                    est = make_estimator(est_name, ctx.thresholds).fit(
+                        Xb, sel.indices_, sel.weights_)
+                    pred = est.predict(Xh[:, sel.indices_])
+                    rows.append({
+                        "category": pool.data.category, "selector": name,
+                        "estimator": est_name, "retention": r, "k": int(len(sel.indices_)),
+                        "rho": spearman(pred, full_h), "kendall": kendall(pred, full_h),
+                        "top5": top_k_overlap(pred, full_h, 5),
+                        "mae": float(np.nanmean(np.abs(pred - full_h)))})
+    return rows
+
+
+def _split_means(cat_rows: pd.DataFrame) -> pd.DataFrame:
+    keys = ["split", "selector", "estimator", "retention"]
+    g = cat_rows.groupby(keys, sort=False)
+    out = g.agg(rho=("rho", "mean"), kendall=("kendall", "mean"), top5=("top5", "mean"),
+                mae=("mae", "mean"), k=("k", "sum")).reset_index()
+    out["n_undefined"] = g["rho"].apply(lambda s: int(s.isna().sum())).to_numpy()
+    return out
+
+
+def run_protocol(panel: Panel, protocol: str, selectors: Sequence[str],
+                 retentions: Sequence[float] = RETENTIONS, n_splits: int = 20, seed: int = 0,
+                 estimators: Sequence[str] = ESTIMATORS,
+                 progress: Callable[[str], None] | None = None
+                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``heldout`` | ``chrono`` | ``same``: returns (per-category rows, per-split rows)."""
+    say = progress or (lambda _m: None)
+    M = len(panel.model_names)
+    if protocol == "heldout":
+        splits = random_splits(M, n_splits, seed)
+    elif protocol == "chrono":
+        splits = [chronological_split(panel.model_table)]
+    elif protocol == "same":
+        allm = np.arange(M)
+        splits = [(allm, allm)]
+    else:
+        raise ValueError(f"unknown protocol {protocol!r} (heldout, chrono, same, e2e)")
+    if protocol != "same" and min(len(h) for _, h in splits) < MIN_HELDOUT:
+        raise ValueError(f"{protocol}: fewer than {MIN_HELDOUT} held-out models")
+    pools = prepare_pools(panel)
+    rows = []
+    for i, (build, held) in enumerate(splits):
+        for row in score_split(pools, build, held, selectors, retentions, seed + i, estimators):
+            row["split"] = i
+            rows.append(row)
+        say(f"{protocol}: split {i + 1}/{len(splits)} done")
+    cats = pd.DataFrame(rows)
+    return cats, _split_means(cats)
+
+
+def run_end_to_end(panel: Panel, selectors: Sequence[str], retentions: Sequence[float],
+                   n_splits: int = 20, seed: int = 0, k: int = 5,
+                   progress: Callable[[str], None] | None = None
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """App. D.3: Stage 0 once on all models; per split Stages 1-3 refit on the build models with
+    each selector; ρ over the held-out models between the ranking by the mean of category means
+    over all Stage 0-cleaned benchmarks and the pruned k-category leaderboard. Also reported:
+    ``no_stage3`` (all pruned categories) and the ``stage3_only`` arm (no item pruning)."""
+    from primebench_tasks.pipeline.primebench import PipelineParams, cleaned_reference, \
+        run_pipeline, selection_scores
+
+    say = progress or (lambda _m: None)
+    s0 = stage0_clean(panel)
+    names = np.array(panel.model_names)
+    rows = []
+    for i, (build, held) in enumerate(random_splits(len(names), n_splits, seed)):
+        pb = panel.subset_models(names[build])
+        ph = panel.subset_models(names[held])
+        ref = cleaned_reference(ph, s0.keep)
+        arms: list[tuple[str, float, object]] = [("stage3_only", 1.0, None)]
+        arms += [(s, r, s) for s in selectors for r in retentions]
+        for name, r, sel in arms:
+            factory = None if sel is None else (
+                lambda kk, s=sel, ii=i: SELECTORS[s](kk, seed + ii, SelectorContext()))
+            params = PipelineParams(retention=r, k=k, seed=seed + i,
+                                    floor=0 if sel is None else 100)
+            res = run_pipeline(pb, params, selector=factory, stage0=s0)
+            assert res.category_scores is not None
+            score = selection_scores(ph, res.selected)
+            all_cats = selection_scores(ph, res.stage2.selected) if res.stage2 else score
+            rows.append({"split": i, "selector": name, "estimator": "mean", "retention": r,
+                         "rho": spearman(score.to_numpy(), ref.reindex(score.index).to_numpy()),
+                         "rho_no_stage3": spearman(all_cats.to_numpy(),
+                                                   ref.reindex(all_cats.index).to_numpy()),
+                         "categories": ", ".join(res.selected)})
+        say(f"e2e: split {i + 1}/{n_splits} done")
+    df = pd.DataFrame(rows)
+    return df, df
+
+
+def summarise(split_rows: pd.DataFrame, default: tuple[str, str] = ("vaw", "mean")
+              ) -> pd.DataFrame:
+    """One row per selector × estimator × retention: mean, sd, se, min, max of the split ρ,
+    n_splits, wins (splits where the pair has the highest ρ among all pairs at that retention),
+    mean Kendall τ, top-5 overlap, MAE, undefined categories, and ``is_default``."""
+    df = split_rows.copy()
+    keys = ["selector", "estimator", "retention"]
+    best = df.groupby(["split", "retention"])["rho"].transform("max")
+    df["win"] = np.isclose(df["rho"], best)
+    agg = {"mean_rho": ("rho", "mean"), "sd_rho": ("rho", "std"), "min_rho": ("rho", "min"),
+           "max_rho": ("rho", "max"), "n_splits": ("rho", "count"), "wins": ("win", "sum")}
+    for c, out in (("kendall", "mean_kendall"), ("top5", "mean_top5"), ("mae", "mean_mae"),
+                   ("n_undefined", "undefined_categories"), ("rho_no_stage3", "mean_rho_no_stage3")):
+        if c in df.columns:
+            agg[out] = (c, "mean") if c != "n_undefined" else (c, "sum")
+    s = df.groupby(keys, sort=False).agg(**agg).reset_index()
+    s["sd_rho"] = s["sd_rho"].fillna(0.0)
+    s["se_rho"] = s["sd_rho"] / np.sqrt(s["n_splits"].clip(lower=1))
+    s["is_default"] = (s["selector"] == default[0]) & (s["estimator"] == default[1])
+    return s
+
+
+def default_meets_bar(summary: pd.DataFrame, default: tuple[str, str],
+                      retentions: Sequence[float] = (0.02, 0.05, 0.10)) -> pd.DataFrame:
+    """Per retention: the default pair's mean ρ, the best other pair's mean ρ and its standard
+    error, and whether default ≥ best − SE (the issue's bar)."""
+    out = []
+    for r in retentions:
+        s = summary[np.isclose(summary["retention"], r)]
+        if s.empty:
+            continue
+        d = s[(s["selector"] == default[0]) & (s["estimator"] == default[1])]
+        others = s[~((s["selector"] == default[0]) & (s["estimator"] == default[1]))]
+        if d.empty or others.empty:
+            continue
+        best = others.loc[others["mean_rho"].idxmax()]
+        dv = float(d["mean_rho"].iloc[0])
+        out.append({"retention": r, "default_rho": dv, "best_other": f"{best.selector}/"
+                    f"{best.estimator}", "best_rho": float(best.mean_rho),
+                    "best_se": float(best.se_rho),
+                    "meets_bar": bool(dv >= best.mean_rho - best.se_rho - 1e-12)})
+    return pd.DataFrame(out)
+
+
+def bootstrap_ceiling(X_full: np.ndarray, n_boot: int = 2000, seed: int = 0) -> float:
+    """App. I.4: how stable the full-test ranking of a variant set is. Resample the items with
+    replacement ``n_boot`` times and return the mean Spearman ρ between the bootstrap ranking and
+    the full ranking of the variants (rows of X_full, (V, N)). A variant set supports a conclusion
+    only if this is ≥ 0.90."""
+    rng = np.random.default_rng(seed)
+    V, N = X_full.shape
+    full = nanmean_rows(X_full)
+    rhos = np.empty(n_boot)
+    for b in range(n_boot):
+        idx = rng.integers(N, size=N)
+        rhos[b] = spearman(nanmean_rows(X_full[:, idx]), full)
+    return float(np.nanmean(rhos))
+
+
+def variant_ranking(X_full: np.ndarray, indices: np.ndarray, n_boot: int = 2000, seed: int = 0
+                    ) -> dict[str, float | bool]:
+    """Fidelity of ranking close variants on the selected items vs the full set (§7(5), I.4),
+    with the bootstrap ceiling that decides whether the set supports a conclusion."""
+    full = nanmean_rows(X_full)
+    sel = nanmean_rows(X_full[:, indices])
+    ceiling = bootstrap_ceiling(X_full, n_boot, seed)
+    return {"rho": spearman(sel, full), "ceiling": ceiling, "supports_conclusion": ceiling >= 0.90}

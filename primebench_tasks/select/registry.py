@@ -1,0 +1,66 @@
+"""Selector names for the CLI and the fidelity protocols: name → factory(k, random_state, ctx)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from primebench_tasks.select.anchor_points import AnchorPointsSelector
+from primebench_tasks.select.base import Selector
+from primebench_tasks.select.datbench import DatBenchSelector
+from primebench_tasks.select.disco import DISCOSelector
+from primebench_tasks.select.fps import FPSSelector, KCenterSelector
+from primebench_tasks.select.irt import IRTSelector
+from primebench_tasks.select.random import RandomSelector
+from primebench_tasks.select.variance import VarianceSelector
+from primebench_tasks.select.vaw import VAWSelector
+
+
+@dataclass(frozen=True)
+class SelectorContext:
+    """What a factory may need besides k: per-item binarisation thresholds (IRT)."""
+
+    thresholds: np.ndarray | None = None
+
+
+Factory = Callable[[int, int, SelectorContext], Selector]
+
+SELECTORS: dict[str, Factory] = {
+    "random": lambda k, rs, c: RandomSelector(k, rs),
+    "variance": lambda k, rs, c: VarianceSelector(k, rs, ties="seeded"),
+    "variance_index": lambda k, rs, c: VarianceSelector(k, rs, ties="index"),
+    "vaw": lambda k, rs, c: VAWSelector(k, rs, cells="embedding"),
+    "vaw_random_cells": lambda k, rs, c: VAWSelector(k, rs, cells="random"),
+    "vaw_shares_only": lambda k, rs, c: VAWSelector(k, rs, cells="none"),
+    "vaw_alpha0": lambda k, rs, c: VAWSelector(k, rs, alpha=0.0, cells="embedding"),
+    "vaw_dpp": lambda k, rs, c: VAWSelector(k, rs, cells="dpp"),
+    "irt": lambda k, rs, c: IRTSelector(k, rs, thresholds=c.thresholds),
+    "anchor_points": lambda k, rs, c: AnchorPointsSelector(k, rs),
+    "disco": lambda k, rs, c: DISCOSelector(k, rs),
+    "datbench": lambda k, rs, c: DatBenchSelector(k, rs),
+    "fps": lambda k, rs, c: FPSSelector(k, rs),
+    "kcenter": lambda k, rs, c: KCenterSelector(k, rs),
+}
+
+NEEDS_EMBEDDINGS = frozenset({"vaw", "vaw_random_cells", "vaw_alpha0", "vaw_dpp", "fps",
+                              "kcenter"})
+"""Arms that differ from another arm only through embeddings (``vaw`` without embeddings is
+``vaw_shares_only``), or that cannot run without them."""
+
+WEIGHTED = frozenset({"irt", "anchor_points"})
+"""Selectors whose ``weights_`` are not uniform: they also get the weighted-mean estimator."""
+
+
+def resolve(names: str | list[str], has_embeddings: bool) -> tuple[list[str], list[str]]:
+    """``"all"`` or a comma list → (runnable names, skipped names)."""
+    wanted = list(SELECTORS) if names == "all" else (
+        names.split(",") if isinstance(names, str) else list(names))
+    unknown = [n for n in wanted if n not in SELECTORS]
+    if unknown:
+        raise ValueError(f"unknown selector(s) {unknown}; known: {', '.join(SELECTORS)}")
+    if has_embeddings:
+        return wanted, []
+    return [n for n in wanted if n not in NEEDS_EMBEDDINGS], \
+        [n for n in wanted if n in NEEDS_EMBEDDINGS]

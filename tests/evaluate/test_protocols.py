@@ -1,0 +1,111 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from primebench_tasks.cli import main
+from primebench_tasks.evaluate.protocols import bootstrap_ceiling, default_meets_bar, \
+    run_end_to_end, run_protocol, summarise, variant_ranking
+from primebench_tasks.evaluate.splits import chronological_split, random_splits
+from tests.conftest import make_panel
+
+
+def test_random_splits_partition_the_models():
+    for build, held in random_splits(30, 5, seed=1):
+        assert len(build) == 15 and len(held) == 15
+        assert sorted(np.concatenate([build, held]).tolist()) == list(range(30))
+    assert [b.tolist() for b, _ in random_splits(30, 3, 7)] == \
+        [b.tolist() for b, _ in random_splits(30, 3, 7)]
+
+
+def test_chronological_split_keeps_undated_out_of_build():
+    models = pd.DataFrame({"model": list("abcdef"),
+                           "release_date": ["2024-05-01", None, "2023-01-01", "2025-01-01", None,
+                                            "2024-01-01"]})
+    build, held = chronological_split(models)
+    assert set(models["model"][build]) == {"c", "f", "a"}
+    assert {"b", "e"} <= set(models["model"][held])
+    with pytest.raises(ValueError, match="release dates"):
+        chronological_split(models.assign(release_date=None))
+
+
+def _panel(M=24, seed=0):
+    rng = np.random.default_rng(seed)
+    ab = np.linspace(-2, 2, M)
+    mats = {}
+    for b, n in (("sci", 150), ("aca", 120)):
+        d = rng.normal(0, 1, n)
+        mats[b] = (rng.random((M, n)) < 1 / (1 + np.exp(-(ab[:, None] - d)))).astype(float)
+    dates = [f"202{i % 4}-0{1 + i % 9}-01" for i in range(M)]
+    return make_panel(mats, {"sci": "Science Knowledge", "aca": "Academic Knowledge"},
+                      dates=dates)
+
+
+def test_heldout_protocol_rows_and_summary():
+    p = _panel()
+    cats, splits = run_protocol(p, "heldout", ["random", "variance", "anchor_points"],
+                                retentions=[0.1, 0.5], n_splits=3, estimators=["mean", "pirt"])
+    assert set(cats["category"]) == {"Science Knowledge", "Academic Knowledge"}
+    assert len(splits) == 3 * 2 * (2 + 2 + 3)  # anchor_points also gets the weighted mean
+    assert splits["rho"].between(-1, 1).all()
+    s = summarise(splits, ("variance", "mean"))
+    assert s["n_splits"].eq(3).all()
+    assert s.groupby("retention")["wins"].sum().ge(3).all()
+    assert s["is_default"].sum() == 2
+    bar = default_meets_bar(s, ("variance", "mean"), retentions=[0.1])
+    assert list(bar.columns) == ["retention", "default_rho", "best_other", "best_rho", "best_se",
+                                 "meets_bar"]
+
+
+def test_undefined_categories_are_counted():
+    M = 24
+    ab = np.linspace(-2, 2, M)
+    rng = np.random.default_rng(0)
+    good = (rng.random((M, 60)) < 1 / (1 + np.exp(-ab[:, None]))).astype(float)
+    flat = np.tile(np.array([1.0, 0.0] * 30), (M, 1))  # every model scores 0.5 everywhere
+    p = make_panel({"g": good, "f": flat}, {"g": "Comprehensive", "f": "Commonsense"})
+    cats, splits = run_protocol(p, "same", ["random"], retentions=[1.0], estimators=["mean"])
+    flat_rows = cats[cats["category"] == "Commonsense"]
+    assert flat_rows["rho"].isna().all()
+    assert splits["n_undefined"].tolist() == [1]
+    assert np.isfinite(splits["rho"]).all()  # the split mean leaves the undefined category out
+
+
+def test_default_meets_bar_logic():
+    s = pd.DataFrame({"selector": ["a", "b"], "estimator": ["mean", "mean"],
+                      "retention": [0.05, 0.05], "mean_rho": [0.90, 0.92],
+                      "se_rho": [0.01, 0.01]})
+    assert not default_meets_bar(s, ("a", "mean"), [0.05])["meets_bar"].iloc[0]
+    s.loc[0, "mean_rho"] = 0.915
+    assert default_meets_bar(s, ("a", "mean"), [0.05])["meets_bar"].iloc[0]
+
+
+def test_bootstrap_ceiling():
+    rng = np.random.default_rng(0)
+    far = (rng.random((6, 500)) < np.linspace(0.2, 0.8, 6)[:, None]).astype(float)
+    close = (rng.random((6, 500)) < np.full((6, 1), 0.5)).astype(float)
+    assert bootstrap_ceiling(far, 200) > 0.95
+    assert bootstrap_ceiling(close, 200) < 0.9
+    r = variant_ranking(far, np.arange(0, 500, 5), n_boot=100)
+    assert r["supports_conclusion"] and r["rho"] > 0.8
+
+
+def test_end_to_end_protocol():
+    p = _panel()
+    df, _ = run_end_to_end(p, ["variance"], [0.5], n_splits=2, k=1)
+    assert set(df["selector"]) == {"stage3_only", "variance"}
+    assert df["rho"].between(-1, 1).all()
+
+
+def test_cli_validate(tmp_path, capsys):
+    p = _panel()
+    p.save(tmp_path / "p")
+    assert main(["validate", "--panel", str(tmp_path / "p"), "--selectors", "random,variance",
+                 "--splits", "2", "--retentions", "0.1,0.5", "--estimators", "mean",
+                 "--out", str(tmp_path / "v")]) == 0
+    for f in ("splits.csv", "summary.csv", "table.md", "rho_vs_retention.png"):
+        assert (tmp_path / "v" / f).exists()
+    s = pd.read_csv(tmp_path / "v" / "summary.csv")
+    assert {"mean_rho", "sd_rho", "n_splits", "wins", "mean_mae", "is_default"} <= set(s.columns)
+    assert main(["validate", "--panel", str(tmp_path / "p"), "--protocol", "chrono",
+                 "--selectors", "variance", "--retentions", "0.5", "--estimators", "mean",
+                 "--out", str(tmp_path / "c")]) == 0
