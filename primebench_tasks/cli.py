@@ -126,7 +126,8 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     from primebench_tasks.report.build_report import write_primebench_report
 
     panel = _load_panel(args)
-    params = PipelineParams(retention=args.retention, k=args.k, alpha=args.alpha, tau=args.tau,
+    params = PipelineParams(selector=args.selector, retention=args.retention, k=args.k,
+                            alpha=args.alpha, tau=args.tau,
                             floor=args.floor, seed=args.seed, cells=args.cells,
                             min_blind_models=args.min_blind_models,
                             cell_space=args.cell_space, until=args.until)
@@ -283,7 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--floor", type=int, default=100)
     p.add_argument("--min-blind-models", type=int, default=3,
                    help="blind filter only where at least this many models ran without images")
-    p.add_argument("--cells", choices=["embedding", "random", "none"], default="embedding")
+    p.add_argument("--selector", default="vaw_dc",
+                   help="Stage 2 selector: vaw_dc (default), vaw (the paper's; uses --alpha "
+                   "and --cells), or any name of `primebench validate --selectors`")
+    p.add_argument("--cells", choices=["embedding", "random", "none", "dpp", "responses"],
+                   default="embedding", help="cells of --selector vaw")
     p.add_argument("--cell-space", default="auto", help="auto|vl|text|none")
     p.add_argument("--until", choices=["stage0", "stage1", "stage2", "stage3"], default="stage3")
     p.add_argument("--name", default="primebench")

@@ -165,7 +165,7 @@ def run_end_to_end(panel: Panel, selectors: Sequence[str], retentions: Sequence[
     return df, df
 
 
-def summarise(split_rows: pd.DataFrame, default: tuple[str, str] = ("vaw", "mean")
+def summarise(split_rows: pd.DataFrame, default: tuple[str, str] = ("vaw_dc", "mean")
               ) -> pd.DataFrame:
     """One row per selector × estimator × retention: mean, sd, se, min, max of the split ρ,
     n_splits, wins (splits where the pair has the highest ρ among all pairs at that retention),

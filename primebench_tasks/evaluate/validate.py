@@ -18,9 +18,11 @@ from primebench_tasks.select.registry import resolve
 
 
 def default_pair(panel: Panel) -> tuple[str, str]:
-    """The pair the pipeline uses by default: VAW with subset-mean scoring; on a panel without
-    embeddings VAW has no cells and is exactly ``vaw_shares_only``."""
-    return ("vaw" if panel.embedding_spaces else "vaw_shares_only", "mean")
+    """The pair the pipeline uses by default: its Stage 2 selector with subset-mean scoring (the
+    suite is scored by its item means)."""
+    from primebench_tasks.pipeline.stage2_prune import DEFAULT_SELECTOR
+
+    return (DEFAULT_SELECTOR, "mean")
 
 
 def validate(panel: Panel, out: Path, protocol: str = "heldout", selectors: str = "all",

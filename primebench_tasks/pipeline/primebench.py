@@ -18,7 +18,7 @@ from primebench_tasks.pipeline.stage0_clean import MIN_BLIND_MODELS, TAU, Stage0
 from primebench_tasks.pipeline.stage1_representatives import TARGET_RHO, Stage1Result, \
     benchmark_scores, stage1_representatives
 from primebench_tasks.pipeline.stage2_prune import FLOOR, RETENTION, SelectorFactory, \
-    Stage2Result, pooled_category_scores, resolve_cell_space, stage2_prune, vaw_factory
+    Stage2Result, pooled_category_scores, resolve_cell_space, stage2_factory, stage2_prune
 from primebench_tasks.pipeline.stage3_categories import K, MAX_SUBSETS, Stage3Result, k_sweep, \
     spectrum, stage3_select
 from primebench_tasks.select.vaw import ALPHA
@@ -38,6 +38,7 @@ class PipelineParams:
     seed: int = 0
     target_rho: float = TARGET_RHO
     min_blind_models: int = MIN_BLIND_MODELS
+    selector: str = "vaw_dc"
     cells: str = "embedding"
     cell_space: str = "auto"
     max_subsets: int = MAX_SUBSETS
@@ -45,7 +46,6 @@ class PipelineParams:
 
     def as_dict(self, panel: Panel) -> dict[str, Any]:
         d = dict(self.__dict__)
-        d["selector"] = "vaw"
         d["cell_space"] = resolve_cell_space(panel, self.cell_space) or "none"
         return d
 
@@ -135,7 +135,7 @@ def run_pipeline(panel: Panel, params: PipelineParams | None = None,
         res.selected = {q.category: q.items for q in s1.pools}
     if p.until in ("stage2", "stage3"):
         assert res.stage1 is not None
-        make = selector or vaw_factory(p.alpha, p.cells, p.seed)
+        make = selector or stage2_factory(p.selector, p.alpha, p.cells, p.seed)
         s2 = stage2_prune(panel, res.stage1.pools, p.retention, p.floor, make, p.cell_space,
                           progress=say)
         res.stage2 = s2

@@ -88,9 +88,21 @@ class Stage2Result:
         return int(sum(len(v) for d in self.selected.values() for v in d.values()))
 
 
-def vaw_factory(alpha: float = ALPHA, cells: str = "embedding", random_state: int = 0
-                ) -> SelectorFactory:
-    return lambda k: VAWSelector(k=k, random_state=random_state, alpha=alpha, cells=cells)
+DEFAULT_SELECTOR = "vaw_dc"
+"""The default Stage 2 selector: discrimination in response cells (README, "Which selector")."""
+
+
+def stage2_factory(name: str = DEFAULT_SELECTOR, alpha: float = ALPHA, cells: str = "embedding",
+                   random_state: int = 0) -> SelectorFactory:
+    """budget → selector. ``vaw`` is the paper's VAW with the given α and cells; every other
+    name comes from :mod:`primebench_tasks.select.registry`."""
+    if name == "vaw":
+        return lambda k: VAWSelector(k=k, random_state=random_state, alpha=alpha, cells=cells)
+    from primebench_tasks.select.registry import SELECTORS, SelectorContext
+
+    if name not in SELECTORS:
+        raise ValueError(f"unknown selector {name!r}; known: {', '.join(SELECTORS)}")
+    return lambda k: SELECTORS[name](k, random_state, SelectorContext())
 
 
 def stage2_prune(panel: Panel, pools: list[CategoryPool], retention: float = RETENTION,
@@ -98,9 +110,9 @@ def stage2_prune(panel: Panel, pools: list[CategoryPool], retention: float = RET
                  cell_space: str = "auto", progress: Callable[[str], None] | None = None
                  ) -> Stage2Result:
     """Keep K_C = max(⌊r·n_C⌋, min(n_C, floor)) items of each pool, chosen by ``selector``
-    (default: VAW, α = 0.187, k-means cells) on this panel's models."""
+    (default: :data:`DEFAULT_SELECTOR`) on this panel's models."""
     space = resolve_cell_space(panel, cell_space)
-    make = selector or vaw_factory()
+    make = selector or stage2_factory()
     selected: dict[str, dict[str, np.ndarray]] = {}
     rows = []
     for pool in pools:

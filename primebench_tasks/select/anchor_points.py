@@ -51,7 +51,9 @@ class AnchorPointsSelector(Selector):
         res = kmedoids.fasterpam(diss, self.k, init="random",
                                  random_state=int(self.random_state), n_cpu=1)
         medoids = pool[np.asarray(res.medoids, dtype=np.int64)]
-        assign = np.argmax(item_correlation(X, np.arange(n), medoids), axis=1)
+        assign = np.concatenate([  # in chunks: (n, k) at once is GBs on large pools
+            np.argmax(item_correlation(X, np.arange(s, min(s + 4096, n)), medoids), axis=1)
+            for s in range(0, n, 4096)])
         assign[medoids] = np.arange(len(medoids))
         sizes = np.bincount(assign, minlength=len(medoids)).astype(float)
         self._set(medoids, sizes)

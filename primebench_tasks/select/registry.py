@@ -28,6 +28,8 @@ class SelectorContext:
 Factory = Callable[[int, int, SelectorContext], Selector]
 
 SELECTORS: dict[str, Factory] = {
+    "vaw_dc": lambda k, rs, c: VAWSelector(k, rs, signal="discrimination", cells="responses",
+                                           cell_quantile=0.5),
     "random": lambda k, rs, c: RandomSelector(k, rs),
     "variance": lambda k, rs, c: VarianceSelector(k, rs, ties="seeded"),
     "variance_index": lambda k, rs, c: VarianceSelector(k, rs, ties="index"),
@@ -36,6 +38,7 @@ SELECTORS: dict[str, Factory] = {
     "vaw_shares_only": lambda k, rs, c: VAWSelector(k, rs, cells="none"),
     "vaw_alpha0": lambda k, rs, c: VAWSelector(k, rs, alpha=0.0, cells="embedding"),
     "vaw_dpp": lambda k, rs, c: VAWSelector(k, rs, cells="dpp"),
+    "vaw_response_cells": lambda k, rs, c: VAWSelector(k, rs, cells="responses"),
     "irt": lambda k, rs, c: IRTSelector(k, rs, thresholds=c.thresholds),
     "anchor_points": lambda k, rs, c: AnchorPointsSelector(k, rs),
     "disco": lambda k, rs, c: DISCOSelector(k, rs),

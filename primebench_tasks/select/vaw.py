@@ -22,7 +22,7 @@ from primebench_tasks.select.base import ItemFeatures, Selector, item_variance, 
 ALPHA = 0.187
 """α = 0.05·√14 (paper default, not tuned on held-out splits)."""
 
-CELL_MODES = ("embedding", "random", "none", "dpp")
+CELL_MODES = ("embedding", "random", "none", "dpp", "responses")
 DPP_MAX_ENTRIES = 50_000_000
 """Largest n·K_b of one benchmark share for the DPP arm (its greedy MAP holds an (n, K_b) array)."""
 
@@ -53,13 +53,34 @@ def benchmark_shares(k: int, sizes: np.ndarray) -> np.ndarray:
     return np.minimum(base, sizes)
 
 
-def vaw_rank_score(X: np.ndarray, delta: np.ndarray | None, alpha: float) -> np.ndarray:
-    """v̂_i + α·δ_i/√M_i, shape (n,); NaN for items without a valid record."""
-    var, m = item_variance(X)
+DISCRIMINATION_POWER = 4
+
+
+def discrimination_signal(X: np.ndarray, power: float = DISCRIMINATION_POWER) -> np.ndarray:
+    """sign(r_i)·|r_i|^power·√v̂_i: the item's spread across models, kept in proportion to how
+    well it tracks the other items (r_i = item-rest correlation, DatBench's r_pb). (n,)."""
+    from primebench_tasks.select.datbench import item_rest_correlation
+
+    r = item_rest_correlation(X)
+    var, _ = item_variance(X)
+    return np.sign(r) * np.abs(r) ** power * np.sqrt(var)
+
+
+def vaw_rank_score(X: np.ndarray, delta: np.ndarray | None, alpha: float,
+                   signal: str = "variance") -> np.ndarray:
+    """s_i + α·δ_i/√M_i with s_i = v̂_i (Eq. 4-5 divided by √M) or the discrimination signal;
+    shape (n,); NaN for items without a valid record."""
+    if signal == "variance":
+        base, m = item_variance(X)
+    elif signal == "discrimination":
+        base = discrimination_signal(X)
+        m = np.isfinite(X).sum(axis=0)
+    else:
+        raise ValueError(f"signal must be 'variance' or 'discrimination', got {signal!r}")
     if delta is None or alpha == 0:
-        return var
+        return base
     with np.errstate(invalid="ignore", divide="ignore"):
-        return var + alpha * np.asarray(delta, float) / np.sqrt(m)
+        return base + alpha * np.asarray(delta, float) / np.sqrt(m)
 
 
 def kmeans_labels(x: np.ndarray, k: int, random_state: int, max_iter: int = 4,
@@ -141,6 +162,19 @@ def dpp_greedy_map(x: np.ndarray, quality: np.ndarray, k: int, bandwidth: float)
     return np.asarray(picked, dtype=np.int64)
 
 
+def response_vectors(X: np.ndarray, dim: int = 64) -> np.ndarray:
+    """Each item's centred response pattern over the build models, (n, min(M, dim)): missing
+    records take the item mean; with more than ``dim`` models the fixed random projection is
+    applied. Cells drawn here group items that the models answer alike — a label-based coverage
+    space for panels without item embeddings (not in the papers; see README)."""
+    from primebench_tasks.embed.projection import random_projection
+
+    mu = np.nanmean(np.where(np.isfinite(X), X, np.nan), axis=0)
+    Z = (np.where(np.isfinite(X), X, mu) - np.nan_to_num(mu)).T
+    Z = np.nan_to_num(Z)
+    return Z.astype(np.float32) if Z.shape[1] <= dim else random_projection(Z, dim)
+
+
 def select_in_cells(score: np.ndarray, keys: np.ndarray, share: int, labels: np.ndarray | None,
                     member: np.ndarray) -> np.ndarray:
     """Keep the best item (score desc, key asc) of each cell, then fill the share with the best
@@ -180,19 +214,27 @@ class VAWSelector(Selector):
         vision-text embeddings), ``"random"`` (a seeded random partition of each benchmark into
         K_b groups, App. D.4), ``"none"`` (benchmark shares only), or ``"dpp"`` (App. D.4's DPP
         arm: greedy MAP of diag(q)·G·diag(q) inside each share, RBF kernel on the embeddings with
-        the median squared distance of 2,000 random pairs as bandwidth).
+        the median squared distance of 2,000 random pairs as bandwidth), or ``"responses"``
+        (k-means cells on the items' build-model response patterns, :func:`response_vectors`).
     shares : split the budget over ``items.benchmark`` in proportion to size (default True).
     kmeans_iter : Lloyd rounds per k-means run.
+    signal : ``"variance"`` (the paper's σ̂²) or ``"discrimination"`` (:func:`discrimination_signal`).
+    cell_quantile : items whose score is below this quantile of their benchmark's scores may not
+        win a cell (0 = the paper: every item with a vector may); cells left without a winner
+        leave their place to the fill rule.
     """
 
     def __init__(self, k: int, random_state: int = 0, alpha: float = ALPHA,
-                 cells: str = "embedding", shares: bool = True, kmeans_iter: int = 4) -> None:
+                 cells: str = "embedding", shares: bool = True, kmeans_iter: int = 4,
+                 signal: str = "variance", cell_quantile: float = 0.0) -> None:
         self.k = k
         self.random_state = random_state
         self.alpha = alpha
         self.cells = cells
         self.shares = shares
         self.kmeans_iter = kmeans_iter
+        self.signal = signal
+        self.cell_quantile = cell_quantile
 
     def fit(self, X: np.ndarray, items: ItemFeatures | None = None) -> VAWSelector:
         X = self._check(X)
@@ -210,9 +252,11 @@ class VAWSelector(Selector):
         names = names[np.argsort(first)]
         groups = [np.flatnonzero(labels.astype(str) == b) for b in names]
         shares = benchmark_shares(min(self.k, n), np.array([len(g) for g in groups]))
-        score = vaw_rank_score(X, items.delta, self.alpha)
+        score = vaw_rank_score(X, items.delta, self.alpha, self.signal)
         emb = items.embedding
-        if self.cells == "embedding" and emb is not None and len(emb) != n:
+        if self.cells == "responses":
+            emb = response_vectors(X)
+        if self.cells in ("embedding", "responses") and emb is not None and len(emb) != n:
             raise ValueError(f"items.embedding has {len(emb)} rows for {n} items")
         picked = []
         self.n_cells_ = {}
@@ -220,7 +264,7 @@ class VAWSelector(Selector):
             keys = tie_keys(len(pos), self.random_state, salt=str(b))
             cell_labels = None
             member = np.zeros(len(pos), dtype=bool)
-            if self.cells == "embedding" and emb is not None:
+            if self.cells in ("embedding", "responses") and emb is not None:
                 e = emb[pos]
                 member = np.isfinite(e).all(axis=1)
                 if member.any() and share > 0:
@@ -228,6 +272,10 @@ class VAWSelector(Selector):
                     lab[member] = kmeans_labels(e[member], int(min(share, member.sum())),
                                                 self.random_state, self.kmeans_iter)
                     cell_labels = lab
+                if self.cell_quantile > 0 and np.isfinite(score[pos]).any():
+                    # cells are drawn over all items; only the upper part may win one
+                    cut = np.nanquantile(score[pos], self.cell_quantile)
+                    member &= np.nan_to_num(score[pos], nan=-np.inf) >= cut
             elif self.cells == "dpp" and emb is not None and share > 0:
                 e = emb[pos]
                 member = np.isfinite(e).all(axis=1)

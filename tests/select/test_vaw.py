@@ -127,3 +127,40 @@ def test_random_proportional():
                                                       ItemFeatures(benchmark=labels))
     assert (labels[sel.indices_] == "a").sum() == 6
     assert sel.weights_.sum() == pytest.approx(1.0)
+
+
+def test_discrimination_signal_by_hand():
+    from primebench_tasks.select.datbench import item_rest_correlation
+    from primebench_tasks.select.vaw import discrimination_signal
+
+    rng = np.random.default_rng(2)
+    X = (rng.random((30, 8)) < 0.5).astype(float)
+    r = item_rest_correlation(X)
+    p = X.mean(axis=0)
+    np.testing.assert_allclose(discrimination_signal(X, 4),
+                               np.sign(r) * np.abs(r) ** 4 * np.sqrt(p * (1 - p)))
+
+
+def test_cell_quantile_keeps_weak_items_from_winning_cells():
+    X, emb = _clustered()
+    var, _ = item_variance(X)
+    # with every item eligible each of the three cells sends its best item
+    base = VAWSelector(k=3, alpha=0.0).fit(X, ItemFeatures(embedding=emb))
+    assert sorted(base.indices_.tolist()) == [0, 3, 4]
+    # only the upper half may win a cell: the third cell's winner (3) is below the median of
+    # the scores, so the fill takes the next best item overall (1)
+    sel = VAWSelector(k=3, alpha=0.0, cell_quantile=0.5).fit(X, ItemFeatures(embedding=emb))
+    assert sorted(sel.indices_.tolist()) == [0, 1, 4]
+
+
+def test_response_cells_need_no_embeddings():
+    from primebench_tasks.select.vaw import response_vectors
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((70, 30)) < 0.5).astype(float)
+    X[0, 0] = np.nan
+    R = response_vectors(X)
+    assert R.shape == (30, 64) and np.isfinite(R).all()
+    assert response_vectors(X[:10]).shape == (30, 10)
+    sel = VAWSelector(k=6, cells="responses", signal="discrimination", cell_quantile=0.5).fit(X)
+    assert len(sel.indices_) == 6 and 1 <= sel.n_cells_["0"] <= 6  # cells with an eligible item
