@@ -229,6 +229,47 @@ def panel_with_benchmarks(panel: Panel, benchmarks: list[str]) -> Panel:
                               panel.items[panel.items["benchmark"].isin(benchmarks)])
 
 
+def cmd_refresh(args: argparse.Namespace) -> int:
+    from primebench_tasks.refresh.loop import refresh
+    from primebench_tasks.refresh.policy import RefreshPolicy
+
+    panel = _load_panel(args)
+    res = refresh(panel, args.records, args.suite, Path(args.out),
+                  RefreshPolicy(args.max_drop, args.min_percentile, args.min_gain),
+                  explore=args.explore, n_random=args.random_suites, progress=_say)
+    print(res.report)
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from primebench_tasks.refresh.loop import history
+
+    h = history(Path(args.dir))
+    if h.empty:
+        raise PrimeBenchError(f"no published suite versions in {args.dir}")
+    print(markdown_table(h))
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from primebench_tasks.refresh.replay import replay_leaderboard, replay_panel
+
+    out = Path(args.out)
+    if args.default and default_kind(args.default) == "leaderboard":
+        table = replay_leaderboard(Leaderboard.load_default(args.default), k=args.k,
+                                   start=args.start, waves=args.waves)
+        head = f"frozen benchmarks: {', '.join(table.attrs['frozen'])}"
+    else:
+        table = replay_panel(_load_panel(args), start=args.start, waves=args.waves,
+                             progress=_say)
+        head = "frozen: the PRIMEBench suite built on the oldest models"
+    atomic_write_text(out / "replay.csv", table.to_csv(index=False))
+    md = f"# Replay on {args.default or args.panel}\n\n{head}\n\n" + markdown_table(table)
+    atomic_write_text(out / "replay.md", md)
+    print(md)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="primebench", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -319,6 +360,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("refresh", help="append new records, check the frozen suite, refit")
+    p.add_argument("--panel")
+    p.add_argument("--default", choices=[n for n in default_names()
+                                         if default_kind(n) == "panel"])
+    p.add_argument("--records", nargs="*", default=[], help="CSV/JSONL/parquet records")
+    p.add_argument("--suite", help="the published manifest (first refresh of --out)")
+    p.add_argument("--out", required=True, help="the suite directory")
+    p.add_argument("--max-drop", type=float, default=0.02)
+    p.add_argument("--min-percentile", type=float, default=50.0)
+    p.add_argument("--min-gain", type=float, default=0.005)
+    p.add_argument("--explore", type=int, default=0,
+                   help="random unselected items per benchmark for new models' runs")
+    p.add_argument("--random-suites", type=int, default=200)
+    p.set_defaults(func=cmd_refresh)
+
+    suites = sub.add_parser("suites", help="published suite versions").add_subparsers(
+        dest="suites_command", required=True)
+    p = suites.add_parser("history", help="list the versions of a suite directory")
+    p.add_argument("dir")
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("replay", help="replay release order on a dated panel or leaderboard")
+    p.add_argument("--panel")
+    p.add_argument("--default", choices=default_names())
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--start", type=float, default=0.5)
+    p.add_argument("--waves", type=int, default=4)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_replay)
     return ap
 
 

@@ -1,0 +1,147 @@
+"""New models' per-item records (from the vLLM runner or either harness) appended to a Panel.
+
+A records file is long: ``model, benchmark, item_id, score`` (+ optional ``condition``, default
+``vl``), scores already scaled to [0, 1]; CSV, JSONL or parquet. Appending is idempotent: a record
+identical to one in the panel is skipped; a different score for an existing key is an error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from primebench_tasks.data.importers import merge_records, panel_records
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import InputError
+
+COVERAGE_FULL = 0.9
+"""A model with valid scores on at least this fraction of every benchmark's items counts as
+fully evaluated; below it the model is *partial* (e.g. run on the compact suite only)."""
+
+
+def read_records(path: str | Path) -> pd.DataFrame:
+    """Read one records file into (model, benchmark, item_id, condition, score)."""
+    p = Path(path)
+    f = str(p)
+    try:
+        if p.suffix == ".parquet":
+            df = pd.read_parquet(p)
+        elif p.suffix in (".jsonl", ".json"):
+            rows = []
+            for ln, line in enumerate(p.read_text("utf-8").splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"invalid JSON: {exc.msg}", file=f, row=ln) from None
+            df = pd.DataFrame(rows)
+        else:
+            df = pd.read_csv(p, dtype={"model": str, "benchmark": str, "item_id": str})
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"cannot read records: {exc}", file=f) from None
+    if df.empty:
+        raise InputError("no records", file=f, row=1)
+    for col in ("model", "benchmark", "item_id", "score"):
+        if col not in df.columns:
+            raise InputError("required column is missing", file=f, row=1, field=col)
+    if "condition" not in df.columns:
+        df["condition"] = "vl"
+    extra = sorted(set(df.columns) - {"model", "benchmark", "item_id", "condition", "score",
+                                      "answer", "adapter", "status"})
+    if extra:
+        raise InputError(f"unknown column(s) {extra}", file=f, row=1, field=extra[0])
+    if "status" in df.columns:  # failed runner records are missing, not 0: they are not appended
+        df = df[df["status"].fillna("ok") == "ok"]
+    score = pd.to_numeric(df["score"], errors="coerce")
+    bad = score.isna() & df["score"].notna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"non-numeric score {df['score'].iloc[i]!r}", file=f, row=i + 2,
+                         field="score")
+    out_of_range = (score < 0) | (score > 1)
+    if out_of_range.any():
+        i = int(np.flatnonzero(out_of_range.to_numpy())[0])
+        raise InputError(f"score {score.iloc[i]} outside [0, 1]", file=f, row=i + 2,
+                         field="score")
+    df = df.assign(score=score)[["model", "benchmark", "item_id", "condition", "score"]]
+    df = df.astype({"model": str, "benchmark": str, "item_id": str, "condition": str})
+    dup = df.duplicated(["model", "benchmark", "item_id", "condition"])
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise InputError("duplicate record key", file=f, row=i + 2, field="item_id")
+    return df.dropna(subset=["score"]).reset_index(drop=True)
+
+
+@dataclass
+class AppendReport:
+    n_new: int = 0
+    n_identical: int = 0
+    new_models: list[str] = field(default_factory=list)
+    partial_models: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"records: {self.n_new} appended, {self.n_identical} already in the panel"]
+        if self.new_models:
+            out.append(f"new models: {', '.join(self.new_models)}")
+        if self.partial_models:
+            out.append(
+                f"partial models (scored on < {COVERAGE_FULL:.0%} of some benchmark's items): "
+                f"{', '.join(self.partial_models)}. They enter the frozen-suite check and the "
+                "rank prediction; they cannot inform a refit's item choice outside the items "
+                "they were run on, and they are left out of the full-suite reference ranking.")
+        return out
+
+
+def append_records(panel: Panel, records: pd.DataFrame, source: str = "<records>"
+                   ) -> tuple[Panel, AppendReport]:
+    """Panel + records (idempotent). Unknown benchmarks or items are errors; new models are
+    added with empty metadata."""
+    rep = AppendReport()
+    known_b = set(panel.benchmark_names)
+    bad_b = sorted(set(records["benchmark"]) - known_b)
+    if bad_b:
+        raise InputError(f"benchmark(s) not in panel {panel.name!r}: {bad_b}", file=source,
+                         field="benchmark")
+    key = ["benchmark", "item_id"]
+    items = panel.items[key].assign(_known=True)
+    chk = records.merge(items, on=key, how="left")
+    if chk["_known"].isna().any():
+        r = chk[chk["_known"].isna()].iloc[0]
+        raise InputError(f"item {r.item_id!r} of {r.benchmark!r} is not in the panel",
+                         file=source, field="item_id")
+    old = panel_records(panel)
+    k4 = ["model", "benchmark", "item_id", "condition"]
+    m = records.merge(old, on=k4, how="left", suffixes=("", "_old"))
+    seen = m["score_old"].notna()
+    conflict = seen & ~np.isclose(m["score"], m["score_old"], atol=1e-6)
+    if conflict.any():
+        r = m[conflict].iloc[0]
+        raise InputError(f"record (model={r.model!r}, item={r.item_id!r}) has score {r.score} "
+                         f"but the panel holds {r.score_old}", file=source, field="score")
+    new = records[~seen.to_numpy()]
+    rep.n_identical = int(seen.sum())
+    rep.n_new = len(new)
+    rep.new_models = sorted(set(new["model"]) - set(panel.models["model"]))
+    if len(new) == 0:
+        out = panel
+    else:
+        models = pd.DataFrame({"model": rep.new_models})
+        out = merge_records(panel, new, models, panel.benchmarks.iloc[:0],
+                            panel.items.iloc[:0], source)
+    rep.partial_models = partial_models(out)
+    return out, rep
+
+
+def partial_models(panel: Panel) -> list[str]:
+    """Models scored on fewer than COVERAGE_FULL of some benchmark's items."""
+    names = np.array(panel.model_names)
+    partial = np.zeros(len(names), dtype=bool)
+    for b in panel.benchmark_names:
+        cov = np.isfinite(panel.matrix(b)).mean(axis=1)
+        partial |= cov < COVERAGE_FULL
+    return sorted(names[partial].tolist())
