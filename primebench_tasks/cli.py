@@ -270,6 +270,29 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_embed(args: argparse.Namespace) -> int:
+    from primebench_tasks.embed.cache import embed_panel, import_vectors
+
+    root = Path(args.panel)
+    panel = Panel.load(root)
+    if args.encoder.startswith("file:"):
+        ids, vecs = import_vectors(args.encoder[5:])
+        panel.set_embeddings(args.space, ids, vecs)
+        panel.save(root)
+        print(f"imported {len(vecs)} {args.space} vectors of dimension {vecs.shape[1]}")
+        return 0
+    from primebench_tasks.embed.encoders import build_encoder
+
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    encoder = build_encoder(args.encoder)
+    _, rep = embed_panel(panel, root, encoder, args.space, batch=args.batch, progress=_say)
+    print("\n".join(rep.lines()))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="primebench", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -360,6 +383,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("embed", help="item embeddings for cells, δ^VL and FPS (cached, resumable)")
+    p.add_argument("--panel", required=True, help="a writable panel directory")
+    p.add_argument("--encoder", default="minilm",
+                   help="minilm | hf:PATH | concat:TEXT+IMAGE | file:PATH (.npy + ids, parquet)")
+    p.add_argument("--space", choices=["text", "vl"], default="text")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--threads", type=int, help="torch.set_num_threads")
+    p.set_defaults(func=cmd_embed)
 
     p = sub.add_parser("refresh", help="append new records, check the frozen suite, refit")
     p.add_argument("--panel")

@@ -1,0 +1,209 @@
+"""Encoder, δ^VL, projection and cache tests. The transformers paths use tiny randomly
+initialised CLIP and SigLIP models built and saved here; nothing is downloaded."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from primebench_tasks.embed.projection import random_projection, vision_dependence
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def test_vision_dependence_by_hand():
+    t = np.array([[1.0, 0.0], [1.0, 0.0], [np.nan, np.nan]])
+    v = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    d = vision_dependence(t, v)
+    assert d[0] == pytest.approx(0.0)
+    assert d[1] == pytest.approx(1 - 1 / np.sqrt(2))
+    assert d[2] == 0.0  # no text/vl pair: δ = 0 (App. D.1)
+
+
+def test_projection_is_fixed_and_seeded():
+    x = np.random.default_rng(0).normal(size=(5, 300)).astype(np.float32)
+    a, b = random_projection(x), random_projection(x)
+    assert a.shape == (5, 64) and np.array_equal(a, b)
+    assert not np.array_equal(a, random_projection(x, seed=1))
+    # distances are roughly preserved (Johnson-Lindenstrauss)
+    d0 = np.linalg.norm(x[0] - x[1])
+    assert 0.6 < np.linalg.norm(a[0] - a[1]) / d0 < 1.4
+
+
+torch = pytest.importorskip("torch", reason="the embed extra is not installed")
+pytestmark_heavy = pytest.mark.heavy
+
+
+def _tokenizer():
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    lines = [f"question {i} how many digits are in the figure answer {i * 7} options A B C D"
+             for i in range(200)]
+    tr = trainers.BpeTrainer(vocab_size=300, special_tokens=["<pad>", "<s>", "</s>"],
+                             initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(lines, tr)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>",
+                                   eos_token="</s>")
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory):
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, \
+        SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor
+
+    root = tmp_path_factory.mktemp("models")
+    torch.manual_seed(0)
+    t = _tokenizer()
+    small = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
+    CLIPModel(CLIPConfig(text_config=dict(vocab_size=len(t), max_position_embeddings=64,
+                                          pad_token_id=0, bos_token_id=1, eos_token_id=2, **small),
+                         vision_config=dict(image_size=32, patch_size=8, **small),
+                         projection_dim=16)).save_pretrained(root / "clip")
+    CLIPProcessor(image_processor=CLIPImageProcessor(size={"shortest_edge": 32},
+                                                     crop_size={"height": 32, "width": 32}),
+                  tokenizer=t).save_pretrained(root / "clip")
+    SiglipModel(SiglipConfig(text_config=dict(vocab_size=len(t), max_position_embeddings=64,
+                                              **small),
+                             vision_config=dict(image_size=32, patch_size=8, **small))
+                ).save_pretrained(root / "siglip")
+    SiglipProcessor(image_processor=SiglipImageProcessor(size={"height": 32, "width": 32}),
+                    tokenizer=t).save_pretrained(root / "siglip")
+    return root
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("name, dim", [("clip", 16), ("siglip", 32)])
+def test_hf_dual_encoders(tiny_models, name, dim):
+    from PIL import Image
+
+    from primebench_tasks.embed.encoders import build_encoder
+
+    enc = build_encoder(f"hf:{tiny_models / name}")
+    assert enc.id.startswith(f"hf:{name}-")
+    t = enc.encode_text(["how many digits", "question 3"])
+    assert t.shape == (2, dim) and t.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(t, axis=1), 1.0, rtol=1e-5)
+    v = enc.encode_vl(["how many digits", "question 3"], [Image.new("RGB", (40, 30), "red"), None])
+    assert np.isfinite(v[0]).all() and np.isnan(v[1]).all()
+    d = vision_dependence(t, v)
+    assert 0 < d[0] < 2 and d[1] == 0
+
+
+@pytest.mark.heavy
+def test_minilm_and_concat(tiny_models):
+    from PIL import Image
+
+    from primebench_tasks.embed.encoders import TextOnlyError, build_encoder
+
+    m = build_encoder("minilm")
+    e = m.encode_text(["How many digits?", "How many numbers can you find?", "Paris is in"])
+    assert e.shape == (3, 384)
+    assert e[0] @ e[1] > e[0] @ e[2]  # a real sentence embedder, not noise
+    with pytest.raises(TextOnlyError):
+        m.encode_vl(["x"], [None])
+    c = build_encoder(f"concat:minilm+hf:{tiny_models / 'clip'}")
+    v = c.encode_vl(["a", "b"], [None, Image.new("RGB", (20, 20))])
+    assert v.shape == (2, 384 + 16) and (v[0, 384:] == 0).all() and (v[1, 384:] != 0).any()
+    with pytest.raises(FileNotFoundError):
+        build_encoder("hf:/nonexistent/model")
+
+
+def _mathvision_copy(tmp_path):
+    from primebench_tasks.data.defaults import default_path
+
+    dst = tmp_path / "mv"
+    shutil.copytree(default_path("mathvision"), dst)
+    return dst
+
+
+@pytest.mark.heavy
+def test_embed_mathvision_vl_path_end_to_end(tiny_models, tmp_path, capsys):
+    """Real MATH-Vision testmini images through the transformers VL path (a tiny local CLIP)."""
+    from primebench_tasks.cli import main
+    from primebench_tasks.data.panel import Panel
+
+    root = _mathvision_copy(tmp_path)
+    (root / "images" / "5.jpg").write_bytes(b"not an image")  # one bad image must not abort
+    enc = f"hf:{tiny_models / 'clip'}"
+    assert main(["embed", "--panel", str(root), "--encoder", enc, "--space", "text"]) == 0
+    assert main(["embed", "--panel", str(root), "--encoder", enc, "--space", "vl"]) == 0
+    out = capsys.readouterr().out
+    assert "1 item(s) failed" in out and "MATH-Vision_MINI/5" in out
+    p = Panel.load(root)
+    assert p.embedding_spaces == ["text", "vl"]
+    v, has = p.embeddings("MATH-Vision_MINI", "vl")
+    assert has.sum() == 303 and v.shape[1] == 16
+    # the cache makes a second run encode only the failed item again (and report it again)
+    assert main(["embed", "--panel", str(root), "--encoder", enc, "--space", "vl"]) == 0
+    out = capsys.readouterr().out
+    assert "303 from cache, 1 encoded" in out and "1 item(s) failed" in out
+    # a changed item is re-encoded
+    items = pd.read_parquet(root / "items.parquet")
+    items.loc[0, "question"] = "changed question"
+    items.to_parquet(root / "items.parquet", index=False)
+    meta = json.loads((root / "panel.json").read_text())
+    meta.pop("content_hash")
+    (root / "panel.json").write_text(json.dumps(meta))
+    assert main(["embed", "--panel", str(root), "--encoder", enc, "--space", "text"]) == 0
+    assert "303 from cache, 1 encoded" in capsys.readouterr().out
+    # the pipeline uses the vl cells and δ
+    from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
+
+    res = run_pipeline(Panel.load(root), PipelineParams(selector="vaw"))
+    assert res.params.as_dict(Panel.load(root))["cell_space"] == "vl"
+    assert res.stage2.table["cells"].iloc[0] == 100
+
+
+@pytest.mark.heavy
+def test_resume_after_interruption(tmp_path, tiny_models):
+    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.embed.cache import embed_panel
+    from primebench_tasks.embed.encoders import build_encoder
+
+    root = _mathvision_copy(tmp_path)
+    enc = build_encoder(f"hf:{tiny_models / 'siglip'}")
+    calls = {"n": 0}
+    real = enc.encode_text
+
+    def flaky(texts):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(texts)
+
+    enc.encode_text = flaky
+    with pytest.raises(KeyboardInterrupt):
+        embed_panel(Panel.load(root), root, enc, "text", batch=50)
+    enc.encode_text = real
+    _, rep = embed_panel(Panel.load(root), root, enc, "text", batch=50)
+    assert rep.n_cached == 100 and rep.n_encoded == 204
+
+
+def test_import_precomputed_vectors(tmp_path):
+    from primebench_tasks.cli import main
+    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.errors import InputError
+
+    root = _mathvision_copy(tmp_path)
+    p = Panel.load(root)
+    ids = p.items[["benchmark", "item_id"]]
+    np.save(tmp_path / "v.npy", np.random.default_rng(0).normal(size=(len(ids), 8)))
+    ids.to_csv(tmp_path / "v.ids.csv", index=False)
+    assert main(["embed", "--panel", str(root), "--encoder", f"file:{tmp_path / 'v.npy'}",
+                 "--space", "text"]) == 0
+    assert Panel.load(root).embeddings("MATH-Vision_MINI", "text")[1].all()
+    from primebench_tasks.embed.cache import import_vectors
+
+    with pytest.raises(InputError, match="ids file"):
+        np.save(tmp_path / "w.npy", np.zeros((2, 2)))
+        import_vectors(tmp_path / "w.npy")
+    assert Path(tmp_path / "v.npy").exists()
