@@ -207,3 +207,59 @@ def test_import_precomputed_vectors(tmp_path):
         np.save(tmp_path / "w.npy", np.zeros((2, 2)))
         import_vectors(tmp_path / "w.npy")
     assert Path(tmp_path / "v.npy").exists()
+
+
+@pytest.fixture(scope="session")
+def tiny_llava(tmp_path_factory):
+    """A tiny random LLaVA (Llama text model + CLIP vision tower) with a chat template: the
+    causal-VLM embedder path (last-token pooling, instruction prefix)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration, \
+        LlavaProcessor, PreTrainedTokenizerFast
+
+    out = tmp_path_factory.mktemp("llava")
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(
+        [f"system user question {i} how many digits answer {i * 7}" for i in range(300)],
+        trainers.BpeTrainer(vocab_size=400, special_tokens=["<pad>", "<s>", "</s>", "<image>"],
+                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    chat = ("{% for message in messages %}{{ message['role'] }}: {% for c in message['content'] %}"
+            "{% if c['type'] == 'image' %}<image>\n{% else %}{{ c['text'] }}{% endif %}"
+            "{% endfor %}</s>{% endfor %}")
+    t = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>",
+                                eos_token="</s>", chat_template=chat,
+                                extra_special_tokens={"image_token": "<image>"})
+    torch.manual_seed(0)
+    LlavaForConditionalGeneration(LlavaConfig(
+        text_config=dict(model_type="llama", vocab_size=len(t), hidden_size=64,
+                         intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+                         num_key_value_heads=2, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+        vision_config=dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=2, num_attention_heads=2, image_size=56,
+                           patch_size=14),
+        image_token_id=t.convert_tokens_to_ids("<image>"), vision_feature_layer=-1,
+        vision_feature_select_strategy="default")).save_pretrained(out)
+    LlavaProcessor(image_processor=CLIPImageProcessor(size={"shortest_edge": 56},
+                                                      crop_size={"height": 56, "width": 56}),
+                   tokenizer=t, patch_size=14, num_additional_image_tokens=1,
+                   vision_feature_select_strategy="default", chat_template=chat,
+                   image_token="<image>").save_pretrained(out)
+    return out
+
+
+@pytest.mark.heavy
+def test_causal_vlm_embedder(tiny_llava):
+    from PIL import Image
+
+    from primebench_tasks.embed.encoders import HFCausalEmbedder, build_encoder
+
+    enc = build_encoder(f"hf:{tiny_llava}")
+    assert isinstance(enc, HFCausalEmbedder) and enc.id.startswith("hf-causal:")
+    t = enc.encode_text(["how many digits", "question 3"])
+    np.testing.assert_allclose(np.linalg.norm(t, axis=1), 1.0, rtol=1e-5)
+    v = enc.encode_vl(["how many digits", "question 3"], [Image.new("RGB", (64, 48), "red"), None])
+    assert v.shape == t.shape and np.isnan(v[1]).all()
+    d = vision_dependence(t, v)
+    assert d[0] > 0 and d[1] == 0  # the image moves the embedding
