@@ -293,6 +293,47 @@ def cmd_embed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prism_aggregate(args: argparse.Namespace) -> int:
+    from primebench_tasks.errors import InputError
+    from primebench_tasks.prism.pscore import AXES, aggregate, dominant_axis, \
+        effective_weights, leave_one_axis_out
+
+    f = args.axis_means
+    try:
+        df = pd.read_csv(f)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"cannot read axis means: {exc}", file=f) from None
+    missing = [c for c in ("model", *AXES) if c not in df.columns]
+    if missing:
+        raise InputError("required column is missing", file=f, row=1, field=missing[0])
+    S = df.set_index("model")[list(AXES)]
+    for ax in AXES:
+        v = pd.to_numeric(S[ax], errors="coerce")
+        bad = v.isna() | (v <= 0) | (v > 1)
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(f"axis mean {S[ax].iloc[i]!r} is not in (0, 1]", file=f,
+                             row=i + 2, field=ax)
+        S[ax] = v
+    weights = {}
+    for part in (args.weights.split(",") if args.weights else []):
+        k, _, v = part.partition("=")
+        if k not in AXES:
+            raise InputError(f"unknown axis {k!r} in --weights", field="weights")
+        weights[k] = float(v)
+    out = Path(args.out)
+    ps = aggregate(S, args.aggregator, weights or None)
+    table = pd.DataFrame({"model": S.index, "pscore": ps.round(4).to_numpy(),
+                          "dominant_axis": dominant_axis(S).to_numpy()})
+    atomic_write_text(out / "pscore.csv", table.to_csv(index=False))
+    atomic_write_text(out / "effective_weights.csv",
+                      effective_weights(S).round(4).reset_index().to_csv(index=False))
+    atomic_write_text(out / "loao.csv", leave_one_axis_out(S, args.aggregator).round(4)
+                      .to_csv(index=False))
+    print(markdown_table(table.sort_values("pscore", ascending=False)))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="primebench", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -413,6 +454,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = suites.add_parser("history", help="list the versions of a suite directory")
     p.add_argument("dir")
     p.set_defaults(func=cmd_history)
+
+    prism = sub.add_parser("prism", help="PRISM-VLM axes").add_subparsers(
+        dest="prism_command", required=True)
+    p = prism.add_parser("aggregate", help="re-aggregate a per-axis leaderboard into PScore")
+    p.add_argument("--axis-means", required=True, help="CSV: model,q,if,h,mq,sc,c,vis")
+    p.add_argument("--weights", help="e.g. sc=0.5,h=2")
+    p.add_argument("--aggregator", choices=["harmonic", "arithmetic", "geometric", "min"],
+                   default="harmonic")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_prism_aggregate)
 
     p = sub.add_parser("replay", help="replay release order on a dated panel or leaderboard")
     p.add_argument("--panel")
