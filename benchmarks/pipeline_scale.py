@@ -54,10 +54,13 @@ def reference_ratios(panel) -> None:  # type: ignore[no-untyped-def]
     from sklearn.cluster import KMeans
 
     from primebench_tasks.pipeline.stage0_clean import stage0_clean
-    from primebench_tasks.pipeline.stage1_representatives import benchmark_scores, \
-        choose_representative, supplement
+    from primebench_tasks.pipeline.stage1_representatives import (
+        benchmark_scores,
+        choose_representative,
+        stage1_representatives,
+        supplement,
+    )
     from primebench_tasks.pipeline.stage2_prune import pool_data, resolve_cell_space
-    from primebench_tasks.pipeline.stage1_representatives import stage1_representatives
     from primebench_tasks.select.vaw import benchmark_shares, category_budget, kmeans_labels
 
     s0 = stage0_clean(panel)

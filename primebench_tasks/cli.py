@@ -295,8 +295,13 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
 def cmd_prism_aggregate(args: argparse.Namespace) -> int:
     from primebench_tasks.errors import InputError
-    from primebench_tasks.prism.pscore import AXES, aggregate, dominant_axis, \
-        effective_weights, leave_one_axis_out
+    from primebench_tasks.prism.pscore import (
+        AXES,
+        aggregate,
+        dominant_axis,
+        effective_weights,
+        leave_one_axis_out,
+    )
 
     f = args.axis_means
     try:

@@ -428,7 +428,6 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
     for c in SCORE_COLUMNS:
         if c not in cols:
             raise InputError("required column is missing", file=source, row=1, field=c)
-    n = table.num_rows
 
     def codes_of(name: str) -> tuple[np.ndarray, list[str]]:
         """Integer codes of a string column and the code -> value list; chunks that share a

@@ -133,8 +133,12 @@ def run_end_to_end(panel: Panel, selectors: Sequence[str], retentions: Sequence[
     each selector; ρ over the held-out models between the ranking by the mean of category means
     over all Stage 0-cleaned benchmarks and the pruned k-category leaderboard. Also reported:
     ``no_stage3`` (all pruned categories) and the ``stage3_only`` arm (no item pruning)."""
-    from primebench_tasks.pipeline.primebench import PipelineParams, cleaned_reference, \
-        run_pipeline, selection_scores
+    from primebench_tasks.pipeline.primebench import (
+        PipelineParams,
+        cleaned_reference,
+        run_pipeline,
+        selection_scores,
+    )
 
     say = progress or (lambda _m: None)
     s0 = stage0_clean(panel)

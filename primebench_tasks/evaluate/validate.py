@@ -10,8 +10,14 @@ import pandas as pd
 
 from primebench_tasks.data.io import atomic_write_text
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.protocols import ESTIMATORS, RETENTIONS, default_meets_bar, \
-    run_end_to_end, run_protocol, summarise
+from primebench_tasks.evaluate.protocols import (
+    ESTIMATORS,
+    RETENTIONS,
+    default_meets_bar,
+    run_end_to_end,
+    run_protocol,
+    summarise,
+)
 from primebench_tasks.report.plots import retention_plot
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.select.registry import resolve

@@ -13,14 +13,31 @@ import pandas as pd
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.metrics import spearman
 from primebench_tasks.pipeline.manifest import build_manifest
-from primebench_tasks.pipeline.stage0_clean import MIN_BLIND_MODELS, TAU, Stage0Result, \
-    stage0_clean
-from primebench_tasks.pipeline.stage1_representatives import TARGET_RHO, Stage1Result, \
-    benchmark_scores, stage1_representatives
-from primebench_tasks.pipeline.stage2_prune import FLOOR, RETENTION, SelectorFactory, \
-    Stage2Result, pooled_category_scores, resolve_cell_space, stage2_factory, stage2_prune
-from primebench_tasks.pipeline.stage3_categories import K, MAX_SUBSETS, Stage3Result, k_sweep, \
-    spectrum, stage3_select
+from primebench_tasks.pipeline.stage0_clean import MIN_BLIND_MODELS, TAU, Stage0Result, stage0_clean
+from primebench_tasks.pipeline.stage1_representatives import (
+    TARGET_RHO,
+    Stage1Result,
+    benchmark_scores,
+    stage1_representatives,
+)
+from primebench_tasks.pipeline.stage2_prune import (
+    FLOOR,
+    RETENTION,
+    SelectorFactory,
+    Stage2Result,
+    pooled_category_scores,
+    resolve_cell_space,
+    stage2_factory,
+    stage2_prune,
+)
+from primebench_tasks.pipeline.stage3_categories import (
+    MAX_SUBSETS,
+    K,
+    Stage3Result,
+    k_sweep,
+    spectrum,
+    stage3_select,
+)
 from primebench_tasks.select.vaw import ALPHA
 
 STAGES = ("stage0", "stage1", "stage2", "stage3")

@@ -24,8 +24,13 @@ from primebench_tasks.pipeline.stage2_prune import pooled_category_scores
 from primebench_tasks.refresh.policy import RefreshPolicy
 from primebench_tasks.refresh.records import append_records, partial_models, read_records
 from primebench_tasks.refresh.shelf_life import FrozenCheck, check_frozen, positions
-from primebench_tasks.refresh.store import SuiteLock, clean_temporaries, latest_manifest, \
-    publish, versions
+from primebench_tasks.refresh.store import (
+    SuiteLock,
+    clean_temporaries,
+    latest_manifest,
+    publish,
+    versions,
+)
 from primebench_tasks.report.tables import markdown_table
 
 

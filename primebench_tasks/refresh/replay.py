@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.leaderboard import Leaderboard
@@ -14,8 +13,11 @@ from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
 from primebench_tasks.pipeline.stage0_clean import stage0_clean
 from primebench_tasks.refresh.policy import RefreshPolicy
-from primebench_tasks.refresh.shelf_life import best_leaderboard_subset, check_frozen, \
-    leaderboard_subset_check
+from primebench_tasks.refresh.shelf_life import (
+    best_leaderboard_subset,
+    check_frozen,
+    leaderboard_subset_check,
+)
 
 
 def release_order(models: pd.DataFrame) -> tuple[list[str], int]:

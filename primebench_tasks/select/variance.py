@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from primebench_tasks.select.base import ItemFeatures, Selector, item_variance, rank_by_score, \
-    tie_keys
+from primebench_tasks.select.base import (
+    ItemFeatures,
+    Selector,
+    item_variance,
+    rank_by_score,
+    tie_keys,
+)
 
 
 class VarianceSelector(Selector):

@@ -16,8 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from primebench_tasks.select.base import ItemFeatures, Selector, item_variance, rank_by_score, \
-    tie_keys
+from primebench_tasks.select.base import (
+    ItemFeatures,
+    Selector,
+    item_variance,
+    rank_by_score,
+    tie_keys,
+)
 
 ALPHA = 0.187
 """α = 0.05·√14 (paper default, not tuned on held-out splits)."""

@@ -6,8 +6,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from primebench_tasks.cli import main
-from primebench_tasks.data.importers import import_matrix, parse_release_date, \
-    read_model_metadata, read_wide_csv
+from primebench_tasks.data.importers import (
+    import_matrix,
+    parse_release_date,
+    read_model_metadata,
+    read_wide_csv,
+)
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 

@@ -57,8 +57,16 @@ def _tokenizer():
 
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory):
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, \
-        SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor
+    from transformers import (
+        CLIPConfig,
+        CLIPImageProcessor,
+        CLIPModel,
+        CLIPProcessor,
+        SiglipConfig,
+        SiglipImageProcessor,
+        SiglipModel,
+        SiglipProcessor,
+    )
 
     root = tmp_path_factory.mktemp("models")
     torch.manual_seed(0)
@@ -214,8 +222,13 @@ def tiny_llava(tmp_path_factory):
     """A tiny random LLaVA (Llama text model + CLIP vision tower) with a chat template: the
     causal-VLM embedder path (last-token pooling, instruction prefix)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration, \
-        LlavaProcessor, PreTrainedTokenizerFast
+    from transformers import (
+        CLIPImageProcessor,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        PreTrainedTokenizerFast,
+    )
 
     out = tmp_path_factory.mktemp("llava")
     tok = Tokenizer(models.BPE(unk_token=None))

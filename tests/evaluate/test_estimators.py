@@ -1,8 +1,14 @@
 import numpy as np
 import pytest
 
-from primebench_tasks.evaluate.estimators import AIPW, GPIRT, PIRT, SubsetMean, WeightedMean, \
-    make_estimator
+from primebench_tasks.evaluate.estimators import (
+    AIPW,
+    GPIRT,
+    PIRT,
+    SubsetMean,
+    WeightedMean,
+    make_estimator,
+)
 
 
 def test_subset_and_weighted_mean():

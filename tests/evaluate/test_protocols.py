@@ -3,8 +3,14 @@ import pandas as pd
 import pytest
 
 from primebench_tasks.cli import main
-from primebench_tasks.evaluate.protocols import bootstrap_ceiling, default_meets_bar, \
-    run_end_to_end, run_protocol, summarise, variant_ranking
+from primebench_tasks.evaluate.protocols import (
+    bootstrap_ceiling,
+    default_meets_bar,
+    run_end_to_end,
+    run_protocol,
+    summarise,
+    variant_ranking,
+)
 from primebench_tasks.evaluate.splits import chronological_split, random_splits
 from tests.conftest import make_panel
 

@@ -6,8 +6,12 @@ import pytest
 from scipy import stats
 
 from primebench_tasks.pipeline.stage0_clean import stage0_clean
-from primebench_tasks.pipeline.stage1_representatives import benchmark_scores, \
-    choose_representative, stage1_representatives, supplement
+from primebench_tasks.pipeline.stage1_representatives import (
+    benchmark_scores,
+    choose_representative,
+    stage1_representatives,
+    supplement,
+)
 from primebench_tasks.pipeline.stage3_categories import spectrum, stage3_select
 from tests.conftest import make_panel
 

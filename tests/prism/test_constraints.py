@@ -1,7 +1,6 @@
 import pytest
 
-from primebench_tasks.prism.constraints import VERIFIERS, Constraint, if_score, \
-    sample_constraints
+from primebench_tasks.prism.constraints import VERIFIERS, Constraint, if_score, sample_constraints
 
 CASES = [
     ("max_words", {"n": 5}, "Two apples.", "One two three four five six."),

@@ -7,8 +7,13 @@ import pandas as pd
 import pytest
 
 from primebench_tasks.cli import main
-from primebench_tasks.prism.pscore import AXES, aggregate, dominant_axis, effective_weights, \
-    leave_one_axis_out
+from primebench_tasks.prism.pscore import (
+    AXES,
+    aggregate,
+    dominant_axis,
+    effective_weights,
+    leave_one_axis_out,
+)
 from primebench_tasks.prism.separation import benjamini_hochberg, paired_bootstrap, separation
 from primebench_tasks.prism.sycophancy import first_flip, sc_scores
 

@@ -5,8 +5,6 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from primebench_tasks.cli import main

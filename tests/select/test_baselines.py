@@ -5,8 +5,13 @@ from primebench_tasks.select.anchor_points import AnchorPointsSelector
 from primebench_tasks.select.base import ItemFeatures
 from primebench_tasks.select.datbench import DatBenchSelector, item_rest_correlation
 from primebench_tasks.select.disco import DISCOSelector, disagreement
-from primebench_tasks.select.irt import IRTSelector, binarize, estimate_theta, fit_2pl, \
-    paper_thresholds
+from primebench_tasks.select.irt import (
+    IRTSelector,
+    binarize,
+    estimate_theta,
+    fit_2pl,
+    paper_thresholds,
+)
 from primebench_tasks.select.registry import SELECTORS, SelectorContext, resolve
 from primebench_tasks.select.vaw import VAWSelector, dpp_greedy_map, rbf_bandwidth
 

@@ -5,8 +5,13 @@ from primebench_tasks.select.base import ItemFeatures, item_variance, sqrt_m_var
 from primebench_tasks.select.fps import FPSSelector, KCenterSelector, farthest_points
 from primebench_tasks.select.random import RandomSelector
 from primebench_tasks.select.variance import VarianceSelector
-from primebench_tasks.select.vaw import ALPHA, VAWSelector, benchmark_shares, category_budget, \
-    vaw_rank_score
+from primebench_tasks.select.vaw import (
+    ALPHA,
+    VAWSelector,
+    benchmark_shares,
+    category_budget,
+    vaw_rank_score,
+)
 
 
 def test_alpha_default_is_paper_value():
