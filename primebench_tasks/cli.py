@@ -339,6 +339,38 @@ def cmd_prism_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tasks_lmms(args: argparse.Namespace) -> int:
+    from harness_adapters.lmms_eval.taskgen import generate_tasks
+    from primebench_tasks.pipeline.manifest import read_manifest
+
+    written = generate_tasks(read_manifest(args.manifest), _load_panel(args), args.out)
+    print(f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
+          f"--tasks <suite name> --log_samples ...")
+    return 0
+
+
+def cmd_lmms_path(args: argparse.Namespace) -> int:
+    from harness_adapters.lmms_eval import task_path
+
+    print(task_path())
+    return 0
+
+
+def cmd_ingest_lmms(args: argparse.Namespace) -> int:
+    from harness_adapters.lmms_eval.ingest import read_run
+    from primebench_tasks.pipeline.manifest import read_manifest
+    from primebench_tasks.refresh.records import append_records
+
+    version = read_manifest(args.suite)["version"] if args.suite else None
+    records = read_run(args.output_dir, args.model, version)
+    root = Path(args.panel)
+    panel, rep = append_records(Panel.load(root), records, str(args.output_dir))
+    if rep.n_new:
+        panel.save(root)
+    print("\n".join(rep.lines()))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="primebench", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -459,6 +491,26 @@ def build_parser() -> argparse.ArgumentParser:
     p = suites.add_parser("history", help="list the versions of a suite directory")
     p.add_argument("dir")
     p.set_defaults(func=cmd_history)
+
+    tasks = sub.add_parser("tasks", help="harness task configs from a manifest").add_subparsers(
+        dest="tasks_command", required=True)
+    p = tasks.add_parser("lmms-eval", help="lmms-eval task YAMLs for a suite")
+    p.add_argument("--manifest", required=True)
+    p.add_argument("--panel")
+    p.add_argument("--default", choices=[n for n in default_names()
+                                         if default_kind(n) == "panel"])
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_tasks_lmms)
+    p = sub.add_parser("lmms-eval-path", help="the released suites' lmms-eval task directory")
+    p.set_defaults(func=cmd_lmms_path)
+    ingest = sub.add_parser("ingest", help="harness results into a Panel").add_subparsers(
+        dest="ingest_command", required=True)
+    p = ingest.add_parser("lmms-eval", help="an lmms-eval --log_samples output directory")
+    p.add_argument("output_dir")
+    p.add_argument("--panel", required=True, help="a writable panel directory")
+    p.add_argument("--suite", help="refuse logs generated from another suite version")
+    p.add_argument("--model", help="model name (default: the run's model_name)")
+    p.set_defaults(func=cmd_ingest_lmms)
 
     prism = sub.add_parser("prism", help="PRISM-VLM axes").add_subparsers(
         dest="prism_command", required=True)

@@ -87,6 +87,8 @@ class Panel:
     _rows: np.ndarray | None = None
     _embeddings: dict[str, tuple[pd.DataFrame, np.ndarray]] = field(default_factory=dict)
     _hash: str | None = None
+    root: Path | None = None
+    """The directory the panel was loaded from (relative image_ref paths resolve against it)."""
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -203,6 +205,7 @@ class Panel:
                 space = npy.name[:-4]
                 ids = pq.read_table(emb_dir / f"{space}.ids.parquet").to_pandas()
                 panel.set_embeddings(space, ids, np.load(npy))
+        panel.root = root
         expected = meta.get("content_hash")
         if expected is not None and expected != panel.content_hash:
             raise InputError(f"content hash {panel.content_hash} does not match panel.json "
@@ -359,7 +362,7 @@ class Panel:
             raise KeyError(f"models not in panel {self.name!r}: {missing[:5]}")
         return Panel(name=self.name, models=self.models, benchmarks=self.benchmarks,
                      items=self.items, _scores=self._scores, _rows=pos.astype(np.int64),
-                     _embeddings=self._embeddings, _hash=self._hash)
+                     _embeddings=self._embeddings, _hash=self._hash, root=self.root)
 
     # ------------------------------------------------------------------ embeddings
     @property

@@ -1,0 +1,91 @@
+"""lmms-eval adapter. The end-to-end tests run the real lmms-eval 0.7.3 (installed by .ci/run)
+offline with its dummy model on the released MATH-Vision testmini suite (real images)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness_adapters.lmms_eval import task_path
+from harness_adapters.lmms_eval.ingest import read_run
+from harness_adapters.lmms_eval.task_functions import (
+    ManifestItemsMissing,
+    exact_answer_score,
+    make_process_docs,
+)
+from harness_adapters.lmms_eval.taskgen import generate_tasks
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import InputError
+from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
+from primebench_tasks.pipeline.primebench import run_pipeline
+
+SUITE = task_path().parent / "suites" / "primebench_mathvision.json"
+
+
+class FakeDataset:
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __getitem__(self, key):
+        return [r[key] for r in self.rows]
+
+    def filter(self, fn):
+        return FakeDataset([r for r in self.rows if fn(r)])
+
+
+def test_process_docs_keeps_exactly_the_manifest_items():
+    ds = FakeDataset([{"id": str(i)} for i in range(10)])
+    assert ds["id"] and make_process_docs(["3", "5"], "id", "t")(ds)["id"] == ["3", "5"]
+    with pytest.raises(ManifestItemsMissing, match=r"1 manifest item\(s\).*'42'"):
+        make_process_docs(["3", "42"], "id", "t")(ds)
+
+
+def test_exact_answer_scorer():
+    assert exact_answer_score({"answer": "B", "options": ["x", "y"]}, "B.") == 1.0
+    assert exact_answer_score({"answer": "B", "options": ["x", "y"]}, "A") == 0.0
+    assert exact_answer_score({"answer": "61", "options": []}, "The answer is 61") == 1.0
+    assert exact_answer_score({"answer": "6", "options": []}, "7") == 0.0
+
+
+def test_released_suite_matches_its_manifest():
+    m = read_manifest(SUITE)
+    items = json.loads((task_path() / "primebench_mathvision" / "primebench_items.json")
+                       .read_text())
+    assert items == {"primebench_mathvision_math_vision_mini":
+                     manifest_items(m)["Math Reasoning"]["MATH-Vision_MINI"]}
+    rows = [json.loads(x) for x in (task_path() / "primebench_mathvision" /
+                                    "primebench_mathvision_math_vision_mini.jsonl")
+            .read_text().splitlines()]
+    base = task_path() / "primebench_mathvision"
+    assert len(rows) == 304 and all((base / r["image"]).exists() for r in rows)
+
+
+def test_benchmark_without_item_text_is_refused(tmp_path):
+    p = Panel.load_default("autojudger")
+    m = run_pipeline(p).manifest(p)
+    with pytest.raises(ValueError, match="no lmms-eval row key is known"):
+        generate_tasks(m, p, tmp_path)
+
+
+def _write_run(d: Path, lines: list[str], task="primebench_x", suite="v1"):
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "20260101_results.json").write_text(json.dumps({
+        "model_name": "m", "configs": {task: {"metadata": {"primebench_suite": suite,
+                                                           "benchmark": "MATH-Vision_MINI"}}}}))
+    (d / f"20260101_samples_{task}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_ingest_refuses_bad_logs(tmp_path):
+    with pytest.raises(InputError, match="did not finish"):
+        read_run(tmp_path)
+    good = json.dumps({"doc_id": 0, "primebench_item": {"item_id": "4", "score": 1.0}})
+    _write_run(tmp_path / "a", [good, '{"doc_id": 1, "primebench_i'])
+    with pytest.raises(InputError, match=r"row 2: truncated"):
+        read_run(tmp_path / "a")
+    _write_run(tmp_path / "b", [good, json.dumps({"doc_id": 1, "exact_match": 1})])
+    with pytest.raises(InputError, match="no primebench_item"):
+        read_run(tmp_path / "b")
+    _write_run(tmp_path / "c", [good])
+    with pytest.raises(InputError, match="generated from suite v1, not v2"):
+        read_run(tmp_path / "c", suite_version="v2")
+    assert read_run(tmp_path / "c")["item_id"].tolist() == ["4"]
