@@ -371,6 +371,32 @@ def cmd_ingest_lmms(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_vlmeval_export(args: argparse.Namespace) -> int:
+    from harness_adapters.vlmeval.export import export_suite
+    from primebench_tasks.pipeline.manifest import read_manifest
+
+    out = export_suite(read_manifest(args.manifest), args.source_tsv, args.lmudata)
+    for name, path in out.items():
+        print(f"{name}: {path}")
+    print(f"config: {Path(args.lmudata) / 'primebench_vlmeval_config.json'}")
+    return 0
+
+
+def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
+    from harness_adapters.vlmeval.export import dataset_name
+    from harness_adapters.vlmeval.ingest import read_results
+    from primebench_tasks.refresh.records import append_records
+
+    root = Path(args.panel)
+    panel = Panel.load(root)
+    records = read_results(args.work_dir, {dataset_name(b): b for b in panel.benchmark_names})
+    panel, rep = append_records(panel, records, str(args.work_dir))
+    if rep.n_new:
+        panel.save(root)
+    print("\n".join(rep.lines()))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="primebench", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -511,6 +537,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--suite", help="refuse logs generated from another suite version")
     p.add_argument("--model", help="model name (default: the run's model_name)")
     p.set_defaults(func=cmd_ingest_lmms)
+
+    p = ingest.add_parser("vlmeval", help="a VLMEvalKit work directory")
+    p.add_argument("work_dir")
+    p.add_argument("--panel", required=True, help="a writable panel directory")
+    p.set_defaults(func=cmd_ingest_vlmeval)
+    vlm = sub.add_parser("vlmeval", help="VLMEvalKit datasets").add_subparsers(
+        dest="vlmeval_command", required=True)
+    p = vlm.add_parser("export", help="LMUData TSVs holding exactly a suite's items")
+    p.add_argument("--manifest", required=True)
+    p.add_argument("--source-tsv", required=True, help="folder of the upstream <dataset>.tsv")
+    p.add_argument("--lmudata", required=True)
+    p.set_defaults(func=cmd_vlmeval_export)
 
     prism = sub.add_parser("prism", help="PRISM-VLM axes").add_subparsers(
         dest="prism_command", required=True)
