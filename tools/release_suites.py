@@ -4,7 +4,9 @@
 
 Released: ``primebench_mathvision`` — the PRIMEBench pipeline on the embedded MATH-Vision testmini
 panel (the embedded panel whose item text and images are shipped, so its lmms-eval tasks run
-offline). Writes ``task_configs/suites/<name>.json`` and ``task_configs/lmms_eval/<name>/``.
+offline) — and ``primebench_mathvision_testmini``, all 304 testmini items (Stage 0 only), the local benchmark
+users can copy for their private benchmarks. Writes ``task_configs/suites/<name>.json`` and
+``task_configs/lmms_eval/<name>/``.
 """
 
 from __future__ import annotations
@@ -15,15 +17,16 @@ from pathlib import Path
 from harness_adapters.lmms_eval.taskgen import generate_tasks
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import write_manifest
-from primebench_tasks.pipeline.primebench import run_pipeline
+from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
 
-SUITES = {"primebench_mathvision": "mathvision"}
+SUITES = {"primebench_mathvision": ("mathvision", "stage3"),
+          "primebench_mathvision_testmini": ("mathvision", "stage0")}
 
 
 def main() -> None:
-    for name, default in SUITES.items():
+    for name, (default, until) in SUITES.items():
         panel = Panel.load_default(default)
-        manifest = run_pipeline(panel).manifest(panel, name)
+        manifest = run_pipeline(panel, PipelineParams(until=until)).manifest(panel, name)
         write_manifest(manifest, Path("task_configs/suites") / f"{name}.json")
         out = Path("task_configs/lmms_eval") / name
         if out.exists():

@@ -64,6 +64,8 @@ def generate_tasks(manifest: dict[str, Any], panel: Panel, out: str | Path) -> l
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     suite = slug(manifest["name"])
+    if not suite.startswith(("primebench", "resampledbench")):
+        suite = f"primebench_{suite}"  # lmms-eval's built-in tasks win over included ones
     items = manifest_items(manifest)
     written: list[Path] = []
     funcs = ["import json", "from pathlib import Path", "",
