@@ -131,7 +131,6 @@ def read_wide_csv(path: str | Path, orientation: str | None = None,
         k = col_keys[int(np.flatnonzero(dup_cols)[0])]
         raise InputError(f"duplicate column {k!r}", file=f, row=1, field=k)
 
-    values = np.full(body.shape, np.nan)
     flat = body.ravel()
     num = pd.to_numeric(pd.Series(flat), errors="coerce").to_numpy()
     empty = np.array([str(v).strip() == "" for v in flat])

@@ -324,12 +324,7 @@ class Panel:
         return out
 
     def _item_offsets(self) -> dict[str, int]:
-        counts = self.items.groupby("benchmark", sort=False).size()
-        offs, acc = {}, 0
-        for b in self.benchmarks["benchmark"]:
-            offs[b] = acc
-            acc += int(counts.get(b, 0))
-        return offs
+        return _item_layout(self.items, self.benchmarks)[1]
 
     def item_ids(self, benchmark: str) -> np.ndarray:
         """Item ids of ``benchmark`` in column order, shape (N_b,), dtype object (str)."""
@@ -419,6 +414,19 @@ class Panel:
         return (f"Panel({self.name!r}: {len(self.model_names)} models, "
                 f"{len(self.benchmarks)} benchmarks, {len(self.items)} items, "
                 f"conditions={self.conditions})")
+
+
+def _item_layout(items: pd.DataFrame, benchmarks: pd.DataFrame
+                 ) -> tuple[pd.Series, dict[str, int]]:
+    """Items per benchmark and the row where each benchmark's items start in ``items`` (items are
+    grouped by benchmark in benchmark order)."""
+    counts = items.groupby("benchmark", sort=False).size()
+    offsets: dict[str, int] = {}
+    acc = 0
+    for b in benchmarks["benchmark"]:
+        offsets[b] = acc
+        acc += int(counts.get(b, 0))
+    return counts, offsets
 
 
 def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFrame,
@@ -512,12 +520,7 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
                          f"{m_vals[m_idx[i]]!r}, item {i_vals[i_idx[i]]!r})", file=source,
                          row=i + 2, field="score")
     n_models = len(models)
-    counts = items.groupby("benchmark", sort=False).size()
-    offsets: dict[str, int] = {}
-    acc = 0
-    for b in benchmarks["benchmark"]:
-        offsets[b] = acc
-        acc += int(counts.get(b, 0))
+    counts, offsets = _item_layout(items, benchmarks)
     model_row = m_map.astype(np.int32)[m_idx]
     # group rows by (condition, benchmark) with one stable O(n) sort
     group = c_idx * np.int32(n_b) + item_b.astype(np.int32)[item_row]

@@ -10,6 +10,7 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.metrics import nanmean_rows
+from primebench_tasks.select.base import item_variance
 
 FAMILY_MAX = 0.5
 BAND = (0.10, 0.50)
@@ -78,9 +79,9 @@ def capability_frontier(panel: Panel, keep: dict[str, np.ndarray], budget: int |
         with np.errstate(invalid="ignore", divide="ignore"):
             fmean = np.where(v, X[rows], 0).sum(axis=0) / cnt
         ok &= (cnt == 0) | (fmean <= family_max)
+    var, _ = item_variance(X)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(valid, X, 0).sum(axis=0) / n_valid
-        var = (np.where(valid, X - mean, 0) ** 2).sum(axis=0) / n_valid
     in_band = ok & (mean >= band[0]) & (mean <= band[1])
     axes = model_axes(panel, keep)
     gain = float(axes["per_step"].max()) if len(axes) else None

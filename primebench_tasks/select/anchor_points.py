@@ -15,15 +15,15 @@ MAX_ITEMS = 12_000
 (1.1 GB at float64); the other items are assigned to their most correlated medoid."""
 
 
-def item_correlation(X: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Pearson correlation between items ``rows`` and ``cols`` over models, NaN-aware by mean
-    imputation; constant items correlate 0 with everything. Shape (len(rows), len(cols))."""
+def standardised_items(X: np.ndarray) -> np.ndarray:
+    """Item columns centred and scaled to unit norm over models (M, n), NaN-aware by mean
+    imputation; a constant item becomes all zeros, so it correlates 0 with everything. The
+    Pearson correlation of items i and j is then ``Z[:, i] @ Z[:, j]``."""
     mu = np.nanmean(X, axis=0)
     Z = np.where(np.isfinite(X), X, mu) - mu
     sd = np.sqrt((Z * Z).sum(axis=0))
     sd[sd == 0] = np.inf
-    Z = Z / sd
-    return np.nan_to_num(Z[:, rows].T @ Z[:, cols])
+    return np.nan_to_num(Z / sd)
 
 
 class AnchorPointsSelector(Selector):
@@ -45,14 +45,15 @@ class AnchorPointsSelector(Selector):
         rng = np.random.default_rng(self.random_state)
         pool = np.arange(n) if n <= self.max_items else np.sort(
             rng.choice(n, size=self.max_items, replace=False))
-        corr = item_correlation(X, pool, pool)
+        Z = standardised_items(X)
+        corr = Z[:, pool].T @ Z[:, pool]
         diss = np.clip(1.0 - corr, 0.0, 2.0)
         np.fill_diagonal(diss, 0.0)
         res = kmedoids.fasterpam(diss, self.k, init="random",
                                  random_state=int(self.random_state), n_cpu=1)
         medoids = pool[np.asarray(res.medoids, dtype=np.int64)]
         assign = np.concatenate([  # in chunks: (n, k) at once is GBs on large pools
-            np.argmax(item_correlation(X, np.arange(s, min(s + 4096, n)), medoids), axis=1)
+            np.argmax(Z[:, s:s + 4096].T @ Z[:, medoids], axis=1)
             for s in range(0, n, 4096)])
         assign[medoids] = np.arange(len(medoids))
         sizes = np.bincount(assign, minlength=len(medoids)).astype(float)
