@@ -19,8 +19,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.suite_docs import GENERATION, PROMPT_KWARGS, benchmark_rows
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import manifest_items
 
 KNOWN_UPSTREAM_KEYS: dict[str, str] = {}
@@ -39,22 +41,16 @@ def _yaml_value(v: Any) -> str:
 
 
 def _local_rows(panel: Panel, benchmark: str, out: Path) -> list[dict[str, Any]]:
-    items = panel.items_of(benchmark)
-    root = getattr(panel, "root", None)
-    rows = []
-    for r in items.itertuples(index=False):
-        if r.question is None or r.answer is None:
-            raise ValueError(f"benchmark {benchmark!r} has no item text/answer in panel "
-                             f"{panel.name!r}, and no lmms-eval row key is known for its upstream "
-                             "task: it cannot be generated")
-        image = None
-        if r.image_ref:
-            p = Path(r.image_ref)
-            full = p if p.is_absolute() or root is None else (Path(root) / p).resolve()
-            image = os.path.relpath(full, out.resolve())  # portable with the checkout
-        rows.append({"id": str(r.item_id), "question": r.question,
-                     "options": json.loads(r.options) if r.options else [],
-                     "answer": r.answer, "image": image})
+    """The benchmark's documents with image paths relative to ``out`` (portable with the
+    checkout)."""
+    try:
+        rows = benchmark_rows(panel, benchmark)
+    except InputError as exc:
+        raise InputError(f"{exc}; no lmms-eval row key is known for its upstream task either: "
+                         "it cannot be generated") from None
+    for r in rows:
+        if r["image"] is not None:
+            r["image"] = os.path.relpath(r["image"], out.resolve())
     return rows
 
 
@@ -99,17 +95,13 @@ def generate_tasks(manifest: dict[str, Any], panel: Panel, out: str | Path) -> l
                 "doc_to_text: !function primebench_suite.doc_to_text", "doc_to_target: answer",
                 f"process_docs: !function primebench_suite.process_docs_{slug(b)}",
                 f"process_results: !function primebench_suite.process_results_{slug(b)}",
-                "generation_kwargs:", "  max_new_tokens: 64", "  temperature: 0",
-                "  do_sample: false", "metric_list:", f"  - metric: {METRIC}",
+                "generation_kwargs:",
+                *[f"  {k}: {_yaml_value(v)}" for k, v in GENERATION.items()], "metric_list:", f"  - metric: {METRIC}",
                 "    aggregation: mean", "    higher_is_better: true",
                 "  - metric: primebench_item",
                 "    aggregation: !function primebench_suite.item_aggregation",
                 "    higher_is_better: true", "lmms_eval_specific_kwargs:", "  default:",
-                "    mc_prompt: " + _yaml_value(
-                    "Answer the question with the option's letter from the given choices "
-                    "directly."),
-                "    short_answer_prompt: " + _yaml_value(
-                    "Answer the question with a number directly."),
+                *[f"    {k}: {_yaml_value(v)}" for k, v in PROMPT_KWARGS.items()],
                 "metadata:", "  version: 1.0", f"  primebench_suite: {manifest['version']}",
                 f"  benchmark: {_yaml_value(b)}", f"  category: {_yaml_value(cat)}", ""]
             written.append(atomic_write_text(out / f"{t}.yaml", "\n".join(yaml)))

@@ -17,7 +17,7 @@ def register(upstream: dict[str, str] | None = None) -> Any:
 
     mapping = dict(upstream or {})
 
-    base = getattr(D, "ImageMCQDataset")
+    base = D.ImageMCQDataset
 
     class PrimeBenchDataset(base):  # type: ignore[misc, valid-type]
         """A suite benchmark exported by ``primebench vlmeval export`` (no MD5: used as-is)."""

@@ -20,6 +20,7 @@ from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.evaluate.metrics import kendall, nanmean_rows, spearman, top_k_overlap
 from primebench_tasks.evaluate.splits import chronological_split, random_splits
+from primebench_tasks.evaluate.variants import CEILING_BAR, bootstrap_suite_scores, ceiling_of
 from primebench_tasks.pipeline.stage0_clean import stage0_clean
 from primebench_tasks.pipeline.stage1_representatives import stage1_representatives
 from primebench_tasks.pipeline.stage2_prune import PoolData, pool_data, resolve_cell_space
@@ -218,14 +219,8 @@ def bootstrap_ceiling(X_full: np.ndarray, n_boot: int = 2000, seed: int = 0) -> 
     replacement ``n_boot`` times and return the mean Spearman ρ between the bootstrap ranking and
     the full ranking of the variants (rows of X_full, (V, N)). A variant set supports a conclusion
     only if this is ≥ 0.90."""
-    rng = np.random.default_rng(seed)
-    V, N = X_full.shape
-    full = nanmean_rows(X_full)
-    rhos = np.empty(n_boot)
-    for b in range(n_boot):
-        idx = rng.integers(N, size=N)
-        rhos[b] = spearman(nanmean_rows(X_full[:, idx]), full)
-    return float(np.nanmean(rhos))
+    one = np.zeros(X_full.shape[1], dtype=object)
+    return ceiling_of(bootstrap_suite_scores(X_full, one, n_boot, seed), nanmean_rows(X_full))
 
 
 def variant_ranking(X_full: np.ndarray, indices: np.ndarray, n_boot: int = 2000, seed: int = 0
@@ -235,4 +230,4 @@ def variant_ranking(X_full: np.ndarray, indices: np.ndarray, n_boot: int = 2000,
     full = nanmean_rows(X_full)
     sel = nanmean_rows(X_full[:, indices])
     ceiling = bootstrap_ceiling(X_full, n_boot, seed)
-    return {"rho": spearman(sel, full), "ceiling": ceiling, "supports_conclusion": ceiling >= 0.90}
+    return {"rho": spearman(sel, full), "ceiling": ceiling, "supports_conclusion": ceiling >= CEILING_BAR}

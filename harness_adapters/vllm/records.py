@@ -1,0 +1,100 @@
+"""The runner's record file: one JSON line per finished (model, adapter, item), appended and
+fsynced as soon as the answer is scored, so a killed run loses nothing that finished.
+
+A line (schema ``primebench.run_record/1``): ``model`` (the variant's name: the base model's name,
+or ``<base>+<adapter>``), ``adapter`` (null for the base model), ``benchmark``, ``category``,
+``item_id``, ``condition`` (``vl``), ``status`` (``ok`` | ``failed``), ``score`` (in [0, 1]; null
+when failed — missing, never 0), ``response`` (the model's text), ``answer`` (the gold answer),
+``error``, ``suite`` (manifest version), ``seconds`` (the batch's generation time per item).
+
+Failed items are retried on the next run; their failed line stays (a later ``ok`` line supersedes
+it). ``primebench refresh --records FILE`` and ``read_records`` take the file as it is (failed
+lines are not appended to the panel).  A SIGKILL during a write can leave a partial last line
+without its newline: it is dropped (that item is simply run again) and cut off before the next
+append.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from primebench_tasks.errors import InputError
+
+SCHEMA = "primebench.run_record/1"
+REQUIRED = ("model", "item_id", "benchmark", "status")
+
+
+def variant_name(model: str, adapter: str | None) -> str:
+    return model if adapter is None else f"{model}+{adapter}"
+
+
+@dataclass
+class RecordFile:
+    """Append-only JSONL of run records at ``path``."""
+
+    path: Path
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)
+
+    def read(self) -> list[dict[str, Any]]:
+        """All complete lines, in file order. A line that is not valid JSON, or lacks a required
+        field, raises ``InputError`` naming the file and line — except a partial last line left
+        by a kill, which is ignored."""
+        if not self.path.exists():
+            return []
+        data = self.path.read_bytes()
+        complete = data if data.endswith(b"\n") or not data else data[: data.rfind(b"\n") + 1]
+        out = []
+        for ln, line in enumerate(complete.decode("utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", file=str(self.path),
+                                 row=ln) from None
+            for f in REQUIRED:
+                if f not in rec:
+                    raise InputError("required field is missing", file=str(self.path), row=ln,
+                                     field=f)
+            out.append(rec)
+        return out
+
+    def finished(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """(variant name, item id) → its ``ok`` record. Two ``ok`` lines for one key mean an
+        item was computed twice: an error."""
+        done: dict[tuple[str, str], dict[str, Any]] = {}
+        for ln, rec in enumerate(self.read(), start=1):
+            if rec["status"] != "ok":
+                continue
+            key = (str(rec["model"]), str(rec["item_id"]))
+            if key in done:
+                raise InputError(f"item {key[1]} of {key[0]} was recorded twice",
+                                 file=str(self.path), row=ln, field="item_id")
+            done[key] = rec
+        return done
+
+    def append(self, records: Iterable[dict[str, Any]]) -> int:
+        """Append ``records`` (one line each) and fsync; returns how many were written."""
+        lines = [json.dumps({"schema": SCHEMA, **r}, ensure_ascii=False, sort_keys=True,
+                            allow_nan=False) + "\n" for r in records]
+        if not lines:
+            return 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a+b") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size:
+                fh.seek(size - 1)
+                if fh.read(1) != b"\n":  # a kill cut the last line: drop it
+                    fh.seek(0)
+                    fh.truncate(fh.read().rfind(b"\n") + 1)
+            fh.write("".join(lines).encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        return len(lines)

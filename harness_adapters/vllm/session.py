@@ -1,0 +1,220 @@
+"""One runner session: check the inputs, freeze the run's spec next to its records, run every
+variant, and write the reports (``primebench run`` / ``primebench rank-variants``).
+
+Output directory::
+
+    run_spec.json     what the records were made with (suite, model, prompts, decoding, engine)
+    records.jsonl     one line per finished (variant, item): see records.py
+    report.json/.md   suite score, category scores, predicted full-suite score and rank (+ CIs)
+    placement.png     the new models placed on the reference panel's ranking
+    variants.json/.md/.png   (rank-variants) ranking, pairwise P(A beats B), bootstrap ceiling
+
+A second run into the same directory resumes: it must have the same suite, model, prompts and
+decoding (adapters may be added).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness_adapters.suite_docs import GENERATION, PROMPT_KWARGS, SuiteDoc, suite_docs
+from harness_adapters.vllm.backends import (
+    Adapter,
+    BackendError,
+    EngineSettings,
+    OfflineBackend,
+    ServerBackend,
+    check_adapter,
+    check_model,
+)
+from harness_adapters.vllm.records import RecordFile, variant_name
+from harness_adapters.vllm.runner import RunSummary, run_variants
+from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.placement import (
+    DEFAULT_ESTIMATOR,
+    full_suite_scores,
+    place_models,
+)
+from primebench_tasks.evaluate.variants import CEILING_BAR, rank_variants
+from primebench_tasks.report.plots import placement_plot, variants_plot
+from primebench_tasks.report.tables import markdown_table
+
+RUN_SCHEMA = "primebench.run/1"
+REPORT_SCHEMA = "primebench.run_report/1"
+
+
+@dataclass
+class RunRequest:
+    """What to run: a base model (local directory or cached repo id), named LoRA adapters, the
+    suite, and where to write."""
+
+    model: str
+    suite: dict[str, Any]
+    out: Path
+    adapters: dict[str, str] = field(default_factory=dict)
+    name: str | None = None
+    include_base: bool = True
+    backend: str = "vllm"
+    base_url: str | None = None
+    served_model: str | None = None
+    timeout_s: float = 120.0
+    engine: EngineSettings = field(default_factory=EngineSettings)
+    batch_size: int = 32
+    max_new_tokens: int | None = None
+
+    @property
+    def model_name(self) -> str:
+        return self.name or Path(self.model.rstrip("/")).name
+
+    def variants(self) -> list[str | None]:
+        base: list[str | None] = [None] if self.include_base else []
+        return base + sorted(self.adapters)
+
+
+def _spec(req: RunRequest, adapters: Sequence[Adapter]) -> dict[str, Any]:
+    return {"schema": RUN_SCHEMA, "suite": req.suite["version"], "suite_name": req.suite["name"],
+            "model": req.model_name, "model_path": str(req.model),
+            "prompt_kwargs": PROMPT_KWARGS,
+            "generation": {**GENERATION, "max_new_tokens": req.max_new_tokens
+                           or GENERATION["max_new_tokens"]},
+            "adapters": {a.name: {"path": str(a.path), "rank": a.rank} for a in adapters}}
+
+
+def freeze_spec(out: Path, spec: dict[str, Any]) -> None:
+    """Write ``run_spec.json``, or check that an existing one matches (adapters may grow)."""
+    path = out / "run_spec.json"
+    if path.exists():
+        import json
+
+        old = json.loads(path.read_text("utf-8"))
+        for key in ("schema", "suite", "model", "model_path", "prompt_kwargs", "generation"):
+            if old.get(key) != spec.get(key):
+                raise BackendError(f"{out} holds a run with a different {key} "
+                                   f"({old.get(key)!r} vs {spec.get(key)!r}); use another --out")
+        for name, a in spec["adapters"].items():
+            if name in old["adapters"] and old["adapters"][name] != a:
+                raise BackendError(f"{out}: adapter {name} was run from {old['adapters'][name]}"
+                                   f", now {a}; give it another name")
+        spec = {**spec, "adapters": {**old["adapters"], **spec["adapters"]}}
+    atomic_write_text(path, canonical_json(spec))
+
+
+def execute(req: RunRequest, panel: Panel, progress: Callable[[str], None] | None = None,
+            backend: Any = None) -> RunSummary:
+    """Check, freeze the spec, build the backend (unless given), run all variants."""
+    docs: list[SuiteDoc] = suite_docs(req.suite, panel)
+    if req.backend == "server":
+        adapters = [Adapter(n, Path(p), 0) for n, p in sorted(req.adapters.items())]
+    else:
+        model = check_model(req.model)
+        adapters = [check_adapter(n, p, model, req.engine.max_lora_rank)
+                    for n, p in sorted(req.adapters.items())]
+    req.out.mkdir(parents=True, exist_ok=True)
+    freeze_spec(req.out, _spec(req, adapters))
+    if backend is None:
+        if req.backend == "server":
+            if not req.base_url:
+                raise BackendError("--backend server needs --base-url http://HOST:PORT/v1")
+            backend = ServerBackend(req.base_url, req.served_model or req.model, sorted(
+                req.adapters), timeout_s=req.timeout_s, max_new_tokens=req.max_new_tokens)
+        else:
+            backend = OfflineBackend(req.model, adapters, req.engine, req.max_new_tokens)
+    return run_variants(backend, docs, req.model_name, req.variants(),
+                        RecordFile(req.out / "records.jsonl"), req.suite["version"],
+                        req.batch_size, progress)
+
+
+def score_frame(records: RecordFile, names: Sequence[str], suite: dict[str, Any]
+                ) -> tuple[pd.DataFrame, pd.Series]:
+    """(variants × (benchmark, item_id)) ok scores (NaN = missing or failed) in suite order,
+    and each column's category."""
+    done = records.finished()
+    cols, cats = [], []
+    for cat, c in suite["categories"].items():
+        for b, e in c["benchmarks"].items():
+            for i in e["item_ids"]:
+                cols.append((b, str(i)))
+                cats.append(cat)
+    index = pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"])
+    data = [[(done.get((n, i)) or {}).get("score", float("nan")) for _, i in cols]
+            for n in names]
+    frame = pd.DataFrame(data, index=pd.Index(list(names), name="model"), columns=index,
+                         dtype=float)
+    return frame, pd.Series(cats, index=index)
+
+
+def write_run_report(req: RunRequest, panel: Panel, estimator: str = DEFAULT_ESTIMATOR,
+                     n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """report.json / report.md / placement.png for every variant of ``req``."""
+    names = [variant_name(req.model_name, a) for a in req.variants()]
+    scores, _ = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
+    placed = place_models(panel, req.suite, scores, estimator, n_boot, seed)
+    ref = full_suite_scores(panel)
+    doc = {"schema": REPORT_SCHEMA, "suite": req.suite["version"],
+           "reference_panel": {"name": panel.name, "hash": panel.content_hash,
+                               "n_models": int(ref.notna().sum())},
+           "estimator": estimator, "n_boot": n_boot, "seed": seed,
+           "models": {str(m): {k: _plain(v) for k, v in r.items()}
+                      for m, r in placed.iterrows()}}
+    atomic_write_text(req.out / "report.json", canonical_json(doc))
+    cols = ["n_scored", "suite_score", "suite_score_lo", "suite_score_hi", "suite_rank",
+            "predicted_full", "predicted_full_lo", "predicted_full_hi", "predicted_rank",
+            "predicted_rank_lo", "predicted_rank_hi"]
+    md = (f"# {req.suite['name']} ({req.suite['version']}): {req.model_name}\n\n"
+          f"Reference panel {panel.name} ({int(ref.notna().sum())} models); ranks are out of "
+          f"{int(ref.notna().sum()) + 1}; intervals: 95 % bootstrap over suite items "
+          f"({n_boot} resamples); estimator {estimator}.\n\n"
+          + markdown_table(placed[cols].reset_index()) + "\n"
+          + markdown_table(placed[[c for c in placed.columns if c.startswith("cat:")]]
+                           .reset_index()))
+    atomic_write_text(req.out / "report.md", md)
+    placement_plot(ref, placed, req.out / "placement.png",
+                   f"{req.suite['name']}: new models on {panel.name}")
+    return placed
+
+
+def write_variant_report(req: RunRequest, n_boot: int = 2000, seed: int = 0
+                         ) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """variants.json / variants.md / variants.png: the variants' ranking, pairwise P(A beats B)
+    and the bootstrap ceiling (App. I.4: trust the ranking only if ≥ 0.90)."""
+    names = [variant_name(req.model_name, a) for a in req.variants()]
+    scores, cats = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
+    table, pairwise, ceiling = rank_variants(scores, cats, n_boot, seed)
+    trust = bool(ceiling >= CEILING_BAR)
+    doc = {"schema": "primebench.variants/1", "suite": req.suite["version"], "n_boot": n_boot,
+           "seed": seed, "ceiling": _plain(ceiling), "supports_conclusion": trust,
+           "ranking": [{"variant": str(v), **{k: _plain(x) for k, x in r.items()}}
+                       for v, r in table.iterrows()],
+           "pairwise": {str(a): {str(b): _plain(pairwise.loc[a, b]) for b in pairwise.columns}
+                        for a in pairwise.index}}
+    atomic_write_text(req.out / "variants.json", canonical_json(doc))
+    verdict = ("stable enough to trust" if trust else
+               "NOT stable enough to trust: the variants are closer than the suite can tell")
+    md = (f"# Variants of {req.model_name} on {req.suite['name']}\n\n"
+          f"Bootstrap ceiling ρ = {ceiling:.3f} (bar {CEILING_BAR}): the ranking is {verdict}."
+          "\n\n" + markdown_table(table.reset_index()) + "\nP(row beats column):\n\n"
+          + markdown_table(pairwise.reset_index()))
+    atomic_write_text(req.out / "variants.md", md)
+    variants_plot(table, pairwise, ceiling, req.out / "variants.png")
+    return table, pairwise, ceiling
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and v != v:
+        return None
+    return v
+
+
+def engine_settings(**kw: Any) -> EngineSettings:
+    """EngineSettings from CLI values (None = default)."""
+    base = asdict(EngineSettings())
+    base.update({k: v for k, v in kw.items() if v is not None})
+    return EngineSettings(**base)

@@ -1,0 +1,175 @@
+"""Where new models stand: their suite score, predicted full-suite score and predicted rank among a
+reference panel's models, each with a bootstrap interval over the suite's items.
+
+Definitions (shapes: M reference models, V new models, k_c suite items in category c):
+
+- *suite score*: mean over the suite's categories of the item-pooled category mean (the manifest's
+  ``mean_of_category_means``); a new model's missing items are skipped, not scored 0.
+- *full-suite score* of a reference model: mean over all panel categories of the mean of the
+  category's benchmark means, over every item of every panel benchmark (App. D.3's end-to-end
+  reference, without Stage 0 cleaning: the full suite a user would otherwise run).
+- *predicted full-suite score*: per suite category, a score estimator (``mean``, ``weighted``,
+  ``pirt``, ``gpirt``, ``aipw``; default ``aipw``: calibrated and cheap to refit) fitted on the
+  reference models' responses to all items of the category's suite benchmarks predicts the new
+  model's pooled mean over those items from its suite responses; the category predictions map to
+  the full-suite score by their mean when the suite covers every panel benchmark with one benchmark
+  per category, else by a ridge regression (α = ``RIDGE_ALPHA``) fitted on the reference models.
+- *ranks* (1 = best, among the M reference models plus the new one): ``suite_rank`` compares the
+  suite score with the reference models' suite scores on the same items; ``predicted_rank``
+  compares the predicted full-suite score with the reference models' full-suite scores.
+- *intervals*: percentile [2.5, 97.5] of ``n_boot`` resamples of the suite items with replacement
+  within each category (the same resample for every model; estimators refitted on it).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import InputError
+from primebench_tasks.evaluate.estimators import make_estimator
+from primebench_tasks.evaluate.metrics import nanmean_rows
+from primebench_tasks.pipeline.manifest import manifest_items
+
+RIDGE_ALPHA = 1e-2
+DEFAULT_ESTIMATOR = "aipw"
+
+
+def full_suite_scores(panel: Panel) -> pd.Series:
+    """Full-suite score of every panel model (see the module docstring), indexed by model."""
+    bench = pd.DataFrame({b: nanmean_rows(panel.matrix(b)) for b in panel.benchmark_names},
+                         index=panel.model_names)
+    cats = pd.DataFrame({c: bench[bs].mean(axis=1, skipna=True)
+                         for c, bs in panel.categories().items()})
+    return cats.mean(axis=1, skipna=True)
+
+
+@dataclass
+class _Category:
+    name: str
+    Y: np.ndarray          # (M, n_c) reference responses over the category's suite benchmarks
+    sel: np.ndarray        # (k_c,) positions of the suite items in Y's columns
+    new: np.ndarray        # (V, k_c) new models' responses to the suite items (NaN = missing)
+
+
+def _categories(panel: Panel, manifest: dict, new: pd.DataFrame) -> list[_Category]:
+    out = []
+    for cat, by_b in manifest_items(manifest).items():
+        mats, sel, cols = [], [], []
+        offset = 0
+        for b, ids in by_b.items():
+            if b not in panel.benchmark_names:
+                raise InputError(f"suite benchmark {b!r} is not in reference panel "
+                                 f"{panel.name!r}", field="benchmark")
+            pid = {str(i): j for j, i in enumerate(panel.item_ids(b))}
+            missing = [i for i in ids if str(i) not in pid]
+            if missing:
+                raise InputError(f"suite items of {b!r} not in panel {panel.name!r}: "
+                                 f"{missing[:5]}", field="item_id")
+            X = panel.matrix(b)
+            mats.append(X)
+            sel += [offset + pid[str(i)] for i in ids]
+            cols += [(b, str(i)) for i in ids]
+            offset += X.shape[1]
+        wide = new.reindex(columns=pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"]))
+        out.append(_Category(cat, np.concatenate(mats, axis=1), np.asarray(sel, np.int64),
+                             wide.to_numpy(float)))
+    return out
+
+
+def _rank(value: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """1 + number of reference scores strictly above each value (V,)."""
+    ref = reference[np.isfinite(reference)]
+    return 1 + (ref[None, :] > value[:, None]).sum(axis=1)
+
+
+class _Predictor:
+    """Per-category estimators plus the category → full-suite map, for one item resample."""
+
+    def __init__(self, cats: list[_Category], full: np.ndarray, exact_mean: bool,
+                 estimator: str) -> None:
+        self.cats, self.full, self.exact_mean, self.estimator = cats, full, exact_mean, estimator
+        ok = np.isfinite(full)
+        P = np.column_stack([nanmean_rows(c.Y) for c in cats])
+        ok &= np.isfinite(P).all(axis=1)
+        if not exact_mean:
+            if ok.sum() < 3:
+                raise InputError("fewer than 3 reference models with a full-suite score: "
+                                 "cannot map suite categories to the full suite")
+            Pc, mu_p, mu_t = P[ok] - P[ok].mean(0), P[ok].mean(0), full[ok].mean()
+            self.beta_ = np.linalg.solve(Pc.T @ Pc + RIDGE_ALPHA * np.eye(P.shape[1]),
+                                         Pc.T @ (full[ok] - mu_t))
+            self.mu_p_, self.mu_t_ = mu_p, mu_t
+
+    def _map(self, P: np.ndarray) -> np.ndarray:
+        if self.exact_mean:
+            return np.nanmean(P, axis=1)
+        return self.mu_t_ + (P - self.mu_p_) @ self.beta_
+
+    def predict(self, picks: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Suite scores (V,), per-category suite means (V, C), predicted full scores (V,), for
+        the resampled suite positions ``picks[c]`` (indices into each category's suite items)."""
+        cat_means, preds = [], []
+        for c, pick in zip(self.cats, picks, strict=True):
+            idx = c.sel[pick]
+            est = make_estimator(self.estimator).fit(c.Y, idx)
+            preds.append(est.predict(c.new[:, pick]))
+            cat_means.append(nanmean_rows(c.new[:, pick]))
+        C = np.column_stack(cat_means)
+        with warnings.catch_warnings():  # a model with no scored item in a resample: NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanmean(C, axis=1), C, self._map(np.column_stack(preds))
+
+
+def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
+                 estimator: str = DEFAULT_ESTIMATOR, n_boot: int = 1000, seed: int = 0
+                 ) -> pd.DataFrame:
+    """Place new models on the reference ``panel``.
+
+    ``new``: new models' item scores, index = model names, columns = MultiIndex (benchmark,
+    item_id), values in [0, 1] or NaN (missing). Returns one row per new model with
+    ``n_items``, ``n_scored``, ``suite_score`` (+ ``_lo``/``_hi``), ``suite_rank`` (+ interval),
+    ``predicted_full`` (+ interval), ``predicted_rank`` (+ interval), ``n_reference`` and one
+    ``cat:<category>`` column per suite category."""
+    cats = _categories(panel, manifest, new)
+    full_s = full_suite_scores(panel)
+    full = full_s.to_numpy(float)
+    suite_benchmarks = {b for by_b in manifest_items(manifest).values() for b in by_b}
+    exact = (suite_benchmarks == set(panel.benchmark_names)
+             and all(len(by_b) == 1 for by_b in manifest_items(manifest).values()))
+    pred = _Predictor(cats, full, exact, estimator)
+    ref_suite = [_Category(c.name, c.Y, c.sel, c.Y[:, c.sel]) for c in cats]
+
+    def ref_scores(picks: list[np.ndarray]) -> np.ndarray:
+        return np.nanmean(np.column_stack([nanmean_rows(c.new[:, p])
+                                           for c, p in zip(ref_suite, picks, strict=True)]),
+                          axis=1)
+
+    whole = [np.arange(len(c.sel)) for c in cats]
+    S, C, T = pred.predict(whole)
+    S_ref = ref_scores(whole)
+    rng = np.random.default_rng(seed)
+    boots = np.empty((n_boot, 4, len(new)))
+    for b in range(n_boot):
+        picks = [rng.integers(len(c.sel), size=len(c.sel)) for c in cats]
+        s, _, t = pred.predict(picks)
+        boots[b] = [s, _rank(s, ref_scores(picks)), t, _rank(t, full)]
+    lo, hi = np.nanpercentile(boots, [2.5, 97.5], axis=0)
+    n_scored = sum(np.isfinite(c.new).sum(axis=1) for c in cats)
+    rows = pd.DataFrame({
+        "n_items": sum(len(c.sel) for c in cats), "n_scored": n_scored,
+        "suite_score": S, "suite_score_lo": lo[0], "suite_score_hi": hi[0],
+        "suite_rank": _rank(S, S_ref), "suite_rank_lo": lo[1], "suite_rank_hi": hi[1],
+        "predicted_full": T, "predicted_full_lo": lo[2], "predicted_full_hi": hi[2],
+        "predicted_rank": _rank(T, full), "predicted_rank_lo": lo[3],
+        "predicted_rank_hi": hi[3], "n_reference": int(np.isfinite(full).sum()),
+        "estimator": estimator,
+    }, index=new.index)
+    for j, c in enumerate(cats):
+        rows[f"cat:{c.name}"] = C[:, j]
+    rows.index.name = "model"
+    return rows

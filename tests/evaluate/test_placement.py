@@ -1,0 +1,72 @@
+"""Placement of new models on a reference panel and variant ranking: hand-computed cases."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from primebench_tasks.evaluate.placement import full_suite_scores, place_models
+from primebench_tasks.evaluate.variants import rank_variants, suite_scores
+from primebench_tasks.pipeline.manifest import build_manifest
+from tests.conftest import make_panel
+
+
+def _panel():
+    X = np.array([[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 0, 0]], float)  # full .75, .25, .5
+    return make_panel({"b": X}, {"b": "Math Reasoning"})
+
+
+def _new(cols, rows, names):
+    return pd.DataFrame(rows, index=names, columns=pd.MultiIndex.from_tuples(cols))
+
+
+def test_full_suite_score_is_the_mean_of_category_means_of_benchmark_means():
+    X = np.array([[1, 0], [0, 0]], float)
+    Y = np.array([[1, 1, 1, 1], [1, np.nan, 0, 0]], float)
+    Z = np.array([[0, 0, 0], [1, 1, 1]], float)
+    panel = make_panel({"x": X, "y": Y, "z": Z},
+                       {"x": "Math Reasoning", "y": "Math Reasoning", "z": "OCR"})
+    s = full_suite_scores(panel)
+    # m00: math = (0.5 + 1)/2 = .75, ocr 0 → .375; m01: math = (0 + 1/3)/2 = 1/6, ocr 1 → 7/12
+    assert s.tolist() == pytest.approx([0.375, 7 / 12])
+
+
+def test_place_models_hand_computed():
+    panel = _panel()
+    m = build_manifest("s", panel, {"Math Reasoning": {"b": np.array([1, 2])}}, {}, [], {})
+    new = _new([("b", "b-1"), ("b", "b-2")], [[1.0, 0.0], [np.nan, 1.0]], ["x", "y"])
+    r = place_models(panel, m, new, estimator="mean", n_boot=200)
+    # x: suite .5; refs' suite scores 1, 0, .5 → rank 2; predicted full .5 vs .75/.25/.5 → 2
+    assert r.loc["x", "suite_score"] == 0.5 and r.loc["x", "suite_rank"] == 2
+    assert r.loc["x", "predicted_full"] == 0.5 and r.loc["x", "predicted_rank"] == 2
+    # y: its missing item is skipped, not 0 → suite 1.0, rank 1
+    assert r.loc["y", "suite_score"] == 1.0 and r.loc["y", "n_scored"] == 1
+    assert r.loc["y", "suite_rank"] == 1
+    assert (r.suite_rank_lo <= r.suite_rank).all() and (r.suite_rank <= r.suite_rank_hi).all()
+    assert r.loc["x", "suite_score_lo"] == 0.0 and r.loc["x", "suite_score_hi"] == 1.0
+    assert r.loc["x", "n_reference"] == 3 and r.loc["x", "cat:Math Reasoning"] == 0.5
+
+
+def test_place_models_maps_uncovered_categories_by_regression():
+    rng = np.random.default_rng(0)
+    X = (rng.random((12, 30)) < np.linspace(0.1, 0.9, 12)[:, None]).astype(float)
+    panel = make_panel({"a": X, "c": X.copy()}, {"a": "Math Reasoning", "c": "OCR"})
+    m = build_manifest("s", panel, {"Math Reasoning": {"a": np.arange(30)}}, {}, [], {})
+    new = _new([("a", f"a-{i}") for i in range(30)], [X[5]], ["x"])
+    r = place_models(panel, m, new, estimator="mean", n_boot=20)
+    # the full score equals the 'a' mean for every reference model: the map is the identity
+    assert r.loc["x", "predicted_full"] == pytest.approx(X[5].mean(), abs=1e-3)
+
+
+def test_rank_variants_hand_computed():
+    cols = ["i1", "i2", "i3", "i4"]
+    scores = pd.DataFrame([[1, 1, 1, 1], [0, 0, 0, 0], [1, 0, np.nan, 0]], index=["A", "B", "C"],
+                          columns=cols, dtype=float)
+    cats = pd.Series(["k", "k", "l", "l"], index=cols)
+    # C: category k mean .5, category l mean 0 (missing skipped) → .25
+    assert suite_scores(scores.to_numpy(), cats.to_numpy(object)).tolist() == [1, 0, 0.25]
+    table, pw, ceiling = rank_variants(scores, cats, n_boot=300)
+    assert list(table.index) == ["A", "C", "B"] and table["rank"].tolist() == [1, 2, 3]
+    assert pw.loc["A", "B"] == 1.0 and pw.loc["B", "A"] == 0.0
+    assert 0 < pw.loc["C", "B"] < 1 and pw.loc["C", "B"] + pw.loc["B", "C"] == pytest.approx(1)
+    assert table.loc["C", "n_scored"] == 3
+    assert 0.5 < ceiling <= 1.0

@@ -1,0 +1,214 @@
+"""The runner's contracts without vLLM: records, resume, failures, requests, input checks, the
+session's spec and reports (a fake backend stands in for the engine)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness_adapters.lmms_eval.task_functions import doc_to_text
+from harness_adapters.suite_docs import PROMPT_KWARGS, SuiteDoc, suite_docs
+from harness_adapters.vllm.backends import BackendError, ServerBackend, check_adapter, check_model
+from harness_adapters.vllm.records import RecordFile
+from harness_adapters.vllm.requests import chat_messages
+from harness_adapters.vllm.runner import run_variants
+from harness_adapters.vllm.session import (
+    RunRequest,
+    execute,
+    write_run_report,
+    write_variant_report,
+)
+from primebench_tasks.errors import InputError
+
+
+class FakeBackend:
+    """Answers the gold answer when (adapter, item) hashes even, else 'Z'; fails on ``fail``."""
+
+    kind = "fake"
+
+    def __init__(self, fail: set[str] = frozenset()):
+        self.calls: list[tuple[str | None, str]] = []
+        self.fail = set(fail)
+
+    def generate(self, messages, adapter):
+        out = []
+        for m in messages:
+            text = m[0]["content"][-1]["text"]
+            item = text.split("\n", 1)[0]
+            self.calls.append((adapter, item))
+            if item in self.fail:
+                out.append(RuntimeError("boom"))
+            else:
+                out.append(text)
+        return out
+
+
+def _docs(suite20, mathvision):
+    return suite_docs(suite20, mathvision)
+
+
+def test_suite_docs_follow_the_manifest(suite20, mathvision):
+    docs = _docs(suite20, mathvision)
+    assert [d.item_id for d in docs] == suite20["categories"][docs[0].category][
+        "benchmarks"][docs[0].benchmark]["item_ids"]
+    assert all(Path(d.doc["image"]).is_absolute() and Path(d.doc["image"]).exists()
+               for d in docs)
+
+
+def test_chat_messages_are_lmms_eval_style(suite20, mathvision):
+    d = _docs(suite20, mathvision)[0]
+    (msg,) = chat_messages(d)
+    assert msg["role"] == "user" and [c["type"] for c in msg["content"]] == ["image_url", "text"]
+    url = msg["content"][0]["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,")
+    assert base64.b64decode(url.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert msg["content"][1]["text"] == doc_to_text(d.doc, PROMPT_KWARGS)
+
+
+def _run(backend, docs, records, adapters=(None, "a1")):
+    return run_variants(backend, docs, "base", list(adapters), records, "v1", batch_size=7,
+                        progress=None)
+
+
+def test_records_one_line_per_variant_item_and_resume_recomputes_nothing(
+        tmp_path, suite20, mathvision):
+    docs = _docs(suite20, mathvision)
+    rec = RecordFile(tmp_path / "records.jsonl")
+    b1 = FakeBackend()
+    s = _run(b1, docs[:12], rec)
+    assert s.scored == {"base": 12, "base+a1": 12} and len(b1.calls) == 24
+    b2 = FakeBackend()
+    s = _run(b2, docs, rec)
+    assert s.skipped == {"base": 12, "base+a1": 12} and len(b2.calls) == 16
+    lines = rec.read()
+    assert len(lines) == 40
+    assert len({(r["model"], r["item_id"]) for r in lines}) == 40
+    r = lines[0]
+    assert r["schema"] == "primebench.run_record/1" and r["status"] == "ok"
+    assert r["adapter"] is None and lines[-1]["adapter"] == "a1"
+    assert r["model"] == "base" and lines[-1]["model"] == "base+a1"
+
+
+def test_failed_items_are_missing_and_retried(tmp_path, suite20, mathvision):
+    docs = _docs(suite20, mathvision)[:5]
+    bad = docs[2].doc["question"].replace("<image1>", "").strip().split("\n", 1)[0]
+    rec = RecordFile(tmp_path / "r.jsonl")
+    s = _run(FakeBackend(fail={bad}), docs, rec, adapters=[None])
+    assert s.failed == {"base": 1} and s.scored == {"base": 4}
+    failed = [r for r in rec.read() if r["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["score"] is None and "boom" in failed[0]["error"]
+    assert (("base", docs[2].item_id)) not in rec.finished()
+    b = FakeBackend()
+    s = _run(b, docs, rec, adapters=[None])
+    assert s.scored == {"base": 1} and len(b.calls) == 1
+    assert ("base", docs[2].item_id) in rec.finished()
+
+
+def test_an_image_that_fails_to_decode_is_a_failed_item(tmp_path, suite20, mathvision):
+    d = _docs(suite20, mathvision)[0]
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"\x89PNG not really")
+    doc = SuiteDoc(d.item_id, d.benchmark, d.category, {**d.doc, "image": str(broken)})
+    rec = RecordFile(tmp_path / "r.jsonl")
+    b = FakeBackend()
+    s = _run(b, [doc], rec, adapters=[None])
+    assert s.failed == {"base": 1} and b.calls == []
+    (r,) = rec.read()
+    assert r["status"] == "failed" and "failed to decode" in r["error"]
+
+
+def test_a_partial_last_line_from_a_kill_is_dropped_and_cut(tmp_path):
+    rec = RecordFile(tmp_path / "r.jsonl")
+    ok = {"model": "m", "item_id": "1", "benchmark": "b", "status": "ok", "score": 1.0}
+    rec.append([ok])
+    with open(rec.path, "ab") as fh:
+        fh.write(b'{"model": "m", "item_id": "2", "benchm')
+    assert [r["item_id"] for r in rec.read()] == ["1"]
+    rec.append([{**ok, "item_id": "3"}])
+    assert [r["item_id"] for r in rec.read()] == ["1", "3"]
+    assert rec.path.read_bytes().count(b"\n") == 2
+
+
+def test_bad_record_lines_are_named(tmp_path):
+    p = tmp_path / "r.jsonl"
+    p.write_text('{"model": "m", "item_id": "1", "benchmark": "b", "status": "ok"}\nnot json\n'
+                 '{"x": 1}\n')
+    with pytest.raises(InputError, match=r"r.jsonl, row 2: invalid JSON"):
+        RecordFile(p).read()
+    p.write_text('{"model": "m", "item_id": "1", "benchmark": "b"}\n')
+    with pytest.raises(InputError, match=r"row 1, field 'status'"):
+        RecordFile(p).read()
+    line = '{"model": "m", "item_id": "1", "benchmark": "b", "status": "ok"}\n'
+    p.write_text(line * 2)
+    with pytest.raises(InputError, match="recorded twice"):
+        RecordFile(p).finished()
+
+
+def _adapter_dir(path: Path, r: int, hidden: int, rank_pattern=None) -> Path:
+    path.mkdir(parents=True)
+    (path / "adapter_config.json").write_text(json.dumps(
+        {"r": r, "rank_pattern": rank_pattern or {}, "base_model_name_or_path": "other/base"}))
+    header = {"base_model.model.model.language_model.layers.0.self_attn.q_proj.lora_A.weight":
+              {"dtype": "F32", "shape": [r, hidden], "data_offsets": [0, 4 * r * hidden]}}
+    raw = json.dumps(header).encode()
+    (path / "adapter_model.safetensors").write_bytes(
+        struct.pack("<Q", len(raw)) + raw + bytes(4 * r * hidden))
+    return path
+
+
+def _model_dir(path: Path, hidden: int = 128) -> Path:
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps(
+        {"text_config": {"hidden_size": hidden, "num_hidden_layers": 2}}))
+    return path
+
+
+def test_adapter_and_model_checks(tmp_path):
+    model = check_model(str(_model_dir(tmp_path / "base")))
+    a = check_adapter("ok", _adapter_dir(tmp_path / "ok", 8, 128), model, 8)
+    assert a.rank == 8
+    with pytest.raises(BackendError, match=r"rank 16 > max_lora_rank 8"):
+        check_adapter("big", _adapter_dir(tmp_path / "big", 8, 128, {"q_proj": 16}), model, 8)
+    with pytest.raises(BackendError, match=r"does not fit base model.*hidden size 128.*other/b"):
+        check_adapter("wrong", _adapter_dir(tmp_path / "wrong", 4, 256), model, 8)
+    with pytest.raises(BackendError, match="adapter_config.json does not exist"):
+        check_adapter("none", tmp_path / "nowhere", model, 8)
+    with pytest.raises(BackendError, match="no such directory, and not in the local"):
+        check_model(str(tmp_path / "missing-model"))
+
+
+def test_a_server_that_is_down_is_a_clear_error():
+    with pytest.raises(BackendError, match="is down or not answering"):
+        ServerBackend("http://127.0.0.1:9/v1", "m", timeout_s=2)
+
+
+def test_session_writes_spec_records_and_reports(tmp_path, suite20, mathvision):
+    model = _model_dir(tmp_path / "base")
+    adapters = {"a1": str(_adapter_dir(tmp_path / "a1", 8, 128)),
+                "a2": str(_adapter_dir(tmp_path / "a2", 8, 128))}
+    req = RunRequest(model=str(model), suite=suite20, out=tmp_path / "run", adapters=adapters)
+    backend = FakeBackend()
+    execute(req, mathvision, None, backend=backend)
+    assert len(RecordFile(req.out / "records.jsonl").read()) == 60
+    spec = json.loads((req.out / "run_spec.json").read_text())
+    assert spec["suite"] == suite20["version"] and set(spec["adapters"]) == {"a1", "a2"}
+    placed = write_run_report(req, mathvision, n_boot=50)
+    assert list(placed.index) == ["base", "base+a1", "base+a2"]
+    assert (placed["n_scored"] == 20).all()
+    assert ((placed.predicted_rank_lo <= placed.predicted_rank)
+            & (placed.predicted_rank <= placed.predicted_rank_hi)).all()
+    report = json.loads((req.out / "report.json").read_text())
+    assert report["schema"] == "primebench.run_report/1"
+    assert (req.out / "placement.png").read_bytes()[:4] == b"\x89PNG"
+    table, pairwise, ceiling = write_variant_report(req, n_boot=50)
+    assert np.allclose(pairwise.to_numpy() + pairwise.to_numpy().T, 1.0)
+    assert (req.out / "variants.md").exists() and (req.out / "variants.png").exists()
+    again = RunRequest(model=str(model), suite={**suite20, "version": "other"},
+                       out=req.out)
+    with pytest.raises(BackendError, match="different suite"):
+        execute(again, mathvision, None, backend=backend)
