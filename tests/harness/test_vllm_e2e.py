@@ -207,3 +207,41 @@ def test_training_callback_evaluates_each_saved_adapter(server, tiny, suite_file
     got = {k[1]: v for k, v in _answers(tmp_path / "evals").items()}
     want = {k[1]: v for k, v in _answers(offline_run).items() if k[0] == "tiny+lora2"}
     assert got == want
+
+
+@pytest.mark.heavy
+def test_lmms_eval_vllm_backend_gives_the_runner_answers(tiny, suite_file, offline_run,
+                                                         tmp_path):
+    """The same suite through `lmms-eval --model vllm` (its prompts, its request building):
+    the runner shares them, so the base model's answers and scores are identical."""
+    pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
+    from harness_adapters.lmms_eval.ingest import read_run
+    from primebench_tasks.cli import main
+
+    tasks = tmp_path / "tasks"
+    assert main(["tasks", "lmms-eval", "--manifest", str(suite_file), "--default", "mathvision",
+                 "--out", str(tasks)]) == 0
+    # lmms-eval 0.7.3's vLLM backend decodes max(task, model_args) new tokens (default 4096):
+    # max_new_tokens=64 gives the task's own decoding
+    args = (f"model={tiny / 'base'},max_model_len=512,enforce_eager=True,max_num_seqs=4,"
+            'limit_mm_per_prompt={"image": 1},max_new_tokens=64')
+    r = subprocess.run(
+        [str(Path(sys.executable).parent / "lmms-eval"), "--model", "vllm", "--model_args", args,
+         "--batch_size", "8", "--tasks", "primebench_tiny", "--include_path", str(tasks), "--log_samples",
+         "--output_path", str(tmp_path / "out")],
+        capture_output=True, text=True, env={**ENV, "HF_DATASETS_OFFLINE": "1"}, cwd=tmp_path,
+        timeout=900)
+    assert r.returncode == 0, r.stderr[-4000:]
+    recs = read_run(tmp_path / "out", model="tiny")
+    (samples,) = (tmp_path / "out").rglob("*_samples_primebench_tiny_*.jsonl")
+    responses = {}
+    for line in samples.read_text().splitlines():
+        rec = json.loads(line)
+        resp = rec.get("resps", rec["filtered_resps"])  # resps is left out when unfiltered
+        while isinstance(resp, list):
+            resp = resp[0]
+        responses[rec["primebench_item"]["item_id"]] = resp.strip()
+    runner = {k[1]: v for k, v in _answers(offline_run).items() if k[0] == "tiny"}
+    assert responses == {i: v[0].strip() for i, v in runner.items()}
+    assert dict(zip(recs["item_id"], recs["score"], strict=True)) == \
+        {i: v[1] for i, v in runner.items()}
