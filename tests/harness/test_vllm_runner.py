@@ -94,6 +94,19 @@ def test_records_one_line_per_variant_item_and_resume_recomputes_nothing(
     assert r["model"] == "base" and lines[-1]["model"] == "base+a1"
 
 
+def test_refresh_reads_runner_records_without_failed_lines(tmp_path, suite20, mathvision):
+    from primebench_tasks.refresh.records import read_records
+
+    docs = _docs(suite20, mathvision)[:4]
+    bad = docs[1].doc["question"].replace("<image1>", "").strip().split("\n", 1)[0]
+    rec = RecordFile(tmp_path / "r.jsonl")
+    _run(FakeBackend(fail={bad}), docs, rec, adapters=[None, "a1"])
+    df = read_records(rec.path)
+    assert len(df) == 6 and set(df["model"]) == {"base", "base+a1"}
+    assert docs[1].item_id not in set(df["item_id"])
+    assert set(df.columns) == {"model", "benchmark", "item_id", "condition", "score"}
+
+
 def test_failed_items_are_missing_and_retried(tmp_path, suite20, mathvision):
     docs = _docs(suite20, mathvision)[:5]
     bad = docs[2].doc["question"].replace("<image1>", "").strip().split("\n", 1)[0]
