@@ -28,7 +28,7 @@ def main() -> int:
         return 0
     root = Path(spec.origin).parent
     version = (root / "version.py").read_text()
-    if f"__version__ = '{SUPPORTED}" not in version and f'__version__ = "{SUPPORTED}' not in version:
+    if not any(f"__version__ = {q}{SUPPORTED}" in version for q in "'\""):
         print(f"{root}: torchvision is not {SUPPORTED}x; re-check the patch", file=sys.stderr)
         return 1
     path = root / "_meta_registrations.py"

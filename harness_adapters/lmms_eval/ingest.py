@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from primebench_tasks.data.io import jsonl_records
 from primebench_tasks.errors import InputError
 
 
@@ -48,14 +49,8 @@ def read_run(output_dir: str | Path, model: str | None = None, suite_version: st
             if not samples.exists():
                 raise InputError(f"the run lists task {task} but its samples file is missing "
                                  "(run lmms-eval with --log_samples)", file=str(samples))
-            for ln, line in enumerate(samples.read_text("utf-8").splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"truncated or invalid JSON line: {exc.msg}",
-                                     file=str(samples), row=ln) from None
+            for ln, rec in jsonl_records(samples.read_text("utf-8"), str(samples),
+                                         invalid="truncated or invalid JSON line"):
                 item = rec.get("primebench_item")
                 if not isinstance(item, dict) or "item_id" not in item:
                     raise InputError("line has no primebench_item item id (was the task "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import urllib.error
 import urllib.request
@@ -87,8 +88,6 @@ def check_adapter(name: str, path: str | Path, model: Path | str, max_lora_rank:
         hidden, layers = text.get("hidden_size"), text.get("num_hidden_layers")
         weights = p / "adapter_model.safetensors"
         if hidden and weights.exists():
-            import re
-
             for key, shape in _safetensors_shapes(weights).items():
                 m = re.search(r"layers\.(\d+)\.self_attn\.[qkv]_proj\.lora_A", key)
                 if not m or "visual" in key:
@@ -181,9 +180,6 @@ class OfflineBackend:
                 res.append(exc)
         return res
 
-    def close(self) -> None:
-        del self.llm
-
 
 def _has_cuda() -> bool:
     try:
@@ -247,6 +243,3 @@ class ServerBackend:
                  ) -> list[str | Exception]:
         with ThreadPoolExecutor(self.concurrency) as pool:
             return list(pool.map(lambda m: self._one(m, adapter), messages))
-
-    def close(self) -> None:
-        pass

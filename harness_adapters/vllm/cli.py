@@ -82,7 +82,7 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
     if not paths:
         raise PrimeBenchError(f"no adapter directories (with adapter_config.json) match "
                               f"{args.adapters}")
-    args.model, args.lora = args.base, paths
+    args.model = args.base
     req, panel = _request(args, _adapters(paths))
     summary = execute(req, panel, _say)
     print("\n".join(summary.lines()))

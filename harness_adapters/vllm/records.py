@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from primebench_tasks.data.io import jsonl_records
 from primebench_tasks.errors import InputError
 
 SCHEMA = "primebench.run_record/1"
@@ -51,14 +52,7 @@ class RecordFile:
         data = self.path.read_bytes()
         complete = data if data.endswith(b"\n") or not data else data[: data.rfind(b"\n") + 1]
         out = []
-        for ln, line in enumerate(complete.decode("utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", file=str(self.path),
-                                 row=ln) from None
+        for ln, rec in jsonl_records(complete.decode("utf-8"), str(self.path)):
             for f in REQUIRED:
                 if f not in rec:
                     raise InputError("required field is missing", file=str(self.path), row=ln,

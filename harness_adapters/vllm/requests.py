@@ -36,6 +36,7 @@ def chat_messages(doc: SuiteDoc) -> Messages:
     """OpenAI-style messages for one suite document."""
     content: list[dict[str, Any]] = []
     if doc.doc.get("image"):
-        content.append({"type": "image_url", "image_url": {"url": image_data_url(doc.doc["image"])}})
+        url = image_data_url(doc.doc["image"])
+        content.append({"type": "image_url", "image_url": {"url": url}})
     content.append({"type": "text", "text": doc_to_text(doc.doc, PROMPT_KWARGS)})
     return [{"role": "user", "content": content}]

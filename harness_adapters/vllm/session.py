@@ -42,6 +42,7 @@ from primebench_tasks.evaluate.placement import (
     place_models,
 )
 from primebench_tasks.evaluate.variants import CEILING_BAR, rank_variants
+from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.report.plots import placement_plot, variants_plot
 from primebench_tasks.report.tables import markdown_table
 
@@ -136,11 +137,10 @@ def score_frame(records: RecordFile, names: Sequence[str], suite: dict[str, Any]
     and each column's category."""
     done = records.finished()
     cols, cats = [], []
-    for cat, c in suite["categories"].items():
-        for b, e in c["benchmarks"].items():
-            for i in e["item_ids"]:
-                cols.append((b, str(i)))
-                cats.append(cat)
+    for cat, by_b in manifest_items(suite).items():
+        for b, ids in by_b.items():
+            cols += [(b, str(i)) for i in ids]
+            cats += [cat] * len(ids)
     index = pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"])
     data = [[(done.get((n, i)) or {}).get("score", float("nan")) for _, i in cols]
             for n in names]

@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 
 from primebench_tasks.data.catalogue import lookup
+from primebench_tasks.data.io import jsonl_records
 from primebench_tasks.data.panel import BENCHMARK_COLUMNS, Panel
 from primebench_tasks.errors import InputError
 
@@ -192,16 +193,7 @@ def read_item_metadata(path: str | Path, benchmark: str, id_field: str | None = 
         raise InputError("file is empty", file=f, row=1)
     records: list[tuple[int, dict[str, object]]] = []
     if p.suffix == ".jsonl":
-        for ln, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", file=f, row=ln) from None
-            if not isinstance(rec, dict):
-                raise InputError("a JSONL line must be an object", file=f, row=ln)
-            records.append((ln, rec))
+        records = jsonl_records(text, f)
     else:
         try:
             data = json.loads(text)

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from primebench_tasks.errors import InputError
+
 
 def canonical_json(obj: Any) -> str:
     """Serialise ``obj`` deterministically: sorted keys, two-space indent, trailing newline."""
@@ -59,3 +61,22 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Atomically write bytes."""
     return atomic_write(path, lambda p: p.write_bytes(data))
+
+
+def jsonl_records(text: str, file: str, invalid: str = "invalid JSON"
+                  ) -> list[tuple[int, dict[str, Any]]]:
+    """(1-based line number, object) for every non-blank line of JSONL ``text``; a line that does
+    not parse (``InputError`` "<invalid>: <reason>") or is not an object is an error naming
+    ``file`` and the line."""
+    out = []
+    for ln, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{invalid}: {exc.msg}", file=file, row=ln) from None
+        if not isinstance(rec, dict):
+            raise InputError("a JSONL line must be an object", file=file, row=ln)
+        out.append((ln, rec))
+    return out

@@ -92,7 +92,7 @@ class _Predictor:
 
     def __init__(self, cats: list[_Category], full: np.ndarray, exact_mean: bool,
                  estimator: str) -> None:
-        self.cats, self.full, self.exact_mean, self.estimator = cats, full, exact_mean, estimator
+        self.cats, self.exact_mean, self.estimator = cats, exact_mean, estimator
         ok = np.isfinite(full)
         P = np.column_stack([nanmean_rows(c.Y) for c in cats])
         ok &= np.isfinite(P).all(axis=1)

@@ -230,4 +230,5 @@ def variant_ranking(X_full: np.ndarray, indices: np.ndarray, n_boot: int = 2000,
     full = nanmean_rows(X_full)
     sel = nanmean_rows(X_full[:, indices])
     ceiling = bootstrap_ceiling(X_full, n_boot, seed)
-    return {"rho": spearman(sel, full), "ceiling": ceiling, "supports_conclusion": ceiling >= CEILING_BAR}
+    return {"rho": spearman(sel, full), "ceiling": ceiling,
+            "supports_conclusion": ceiling >= CEILING_BAR}

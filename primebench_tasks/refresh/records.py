@@ -7,7 +7,6 @@ identical to one in the panel is skipped; a different score for an existing key 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.importers import merge_records, panel_records
+from primebench_tasks.data.io import jsonl_records
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 
@@ -31,15 +31,7 @@ def read_records(path: str | Path) -> pd.DataFrame:
         if p.suffix == ".parquet":
             df = pd.read_parquet(p)
         elif p.suffix in (".jsonl", ".json"):
-            rows = []
-            for ln, line in enumerate(p.read_text("utf-8").splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON: {exc.msg}", file=f, row=ln) from None
-            df = pd.DataFrame(rows)
+            df = pd.DataFrame([rec for _, rec in jsonl_records(p.read_text("utf-8"), f)])
         else:
             df = pd.read_csv(p, dtype={"model": str, "benchmark": str, "item_id": str})
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
