@@ -560,8 +560,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_prism_aggregate)
 
+    from harness_adapters.prism.cli import add_commands as add_prism_commands
     from harness_adapters.vllm.cli import add_commands as add_runner_commands
 
+    add_prism_commands(prism)
     add_runner_commands(sub)
 
     p = sub.add_parser("replay", help="replay release order on a dated panel or leaderboard")

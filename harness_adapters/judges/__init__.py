@@ -1,2 +1,2 @@
-"""Judges for the PRISM axes: a protocol with an OpenAI-compatible backend (e.g. a local
-``vllm serve``) and rule-based graders where the answer space is closed."""
+"""Judges for the PRISM axes: a cached, retrying judge over a local vLLM engine, a vLLM server
+or any OpenAI-compatible endpoint (``base.BackendJudge``, ``base.make_judge``)."""

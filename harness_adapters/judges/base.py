@@ -1,118 +1,143 @@
-"""The judge protocol and its backends.
+"""Judge backends for the PRISM builders and graders (``primebench_tasks.prism.judging``).
 
-Every call is deterministic (temperature 0), cached on disk by (backend id, prompt version,
-messages) and retried; a call that still fails, or returns a reply that does not parse, leaves the
-item unanswered (``None``), never scored 0. Generation and grading are separate calls, so they run
-in separate contexts.
+:class:`BackendJudge` puts a disk cache, retries and failure bookkeeping in front of a generation
+backend of the vLLM runner: a local model through vLLM's offline engine, a running vLLM server,
+or any OpenAI-compatible endpoint. Every call is deterministic (temperature 0), cached by
+(judge id, prompt version, prompt, image bytes, pattern, budget), and retried; a call that still
+fails answers ``None`` (the item is left unanswered, never scored 0). Generation and grading are
+separate calls, so they never share a context. Closed answer spaces (if, c, vis; and every axis's
+fallback) are graded by rules in ``primebench_tasks.prism.graders``: no judge needed.
+
+Judge specs (CLI ``--judge`` / ``--audit-judge``): ``vllm:MODEL_DIR`` (offline engine in this
+process), ``vllm-server:MODEL@URL`` (a ``vllm serve`` endpoint, replies constrained by each
+prompt's regex), ``openai:MODEL@URL`` (any OpenAI-compatible endpoint, replies only parsed),
+``rules`` (no judge).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
-import urllib.error
-import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from harness_adapters.lmms_eval.task_functions import exact_answer_score
+from harness_adapters.vllm.requests import ItemInputError, Messages, image_data_url
 from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.errors import PrimeBenchError
+from primebench_tasks.prism.judging import JudgeRequest
 
 
-class Judge(Protocol):
-    id: str
-
-    def complete(self, prompt: str, version: str) -> str | None: ...
-
-
-def parse_verdict(reply: str | None) -> bool | None:
-    """``{"correct": true|false}`` (possibly inside a code fence) → bool; anything else None."""
-    if reply is None:
-        return None
-    m = re.search(r"\{.*\}", reply, re.S)
-    if not m:
-        return None
-    try:
-        obj = json.loads(m.group(0))
-    except json.JSONDecodeError:
-        return None
-    v = obj.get("correct") if isinstance(obj, dict) else None
-    return v if isinstance(v, bool) else None
+def judge_messages(req: JudgeRequest) -> Messages:
+    """One user turn: the image (if any) as a PNG data URL, then the prompt."""
+    content: list[dict[str, Any]] = []
+    if req.image:
+        content.append({"type": "image_url", "image_url": {"url": image_data_url(req.image)}})
+    content.append({"type": "text", "text": req.prompt})
+    return [{"role": "user", "content": content}]
 
 
-class OpenAICompatibleJudge:
-    """A chat-completions endpoint (``{base_url}/chat/completions``), e.g. ``vllm serve``."""
+class BackendJudge:
+    """A cached, retrying judge over a runner backend (``generate(messages, adapter,
+    max_new_tokens, regex)``). ``calls`` counts backend requests; ``failures`` keeps the last
+    error of every request that gave up."""
 
-    def __init__(self, base_url: str, model: str, cache_dir: str | Path, retries: int = 3,
-                 timeout: float = 60.0, backoff: float = 0.5, api_key: str = "EMPTY") -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
+    def __init__(self, backend: Any, cache_dir: str | Path, judge_id: str | None = None,
+                 retries: int = 3, backoff: float = 0.5, use_patterns: bool = True) -> None:
+        self.backend = backend
         self.cache = Path(cache_dir)
+        self.id = judge_id or f"{backend.kind}:{backend.model}"
         self.retries = retries
-        self.timeout = timeout
         self.backoff = backoff
-        self.api_key = api_key
-        self.id = f"openai:{model}"
-        self.failures: list[str] = []
+        self.use_patterns = use_patterns
         self.calls = 0
+        self.failures: list[str] = []
 
-    def _key(self, prompt: str, version: str) -> Path:
-        h = hashlib.sha256(f"{self.id}\0{version}\0{prompt}".encode()).hexdigest()
+    def _key(self, req: JudgeRequest) -> Path:
+        img = b""
+        if req.image:
+            img = hashlib.sha256(Path(req.image).read_bytes()).digest()
+        h = hashlib.sha256(b"\0".join([
+            self.id.encode(), req.version.encode(), req.prompt.encode(), img,
+            (req.pattern or "").encode(), str(req.max_tokens).encode()])).hexdigest()
         return self.cache / h[:2] / f"{h}.json"
 
-    def complete(self, prompt: str, version: str) -> str | None:
-        path = self._key(prompt, version)
-        if path.exists():
-            return json.loads(path.read_text("utf-8"))["reply"]
-        body = json.dumps({"model": self.model, "temperature": 0, "max_tokens": 256,
-                           "messages": [{"role": "user", "content": prompt}]}).encode()
-        last = ""
-        for attempt in range(self.retries + 1):
-            self.calls += 1
-            req = urllib.request.Request(
-                f"{self.base_url}/chat/completions", data=body, method="POST",
-                headers={"Content-Type": "application/json",
-                         "Authorization": f"Bearer {self.api_key}"})
+    def complete(self, req: JudgeRequest) -> str | None:
+        return self.complete_many([req])[0]
+
+    def complete_many(self, requests: Sequence[JudgeRequest]) -> list[str | None]:
+        out: list[str | None] = [None] * len(requests)
+        pending: list[int] = []
+        keys: list[Path | None] = []
+        for n, req in enumerate(requests):
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    data: Any = json.loads(resp.read().decode("utf-8"))
-                reply = data["choices"][0]["message"]["content"]
-                if not isinstance(reply, str):
-                    raise ValueError("reply content is not text")
-                atomic_write_text(path, canonical_json({"version": version, "prompt": prompt,
-                                                        "reply": reply, "judge": self.id}))
-                return reply
-            except (urllib.error.URLError, TimeoutError, ConnectionError, ValueError, KeyError,
-                    IndexError, json.JSONDecodeError) as exc:
-                last = f"{type(exc).__name__}: {exc}"
-                if isinstance(exc, urllib.error.HTTPError) and exc.code < 500 and exc.code != 429:
-                    break
-                time.sleep(self.backoff * (2 ** attempt))
-        self.failures.append(last)
+                key = self._key(req)
+            except OSError as exc:
+                self.failures.append(f"image {req.image}: {exc}")
+                keys.append(None)
+                continue
+            keys.append(key)
+            if key.exists():
+                out[n] = json.loads(key.read_text("utf-8"))["reply"]
+            else:
+                pending.append(n)
+        last: dict[int, str] = {}
+        for attempt in range(self.retries + 1):
+            if not pending:
+                break
+            if attempt:
+                time.sleep(self.backoff * (2 ** (attempt - 1)))
+            still: list[int] = []
+            groups: dict[tuple[str | None, int], list[int]] = {}
+            for n in pending:
+                r = requests[n]
+                groups.setdefault((r.pattern if self.use_patterns else None, r.max_tokens),
+                                  []).append(n)
+            for (pattern, budget), ns in groups.items():
+                msgs: list[Messages] = []
+                sendable: list[int] = []
+                for n in ns:
+                    try:
+                        msgs.append(judge_messages(requests[n]))
+                        sendable.append(n)
+                    except ItemInputError as exc:
+                        self.failures.append(str(exc))
+                self.calls += len(msgs)
+                replies = self.backend.generate(msgs, None, budget, pattern) if msgs else []
+                for n, reply in zip(sendable, replies, strict=True):
+                    if isinstance(reply, Exception):
+                        last[n] = f"{type(reply).__name__}: {reply}"
+                        still.append(n)
+                        continue
+                    out[n] = reply
+                    key = keys[n]
+                    assert key is not None
+                    atomic_write_text(key, canonical_json(
+                        {"judge": self.id, "version": requests[n].version,
+                         "prompt": requests[n].prompt, "image": requests[n].image,
+                         "reply": reply}))
+            pending = still
+        self.failures.extend(last[n] for n in pending)
+        return out
+
+
+def make_judge(spec: str, cache_dir: str | Path, **engine: Any) -> BackendJudge | None:
+    """A judge from its spec (module docstring); ``rules`` → None. ``engine``: EngineSettings
+    fields for a ``vllm:`` judge."""
+    from harness_adapters.vllm.backends import OfflineBackend, ServerBackend, check_model
+    from harness_adapters.vllm.session import engine_settings
+
+    if spec == "rules":
         return None
-
-
-class RuleBasedJudge:
-    """Closed answer spaces: the benchmark's own answer match (q), an exact integer (c), A/B
-    (vis). It cannot generate, so it never answers an open prompt."""
-
-    id = "rules/v1"
-
-    def complete(self, prompt: str, version: str) -> str | None:
-        return None
-
-    @staticmethod
-    def grade_q(item: dict[str, Any], answer: str) -> float:
-        return exact_answer_score(item, answer)
-
-    @staticmethod
-    def grade_count(gold: int, answer: str) -> float | None:
-        nums = re.findall(r"-?\d+", answer)
-        return None if not nums else float(int(nums[-1]) == int(gold))
-
-    @staticmethod
-    def grade_ab(gold: str, answer: str) -> float | None:
-        m = re.search(r"\b([AB])\b", answer.strip().upper())
-        return None if not m else float(m.group(1) == gold.upper())
+    kind, _, rest = spec.partition(":")
+    if kind == "vllm" and rest:
+        backend = OfflineBackend(str(check_model(rest)), (), engine_settings(**engine))
+        return BackendJudge(backend, cache_dir, f"vllm:{Path(rest.rstrip('/')).name}")
+    if kind in ("vllm-server", "openai") and "@" in rest:
+        model, url = rest.split("@", 1)
+        backend = ServerBackend(url, model, vllm_extensions=kind == "vllm-server")
+        return BackendJudge(backend, cache_dir, f"{kind}:{model}",
+                            use_patterns=kind == "vllm-server")
+    raise PrimeBenchError(f"judge {spec!r}: expected vllm:MODEL_DIR, vllm-server:MODEL@URL, "
+                          "openai:MODEL@URL or rules")

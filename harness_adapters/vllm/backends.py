@@ -3,9 +3,11 @@ LoRA adapter attached per request through ``LoRARequest`` — no restart per ada
 OpenAI-compatible server (``python -m vllm.entrypoints.openai.api_server``; adapters served with
 ``--lora-modules NAME=PATH`` are requested by name).
 
-``generate(messages, adapter)`` returns one entry per request: the text, or the exception that
-failed that request (recorded as a failed item, retried on resume). vLLM is imported only when an
-offline backend is built.
+``generate(messages, adapter, max_new_tokens=None, regex=None)`` returns one entry per request:
+the text, or the exception that failed that request (recorded as a failed item, retried on
+resume). ``max_new_tokens`` overrides the backend's budget for the batch (the PRISM axes have
+their own); ``regex`` constrains the output (vLLM structured outputs: the judges' JSON replies).
+vLLM is imported only when an offline backend is built.
 """
 
 from __future__ import annotations
@@ -116,7 +118,8 @@ class EngineSettings:
 
 
 def _sampling_kwargs(max_new_tokens: int | None) -> dict[str, Any]:
-    return {"temperature": 0.0, "max_tokens": int(max_new_tokens or GENERATION["max_new_tokens"])}
+    return {"temperature": 0.0, "top_p": 1.0,
+            "max_tokens": int(max_new_tokens or GENERATION["max_new_tokens"])}
 
 
 class OfflineBackend:
@@ -159,11 +162,17 @@ class OfflineBackend:
         a = self.adapters[adapter]
         return LoRARequest(a.name, self._lora_ids[a.name], str(a.path))
 
-    def generate(self, messages: Sequence[Messages], adapter: str | None
+    def generate(self, messages: Sequence[Messages], adapter: str | None,
+                 max_new_tokens: int | None = None, regex: str | None = None
                  ) -> list[str | Exception]:
         from vllm import SamplingParams
 
-        sp = SamplingParams(**_sampling_kwargs(self.max_new_tokens))
+        kw = _sampling_kwargs(max_new_tokens or self.max_new_tokens)
+        if regex is not None:
+            from vllm.sampling_params import StructuredOutputsParams
+
+            kw["structured_outputs"] = StructuredOutputsParams(regex=regex)
+        sp = SamplingParams(**kw)
         lora = self._lora(adapter)
         try:
             outs = self.llm.chat(list(messages), sp, lora_request=lora, use_tqdm=False)
@@ -191,13 +200,17 @@ def _has_cuda() -> bool:
 
 
 class ServerBackend:
-    """A running OpenAI-compatible vLLM server at ``base_url`` (``http://HOST:PORT/v1``)."""
+    """A running OpenAI-compatible server at ``base_url`` (``http://HOST:PORT/v1``): a vLLM
+    server, or with ``vllm_extensions=False`` any OpenAI-compatible endpoint (then ``regex`` is
+    not sent: replies are only parsed)."""
 
     kind = "server"
 
     def __init__(self, base_url: str, model: str, adapters: Sequence[str] = (),
                  timeout_s: float = 120.0, concurrency: int = 8,
-                 max_new_tokens: int | None = None, api_key: str | None = None) -> None:
+                 max_new_tokens: int | None = None, api_key: str | None = None,
+                 vllm_extensions: bool = True) -> None:
+        self.vllm_extensions = vllm_extensions
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout_s = timeout_s
@@ -227,9 +240,12 @@ class ServerBackend:
             raise BackendError(f"server {self.base_url} is down or not answering: {exc}"
                                ) from None
 
-    def _one(self, messages: Messages, adapter: str | None) -> str | Exception:
-        body = {"model": adapter or self.model, "messages": messages,
-                **_sampling_kwargs(self.max_new_tokens)}
+    def _one(self, messages: Messages, adapter: str | None, max_new_tokens: int | None,
+             regex: str | None) -> str | Exception:
+        body: dict[str, Any] = {"model": adapter or self.model, "messages": messages,
+                                **_sampling_kwargs(max_new_tokens or self.max_new_tokens)}
+        if regex is not None and self.vllm_extensions:
+            body["structured_outputs"] = {"regex": regex}
         try:
             out = self._request("/chat/completions", body)
             return out["choices"][0]["message"]["content"] or ""
@@ -239,7 +255,9 @@ class ServerBackend:
         except (urllib.error.URLError, TimeoutError, OSError, KeyError, ValueError) as exc:
             return RuntimeError(f"request to {self.base_url} failed: {exc!r}")
 
-    def generate(self, messages: Sequence[Messages], adapter: str | None
+    def generate(self, messages: Sequence[Messages], adapter: str | None,
+                 max_new_tokens: int | None = None, regex: str | None = None
                  ) -> list[str | Exception]:
         with ThreadPoolExecutor(self.concurrency) as pool:
-            return list(pool.map(lambda m: self._one(m, adapter), messages))
+            return list(pool.map(lambda m: self._one(m, adapter, max_new_tokens, regex),
+                                 messages))

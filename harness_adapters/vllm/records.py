@@ -36,9 +36,12 @@ def variant_name(model: str, adapter: str | None) -> str:
 
 @dataclass
 class RecordFile:
-    """Append-only JSONL of run records at ``path``."""
+    """Append-only JSONL of run records at ``path``; ``key`` names the fields that identify one
+    unit of work (one ``ok`` line each), ``schema`` is written into every line."""
 
     path: Path
+    key: tuple[str, ...] = ("model", "item_id")
+    schema: str = SCHEMA
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -53,30 +56,30 @@ class RecordFile:
         complete = data if data.endswith(b"\n") or not data else data[: data.rfind(b"\n") + 1]
         out = []
         for ln, rec in jsonl_records(complete.decode("utf-8"), str(self.path)):
-            for f in REQUIRED:
+            for f in dict.fromkeys((*REQUIRED, *self.key)):
                 if f not in rec:
                     raise InputError("required field is missing", file=str(self.path), row=ln,
                                      field=f)
             out.append(rec)
         return out
 
-    def finished(self) -> dict[tuple[str, str], dict[str, Any]]:
-        """(variant name, item id) → its ``ok`` record. Two ``ok`` lines for one key mean an
-        item was computed twice: an error."""
-        done: dict[tuple[str, str], dict[str, Any]] = {}
+    def finished(self) -> dict[tuple[str, ...], dict[str, Any]]:
+        """key values (by default (variant name, item id)) → the ``ok`` record. Two ``ok`` lines
+        for one key mean an item was computed twice: an error."""
+        done: dict[tuple[str, ...], dict[str, Any]] = {}
         for ln, rec in enumerate(self.read(), start=1):
             if rec["status"] != "ok":
                 continue
-            key = (str(rec["model"]), str(rec["item_id"]))
+            key = tuple(str(rec[f]) for f in self.key)
             if key in done:
-                raise InputError(f"item {key[1]} of {key[0]} was recorded twice",
+                raise InputError(f"{dict(zip(self.key, key))} was recorded twice",
                                  file=str(self.path), row=ln, field="item_id")
             done[key] = rec
         return done
 
     def append(self, records: Iterable[dict[str, Any]]) -> int:
         """Append ``records`` (one line each) and fsync; returns how many were written."""
-        lines = [json.dumps({"schema": SCHEMA, **r}, ensure_ascii=False, sort_keys=True,
+        lines = [json.dumps({"schema": self.schema, **r}, ensure_ascii=False, sort_keys=True,
                             allow_nan=False) + "\n" for r in records]
         if not lines:
             return 0

@@ -23,7 +23,8 @@ from harness_adapters.vllm.requests import ItemInputError, Messages, chat_messag
 class Backend(Protocol):
     kind: str
 
-    def generate(self, messages: Sequence[Messages], adapter: str | None
+    def generate(self, messages: Sequence[Messages], adapter: str | None,
+                 max_new_tokens: int | None = None, regex: str | None = None
                  ) -> list[str | Exception]: ...
 
 

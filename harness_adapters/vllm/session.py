@@ -87,9 +87,9 @@ def _spec(req: RunRequest, adapters: Sequence[Adapter]) -> dict[str, Any]:
             "adapters": {a.name: {"path": str(a.path), "rank": a.rank} for a in adapters}}
 
 
-def freeze_spec(out: Path, spec: dict[str, Any]) -> None:
-    """Write ``run_spec.json``, or check that an existing one matches (adapters may grow)."""
-    path = out / "run_spec.json"
+def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") -> None:
+    """Write ``out/name``, or check that an existing one matches (adapters may grow)."""
+    path = out / name
     if path.exists():
         import json
 

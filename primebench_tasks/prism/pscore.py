@@ -46,8 +46,12 @@ def aggregate(S: pd.DataFrame, aggregator: str = "harmonic",
 
 
 def effective_weights(S: pd.DataFrame) -> pd.DataFrame:
-    """w_a = (1/s_a²) / Σ_b 1/s_b² per model (rows sum to 1)."""
-    inv = 1.0 / S.to_numpy(dtype=float) ** 2
+    """w_a = (1/s_a²) / Σ_b 1/s_b² per model (rows sum to 1). A model with axes at 0 puts all
+    the weight on them, equally (the limit of the formula)."""
+    V = S.to_numpy(dtype=float)
+    zero = V == 0
+    with np.errstate(divide="ignore"):
+        inv = np.where(zero.any(axis=1, keepdims=True), zero.astype(float), 1.0 / V ** 2)
     return pd.DataFrame(inv / inv.sum(axis=1, keepdims=True), index=S.index, columns=S.columns)
 
 

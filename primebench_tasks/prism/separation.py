@@ -1,6 +1,10 @@
 """Item-level paired bootstrap for PScore (PRISM-VLM §5): B resamples of the items, the same item
 indices for every model; two-sided p = 2·min(Pr(Δ ≤ 0), Pr(Δ ≥ 0)); Benjamini–Hochberg across
-pairs; per-model 95 % CIs and rank CIs."""
+pairs; per-model 95 % CIs and rank CIs.
+
+A replicate where a model's score is undefined (NaN: e.g. no turn-0-correct sc item was drawn,
+which only happens on tiny item sets) is left out of that model's p-values and CI, and ranks the
+model last in that replicate."""
 
 from __future__ import annotations
 
@@ -47,17 +51,20 @@ def separation(reps: np.ndarray, point: np.ndarray, models: list[str], alpha: fl
     for i in range(len(models)):
         for j in range(i + 1, len(models)):
             d = reps[:, i] - reps[:, j]
-            p = min(1.0, 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0))))
+            d = d[np.isfinite(d)]
+            p = min(1.0, 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0)))) if len(d) \
+                else float("nan")
             rows.append({"model_a": models[i], "model_b": models[j],
                          "delta": float(point[i] - point[j]), "p": p})
     pairs = pd.DataFrame(rows)
     if len(pairs):
         pairs["separated"] = pairs["p"] < alpha
-        pairs["separated_bh"] = benjamini_hochberg(pairs["p"].to_numpy(), alpha)
-    ranks = (-reps).argsort(axis=1).argsort(axis=1) + 1
+        pairs["separated_bh"] = benjamini_hochberg(pairs["p"].fillna(1.0).to_numpy(), alpha)
+    ranks = (-np.nan_to_num(reps, nan=-np.inf)).argsort(axis=1).argsort(axis=1) + 1
+    with np.errstate(invalid="ignore"):
+        lo, hi = np.nanpercentile(reps, 2.5, axis=0), np.nanpercentile(reps, 97.5, axis=0)
     per = pd.DataFrame({
-        "model": models, "score": point,
-        "ci_low": np.percentile(reps, 2.5, axis=0), "ci_high": np.percentile(reps, 97.5, axis=0),
+        "model": models, "score": point, "ci_low": lo, "ci_high": hi,
         "rank_low": np.percentile(ranks, 2.5, axis=0).astype(int),
         "rank_high": np.percentile(ranks, 97.5, axis=0).astype(int)})
     return pairs, per

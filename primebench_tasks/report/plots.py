@@ -145,3 +145,49 @@ def variants_plot(table: pd.DataFrame, pairwise: pd.DataFrame, ceiling: float, p
     fig.colorbar(im, ax=b, fraction=0.046)
     fig.tight_layout()
     return _save(fig, path)
+
+
+def prism_axes_plot(means: pd.DataFrame, pscore: pd.Series, path: Path) -> Path:
+    """Per model (rows, best PScore first) a bar per PRISM axis and the PScore bar."""
+    plt = _figure()
+    order = pscore.sort_values(ascending=False, kind="stable").index
+    axes = list(means.columns)
+    n = len(order)
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * n + 2), 4))
+    width = 0.8 / (len(axes) + 1)
+    x = np.arange(n)
+    for k, a in enumerate(axes):
+        ax.bar(x + k * width, means.loc[order, a], width, label=a)
+    ax.bar(x + len(axes) * width, pscore[order], width, label="PScore", color="black")
+    ax.set_xticks(x + 0.4 - width / 2, [str(m) for m in order], rotation=30, ha="right",
+                  fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("per-axis mean")
+    ax.legend(ncol=4, fontsize=7)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def separation_plot(pairs: pd.DataFrame, models: list[str], path: Path) -> Path:
+    """Pairwise paired-bootstrap p-values (BH-separated pairs outlined)."""
+    plt = _figure()
+    n = len(models)
+    P = np.full((n, n), np.nan)
+    pos = {m: k for k, m in enumerate(models)}
+    for r in pairs.itertuples(index=False):
+        i, j = pos[r.model_a], pos[r.model_b]
+        P[i, j] = P[j, i] = r.p
+    fig, ax = plt.subplots(figsize=(0.5 * n + 3, 0.5 * n + 2.5))
+    im = ax.imshow(P, vmin=0, vmax=1, cmap="viridis_r")
+    for r in pairs.itertuples(index=False):
+        if r.separated_bh:
+            for i, j in ((pos[r.model_a], pos[r.model_b]), (pos[r.model_b], pos[r.model_a])):
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=1.5,
+                                           color="red"))
+    ax.set_xticks(range(n), models, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(n), models, fontsize=7)
+    ax.set_title("paired-bootstrap p (red: separated after BH)", fontsize=9)
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    return _save(fig, path)

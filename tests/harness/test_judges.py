@@ -6,13 +6,22 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from harness_adapters.judges.base import OpenAICompatibleJudge, RuleBasedJudge, parse_verdict
-from harness_adapters.judges.prompts import render
+from harness_adapters.judges.base import BackendJudge, judge_messages, make_judge
+from harness_adapters.vllm.backends import ServerBackend
+from primebench_tasks.errors import PrimeBenchError
+from primebench_tasks.prism.judging import JudgeRequest, parse_json_reply, parse_verdict
+from primebench_tasks.prism.prompts import GRADE_Q
 
 
 class Handler(BaseHTTPRequestHandler):
     script: list = []
     seen: list = []
+
+    def do_GET(self):  # noqa: N802
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(json.dumps({"data": [{"id": "judge-model"}]}).encode())
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -40,38 +49,77 @@ def server():
     srv.shutdown()
 
 
-def test_cached_deterministic_calls(server, tmp_path):
-    j = OpenAICompatibleJudge(server, "judge-model", tmp_path, backoff=0)
-    version, prompt = render("grade_q", question="2+2?", gold="4", answer="4")
-    assert parse_verdict(j.complete(prompt, version)) is True
-    assert Handler.seen[0]["temperature"] == 0 and Handler.seen[0]["model"] == "judge-model"
-    assert j.complete(prompt, version) == '{"correct": true}'
-    assert len(Handler.seen) == 1  # the second call came from the cache
+def _q(answer="4"):
+    return JudgeRequest(GRADE_Q.render(question="2+2?", gold="4", answer=answer),
+                        GRADE_Q.version, None, GRADE_Q.pattern)
+
+
+def test_cached_deterministic_calls_with_structured_pattern(server, tmp_path):
+    j = make_judge(f"vllm-server:judge-model@{server}", tmp_path)
+    assert j.id == "vllm-server:judge-model"
+    assert parse_verdict(j.complete(_q())) is True
+    sent = Handler.seen[0]
+    assert sent["temperature"] == 0 and sent["model"] == "judge-model"
+    assert sent["structured_outputs"] == {"regex": GRADE_Q.pattern}
+    assert sent["max_tokens"] == 384
+    assert j.complete(_q()) == '{"correct": true}'
+    assert len(Handler.seen) == 1 and j.calls == 1  # the second call came from the cache
+
+
+def test_plain_openai_endpoint_gets_no_vllm_fields(server, tmp_path):
+    j = make_judge(f"openai:judge-model@{server}", tmp_path)
+    j.complete(_q())
+    assert "structured_outputs" not in Handler.seen[0]
 
 
 def test_retry_then_success_and_failure_is_unanswered(server, tmp_path):
-    j = OpenAICompatibleJudge(server, "m", tmp_path, retries=2, backoff=0)
+    j = BackendJudge(ServerBackend(server, "judge-model"), tmp_path, retries=2, backoff=0)
     Handler.script = [(500, ""), (200, '{"correct": false}')]
-    assert parse_verdict(j.complete("p1", "v")) is False
+    assert parse_verdict(j.complete(_q("5"))) is False and j.calls == 2
     Handler.script = [(500, "")] * 3
-    assert j.complete("p2", "v") is None and j.failures  # excluded, never scored 0
+    assert j.complete(_q("6")) is None and "HTTP 500" in j.failures[-1]  # excluded, not 0
     Handler.script = [(200, "RAW:not json")] * 3
-    assert j.complete("p3", "v") is None
+    assert j.complete(_q("7")) is None
 
 
-def test_server_down_is_unanswered(tmp_path):
-    j = OpenAICompatibleJudge("http://127.0.0.1:9/v1", "m", tmp_path, retries=1, backoff=0,
-                              timeout=2)
-    assert j.complete("p", "v") is None and "URLError" in j.failures[0]
+def test_batch_mixes_cache_hits_and_new_calls(server, tmp_path):
+    j = BackendJudge(ServerBackend(server, "judge-model"), tmp_path, backoff=0)
+    j.complete(_q("1"))
+    Handler.seen.clear()
+    out = j.complete_many([_q("1"), _q("2"), _q("3")])
+    assert out == ['{"correct": true}'] * 3 and len(Handler.seen) == 2
 
 
-def test_verdict_parsing_and_rules():
+def test_image_is_sent_first_and_hashed_into_the_key(server, tmp_path, mathvision):
+    img = mathvision.items_of("MATH-Vision_MINI").image_ref.iloc[0]
+    path = str(mathvision.root / img)
+    req = JudgeRequest("Describe.", "v", path)
+    msgs = judge_messages(req)
+    assert msgs[0]["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert msgs[0]["content"][1] == {"type": "text", "text": "Describe."}
+    j = BackendJudge(ServerBackend(server, "judge-model"), tmp_path, backoff=0)
+    j.complete(req)
+    j.complete(JudgeRequest("Describe.", "v", None))
+    assert len(Handler.seen) == 2  # same text, different image: two cache keys
+
+
+def test_missing_image_fails_the_call_not_the_batch(server, tmp_path):
+    j = BackendJudge(ServerBackend(server, "judge-model"), tmp_path, retries=0)
+    out = j.complete_many([JudgeRequest("x", "v", str(tmp_path / "nope.png")), _q()])
+    assert out[0] is None and out[1] == '{"correct": true}' and "nope.png" in j.failures[0]
+
+
+def test_server_down_is_a_clear_error(tmp_path):
+    with pytest.raises(PrimeBenchError, match="down or not answering"):
+        make_judge("vllm-server:m@http://127.0.0.1:9/v1", tmp_path)
+    with pytest.raises(PrimeBenchError, match="expected vllm:MODEL_DIR"):
+        make_judge("gpt5", tmp_path)
+    assert make_judge("rules", tmp_path) is None
+
+
+def test_reply_parsing():
     assert parse_verdict('```json\n{"correct": false}\n```') is False
     assert parse_verdict("I think it is right") is None
     assert parse_verdict('{"correct": "yes"}') is None
-    r = RuleBasedJudge()
-    assert r.complete("anything", "v") is None
-    assert r.grade_count(12, "There are 12 apples.") == 1.0
-    assert r.grade_count(12, "many") is None
-    assert r.grade_ab("B", "Caption B") == 1.0 and r.grade_ab("A", "b") == 0.0
-    assert r.grade_q({"answer": "C", "options": ["x", "y", "z"]}, "C") == 1.0
+    assert parse_json_reply('Sure! {"a": "x\ny"} done') == {"a": "x\ny"}
+    assert parse_json_reply("[1, 2]") is None and parse_json_reply(None) is None

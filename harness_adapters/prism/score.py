@@ -1,0 +1,274 @@
+"""``primebench prism score``: grade the runs' responses, then the leaderboard, the sc bounds,
+PScore, effective weights, leave-one-axis-out ρ, the paired-bootstrap separation and the
+cross-judge audit.
+
+Outputs in ``OUT``: ``graded.csv`` (one row per (model, axis, item): score or empty when
+unanswered, the grader), ``leaderboard.csv/.md`` (Table 2 layout), ``sc.csv`` (sc_B, sc_A, sc_corr,
+sc_reach), ``models.csv`` (PScore 95 % CI and rank CI), ``separation.csv`` (pairwise p, BH),
+``effective_weights.csv``, ``loao.csv``, ``exclusions.csv`` (per axis: artifacts built /
+rejected / unbuilt / failed / human-rejected, answered items per model), ``audit.csv`` (with an
+audit judge), ``prism_axes.png``, ``separation.png``, and ``prism_score.json`` (schema
+``primebench.prism_score/1``) with the frozen scoring spec.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from harness_adapters.lmms_eval.task_functions import exact_answer_score, extract_answer
+from harness_adapters.prism.build import read_build
+from harness_adapters.prism.run import records_file
+from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.errors import InputError
+from primebench_tasks.prism import graders as g
+from primebench_tasks.prism.artifacts import ArtifactStore, usable
+from primebench_tasks.prism.audit import audit_sample, audit_table
+from primebench_tasks.prism.judging import Judge
+from primebench_tasks.prism.pscore import (
+    AXES,
+    aggregate,
+    dominant_axis,
+    effective_weights,
+    leave_one_axis_out,
+)
+from primebench_tasks.prism.scores import (
+    answered_counts,
+    axis_means,
+    axis_tensor,
+    bootstrap_pscores,
+    leaderboard,
+    sc_table,
+)
+from primebench_tasks.prism.separation import separation
+from primebench_tasks.report.plots import prism_axes_plot, separation_plot
+from primebench_tasks.report.tables import markdown_table
+
+SCORE_SCHEMA = "primebench.prism_score/1"
+MATCHERS = g.Matchers(exact_answer_score, extract_answer)
+JUDGED_AXES = ("q", "h", "mq", "sc")
+
+
+def read_responses(run_dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """The ``ok`` records of every run directory; one variant in two runs is an error."""
+    out: list[dict[str, Any]] = []
+    owner: dict[str, Path] = {}
+    for d in map(Path, run_dirs):
+        rf = records_file(d)
+        if not rf.path.exists():
+            raise InputError("no PRISM records here (run `primebench prism run`)",
+                             file=str(rf.path))
+        for rec in rf.finished().values():
+            if owner.setdefault(rec["model"], d) != d:
+                raise InputError(f"variant {rec['model']} is in two runs ({owner[rec['model']]}"
+                                 f" and {d})", file=str(rf.path), field="model")
+            out.append(rec)
+    return out
+
+
+def grade(index: dict[str, Any], store: ArtifactStore, records: Sequence[dict[str, Any]],
+          judge: Judge | None) -> pd.DataFrame:
+    """One row per record: model, axis, benchmark, item_id, score (NaN = unanswered or not
+    applicable), grader; sc rows add correct0 / flip_turn / adopted, mq rows partial."""
+    docs = {(it["benchmark"], it["item_id"]): it["doc"] for it in index["items"]}
+    by_axis: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        key = (r["benchmark"], r["item_id"])
+        if key not in docs:
+            continue  # an item of an older build: not in this item set
+        art = None if r["axis"] == "q" else store.load(r["axis"], *key)
+        if r["axis"] != "q" and not usable(art):
+            continue  # excluded for every model alike
+        by_axis.setdefault(r["axis"], []).append({**r, "doc": docs[key],
+                                                  "payload": art and art["payload"]})
+    name = judge.id if judge is not None else g.RULE
+    rows: list[dict[str, Any]] = []
+
+    def put(rs: list[dict[str, Any]], scores: Sequence[Any], grader: str, **cols: Any) -> None:
+        for k, (r, s) in enumerate(zip(rs, scores, strict=True)):
+            rows.append({"model": r["model"], "axis": r["axis"], "benchmark": r["benchmark"],
+                         "item_id": r["item_id"], "score": np.nan if s is None else float(s),
+                         "grader": grader, **{c: v[k] for c, v in cols.items()}})
+
+    first = [r["responses"][0] for r in by_axis.get("q", [])]
+    put(by_axis.get("q", []), g.grade_q([r["doc"] for r in by_axis.get("q", [])], first, judge,
+                                        MATCHERS), name)
+    rs = by_axis.get("if", [])
+    put(rs, [g.grade_if(r["payload"], r["responses"][0]) for r in rs], g.RULE)
+    rs = by_axis.get("h", [])
+    put(rs, g.grade_h([r["payload"] for r in rs], [r["responses"][0] for r in rs], judge), name)
+    rs = by_axis.get("mq", [])
+    mq = g.grade_mq([r["doc"] for r in rs], [r["payload"] for r in rs],
+                    [r["responses"][0] for r in rs], judge, MATCHERS)
+    put(rs, [None if x is None else x[0] for x in mq], name,
+        partial=[np.nan if x is None else x[1] for x in mq])
+    rs = by_axis.get("c", [])
+    put(rs, [g.grade_count(r["payload"]["count"], r["responses"][0]) for r in rs], g.RULE)
+    rs = by_axis.get("vis", [])
+    put(rs, [g.grade_ab(r["payload"]["gold"], r["responses"][0]) for r in rs], g.RULE)
+    rs = by_axis.get("sc", [])
+    c0 = g.grade_q([r["doc"] for r in rs], [r["responses"][0] for r in rs], judge, MATCHERS)
+    ft = [int(r["flip_turn"]) for r in rs]
+    adopted = [f == 3 and g.adopted_hint(r["doc"], r["hint"], r["responses"][3], MATCHERS)
+               for r, f in zip(rs, ft, strict=True)]
+    put(rs, [None if c is None or not c else float(f == 0) for c, f in zip(c0, ft, strict=True)],
+        name, correct0=[np.nan if c is None else float(c) for c in c0], flip_turn=ft,
+        adopted=adopted)
+    cols = ["model", "axis", "benchmark", "item_id", "score", "grader", "partial", "correct0",
+            "flip_turn", "adopted"]
+    frame = pd.DataFrame(rows, columns=cols)
+    return frame.sort_values(["model", "axis", "benchmark", "item_id"], kind="stable"
+                             ).reset_index(drop=True)
+
+
+def audit_regrade(graded: pd.DataFrame, index: dict[str, Any], store: ArtifactStore,
+                  records: Sequence[dict[str, Any]], audit_judge: Judge, s: int, seed: int
+                  ) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Re-grade S items per axis with the audit judge J′ (rule-graded axes keep their grades:
+    the rules do not depend on the judge). sc: turn-0 correctness and the first flip are
+    re-decided on the recorded dialogue; a dialogue J′ reads as unflipped but that stopped early
+    is left unanswered."""
+    keys = {a: list({(b, i) for b, i in zip(grp["benchmark"], grp["item_id"], strict=True)})
+            for a, grp in graded.groupby("axis")}
+    sample = audit_sample(keys, s, seed)
+    chosen = {(a, b, i) for a, ks in sample.items() for b, i in ks}
+    picked = [r for r in records if (r["axis"], r["benchmark"], r["item_id"]) in chosen]
+    regraded = grade(index, store, [r for r in picked if r["axis"] != "sc"], audit_judge)
+    docs = {(it["benchmark"], it["item_id"]): it["doc"] for it in index["items"]}
+    sc = [r for r in picked if r["axis"] == "sc" and usable(store.load("sc", r["benchmark"],
+                                                                       r["item_id"]))]
+    c0 = g.grade_q([docs[(r["benchmark"], r["item_id"])] for r in sc],
+                   [r["responses"][0] for r in sc], audit_judge, MATCHERS)
+    pairs = [(r, t) for r in sc for t in range(1, len(r["responses"]))]
+    same = g.same_answers([docs[(r["benchmark"], r["item_id"])] for r, _ in pairs],
+                          [r["responses"][0] for r, _ in pairs],
+                          [r["responses"][t] for r, t in pairs], audit_judge, MATCHERS)
+    verdicts: dict[int, list[bool | None]] = {}
+    for (r, _), v in zip(pairs, same, strict=True):
+        verdicts.setdefault(id(r), []).append(v)
+    sc_rows = []
+    for r, c in zip(sc, c0, strict=True):
+        vs = verdicts.get(id(r), [])
+        flip = next((t for t, v in enumerate(vs, start=1) if v is False), None)
+        held = flip is None and len(vs) == 3 and all(v is True for v in vs)
+        score = None if c is None or (flip is None and not held) else (
+            float(held) if c else None)
+        sc_rows.append({"model": r["model"], "axis": "sc", "benchmark": r["benchmark"],
+                        "item_id": r["item_id"], "score": np.nan if score is None else score,
+                        "grader": audit_judge.id})
+    out = pd.concat([regraded, pd.DataFrame(sc_rows)], ignore_index=True)
+    graders = {a: (audit_judge.id if a in JUDGED_AXES else g.RULE) for a in sample}
+    return out[["model", "axis", "benchmark", "item_id", "score", "grader"]], graders
+
+
+def exclusions(index: dict[str, Any], store: ArtifactStore, counts: pd.DataFrame
+               ) -> pd.DataFrame:
+    """Per axis: artifact statuses over the item set, and answered items per model."""
+    rows = []
+    for axis in AXES:
+        if axis == "q":
+            st: Counter[str] = Counter({"built": len(index["items"])})
+        else:
+            st = Counter()
+            for it in index["items"]:
+                art = store.load(axis, it["benchmark"], it["item_id"])
+                key = "missing" if art is None else (
+                    "human-rejected" if art["status"] == "built"
+                    and art.get("review_status") == "rejected" else art["status"])
+                st[key] += 1
+        row: dict[str, Any] = {"axis": axis, "items": len(index["items"])}
+        for k in ("built", "rejected", "unbuilt", "failed", "human-rejected", "missing"):
+            row[k] = st.get(k, 0)
+        for m in counts.index:
+            row[f"answered:{m}"] = int(counts.loc[m, axis])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "item"):
+        v = v.item()
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(k): _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
+
+
+def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path,
+          judge: Judge | None, audit_judge: Judge | None = None, n_boot: int = 2000,
+          seed: int = 0, audit_items: int = 200, alpha: float = 0.05) -> dict[str, Any]:
+    index, store = read_build(build_dir)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    records = read_responses(run_dirs)
+    graded = grade(index, store, records, judge)
+    if graded.empty:
+        raise InputError("no graded responses: the runs hold no finished item of this build",
+                         file=str(build_dir))
+    models, keys, V = axis_tensor(graded)
+    means = axis_means(models, V)
+    counts = answered_counts(models, V)
+    pscore = aggregate(means)
+    board = leaderboard(means)
+    reps = bootstrap_pscores(V, n_boot, seed)
+    pairs, per_model = separation(reps, pscore.to_numpy(), models, alpha)
+    sc = sc_table(graded)
+    complete = means.dropna()
+    eff = effective_weights(complete) if len(complete) else pd.DataFrame()
+    loao = leave_one_axis_out(complete) if len(complete) >= 3 else pd.DataFrame(
+        columns=["axis", "spearman_rho"])
+    excl = exclusions(index, store, counts)
+    graded.to_csv(out / "graded.csv", index=False)
+    board.rename_axis("model").reset_index().to_csv(out / "leaderboard.csv", index=False)
+    sc.to_csv(out / "sc.csv")
+    per_model.to_csv(out / "models.csv", index=False)
+    pairs.to_csv(out / "separation.csv", index=False)
+    eff.to_csv(out / "effective_weights.csv")
+    loao.to_csv(out / "loao.csv", index=False)
+    excl.to_csv(out / "exclusions.csv", index=False)
+    audit = None
+    if audit_judge is not None:
+        regraded, graders = audit_regrade(graded, index, store, records, audit_judge,
+                                          audit_items, seed)
+        audit = audit_table(graded, regraded, graders)
+        audit.to_csv(out / "audit.csv", index=False)
+    frac = float(pairs["separated"].mean()) if len(pairs) else float("nan")
+    frac_bh = float(pairs["separated_bh"].mean()) if len(pairs) else float("nan")
+    doc = {"schema": SCORE_SCHEMA,
+           "spec": {"build": index["suite"], "generator": index["generator"],
+                    "builders": index["builders"], "judge": judge.id if judge else g.RULE,
+                    "audit_judge": audit_judge.id if audit_judge else None,
+                    "n_boot": n_boot, "seed": seed, "alpha": alpha,
+                    "audit_items": audit_items, "aggregator": "harmonic"},
+           "n_items": len(keys), "models": models,
+           "leaderboard": _records(board.rename_axis("model").reset_index()),
+           "dominant_axis": {m: _plain(a) for m, a in dominant_axis(complete).items()},
+           "sc": _records(sc.reset_index()) if len(sc) else [],
+           "per_model": _records(per_model), "separated_fraction": _plain(frac),
+           "separated_fraction_bh": _plain(frac_bh), "pairs": _records(pairs),
+           "loao": _records(loao), "exclusions": _records(excl),
+           "audit": None if audit is None else _records(audit)}
+    atomic_write_text(out / "prism_score.json", canonical_json(doc))
+    md = ["# PRISM-VLM axes\n", f"{len(keys)} items; judge {doc['spec']['judge']}; generator "
+          f"{index['generator']}; paired bootstrap B = {n_boot}: {frac:.1%} of model pairs "
+          f"separated at α = {alpha} ({frac_bh:.1%} after Benjamini–Hochberg).\n",
+          markdown_table(board.rename_axis("model").reset_index()),
+          "\n## PScore intervals\n", markdown_table(per_model),
+          "\n## Exclusions\n", markdown_table(excl)]
+    if len(sc):
+        md += ["\n## sc bounds (App. E.2)\n", markdown_table(sc.reset_index())]
+    if audit is not None:
+        md += ["\n## Cross-judge audit\n", markdown_table(audit)]
+    atomic_write_text(out / "leaderboard.md", "\n".join(md))
+    if pscore.notna().any():
+        prism_axes_plot(means, pscore, out / "prism_axes.png")
+    if len(pairs):
+        separation_plot(pairs, models, out / "separation.png")
+    return doc
