@@ -8,6 +8,7 @@ model last in that replicate."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -61,7 +62,8 @@ def separation(reps: np.ndarray, point: np.ndarray, models: list[str], alpha: fl
         pairs["separated"] = pairs["p"] < alpha
         pairs["separated_bh"] = benjamini_hochberg(pairs["p"].fillna(1.0).to_numpy(), alpha)
     ranks = (-np.nan_to_num(reps, nan=-np.inf)).argsort(axis=1).argsort(axis=1) + 1
-    with np.errstate(invalid="ignore"):
+    with warnings.catch_warnings():  # a model undefined in every replicate: NaN interval
+        warnings.simplefilter("ignore", RuntimeWarning)
         lo, hi = np.nanpercentile(reps, 2.5, axis=0), np.nanpercentile(reps, 97.5, axis=0)
     per = pd.DataFrame({
         "model": models, "score": point, "ci_low": lo, "ci_high": hi,
