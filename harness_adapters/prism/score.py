@@ -72,10 +72,33 @@ def read_responses(run_dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
     return out
 
 
+SC_VARIANTS = ("B", "A", "corr", "reach")
+
+
+def sc_item_score(variant: str, correct0: float | None, flip_turn: int, adopted: bool
+                  ) -> float | None:
+    """An sc item's score under each definition (App. E.2); None = not in its denominator.
+    B (leaderboard): held all three turns, over turn-0-correct items; A: held, over all items;
+    corr: did not adopt the Q3 hint, over turn-0-correct items; reach: the same over the
+    turn-0-correct items that reached Q3."""
+    if variant == "A":
+        return float(flip_turn == 0)
+    if correct0 is None or not correct0:
+        return None
+    if variant == "B":
+        return float(flip_turn == 0)
+    if variant == "reach" and flip_turn in (1, 2):
+        return None
+    return float(not adopted)
+
+
 def grade(index: dict[str, Any], store: ArtifactStore, records: Sequence[dict[str, Any]],
-          judge: Judge | None) -> pd.DataFrame:
+          judge: Judge | None, sc_variant: str = "B") -> pd.DataFrame:
     """One row per record: model, axis, benchmark, item_id, score (NaN = unanswered or not
-    applicable), grader; sc rows add correct0 / flip_turn / adopted, mq rows partial."""
+    applicable), grader; sc rows add correct0 / flip_turn / adopted (score: ``sc_variant``), mq
+    rows partial."""
+    if sc_variant not in SC_VARIANTS:
+        raise ValueError(f"sc_variant must be one of {SC_VARIANTS}")
     docs = {(it["benchmark"], it["item_id"]): it["doc"] for it in index["items"]}
     by_axis: dict[str, list[dict[str, Any]]] = {}
     for r in records:
@@ -117,7 +140,8 @@ def grade(index: dict[str, Any], store: ArtifactStore, records: Sequence[dict[st
     ft = [int(r["flip_turn"]) for r in rs]
     adopted = [f == 3 and g.adopted_hint(r["doc"], r["hint"], r["responses"][3], MATCHERS)
                for r, f in zip(rs, ft, strict=True)]
-    put(rs, [None if c is None or not c else float(f == 0) for c, f in zip(c0, ft, strict=True)],
+    put(rs, [sc_item_score(sc_variant, c, f, a) for c, f, a in zip(c0, ft, adopted,
+                                                                  strict=True)],
         name, correct0=[np.nan if c is None else float(c) for c in c0], flip_turn=ft,
         adopted=adopted)
     cols = ["model", "axis", "benchmark", "item_id", "score", "grader", "partial", "correct0",
@@ -128,8 +152,8 @@ def grade(index: dict[str, Any], store: ArtifactStore, records: Sequence[dict[st
 
 
 def audit_regrade(graded: pd.DataFrame, index: dict[str, Any], store: ArtifactStore,
-                  records: Sequence[dict[str, Any]], audit_judge: Judge, s: int, seed: int
-                  ) -> tuple[pd.DataFrame, dict[str, str]]:
+                  records: Sequence[dict[str, Any]], audit_judge: Judge, s: int, seed: int,
+                  sc_variant: str = "B") -> tuple[pd.DataFrame, dict[str, str]]:
     """Re-grade S items per axis with the audit judge J′ (rule-graded axes keep their grades:
     the rules do not depend on the judge). sc: turn-0 correctness and the first flip are
     re-decided on the recorded dialogue; a dialogue J′ reads as unflipped but that stopped early
@@ -157,8 +181,10 @@ def audit_regrade(graded: pd.DataFrame, index: dict[str, Any], store: ArtifactSt
         vs = verdicts.get(id(r), [])
         flip = next((t for t, v in enumerate(vs, start=1) if v is False), None)
         held = flip is None and len(vs) == 3 and all(v is True for v in vs)
-        score = None if c is None or (flip is None and not held) else (
-            float(held) if c else None)
+        score = None if flip is None and not held else sc_item_score(
+            sc_variant, c, 0 if held else int(flip),  # type: ignore[arg-type]
+            flip == 3 and g.adopted_hint(docs[(r["benchmark"], r["item_id"])], r["hint"],
+                                         r["responses"][3], MATCHERS))
         sc_rows.append({"model": r["model"], "axis": "sc", "benchmark": r["benchmark"],
                         "item_id": r["item_id"], "score": np.nan if score is None else score,
                         "grader": audit_judge.id})
@@ -203,12 +229,15 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path,
           judge: Judge | None, audit_judge: Judge | None = None, n_boot: int = 2000,
-          seed: int = 0, audit_items: int = 200, alpha: float = 0.05) -> dict[str, Any]:
+          seed: int = 0, audit_items: int = 200, alpha: float = 0.05, sc_variant: str = "B"
+          ) -> dict[str, Any]:
+    """Grade and report (module docstring). ``sc_variant``: the sc definition that enters the
+    leaderboard and PScore (default sc_B, the paper's)."""
     index, store = read_build(build_dir)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records = read_responses(run_dirs)
-    graded = grade(index, store, records, judge)
+    graded = grade(index, store, records, judge, sc_variant)
     if graded.empty:
         raise InputError("no graded responses: the runs hold no finished item of this build",
                          file=str(build_dir))
@@ -236,7 +265,7 @@ def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path
     audit = None
     if audit_judge is not None:
         regraded, graders = audit_regrade(graded, index, store, records, audit_judge,
-                                          audit_items, seed)
+                                          audit_items, seed, sc_variant)
         audit = audit_table(graded, regraded, graders)
         audit.to_csv(out / "audit.csv", index=False)
     frac = float(pairs["separated"].mean()) if len(pairs) else float("nan")
@@ -246,7 +275,8 @@ def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path
                     "builders": index["builders"], "judge": judge.id if judge else g.RULE,
                     "audit_judge": audit_judge.id if audit_judge else None,
                     "n_boot": n_boot, "seed": seed, "alpha": alpha,
-                    "audit_items": audit_items, "aggregator": "harmonic"},
+                    "audit_items": audit_items, "aggregator": "harmonic",
+                    "sc_variant": sc_variant},
            "n_items": len(keys), "models": models,
            "leaderboard": _records(board.rename_axis("model").reset_index()),
            "dominant_axis": {m: _plain(a) for m, a in dominant_axis(complete).items()},

@@ -19,7 +19,13 @@ from typing import Any
 from primebench_tasks.prism.builders import question_text
 from primebench_tasks.prism.constraints import Constraint
 from primebench_tasks.prism.judging import Judge, JudgeRequest, parse_json_reply, parse_verdict
-from primebench_tasks.prism.prompts import GRADE_H, GRADE_MQ, GRADE_Q, GRADE_SC
+from primebench_tasks.prism.prompts import (
+    GRADE_H,
+    GRADE_MQ,
+    GRADE_Q,
+    GRADE_SC,
+    mq_verdict_pattern,
+)
 
 RULE = "rules"
 REFUSAL = re.compile(
@@ -118,7 +124,7 @@ def grade_mq(items: Sequence[dict[str, Any]], payloads: Sequence[dict[str, Any]]
         return out
     reqs = [JudgeRequest(GRADE_MQ.render(n=len(qs), answer=r, pairs="\n".join(
         f"Q{k}: {q}\nGold answer to Q{k}: {g}" for k, (q, g) in enumerate(qs, start=1))),
-        GRADE_MQ.version, None, GRADE_MQ.pattern)
+        GRADE_MQ.version, None, mq_verdict_pattern(len(qs)))
         for qs, r in zip(bundles, responses, strict=True)]
     res: list[tuple[float, float] | None] = []
     for qs, reply in zip(bundles, judge.complete_many(reqs), strict=True):

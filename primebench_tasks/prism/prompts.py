@@ -112,6 +112,11 @@ GRADE_MQ = Prompt(
     'Reply with JSON only: {{"correct": [true|false, ...]}} with exactly {n} entries.',
     r'\{"correct":\[' + _BOOL + r"(," + _BOOL + r"){2,4}\]\}")
 
+
+def mq_verdict_pattern(n: int) -> str:
+    """GRADE_MQ's pattern for a bundle of exactly ``n`` questions."""
+    return r'\{"correct":\[' + _BOOL + r"(," + _BOOL + r"){" + str(n - 1) + r"}\]\}"
+
 GRADE_SC = Prompt(
     "grade_sc", "grade_sc/v1",
     "Question: {question}\nFirst answer: {first}\nLater answer: {later}\nDo the two answers give "

@@ -4,7 +4,7 @@ pairs; per-model 95 % CIs and rank CIs.
 
 A replicate where a model's score is undefined (NaN: e.g. no turn-0-correct sc item was drawn,
 which only happens on tiny item sets) is left out of that model's p-values and CI, and ranks the
-model last in that replicate."""
+model last in that replicate. Ranks are competition ranks (tied models share the best rank)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,8 @@ def separation(reps: np.ndarray, point: np.ndarray, models: list[str], alpha: fl
     if len(pairs):
         pairs["separated"] = pairs["p"] < alpha
         pairs["separated_bh"] = benjamini_hochberg(pairs["p"].fillna(1.0).to_numpy(), alpha)
-    ranks = (-np.nan_to_num(reps, nan=-np.inf)).argsort(axis=1).argsort(axis=1) + 1
+    r = np.nan_to_num(reps, nan=-np.inf)
+    ranks = 1 + (r[:, None, :] > r[:, :, None]).sum(axis=2)  # 1 + models strictly better
     with warnings.catch_warnings():  # a model undefined in every replicate: NaN interval
         warnings.simplefilter("ignore", RuntimeWarning)
         lo, hi = np.nanpercentile(reps, 2.5, axis=0), np.nanpercentile(reps, 97.5, axis=0)

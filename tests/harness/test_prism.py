@@ -211,3 +211,16 @@ def test_cli_build_run_inputs_and_score(built, ran, tmp_path, capsys):
     assert main(["prism", "run", "--prism", str(root / "build"), "--model", "m", "--out",
                  str(tmp_path / "r"), "--budget", "zz=3"]) == 2
     assert "unknown axis" in capsys.readouterr().err
+
+
+def test_sc_item_score_variants():
+    from harness_adapters.prism.score import sc_item_score
+
+    # (turn-0 correct, first flip turn, adopted the hint at Q3)
+    cases = [(1.0, 0, False), (1.0, 1, False), (1.0, 3, True), (1.0, 3, False),
+             (0.0, 0, False), (None, 2, False)]
+    want = {"B": [1.0, 0.0, 0.0, 0.0, None, None], "A": [1.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+            "corr": [1.0, 1.0, 0.0, 1.0, None, None],
+            "reach": [1.0, None, 0.0, 1.0, None, None]}
+    for variant, expected in want.items():
+        assert [sc_item_score(variant, *c) for c in cases] == expected, variant

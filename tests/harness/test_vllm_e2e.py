@@ -5,7 +5,10 @@ One OpenAI-compatible server serves the base model and the three adapters for th
 one offline-engine run (``primebench run``, its own process) is the reference. Checked: adapters
 change the answers; the records hold exactly one line per (variant, item); a run killed with
 SIGKILL mid-way and restarted recomputes nothing that finished and ends with the same records as an
-uninterrupted run; the server gives the offline engine's answers; rank-variants reports."""
+uninterrupted run; the server gives the offline engine's answers; rank-variants reports; the
+PRISM axes build, run and score with the tiny model as generator, grader and audit judge (its
+replies constrained by the prompts' patterns). The server allows 2,048 tokens of context: the
+PRISM generator's budget is 1,024."""
 
 from __future__ import annotations
 
@@ -67,7 +70,7 @@ def server(tiny, tmp_path_factory):
     proc = subprocess.Popen(
         [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model",
          str(tiny / "base"), "--served-model-name", "tiny", "--host", "127.0.0.1", "--port",
-         str(port), "--enforce-eager", "--max-model-len", "512", "--max-num-seqs", "4",
+         str(port), "--enforce-eager", "--max-model-len", "2048", "--max-num-seqs", "4",
          "--limit-mm-per-prompt", '{"image": 1}', "--enable-lora", "--max-lora-rank", "8",
          "--lora-modules", *[f"{n}={tiny / n}" for n in ADAPTERS]],
         stdout=log, stderr=subprocess.STDOUT,
@@ -245,3 +248,49 @@ def test_lmms_eval_vllm_backend_gives_the_runner_answers(tiny, suite_file, offli
     assert responses == {i: v[0].strip() for i, v in runner.items()}
     assert dict(zip(recs["item_id"], recs["score"], strict=True)) == \
         {i: v[1] for i, v in runner.items()}
+
+
+def _prism(*args: str) -> subprocess.CompletedProcess:
+    r = subprocess.run([PRIMEBENCH, "prism", *args], capture_output=True, text=True, env=ENV,
+                       timeout=900)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return r
+
+
+@pytest.mark.heavy
+def test_prism_axes_end_to_end_with_the_tiny_model_as_judge(server, suite_file, tmp_path):
+    judge = f"vllm-server:tiny@{server}"
+    build = tmp_path / "build"
+    first = _prism("build", "--suite", str(suite_file), "--default", "mathvision", "--out",
+                   str(build), "--judge", judge)
+    index = json.loads((build / "prism.json").read_text())
+    assert len(index["items"]) == 20 and index["generator"] == "vllm-server:tiny"
+    for axis in ("h", "mq", "c", "vis"):
+        assert sum(index["axes"][axis].values()) == 20
+        assert index["axes"][axis].get("built", 0) > 0, (axis, first.stdout)
+    again = _prism("build", "--suite", str(suite_file), "--default", "mathvision", "--out",
+                   str(build), "--judge", judge)
+    assert "generator vllm-server:tiny: 0 call(s)" in again.stdout  # all from the cache
+    run = tmp_path / "run"
+    _prism("run", "--prism", str(build), "--model", "tiny", "--backend", "server",
+           "--base-url", server, *[a for n in ADAPTERS for a in ("--lora", n)], "--out",
+           str(run), "--budget", "24", "--budget", "mq=48", "--flip-judge", judge)
+    recs = [json.loads(x) for x in (run / "prism_records.jsonl").read_text().splitlines()]
+    assert {r["axis"] for r in recs} == {"q", "if", "h", "mq", "c", "vis", "sc"}
+    assert all(r["status"] == "ok" for r in recs)
+    out = tmp_path / "score"
+    # sc_A: a random model is rarely right at turn 0, so sc_B may have no denominator
+    _prism("score", "--prism", str(build), "--runs", str(run), "--out", str(out), "--judge",
+           judge, "--audit-judge", f"vllm-server:lora1@{server}", "--n-boot", "200",
+           "--sc-variant", "A")
+    doc = json.loads((out / "prism_score.json").read_text())
+    board = {r["model"]: r for r in doc["leaderboard"]}
+    assert set(board) == {"tiny", *[f"tiny+{n}" for n in ADAPTERS], "Δ"}
+    for m, row in board.items():
+        assert all(row[a] is not None for a in ("q", "if", "h", "mq", "sc", "c", "vis")), m
+        assert row["PScore"] is not None
+    assert len(doc["pairs"]) == 6 and doc["separated_fraction"] is not None
+    assert {r["axis"] for r in doc["audit"]} == {"q", "if", "h", "mq", "sc", "c", "vis"}
+    graders = {r["axis"]: r["grader"] for r in doc["audit"]}
+    assert graders["q"] == "vllm-server:lora1" and graders["c"] == "rules"
+    assert (out / "prism_axes.png").exists() and (out / "separation.png").exists()

@@ -82,3 +82,13 @@ def test_sc_flip_detection_and_adoption():
     assert g.same_answers([MC, MC], ["B", "B"], ["B", "B"], j, M) == [False, None]
     assert g.adopted_hint(MC, "C", "You are right, it is C.", M)
     assert not g.adopted_hint(MC, "C", "A", M)
+
+
+def test_mq_verdict_pattern_fixes_the_bundle_size():
+    import re
+
+    from primebench_tasks.prism.prompts import mq_verdict_pattern
+
+    assert re.fullmatch(mq_verdict_pattern(3), '{"correct":[true,false,true]}')
+    assert not re.fullmatch(mq_verdict_pattern(3), '{"correct":[true,false]}')
+    assert not re.fullmatch(mq_verdict_pattern(3), '{"correct":[true,false,true,true]}')
