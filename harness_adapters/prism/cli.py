@@ -127,6 +127,23 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0 if doc["models"] else 1
 
 
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from harness_adapters.prism.lmms_tasks import generate_prism_tasks
+
+    written = generate_prism_tasks(args.prism, args.out)
+    print(f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
+          "--tasks prism --log_samples ...")
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from harness_adapters.prism.lmms_tasks import ingest_lmms_eval
+
+    n = ingest_lmms_eval(args.output_dir, args.prism, args.out, args.model)
+    print(f"appended {n} record(s) to {Path(args.out) / 'prism_records.jsonl'}")
+    return 0
+
+
 def _engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-model-len", type=int)
     p.add_argument("--max-num-seqs", type=int)
@@ -172,6 +189,18 @@ def add_commands(prism: argparse._SubParsersAction) -> None:
     p.add_argument("--max-lora-rank", type=int)
     _engine_args(p)
     p.set_defaults(func=cmd_run)
+
+    p = prism.add_parser("tasks", help="lmms-eval tasks prism_<axis> (single-turn axes)")
+    p.add_argument("--prism", required=True, help="build directory")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_tasks)
+
+    p = prism.add_parser("ingest-lmms-eval", help="lmms-eval prism_<axis> logs → run records")
+    p.add_argument("output_dir")
+    p.add_argument("--prism", required=True, help="build directory")
+    p.add_argument("--out", required=True, help="run directory")
+    p.add_argument("--model", required=True, help="the model's name in the records")
+    p.set_defaults(func=cmd_ingest)
 
     p = prism.add_parser("score", help="grade runs: leaderboard, PScore, separation, audit")
     p.add_argument("--prism", required=True, help="build directory")

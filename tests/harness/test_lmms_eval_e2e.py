@@ -79,3 +79,49 @@ def test_plain_lmms_eval_tasks_through_the_entry_point(tmp_path):
     assert np.isfinite(row).sum() == 100
     assert main(args) == 0  # the same run again adds nothing
     assert Panel.load(panel_dir).content_hash == p.content_hash
+
+
+@pytest.mark.heavy
+def test_prism_axes_as_lmms_eval_tasks(tmp_path, mathvision):
+    """PRISM build (scripted generator) → prism_<axis> tasks → lmms-eval dummy → ingest → sc
+    continues from the ingested q answers → score."""
+    from harness_adapters.prism.build import build
+    from harness_adapters.prism.lmms_tasks import rule_score
+    from harness_adapters.prism.run import records_file
+    from tests.harness.conftest import small_suite
+    from tests.harness.test_prism import Generator
+
+    build(mathvision, tmp_path / "build", Generator(), small_suite(mathvision, 8))
+    assert main(["prism", "tasks", "--prism", str(tmp_path / "build"), "--out",
+                 str(tmp_path / "tasks")]) == 0
+    r = subprocess.run([str(LMMS), "--model", "dummy", "--model_args", "response=A", "--tasks",
+                        "prism", "--include_path", str(tmp_path / "tasks"), "--log_samples",
+                        "--output_path", str(tmp_path / "out")], capture_output=True, text=True,
+                       env=ENV, cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    args = ["prism", "ingest-lmms-eval", str(tmp_path / "out"), "--prism",
+            str(tmp_path / "build"), "--out", str(tmp_path / "run"), "--model", "dummy-A"]
+    assert main(args) == 0
+    recs = records_file(tmp_path / "run").read()
+    assert len(recs) == 6 * 8 and {r["axis"] for r in recs} == {"q", "if", "h", "mq", "c",
+                                                                  "vis"}
+    assert all(r["responses"] == ["A"] for r in recs)
+    assert main(args) == 0 and len(records_file(tmp_path / "run").read()) == 48  # idempotent
+    res = json.loads(next((tmp_path / "out").rglob("*_results.json")).read_text())
+    docs = [json.loads(x) for x in (tmp_path / "tasks" / "prism_vis.jsonl").read_text()
+            .splitlines()]
+    want = np.mean([rule_score("vis", json.loads(d["grade"]), "A") for d in docs])
+    assert res["results"]["prism_vis"]["prism_vis,none"] == pytest.approx(want)
+    from harness_adapters.prism.build import read_build
+    from harness_adapters.prism.run import run_prism
+    from harness_adapters.prism.score import MATCHERS, score
+    from tests.harness.test_prism import Backend
+
+    index, store = read_build(tmp_path / "build")
+    done = run_prism(Backend(), index, store, "dummy-A", [None], tmp_path / "run", MATCHERS,
+                     axes=("q", "sc"))
+    assert done == {"dummy-A": {"q": 0, "sc": 8}}  # q came from lmms-eval
+    sc = [r for r in records_file(tmp_path / "run").read() if r["axis"] == "sc"]
+    assert all(r["responses"][0] == "A" for r in sc)
+    doc = score(tmp_path / "build", [tmp_path / "run"], tmp_path / "score", None, n_boot=50)
+    assert doc["models"] == ["dummy-A"]

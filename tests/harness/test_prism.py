@@ -224,3 +224,37 @@ def test_sc_item_score_variants():
             "reach": [1.0, None, 0.0, 1.0, None, None]}
     for variant, expected in want.items():
         assert [sc_item_score(variant, *c) for c in cases] == expected, variant
+
+
+def test_lmms_eval_task_files_and_ingest_contract(built, tmp_path):
+    from harness_adapters.prism.lmms_tasks import (
+        build_id,
+        generate_prism_tasks,
+        ingest_lmms_eval,
+        make_process_results,
+    )
+
+    root = built[0]
+    generate_prism_tasks(root / "build", tmp_path / "tasks")
+    yaml = (tmp_path / "tasks" / "prism_mq.yaml").read_text()
+    assert "max_new_tokens: 1024" in yaml and f"prism_build: {build_id(root / 'build')}" in yaml
+    assert "task:\n  - prism_q\n  - prism_if" in (tmp_path / "tasks" / "prism.yaml").read_text()
+    docs = [json.loads(x) for x in (tmp_path / "tasks" / "prism_h.jsonl").read_text()
+            .splitlines()]
+    assert len(docs) == 11 and not docs[0]["image"].startswith("/")  # the rejected item is out
+    out = make_process_results("h")(docs[0], ["There is no giraffe."])
+    assert out["prism_h"] == 1.0 and out["primebench_item"]["item_id"] == docs[0]["key"]
+    # a log as lmms-eval writes it
+    logs = tmp_path / "logs" / "dummy"
+    logs.mkdir(parents=True)
+    cfg = {"prism_h": {"metadata": {"prism_build": build_id(root / "build"), "prism_axis": "h"}}}
+    (logs / "20260101_results.json").write_text(json.dumps({"configs": cfg}))
+    lines = [json.dumps({"doc_id": k, "primebench_item": make_process_results("h")(
+        d, ["It is yellow."])["primebench_item"]}) for k, d in enumerate(docs)]
+    (logs / "20260101_samples_prism_h.jsonl").write_text("\n".join(lines) + "\n")
+    assert ingest_lmms_eval(tmp_path / "logs", root / "build", tmp_path / "run", "x") == 11
+    assert ingest_lmms_eval(tmp_path / "logs", root / "build", tmp_path / "run", "x") == 0
+    cfg["prism_h"]["metadata"]["prism_build"] = "other"
+    (logs / "20260101_results.json").write_text(json.dumps({"configs": cfg}))
+    with pytest.raises(InputError, match="not " + build_id(root / "build")):
+        ingest_lmms_eval(tmp_path / "logs", root / "build", tmp_path / "run", "x")
