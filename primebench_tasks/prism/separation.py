@@ -68,6 +68,6 @@ def separation(reps: np.ndarray, point: np.ndarray, models: list[str], alpha: fl
         lo, hi = np.nanpercentile(reps, 2.5, axis=0), np.nanpercentile(reps, 97.5, axis=0)
     per = pd.DataFrame({
         "model": models, "score": point, "ci_low": lo, "ci_high": hi,
-        "rank_low": np.percentile(ranks, 2.5, axis=0).astype(int),
-        "rank_high": np.percentile(ranks, 97.5, axis=0).astype(int)})
+        "rank_low": np.percentile(ranks, 2.5, axis=0, method="lower").astype(int),
+        "rank_high": np.percentile(ranks, 97.5, axis=0, method="higher").astype(int)})
     return pairs, per

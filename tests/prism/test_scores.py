@@ -115,3 +115,9 @@ def test_audit_sample_and_admission():
     out = audit_table(main, flipped, {"q": "j2"})
     assert out.loc[0, "spearman_rho"] == -1.0 and not out.loc[0, "admitted"]
     assert out.loc[0, "n_models"] == 3 and out.loc[0, "n_items"] == 4
+
+
+def test_tied_models_share_the_best_rank():
+    reps = np.array([[0.5, 0.5, 0.2], [0.5, 0.5, 0.9]])
+    _, per = separation(reps, np.array([0.5, 0.5, 0.4]), ["a", "b", "c"])
+    assert per["rank_low"].tolist() == [1, 1, 1] and per["rank_high"].tolist() == [2, 2, 3]
