@@ -343,7 +343,14 @@ def cmd_tasks_lmms(args: argparse.Namespace) -> int:
     from harness_adapters.lmms_eval.taskgen import generate_tasks
     from primebench_tasks.pipeline.manifest import read_manifest
 
-    written = generate_tasks(read_manifest(args.manifest), _load_panel(args), args.out)
+    keys: dict[str, str] = {}
+    for spec in args.upstream_key:
+        task, sep, field = spec.partition("=")
+        if not sep or not task or not field:
+            raise PrimeBenchError(f"--upstream-key {spec!r}: expected TASK=FIELD")
+        keys[task] = field
+    written = generate_tasks(read_manifest(args.manifest), _load_panel(args), args.out, keys,
+                             args.upstream_path)
     print(f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
           f"--tasks <suite name> --log_samples ...")
     return 0
@@ -526,6 +533,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--default", choices=[n for n in default_names()
                                          if default_kind(n) == "panel"])
     p.add_argument("--out", required=True)
+    p.add_argument("--upstream-key", action="append", default=[], metavar="TASK=FIELD",
+                   help="the upstream lmms-eval task's dataset field that holds the panel's "
+                   "item ids (checked by you); its benchmark then includes the upstream task")
+    p.add_argument("--upstream-path", action="append", default=[], metavar="DIR",
+                   help="more folders to search for upstream task YAMLs")
     p.set_defaults(func=cmd_tasks_lmms)
     p = sub.add_parser("lmms-eval-path", help="the released suites' lmms-eval task directory")
     p.set_defaults(func=cmd_lmms_path)

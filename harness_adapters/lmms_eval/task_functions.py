@@ -20,12 +20,22 @@ class ManifestItemsMissing(ValueError):
     """The dataset lacks items that the manifest selected."""
 
 
-def make_process_docs(item_ids: Iterable[str], key: str, task: str) -> Callable[[Any], Any]:
+def make_process_docs(item_ids: Iterable[str], key: str, task: str,
+                      upstream: tuple[str, str] | None = None) -> Callable[[Any], Any]:
     """A ``process_docs`` that keeps exactly the manifest's items (by ``doc[key]``) and refuses a
-    dataset that lacks any of them."""
+    dataset that lacks any of them; ``upstream`` (module.name, folder): the upstream task's own
+    ``process_docs``, applied first."""
     wanted = [str(i) for i in item_ids]
 
     def process_docs(dataset: Any) -> Any:
+        if upstream is not None:
+            from harness_adapters.lmms_eval.upstream import load_function
+
+            dataset = load_function(upstream)(dataset)
+        columns = getattr(dataset, "column_names", None)
+        if columns is not None and key not in columns:
+            raise ManifestItemsMissing(f"{task}: the dataset has no field {key!r} (the row key "
+                                       "declared for it)")
         have = {str(k) for k in dataset[key]}
         missing = [i for i in wanted if i not in have]
         if missing:
@@ -74,9 +84,40 @@ def make_process_results(key: str, metric: str) -> Callable[[dict, list], dict]:
     return process_results
 
 
+def upstream_item_score(value: Any, lo: float, hi: float) -> float | None:
+    """A per-item score from an upstream metric value, scaled to [0, 1] by the metric's range:
+    a number (or bool), or a dict holding one under ``score``/``correct``/``hit``/``acc``;
+    None when the metric is only computed at aggregation (e.g. a dict of parsed predictions)."""
+    if isinstance(value, dict):
+        value = next((value[k] for k in ("score", "correct", "hit", "acc") if k in value), None)
+    if isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, (int, float)) or value != value:
+        return None
+    return (float(value) - lo) / (hi - lo)
+
+
+def make_upstream_process_results(key: str, metric: str, lo: float, hi: float,
+                                  upstream: tuple[str, str]) -> Callable[[dict, list], dict]:
+    """Wrap the upstream ``process_results``: its metrics unchanged, plus the stable item id and
+    the item's score (``metric`` scaled by [lo, hi]) in ``primebench_item``."""
+
+    def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        from harness_adapters.lmms_eval.upstream import load_function
+
+        out = dict(load_function(upstream)(doc, results))
+        out[ITEM_METRIC] = {"item_id": str(doc[key]),
+                            "score": upstream_item_score(out.get(metric), lo, hi)}
+        return out
+
+    return process_results
+
+
 def item_aggregation(values: list[dict[str, Any]]) -> float:
-    """The ``primebench_item`` metric aggregates to the mean item score."""
-    return sum(v["score"] for v in values) / len(values) if values else float("nan")
+    """The ``primebench_item`` metric aggregates to the mean item score (items without one
+    left out)."""
+    scores = [v["score"] for v in values if v.get("score") is not None]
+    return sum(scores) / len(scores) if scores else float("nan")
 
 
 def make_doc_to_visual(base: Path) -> Callable[[dict[str, Any]], list[Any]]:

@@ -4,7 +4,8 @@ from pathlib import Path
 
 from harness_adapters.lmms_eval.task_functions import (  # noqa: F401
     doc_to_text, item_aggregation, make_doc_to_visual, make_process_docs,
-    make_process_results)
+    make_process_results, make_upstream_process_results)
+from harness_adapters.lmms_eval.upstream import load_function  # noqa: F401
 
 _HERE = Path(__file__).parent
 _ITEMS = json.loads((_HERE / 'primebench_items.json').read_text())

@@ -1,0 +1,126 @@
+"""Suite tasks that include an upstream lmms-eval task (a stand-in in tests/fixtures), keep
+exactly the manifest's items and wrap its process_results with the stable item id."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness_adapters.lmms_eval.ingest import read_run
+from harness_adapters.lmms_eval.task_functions import ManifestItemsMissing
+from harness_adapters.lmms_eval.taskgen import generate_tasks
+from harness_adapters.lmms_eval.upstream import find_task_yaml, load_task_config
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import InputError
+from primebench_tasks.pipeline.manifest import build_manifest
+
+UPSTREAM = Path(__file__).parents[1] / "fixtures" / "upstream_lmms_task"
+IDS = [f"t{i}" for i in range(12)]
+
+
+def _panel() -> Panel:
+    scores = pd.DataFrame([{"model": m, "benchmark": "ToyBench", "item_id": i,
+                            "condition": "vl", "score": float((k + j) % 2)}
+                           for k, m in enumerate(["m1", "m2", "m3"]) for j, i in enumerate(IDS)])
+    models = pd.DataFrame({"model": ["m1", "m2", "m3"]})
+    benchmarks = pd.DataFrame([{"benchmark": "ToyBench", "category": "Toy", "metric": "toy_acc",
+                                "metric_kind": "accuracy", "score_min": 0.0,
+                                "score_max": 100.0, "lmms_eval_task": "toy_upstream",
+                                "vlmeval_dataset": None}])
+    items = pd.DataFrame({"benchmark": "ToyBench", "item_id": IDS})
+    return Panel.from_records("toy", scores, models, benchmarks, items)
+
+
+def _manifest(panel: Panel, positions) -> dict:
+    return build_manifest("primebench_toy", panel, {"Toy": {"ToyBench": np.array(positions)}},
+                          {}, [], {"rho": None})
+
+
+def test_upstream_config_resolves_includes_and_keeps_function_refs():
+    path = find_task_yaml("toy_upstream", [UPSTREAM])
+    cfg = load_task_config(path)
+    assert cfg["task"] == "toy_upstream" and cfg["output_type"] == "generate_until"
+    assert cfg["process_results"].ref == "utils.process_results"
+    assert cfg["metric_list"][0]["aggregation"].directory == str(UPSTREAM)
+    with pytest.raises(InputError, match="'no_such_task' is not installed"):
+        find_task_yaml("no_such_task", [UPSTREAM])
+
+
+def test_unknown_row_key_is_refused(tmp_path):
+    p = _panel()
+    with pytest.raises(InputError, match="--upstream-key"):
+        generate_tasks(_manifest(p, [0, 1]), p, tmp_path)
+
+
+def test_generated_task_includes_upstream_and_wraps_its_functions(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    p = _panel()
+    m = _manifest(p, [0, 3, 5, 7])
+    generate_tasks(m, p, tmp_path, {"toy_upstream": "qid"}, [UPSTREAM])
+    yaml = (tmp_path / "primebench_toy_toybench.yaml").read_text()
+    assert f"include: {(UPSTREAM / 'toy_upstream.yaml').resolve()}" in yaml
+    assert "aggregation: !function primebench_suite.aggregation_toybench_0" in yaml
+    assert "- metric: primebench_item" in yaml and "upstream_task: \"toy_upstream\"" in yaml
+    assert "metric: primebench_item" in (tmp_path / "primebench_toy.yaml").read_text()
+    spec = importlib.util.spec_from_file_location("gen_suite", tmp_path / "primebench_suite.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = [json.loads(x) for x in (UPSTREAM / "toy_upstream.jsonl").read_text().splitlines()]
+    kept = mod.process_docs_toybench(datasets.Dataset.from_list(rows))
+    assert sorted(kept["qid"]) == ["t0", "t3", "t5", "t7"]
+    out = mod.process_results_toybench(kept[0], ["B"])
+    assert out["toy_acc"] in (0.0, 100.0)
+    assert out["primebench_item"] == {"item_id": kept[0]["qid"],
+                                      "score": out["toy_acc"] / 100.0}
+    assert mod.aggregation_toybench_0([0.0, 100.0]) == 50.0
+    retired = _manifest(p, [2, 11])  # t11 is dropped by the upstream process_docs
+    generate_tasks(retired, p, tmp_path / "r", {"toy_upstream": "qid"}, [UPSTREAM])
+    spec = importlib.util.spec_from_file_location("gen_r", tmp_path / "r" / "primebench_suite.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(ManifestItemsMissing, match="t11"):
+        mod.process_docs_toybench(datasets.Dataset.from_list(rows))
+
+
+@pytest.mark.heavy
+def test_lmms_eval_runs_the_wrapped_upstream_task(tmp_path):
+    pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
+    p = _panel()
+    m = _manifest(p, [0, 1, 3, 6, 8])
+    shutil.copytree(UPSTREAM, tmp_path / "tasks" / "upstream")
+    generate_tasks(m, p, tmp_path / "tasks" / "suite", {"toy_upstream": "qid"},
+                   [tmp_path / "tasks" / "upstream"])
+    lmms = Path(sys.executable).parent / "lmms-eval"
+    r = subprocess.run([str(lmms), "--model", "dummy", "--model_args", "response=A", "--tasks",
+                        "primebench_toy", "--include_path", str(tmp_path / "tasks"),
+                        "--log_samples", "--output_path", str(tmp_path / "out")],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                       env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    recs = read_run(tmp_path / "out", model="dummy-A", suite_version=m["version"])
+    got = dict(zip(recs["item_id"], recs["score"], strict=True))
+    answers = {json.loads(x)["qid"]: json.loads(x)["answer"]
+               for x in (UPSTREAM / "toy_upstream.jsonl").read_text().splitlines()}
+    assert got == {i: float(answers[i] == "A") for i in ["t0", "t1", "t3", "t6", "t8"]}
+
+
+def test_ingest_refuses_an_item_without_a_per_item_score(tmp_path):
+    d = tmp_path / "m"
+    d.mkdir()
+    meta = {"primebench_suite": "v1", "benchmark": "ToyBench", "upstream_task": "toy_upstream"}
+    (d / "20260101_results.json").write_text(json.dumps(
+        {"model_name": "m", "configs": {"primebench_toy_toybench": {"metadata": meta}}}))
+    (d / "20260101_samples_primebench_toy_toybench.jsonl").write_text(json.dumps(
+        {"doc_id": 0, "primebench_item": {"item_id": "t0", "score": None}}) + "\n")
+    with pytest.raises(InputError, match="no per-item score") as e:
+        read_run(tmp_path)
+    assert "row 1" in str(e.value) or ":1" in str(e.value)
