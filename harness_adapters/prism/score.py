@@ -262,12 +262,21 @@ def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path
     eff.to_csv(out / "effective_weights.csv")
     loao.to_csv(out / "loao.csv", index=False)
     excl.to_csv(out / "exclusions.csv", index=False)
-    audit = None
+    audit, refused = None, []
     if audit_judge is not None:
         regraded, graders = audit_regrade(graded, index, store, records, audit_judge,
                                           audit_items, seed, sc_variant)
         audit = audit_table(graded, regraded, graders)
         audit.to_csv(out / "audit.csv", index=False)
+        refused = [str(a) for a, ok in zip(audit["axis"], audit["admitted"], strict=True)
+                   if ok is not None and not ok]
+        if refused:  # §3: an axis enters PScore only if the audit admits it
+            board.insert(len(board.columns), "PScore_admitted", aggregate(
+                board.drop(columns=["PScore", *refused])).where(board.index != "Δ"))
+            board.loc["Δ", "PScore_admitted"] = (board["PScore_admitted"].max()
+                                                 - board["PScore_admitted"].min())
+            board.rename_axis("model").reset_index().to_csv(out / "leaderboard.csv",
+                                                            index=False)
     frac = float(pairs["separated"].mean()) if len(pairs) else float("nan")
     frac_bh = float(pairs["separated_bh"].mean()) if len(pairs) else float("nan")
     doc = {"schema": SCORE_SCHEMA,
@@ -284,7 +293,8 @@ def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path
            "per_model": _records(per_model), "separated_fraction": _plain(frac),
            "separated_fraction_bh": _plain(frac_bh), "pairs": _records(pairs),
            "loao": _records(loao), "exclusions": _records(excl),
-           "audit": None if audit is None else _records(audit)}
+           "audit": None if audit is None else _records(audit),
+           "axes_not_admitted": refused}
     atomic_write_text(out / "prism_score.json", canonical_json(doc))
     md = ["# PRISM-VLM axes\n", f"{len(keys)} items; judge {doc['spec']['judge']}; generator "
           f"{index['generator']}; paired bootstrap B = {n_boot}: {frac:.1%} of model pairs "
@@ -296,6 +306,9 @@ def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path
         md += ["\n## sc bounds (App. E.2)\n", markdown_table(sc.reset_index())]
     if audit is not None:
         md += ["\n## Cross-judge audit\n", markdown_table(audit)]
+        if refused:
+            md.append(f"\nNot admitted (audit ρ < 0.95): {', '.join(refused)}; "
+                      "PScore_admitted leaves them out.\n")
     atomic_write_text(out / "leaderboard.md", "\n".join(md))
     if pscore.notna().any():
         prism_axes_plot(means, pscore, out / "prism_axes.png")

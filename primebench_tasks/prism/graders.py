@@ -43,10 +43,14 @@ class Matchers:
     extract: Callable[[str, list[str]], str]
 
 
-def grade_if(payload: dict[str, Any], response: str) -> float:
-    """Mean compliance over the item's constraints."""
-    cs = [Constraint(c["id"], "", c["params"]) for c in payload["constraints"]]
-    return sum(c.verify(response) for c in cs) / len(cs)
+def grade_if(payload: dict[str, Any], response: str) -> float | None:
+    """Mean compliance over the item's constraints; None (the item is excluded, for every model
+    alike) when a constraint cannot be verified: unknown id or missing parameter."""
+    cs = [Constraint(c["id"], "", c.get("params") or {}) for c in payload["constraints"]]
+    try:
+        return sum(c.verify(response) for c in cs) / len(cs)
+    except (KeyError, TypeError, ZeroDivisionError):
+        return None
 
 
 def grade_count(count: int, response: str) -> float:

@@ -258,3 +258,36 @@ def test_lmms_eval_task_files_and_ingest_contract(built, tmp_path):
     (logs / "20260101_results.json").write_text(json.dumps({"configs": cfg}))
     with pytest.raises(InputError, match="not " + build_id(root / "build")):
         ingest_lmms_eval(tmp_path / "logs", root / "build", tmp_path / "run", "x")
+
+
+def test_axis_refused_by_the_audit_leaves_the_admitted_pscore(ran, tmp_path):
+    root = ran[0]
+
+    class Judge:
+        """q: correct iff the answer is A (J) or iff it is not (J′, the reverse ranking)."""
+
+        def __init__(self, name, reverse):
+            self.id, self.reverse = name, reverse
+
+        def complete_many(self, reqs):
+            out = []
+            for r in reqs:
+                if r.version.startswith("grade_q"):
+                    good = "Model answer: A" in r.prompt
+                    out.append(json.dumps({"correct": good != self.reverse}))
+                elif r.version.startswith("grade_sc"):
+                    out.append('{"same": true}')
+                elif r.version.startswith("grade_mq"):
+                    out.append(json.dumps({"correct": [True] * r.prompt.count("Gold answer")}))
+                else:
+                    out.append('{"correct": true}')
+            return out
+
+    doc = score(root / "build", [root / "run"], tmp_path, Judge("j", False), Judge("j2", True),
+                n_boot=50)
+    audit = {r["axis"]: r for r in doc["audit"]}
+    assert audit["q"]["spearman_rho"] < 0 and audit["q"]["admitted"] is False
+    assert "q" in doc["axes_not_admitted"] and "if" not in doc["axes_not_admitted"]
+    board = pd.read_csv(tmp_path / "leaderboard.csv").set_index("model")
+    assert "PScore_admitted" in board.columns
+    assert "Not admitted" in (tmp_path / "leaderboard.md").read_text()

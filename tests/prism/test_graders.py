@@ -92,3 +92,9 @@ def test_mq_verdict_pattern_fixes_the_bundle_size():
     assert re.fullmatch(mq_verdict_pattern(3), '{"correct":[true,false,true]}')
     assert not re.fullmatch(mq_verdict_pattern(3), '{"correct":[true,false]}')
     assert not re.fullmatch(mq_verdict_pattern(3), '{"correct":[true,false,true,true]}')
+
+
+def test_unverifiable_constraint_is_excluded_not_zero():
+    assert g.grade_if({"constraints": [{"id": "rhymes", "params": {}}]}, "x") is None
+    assert g.grade_if({"constraints": [{"id": "max_words", "params": {}}]}, "x") is None
+    assert g.grade_if({"constraints": []}, "x") is None
