@@ -122,7 +122,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     judge = _judge(args.judge, out / "judge_cache", args)
     audit = _judge(args.audit_judge, out / "audit_cache", args) if args.audit_judge else None
     doc = score(args.prism, args.runs, out, judge, audit, args.n_boot, args.seed,
-                args.audit_items, sc_variant=args.sc_variant)
+                args.audit_items, sc_variant=args.sc_variant, mq_partial=args.mq_partial)
     print((out / "leaderboard.md").read_text("utf-8"))
     return 0 if doc["models"] else 1
 
@@ -212,6 +212,8 @@ def add_commands(prism: argparse._SubParsersAction) -> None:
     p.add_argument("--sc-variant", choices=["B", "A", "corr", "reach"], default="B",
                    help="the sc definition in the leaderboard and PScore (App. E.2; default "
                    "sc_B, turn-0-correct items)")
+    p.add_argument("--mq-partial", action="store_true",
+                   help="score mq by partial credit instead of all-or-nothing")
     p.add_argument("--n-boot", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
     _engine_args(p)

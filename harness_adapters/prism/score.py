@@ -93,10 +93,11 @@ def sc_item_score(variant: str, correct0: float | None, flip_turn: int, adopted:
 
 
 def grade(index: dict[str, Any], store: ArtifactStore, records: Sequence[dict[str, Any]],
-          judge: Judge | None, sc_variant: str = "B") -> pd.DataFrame:
+          judge: Judge | None, sc_variant: str = "B", mq_partial: bool = False
+          ) -> pd.DataFrame:
     """One row per record: model, axis, benchmark, item_id, score (NaN = unanswered or not
     applicable), grader; sc rows add correct0 / flip_turn / adopted (score: ``sc_variant``), mq
-    rows partial."""
+    rows partial (the score is all-or-nothing unless ``mq_partial``)."""
     if sc_variant not in SC_VARIANTS:
         raise ValueError(f"sc_variant must be one of {SC_VARIANTS}")
     docs = {(it["benchmark"], it["item_id"]): it["doc"] for it in index["items"]}
@@ -129,7 +130,7 @@ def grade(index: dict[str, Any], store: ArtifactStore, records: Sequence[dict[st
     rs = by_axis.get("mq", [])
     mq = g.grade_mq([r["doc"] for r in rs], [r["payload"] for r in rs],
                     [r["responses"][0] for r in rs], judge, MATCHERS)
-    put(rs, [None if x is None else x[0] for x in mq], name,
+    put(rs, [None if x is None else x[1 if mq_partial else 0] for x in mq], name,
         partial=[np.nan if x is None else x[1] for x in mq])
     rs = by_axis.get("c", [])
     put(rs, [g.grade_count(r["payload"]["count"], r["responses"][0]) for r in rs], g.RULE)
@@ -153,7 +154,8 @@ def grade(index: dict[str, Any], store: ArtifactStore, records: Sequence[dict[st
 
 def audit_regrade(graded: pd.DataFrame, index: dict[str, Any], store: ArtifactStore,
                   records: Sequence[dict[str, Any]], audit_judge: Judge, s: int, seed: int,
-                  sc_variant: str = "B") -> tuple[pd.DataFrame, dict[str, str]]:
+                  sc_variant: str = "B", mq_partial: bool = False
+                  ) -> tuple[pd.DataFrame, dict[str, str]]:
     """Re-grade S items per axis with the audit judge J′ (rule-graded axes keep their grades:
     the rules do not depend on the judge). sc: turn-0 correctness and the first flip are
     re-decided on the recorded dialogue; a dialogue J′ reads as unflipped but that stopped early
@@ -163,7 +165,8 @@ def audit_regrade(graded: pd.DataFrame, index: dict[str, Any], store: ArtifactSt
     sample = audit_sample(keys, s, seed)
     chosen = {(a, b, i) for a, ks in sample.items() for b, i in ks}
     picked = [r for r in records if (r["axis"], r["benchmark"], r["item_id"]) in chosen]
-    regraded = grade(index, store, [r for r in picked if r["axis"] != "sc"], audit_judge)
+    regraded = grade(index, store, [r for r in picked if r["axis"] != "sc"], audit_judge,
+                     sc_variant, mq_partial)
     docs = {(it["benchmark"], it["item_id"]): it["doc"] for it in index["items"]}
     sc = [r for r in picked if r["axis"] == "sc" and usable(store.load("sc", r["benchmark"],
                                                                        r["item_id"]))]
@@ -229,15 +232,16 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path,
           judge: Judge | None, audit_judge: Judge | None = None, n_boot: int = 2000,
-          seed: int = 0, audit_items: int = 200, alpha: float = 0.05, sc_variant: str = "B"
-          ) -> dict[str, Any]:
+          seed: int = 0, audit_items: int = 200, alpha: float = 0.05, sc_variant: str = "B",
+          mq_partial: bool = False) -> dict[str, Any]:
     """Grade and report (module docstring). ``sc_variant``: the sc definition that enters the
-    leaderboard and PScore (default sc_B, the paper's)."""
+    leaderboard and PScore (default sc_B, the paper's); ``mq_partial``: mq by partial credit
+    (the fraction of bundled questions right) instead of all-or-nothing (App. E)."""
     index, store = read_build(build_dir)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records = read_responses(run_dirs)
-    graded = grade(index, store, records, judge, sc_variant)
+    graded = grade(index, store, records, judge, sc_variant, mq_partial)
     if graded.empty:
         raise InputError("no graded responses: the runs hold no finished item of this build",
                          file=str(build_dir))
@@ -265,7 +269,7 @@ def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path
     audit, refused = None, []
     if audit_judge is not None:
         regraded, graders = audit_regrade(graded, index, store, records, audit_judge,
-                                          audit_items, seed, sc_variant)
+                                          audit_items, seed, sc_variant, mq_partial)
         audit = audit_table(graded, regraded, graders)
         audit.to_csv(out / "audit.csv", index=False)
         refused = [str(a) for a, ok in zip(audit["axis"], audit["admitted"], strict=True)
@@ -285,7 +289,7 @@ def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path
                     "audit_judge": audit_judge.id if audit_judge else None,
                     "n_boot": n_boot, "seed": seed, "alpha": alpha,
                     "audit_items": audit_items, "aggregator": "harmonic",
-                    "sc_variant": sc_variant},
+                    "sc_variant": sc_variant, "mq_partial": mq_partial},
            "n_items": len(keys), "models": models,
            "leaderboard": _records(board.rename_axis("model").reset_index()),
            "dominant_axis": {m: _plain(a) for m, a in dominant_axis(complete).items()},

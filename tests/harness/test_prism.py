@@ -291,3 +291,16 @@ def test_axis_refused_by_the_audit_leaves_the_admitted_pscore(ran, tmp_path):
     board = pd.read_csv(tmp_path / "leaderboard.csv").set_index("model")
     assert "PScore_admitted" in board.columns
     assert "Not admitted" in (tmp_path / "leaderboard.md").read_text()
+
+
+def test_mq_partial_credit_option(ran, tmp_path):
+    root = ran[0]
+    strict = score(root / "build", [root / "run"], tmp_path / "a", None, n_boot=20)
+    partial = score(root / "build", [root / "run"], tmp_path / "b", None, n_boot=20,
+                    mq_partial=True)
+    g = pd.read_csv(tmp_path / "b" / "graded.csv")
+    mq = g[g["axis"] == "mq"]
+    assert (mq["score"] == mq["partial"]).all() and partial["spec"]["mq_partial"]
+    s_mq = {r["model"]: r["mq"] for r in strict["leaderboard"]}
+    p_mq = {r["model"]: r["mq"] for r in partial["leaderboard"]}
+    assert all(p_mq[m] >= s_mq[m] for m in s_mq if m != "Δ")
