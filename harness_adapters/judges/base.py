@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +40,16 @@ def judge_messages(req: JudgeRequest) -> Messages:
 
 class BackendJudge:
     """A cached, retrying judge over a runner backend (``generate(messages, adapter,
-    max_new_tokens, regex)``). ``calls`` counts backend requests; ``failures`` keeps the last
-    error of every request that gave up."""
+    max_new_tokens, regex)``). Requests go out in chunks of ``chunk_size``, each reply cached as
+    its chunk returns (a killed build or scoring loses at most one chunk) and ``progress``
+    called after each. ``calls`` counts backend requests; ``failures`` keeps the last error of
+    every request that gave up."""
 
     def __init__(self, backend: Any, cache_dir: str | Path, judge_id: str | None = None,
-                 retries: int = 3, backoff: float = 0.5, use_patterns: bool = True) -> None:
+                 retries: int = 3, backoff: float = 0.5, use_patterns: bool = True,
+                 chunk_size: int = 64, progress: Callable[[str], None] | None = None) -> None:
+        self.chunk_size = chunk_size
+        self.progress = progress
         self.backend = backend
         self.cache = Path(cache_dir)
         self.id = judge_id or f"{backend.kind}:{backend.model}"
@@ -83,6 +88,7 @@ class BackendJudge:
             else:
                 pending.append(n)
         last: dict[int, str] = {}
+        done, total = 0, len(pending)
         for attempt in range(self.retries + 1):
             if not pending:
                 break
@@ -103,26 +109,34 @@ class BackendJudge:
                         sendable.append(n)
                     except ItemInputError as exc:
                         self.failures.append(str(exc))
-                self.calls += len(msgs)
-                replies = self.backend.generate(msgs, None, budget, pattern) if msgs else []
-                for n, reply in zip(sendable, replies, strict=True):
-                    if isinstance(reply, Exception):
-                        last[n] = f"{type(reply).__name__}: {reply}"
-                        still.append(n)
-                        continue
-                    out[n] = reply
-                    key = keys[n]
-                    assert key is not None
-                    atomic_write_text(key, canonical_json(
-                        {"judge": self.id, "version": requests[n].version,
-                         "prompt": requests[n].prompt, "image": requests[n].image,
-                         "reply": reply}))
+                for start in range(0, len(sendable), self.chunk_size):
+                    part = sendable[start:start + self.chunk_size]
+                    self.calls += len(part)
+                    replies = self.backend.generate(msgs[start:start + self.chunk_size], None,
+                                                    budget, pattern)
+                    for n, reply in zip(part, replies, strict=True):
+                        if isinstance(reply, Exception):
+                            last[n] = f"{type(reply).__name__}: {reply}"
+                            still.append(n)
+                            continue
+                        out[n] = reply
+                        key = keys[n]
+                        assert key is not None
+                        atomic_write_text(key, canonical_json(
+                            {"judge": self.id, "version": requests[n].version,
+                             "prompt": requests[n].prompt, "image": requests[n].image,
+                             "reply": reply}))
+                    done += len(part)
+                    if self.progress is not None:
+                        self.progress(f"{self.id}: {done}/{total} judge call(s)")
             pending = still
         self.failures.extend(last[n] for n in pending)
         return out
 
 
-def make_judge(spec: str, cache_dir: str | Path, **engine: Any) -> BackendJudge | None:
+def make_judge(spec: str, cache_dir: str | Path,
+               progress: Callable[[str], None] | None = None, **engine: Any
+               ) -> BackendJudge | None:
     """A judge from its spec (module docstring); ``rules`` → None. ``engine``: EngineSettings
     fields for a ``vllm:`` judge."""
     from harness_adapters.vllm.backends import OfflineBackend, ServerBackend, check_model
@@ -133,11 +147,12 @@ def make_judge(spec: str, cache_dir: str | Path, **engine: Any) -> BackendJudge 
     kind, _, rest = spec.partition(":")
     if kind == "vllm" and rest:
         backend = OfflineBackend(str(check_model(rest)), (), engine_settings(**engine))
-        return BackendJudge(backend, cache_dir, f"vllm:{Path(rest.rstrip('/')).name}")
+        return BackendJudge(backend, cache_dir, f"vllm:{Path(rest.rstrip('/')).name}",
+                            progress=progress)
     if kind in ("vllm-server", "openai") and "@" in rest:
         model, url = rest.split("@", 1)
         backend = ServerBackend(url, model, vllm_extensions=kind == "vllm-server")
         return BackendJudge(backend, cache_dir, f"{kind}:{model}",
-                            use_patterns=kind == "vllm-server")
+                            use_patterns=kind == "vllm-server", progress=progress)
     raise PrimeBenchError(f"judge {spec!r}: expected vllm:MODEL_DIR, vllm-server:MODEL@URL, "
                           "openai:MODEL@URL or rules")

@@ -26,8 +26,8 @@ def _engine(args: argparse.Namespace) -> dict:
 def _judge(spec: str, cache: Path, args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from harness_adapters.judges.base import make_judge
 
-    return make_judge(spec, cache, **{k: v for k, v in _engine(args).items()
-                                      if k != "max_lora_rank"})
+    return make_judge(spec, cache, _say, **{k: v for k, v in _engine(args).items()
+                                            if k != "max_lora_rank"})
 
 
 def cmd_build(args: argparse.Namespace) -> int:

@@ -123,3 +123,13 @@ def test_reply_parsing():
     assert parse_verdict('{"correct": "yes"}') is None
     assert parse_json_reply('Sure! {"a": "x\ny"} done') == {"a": "x\ny"}
     assert parse_json_reply("[1, 2]") is None and parse_json_reply(None) is None
+
+
+def test_replies_are_cached_chunk_by_chunk_with_progress(server, tmp_path):
+    said = []
+    j = BackendJudge(ServerBackend(server, "judge-model"), tmp_path, backoff=0, chunk_size=2,
+                     progress=said.append)
+    reqs = [_q(str(i)) for i in range(5)]
+    assert j.complete_many(reqs) == ['{"correct": true}'] * 5
+    assert said[-1].endswith("5/5 judge call(s)") and len(said) == 3
+    assert sum(1 for _ in tmp_path.rglob("*.json")) == 5
