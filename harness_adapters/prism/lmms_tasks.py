@@ -22,10 +22,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.lmms_eval.ingest import logged_items, logged_tasks
 from harness_adapters.lmms_eval.task_functions import exact_answer_score
 from harness_adapters.prism.build import read_build
 from harness_adapters.prism.run import BUDGETS, SINGLE_TURN, axis_text, records_file
-from primebench_tasks.data.io import atomic_write_text, canonical_json, jsonl_records
+from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.errors import InputError
 from primebench_tasks.prism import graders as g
 from primebench_tasks.prism.artifacts import usable
@@ -137,42 +138,27 @@ def ingest_lmms_eval(output_dir: str | Path, build_dir: str | Path, run_dir: str
     bid = build_id(build_dir)
     keys = {f"{it['benchmark']}/{it['item_id']}": (it["benchmark"], it["item_id"])
             for it in index["items"]}
-    root = Path(output_dir)
-    results = sorted(root.rglob("*_results.json"))
-    if not results:
-        raise InputError("no *_results.json: the lmms-eval run did not finish (it exits 0 even "
-                         "on failure)", file=str(root))
     rows: list[dict[str, Any]] = []
-    for res_path in results:
-        res = json.loads(res_path.read_text("utf-8"))
-        stamp = res_path.name[: -len("_results.json")]
-        for task, cfg in (res.get("configs") or {}).items():
-            meta = cfg.get("metadata") or {}
-            if "prism_axis" not in meta:
-                continue
-            if meta.get("prism_build") != bid:
-                raise InputError(f"task {task} was generated from PRISM build "
-                                 f"{meta.get('prism_build')}, not {bid}", file=str(res_path),
-                                 field="prism_build")
-            samples = res_path.parent / f"{stamp}_samples_{task}.jsonl"
-            if not samples.exists():
-                raise InputError(f"the run lists task {task} but its samples file is missing "
-                                 "(run lmms-eval with --log_samples)", file=str(samples))
-            for ln, rec in jsonl_records(samples.read_text("utf-8"), str(samples),
-                                         invalid="truncated or invalid JSON line"):
-                item = rec.get(ITEM_METRIC)
-                if not isinstance(item, dict) or item.get("item_id") not in keys:
-                    raise InputError("line has no primebench_item key of this build",
-                                     file=str(samples), row=ln, field=ITEM_METRIC)
-                b, i = keys[item["item_id"]]
-                rows.append({"model": model, "adapter": None, "axis": meta["prism_axis"],
-                             "benchmark": b, "item_id": i, "status": "ok",
-                             "responses": [item["response"]], "error": None,
-                             "source": "lmms-eval"})
+    for res_path, _, task, meta, samples in logged_tasks(output_dir,
+                                                         lambda m: "prism_axis" in m):
+        if meta.get("prism_build") != bid:
+            raise InputError(f"task {task} was generated from PRISM build "
+                             f"{meta.get('prism_build')}, not {bid}", file=str(res_path),
+                             field="prism_build")
+        for ln, item in logged_items(samples):
+            if item["item_id"] not in keys:
+                raise InputError(f"item {item['item_id']} is not in this build",
+                                 file=str(samples), row=ln, field=ITEM_METRIC)
+            b, i = keys[item["item_id"]]
+            rows.append({"model": model, "adapter": None, "axis": meta["prism_axis"],
+                         "benchmark": b, "item_id": i, "status": "ok",
+                         "responses": [item["response"]], "error": None,
+                         "source": "lmms-eval"})
     rf = records_file(Path(run_dir))
     done = rf.finished()
     new = [r for r in rows if (r["model"], r["axis"], r["benchmark"], r["item_id"]) not in done]
     rf.append(new)
     atomic_write_text(Path(run_dir) / "prism_lmms_eval_source.json",
-                      canonical_json({"build": bid, "output_dir": str(root), "model": model}))
+                      canonical_json({"build": bid, "output_dir": str(output_dir),
+                                      "model": model}))
     return len(new)
