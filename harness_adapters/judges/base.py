@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.vllm.requests import ItemInputError, Messages, image_data_url
+from harness_adapters.vllm.requests import ItemInputError, Messages, user_turn
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.prism.judging import JudgeRequest
@@ -31,11 +31,7 @@ from primebench_tasks.prism.judging import JudgeRequest
 
 def judge_messages(req: JudgeRequest) -> Messages:
     """One user turn: the image (if any) as a PNG data URL, then the prompt."""
-    content: list[dict[str, Any]] = []
-    if req.image:
-        content.append({"type": "image_url", "image_url": {"url": image_data_url(req.image)}})
-    content.append({"type": "text", "text": req.prompt})
-    return [{"role": "user", "content": content}]
+    return [user_turn(req.image, req.prompt)]
 
 
 class BackendJudge:

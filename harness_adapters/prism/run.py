@@ -24,7 +24,7 @@ from typing import Any
 from harness_adapters.lmms_eval.task_functions import doc_to_text
 from harness_adapters.suite_docs import PROMPT_KWARGS
 from harness_adapters.vllm.records import RecordFile, variant_name
-from harness_adapters.vllm.requests import ItemInputError, Messages, image_data_url
+from harness_adapters.vllm.requests import ItemInputError, Messages, user_turn
 from harness_adapters.vllm.runner import Backend
 from primebench_tasks.prism.artifacts import ArtifactStore, usable
 from primebench_tasks.prism.graders import Matchers, same_answers
@@ -60,14 +60,6 @@ def axis_text(axis: str, doc: dict[str, Any], payload: dict[str, Any] | None) ->
     if axis == "vis":
         return VIS_TEMPLATE.format(a=payload["a"], b=payload["b"])
     raise ValueError(f"no single-turn prompt for axis {axis!r}")
-
-
-def user_turn(doc: dict[str, Any], text: str) -> dict[str, Any]:
-    content: list[dict[str, Any]] = []
-    if doc.get("image"):
-        content.append({"type": "image_url", "image_url": {"url": image_data_url(doc["image"])}})
-    content.append({"type": "text", "text": text})
-    return {"role": "user", "content": content}
 
 
 @dataclass
@@ -138,7 +130,7 @@ def _single_batch(backend: Backend, batch: list[Unit], name: str, adapter: str |
     rows, sendable = [], []
     for u in batch:
         try:
-            sendable.append((u, [user_turn(u.doc, axis_text(u.axis, u.doc, u.payload))]))
+            sendable.append((u, [user_turn(u.doc.get("image"), axis_text(u.axis, u.doc, u.payload))]))
         except ItemInputError as exc:
             rows.append(_row(name, adapter, u, "failed", None, str(exc)))
     outs = backend.generate([m for _, m in sendable], adapter, budget) if sendable else []
@@ -160,7 +152,7 @@ def _sc_batch(backend: Backend, batch: list[Unit], name: str, adapter: str | Non
             rows.append(_row(name, adapter, u, "failed", None, "turn 0 (the q answer) is missing"))
             continue
         try:
-            msgs = [user_turn(u.doc, axis_text("q", u.doc, None))]
+            msgs = [user_turn(u.doc.get("image"), axis_text("q", u.doc, None))]
         except ItemInputError as exc:
             rows.append(_row(name, adapter, u, "failed", None, str(exc)))
             continue

@@ -13,7 +13,6 @@ audit judge), ``prism_axes.png``, ``separation.png``, and ``prism_score.json`` (
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +24,7 @@ import pandas as pd
 from harness_adapters.lmms_eval.task_functions import exact_answer_score, extract_answer
 from harness_adapters.prism.build import read_build
 from harness_adapters.prism.run import records_file
-from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.errors import InputError
 from primebench_tasks.prism import graders as g
 from primebench_tasks.prism.artifacts import ArtifactStore, usable
@@ -220,14 +219,8 @@ def exclusions(index: dict[str, Any], store: ArtifactStore, counts: pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def _plain(v: Any) -> Any:
-    if hasattr(v, "item"):
-        v = v.item()
-    return None if isinstance(v, float) and math.isnan(v) else v
-
-
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): _plain(v) for k, v in r.items()} for r in df.to_dict("records")]
+    return [{str(k): json_scalar(v) for k, v in r.items()} for r in df.to_dict("records")]
 
 
 def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path,
@@ -292,10 +285,10 @@ def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path
                     "sc_variant": sc_variant, "mq_partial": mq_partial},
            "n_items": len(keys), "models": models,
            "leaderboard": _records(board.rename_axis("model").reset_index()),
-           "dominant_axis": {m: _plain(a) for m, a in dominant_axis(complete).items()},
+           "dominant_axis": {m: json_scalar(a) for m, a in dominant_axis(complete).items()},
            "sc": _records(sc.reset_index()) if len(sc) else [],
-           "per_model": _records(per_model), "separated_fraction": _plain(frac),
-           "separated_fraction_bh": _plain(frac_bh), "pairs": _records(pairs),
+           "per_model": _records(per_model), "separated_fraction": json_scalar(frac),
+           "separated_fraction_bh": json_scalar(frac_bh), "pairs": _records(pairs),
            "loao": _records(loao), "exclusions": _records(excl),
            "audit": None if audit is None else _records(audit),
            "axes_not_admitted": refused}

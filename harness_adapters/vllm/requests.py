@@ -32,11 +32,15 @@ def image_data_url(path: str) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def user_turn(image: str | None, text: str) -> dict[str, Any]:
+    """One user turn: the image at ``image`` (if any) as a PNG data URL, then ``text``."""
+    content: list[dict[str, Any]] = []
+    if image:
+        content.append({"type": "image_url", "image_url": {"url": image_data_url(image)}})
+    content.append({"type": "text", "text": text})
+    return {"role": "user", "content": content}
+
+
 def chat_messages(doc: SuiteDoc) -> Messages:
     """OpenAI-style messages for one suite document."""
-    content: list[dict[str, Any]] = []
-    if doc.doc.get("image"):
-        url = image_data_url(doc.doc["image"])
-        content.append({"type": "image_url", "image_url": {"url": url}})
-    content.append({"type": "text", "text": doc_to_text(doc.doc, PROMPT_KWARGS)})
-    return [{"role": "user", "content": content}]
+    return [user_turn(doc.doc.get("image"), doc_to_text(doc.doc, PROMPT_KWARGS))]

@@ -34,7 +34,7 @@ from harness_adapters.vllm.backends import (
 )
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.runner import RunSummary, run_variants
-from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.placement import (
     DEFAULT_ESTIMATOR,
@@ -160,7 +160,7 @@ def write_run_report(req: RunRequest, panel: Panel, estimator: str = DEFAULT_EST
            "reference_panel": {"name": panel.name, "hash": panel.content_hash,
                                "n_models": int(ref.notna().sum())},
            "estimator": estimator, "n_boot": n_boot, "seed": seed,
-           "models": {str(m): {k: _plain(v) for k, v in r.items()}
+           "models": {str(m): {k: json_scalar(v) for k, v in r.items()}
                       for m, r in placed.iterrows()}}
     atomic_write_text(req.out / "report.json", canonical_json(doc))
     cols = ["n_scored", "suite_score", "suite_score_lo", "suite_score_hi", "suite_rank",
@@ -188,11 +188,11 @@ def write_variant_report(req: RunRequest, n_boot: int = 2000, seed: int = 0
     table, pairwise, ceiling = rank_variants(scores, cats, n_boot, seed)
     trust = bool(ceiling >= CEILING_BAR)
     doc = {"schema": "primebench.variants/1", "suite": req.suite["version"], "n_boot": n_boot,
-           "seed": seed, "ceiling": _plain(ceiling), "supports_conclusion": trust,
-           "ranking": [{"variant": str(v), **{k: _plain(x) for k, x in r.items()}}
+           "seed": seed, "ceiling": json_scalar(ceiling), "supports_conclusion": trust,
+           "ranking": [{"variant": str(v), **{k: json_scalar(x) for k, x in r.items()}}
                        for v, r in table.iterrows()],
-           "pairwise": {str(a): {str(b): _plain(pairwise.loc[a, b]) for b in pairwise.columns}
-                        for a in pairwise.index}}
+           "pairwise": {str(a): {str(b): json_scalar(pairwise.loc[a, b])
+                                 for b in pairwise.columns} for a in pairwise.index}}
     atomic_write_text(req.out / "variants.json", canonical_json(doc))
     verdict = ("stable enough to trust" if trust else
                "NOT stable enough to trust: the variants are closer than the suite can tell")
@@ -203,14 +203,6 @@ def write_variant_report(req: RunRequest, n_boot: int = 2000, seed: int = 0
     atomic_write_text(req.out / "variants.md", md)
     variants_plot(table, pairwise, ceiling, req.out / "variants.png")
     return table, pairwise, ceiling
-
-
-def _plain(v: Any) -> Any:
-    if hasattr(v, "item"):
-        v = v.item()
-    if isinstance(v, float) and v != v:
-        return None
-    return v
 
 
 def engine_settings(**kw: Any) -> EngineSettings:

@@ -18,6 +18,13 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+def json_scalar(v: Any) -> Any:
+    """A numpy scalar as its Python value, NaN as None (missing), for JSON output."""
+    if hasattr(v, "item"):
+        v = v.item()
+    return None if isinstance(v, float) and v != v else v
+
+
 def content_hash(data: bytes | str, length: int = 16) -> str:
     """Hex SHA-256 prefix of ``data``."""
     if isinstance(data, str):

@@ -29,6 +29,7 @@ from primebench_tasks.prism.prompts import (
     SC_Q2,
     SC_Q3,
     SYNTH_MAX_TOKENS,
+    Prompt,
 )
 
 
@@ -79,9 +80,14 @@ def _text(obj: dict[str, Any], key: str) -> str:
     return v.strip()
 
 
-def _needs_image(axis: str, item: dict[str, Any]) -> None:
+def _image_request(axis: str, prompt: Prompt, item: dict[str, Any], **fields: object
+                   ) -> JudgeRequest:
+    """The generator call of an image axis: ``prompt`` rendered with ``fields``, the item's
+    image, the prompt's pattern, the synthesis budget; an item without an image is rejected."""
     if not item.get("image"):
         raise ArtifactRejected(f"{axis}: the item has no image")
+    return JudgeRequest(prompt.render(**fields), prompt.version, item["image"], prompt.pattern,
+                        SYNTH_MAX_TOKENS)
 
 
 @dataclass(frozen=True)
@@ -159,10 +165,8 @@ class HBuilder:
         return H_SUBTYPES[item_hash("h", benchmark, item_id) % 3]
 
     def request(self, benchmark: str, item_id: str, item: dict[str, Any]) -> JudgeRequest:
-        _needs_image("h", item)
-        return JudgeRequest(GEN_H.render(subtype=self.subtype(benchmark, item_id),
-                                         question=question_text(item)),
-                            GEN_H.version, item["image"], GEN_H.pattern, SYNTH_MAX_TOKENS)
+        return _image_request("h", GEN_H, item, subtype=self.subtype(benchmark, item_id),
+                              question=question_text(item))
 
     def make(self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
              ) -> dict[str, Any]:
@@ -183,10 +187,8 @@ class MQBuilder:
         return 2 + item_hash("mq", benchmark, item_id) % 3
 
     def request(self, benchmark: str, item_id: str, item: dict[str, Any]) -> JudgeRequest:
-        _needs_image("mq", item)
-        return JudgeRequest(GEN_MQ.render(n=self.n_extra(benchmark, item_id),
-                                          question=question_text(item)),
-                            GEN_MQ.version, item["image"], GEN_MQ.pattern, SYNTH_MAX_TOKENS)
+        return _image_request("mq", GEN_MQ, item, n=self.n_extra(benchmark, item_id),
+                              question=question_text(item))
 
     def make(self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
              ) -> dict[str, Any]:
@@ -209,9 +211,7 @@ class CBuilder:
     axis: str = "c"
 
     def request(self, benchmark: str, item_id: str, item: dict[str, Any]) -> JudgeRequest:
-        _needs_image("c", item)
-        return JudgeRequest(GEN_C.render(question=question_text(item)), GEN_C.version,
-                            item["image"], GEN_C.pattern, SYNTH_MAX_TOKENS)
+        return _image_request("c", GEN_C, item, question=question_text(item))
 
     def make(self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
              ) -> dict[str, Any]:
@@ -232,9 +232,7 @@ class VisBuilder:
     axis: str = "vis"
 
     def request(self, benchmark: str, item_id: str, item: dict[str, Any]) -> JudgeRequest:
-        _needs_image("vis", item)
-        return JudgeRequest(GEN_VIS.render(), GEN_VIS.version, item["image"], GEN_VIS.pattern,
-                            SYNTH_MAX_TOKENS)
+        return _image_request("vis", GEN_VIS, item)
 
     def make(self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
              ) -> dict[str, Any]:
