@@ -9,6 +9,7 @@ Each output directory gets the upstream LICENSE and a SOURCE.md. MathVista's ite
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -32,6 +33,11 @@ SOURCES = {
                    "images_testmini/ and the per-item correctness of 16 model set-ups derived from "
                    "the upstream outputs/ (restricted to the 304 testmini items). "
                    "Licence: MIT (LICENSE)."),
+    "blink": ("blink", "github.com/zeyofu/BLINK_Benchmark at commit 2d6a779be4aa, "
+              "`eval/saved_val_predictions/` and `eval/val_answers.json`: the authors' own "
+              "predictions of 19 VLMs on the 1,901 BLINK validation items, scored as the authors "
+              "score them (exact option equality; an unparsed \"(Z)\" is wrong). Item ids are "
+              "the dataset's `idx` (e.g. `val_Art_Style_1`). Licence: Apache-2.0 (LICENSE)."),
     "openvlm": ("openvlm", "github.com/finn1901/VLM-Chart at commit c9d89a53180f, flattened from "
                 "src/data/models.json (OpenVLM leaderboard snapshot of 2025-09-17); scores are "
                 "percentages scaled to [0, 1]. Licence: MIT (LICENSE)."),
@@ -94,6 +100,22 @@ def main() -> None:
     p._hash = None
     p.save(OUT / "mathvision")
     finish("mathvision", shared)
+
+    bl = shared / "blink"
+    answers = json.loads((bl / "val_answers.json").read_text("utf-8"))
+    cols = {}
+    for f in sorted((bl / "saved_val_predictions").glob("*.json")):
+        pred = json.loads(f.read_text("utf-8"))
+        if set(pred) != set(answers):
+            raise SystemExit(f"{f}: its items differ from val_answers.json")
+        cols[f.stem] = {i: int(pred[i] == a) for i, a in answers.items()}
+    with tempfile.TemporaryDirectory() as tmp:
+        wide = Path(tmp) / "blink_val.csv"
+        frame = pd.DataFrame(cols).rename_axis("item_id")
+        frame.to_csv(wide)
+        p, _ = import_matrix(wide, "BLINK", orientation="items-x-models", name="blink")
+    p.save(OUT / "blink")
+    finish("blink", shared)
 
     lb = Leaderboard.from_csv(shared / "openvlm" / "openvlm_284x8.csv", name="openvlm")
     lb.save(OUT / "openvlm")

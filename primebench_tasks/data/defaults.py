@@ -8,6 +8,7 @@ from pathlib import Path
 
 EMBEDDED_DESCRIPTIONS = {
     "autojudger": "VLMEvalKit records of 168-169 VLMs on AI2D_TEST and MMMU_DEV_VAL (Apache-2.0)",
+    "blink": "BLINK validation: 19 VLMs x 1,901 items, the authors' own predictions (Apache-2.0)",
     "m3irt": "24 recent VLMs on MathVista testmini and MMMU val, with blind (image-free) runs (MIT)",
     "mathvision": "MATH-Vision testmini: 304 items with images, 16 model set-ups (MIT)",
     "openvlm": "OpenVLM leaderboard snapshot: 284 VLMs x 8 benchmarks with release dates (MIT)",
