@@ -197,6 +197,7 @@ def cmd_build_frontier(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.importers import panel_with_benchmarks
     from primebench_tasks.evaluate.validate import validate
 
     panel = _load_panel(args)
@@ -212,21 +213,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print(table.to_string())
     print(f"wrote {args.out}/splits.csv, summary.csv, table.md, rho_vs_retention.png")
     return 0
-
-
-def panel_with_benchmarks(panel: Panel, benchmarks: list[str]) -> Panel:
-    """A panel restricted to some benchmarks (its models keep their scores)."""
-    from primebench_tasks.data.importers import panel_records
-
-    unknown = [b for b in benchmarks if b not in panel.benchmark_names]
-    if unknown:
-        raise PrimeBenchError(f"benchmarks not in panel {panel.name!r}: {unknown}")
-    rec = panel_records(panel)
-    rec = rec[rec["benchmark"].isin(benchmarks)]
-    models = panel.models[panel.models["model"].isin(set(rec["model"]))]
-    return Panel.from_records(f"{panel.name}[{','.join(benchmarks)}]", rec, models,
-                              panel.benchmarks[panel.benchmarks["benchmark"].isin(benchmarks)],
-                              panel.items[panel.items["benchmark"].isin(benchmarks)])
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
@@ -349,8 +335,21 @@ def cmd_tasks_lmms(args: argparse.Namespace) -> int:
         if not sep or not task or not field:
             raise PrimeBenchError(f"--upstream-key {spec!r}: expected TASK=FIELD")
         keys[task] = field
-    written = generate_tasks(read_manifest(args.manifest), _load_panel(args), args.out, keys,
-                             args.upstream_path)
+    datasets: dict[str, str] = {}
+    for spec in args.dataset:
+        task, sep, folder = spec.partition("=")
+        if not sep or not task or not folder:
+            raise PrimeBenchError(f"--dataset {spec!r}: expected TASK=DIR")
+        datasets[task] = folder
+    manifest = read_manifest(args.manifest)
+    if manifest["params"].get("multi_source") and not (args.panel or args.default):
+        from primebench_tasks.pipeline.multi_source import source_panels
+
+        panels: Panel | dict[str, Panel] = source_panels(manifest)
+    else:
+        panels = _load_panel(args)
+    written = generate_tasks(manifest, panels, args.out, keys, args.upstream_path,
+                             datasets or None)
     print(f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
           f"--tasks <suite name> --log_samples ...")
     return 0
@@ -538,6 +537,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "item ids (checked by you); its benchmark then includes the upstream task")
     p.add_argument("--upstream-path", action="append", default=[], metavar="DIR",
                    help="more folders to search for upstream task YAMLs")
+    p.add_argument("--dataset", action="append", default=[], metavar="TASK=DIR",
+                   help="read upstream task TASK's data from a local datasets.save_to_disk "
+                   "folder (one sub-folder per subtask for groups such as blink) instead of "
+                   "the hub")
     p.set_defaults(func=cmd_tasks_lmms)
     p = sub.add_parser("lmms-eval-path", help="the released suites' lmms-eval task directory")
     p.set_defaults(func=cmd_lmms_path)

@@ -1,38 +1,99 @@
 """Rebuild the released suites and their lmms-eval task configs (run from the repository root).
 
-    python tools/release_suites.py
+    python tools/release_suites.py [--check]
 
-Released: ``primebench_mathvision`` — the PRIMEBench pipeline on the embedded MATH-Vision testmini
-panel (the embedded panel whose item text and images are shipped, so its lmms-eval tasks run
-offline) — and ``primebench_mathvision_testmini``, all 304 testmini items (Stage 0 only), the local benchmark
-users can copy for their private benchmarks. Writes ``task_configs/suites/<name>.json`` and
-``task_configs/lmms_eval/<name>/``.
+Released:
+
+- ``primebench`` — the compact suite of real upstream benchmarks: MathVista testmini and MMMU val
+  (M3IRT panel, 24 VLMs), BLINK val (its authors' predictions, 19 VLMs) through the real upstream
+  lmms-eval tasks with verified row keys, and MATH-Vision testmini (16 set-ups) as the local task
+  with real images. Built per benchmark on its own models (``pipeline.multi_source``).
+- ``primebench_mathvision`` — the PRIMEBench pipeline on the embedded MATH-Vision testmini panel.
+- ``primebench_mathvision_testmini`` — all 304 testmini items (Stage 0 only), the local benchmark
+  users can copy for their private benchmarks.
+
+Writes ``task_configs/suites/<name>.json`` and ``task_configs/lmms_eval/<name>/``. With
+``--check`` nothing is written: it fails when the committed files differ from a rebuild.
 """
 
 from __future__ import annotations
 
-import shutil
+import argparse
+import filecmp
+import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from harness_adapters.lmms_eval.taskgen import generate_tasks
+from harness_adapters.lmms_eval.upstream import VERIFIED_UPSTREAM
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import write_manifest
+from primebench_tasks.pipeline.multi_source import Source, build_multi_source_suite
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
 
-SUITES = {"primebench_mathvision": ("mathvision", "stage3"),
+SINGLE = {"primebench_mathvision": ("mathvision", "stage3"),
           "primebench_mathvision_testmini": ("mathvision", "stage0")}
+RELEASED_SOURCES = (("m3irt", "MathVista_MINI"), ("mathvision", "MATH-Vision_MINI"),
+                    ("m3irt", "MMMU_DEV_VAL"), ("blink", "BLINK"))
+"""(embedded panel, benchmark) of the ``primebench`` suite, in manifest order."""
+
+
+def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
+    panels = {n: Panel.load_default(n) for n, _ in RELEASED_SOURCES}
+    sources = [Source(panels[n], b) for n, b in RELEASED_SOURCES]
+    notes = {}
+    for s in sources:
+        task = s.panel.benchmarks.set_index("benchmark").loc[s.benchmark, "lmms_eval_task"]
+        up = VERIFIED_UPSTREAM.get(task)
+        notes[s.benchmark] = ({"upstream": {"task": up.variant or up.task, "key": up.key,
+                                            "evidence": up.evidence}} if up else
+                              {"upstream": None, "local_task": "item text, options, answers and "
+                               "images are embedded; lmms-eval's mathvision_testmini reads no "
+                               "row key that could be checked here"})
+    manifest = build_multi_source_suite("primebench", sources, annotations=notes)
+    return manifest, {s.benchmark: s.panel for s in sources}
+
+
+def build(root: Path) -> list[str]:
+    out = []
+    manifest, by_bench = primebench_manifest()
+    write_manifest(manifest, root / "suites" / "primebench.json")
+    generate_tasks(manifest, by_bench, root / "lmms_eval" / "primebench")
+    out.append(f"primebench: {manifest['n_items']} items, version {manifest['version']}")
+    for name, (default, until) in SINGLE.items():
+        panel = Panel.load_default(default)
+        m = run_pipeline(panel, PipelineParams(until=until)).manifest(panel, name)
+        write_manifest(m, root / "suites" / f"{name}.json")
+        generate_tasks(m, panel, root / "lmms_eval" / name)
+        out.append(f"{name}: {m['n_items']} items, version {m['version']}")
+    return out
+
+
+def _differences(a: Path, b: Path) -> list[str]:
+    cmp = filecmp.dircmp(a, b)
+    diff = [f"{a / n}" for n in cmp.left_only + cmp.right_only + cmp.diff_files]
+    for sub in cmp.common_dirs:
+        diff += _differences(a / sub, b / sub)
+    return diff
 
 
 def main() -> None:
-    for name, (default, until) in SUITES.items():
-        panel = Panel.load_default(default)
-        manifest = run_pipeline(panel, PipelineParams(until=until)).manifest(panel, name)
-        write_manifest(manifest, Path("task_configs/suites") / f"{name}.json")
-        out = Path("task_configs/lmms_eval") / name
-        if out.exists():
-            shutil.rmtree(out)
-        generate_tasks(manifest, panel, out)
-        print(f"{name}: {manifest['n_items']} items, version {manifest['version']}")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--check", action="store_true", help="compare with a rebuild, write nothing")
+    args = ap.parse_args()
+    committed = Path("task_configs")
+    if not args.check:
+        for line in build(committed):
+            print(line)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        build(Path(tmp))
+        diff = [d for d in _differences(committed, Path(tmp)) if "__pycache__" not in d]
+    if diff:
+        print("released suites differ from a rebuild:\n  " + "\n  ".join(diff))
+        sys.exit(1)
+    print("released suites match a rebuild")
 
 
 if __name__ == "__main__":

@@ -20,18 +20,41 @@ class ManifestItemsMissing(ValueError):
     """The dataset lacks items that the manifest selected."""
 
 
+class LazyFunction:
+    """An upstream function resolved on its first call (so that loading one task of a suite
+    does not import every upstream module, some of which need keys or packages at import)."""
+
+    def __init__(self, ref: str, folder: str | None, base: Path | None) -> None:
+        self.ref, self.folder, self.base = ref, folder, base
+        self._fn: Callable[..., Any] | None = None
+
+    def resolve(self) -> Callable[..., Any]:
+        if self._fn is None:
+            from harness_adapters.lmms_eval.upstream import upstream_function
+
+            self._fn = upstream_function(self.ref, self.folder, self.base)
+        return self._fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+
+def lazy_upstream(ref: str, folder: str | None = None, base: Path | None = None
+                  ) -> LazyFunction:
+    """``ref`` (``module.name``) from ``folder`` relative to ``base``, or a full module path."""
+    return LazyFunction(ref, folder, base)
+
+
 def make_process_docs(item_ids: Iterable[str], key: str, task: str,
-                      upstream: tuple[str, str] | None = None) -> Callable[[Any], Any]:
+                      upstream: Callable[[Any], Any] | None = None) -> Callable[[Any], Any]:
     """A ``process_docs`` that keeps exactly the manifest's items (by ``doc[key]``) and refuses a
-    dataset that lacks any of them; ``upstream`` (module.name, folder): the upstream task's own
-    ``process_docs``, applied first."""
+    dataset that lacks any of them; ``upstream``: the upstream task's own ``process_docs``,
+    applied first."""
     wanted = [str(i) for i in item_ids]
 
     def process_docs(dataset: Any) -> Any:
         if upstream is not None:
-            from harness_adapters.lmms_eval.upstream import load_function
-
-            dataset = load_function(upstream)(dataset)
+            dataset = upstream(dataset)
         columns = getattr(dataset, "column_names", None)
         if columns is not None and key not in columns:
             raise ManifestItemsMissing(f"{task}: the dataset has no field {key!r} (the row key "
@@ -84,30 +107,29 @@ def make_process_results(key: str, metric: str) -> Callable[[dict, list], dict]:
     return process_results
 
 
-def upstream_item_score(value: Any, lo: float, hi: float) -> float | None:
-    """A per-item score from an upstream metric value, scaled to [0, 1] by the metric's range:
-    a number (or bool), or a dict holding one under ``score``/``correct``/``hit``/``acc``;
-    None when the metric is only computed at aggregation (e.g. a dict of parsed predictions)."""
-    if isinstance(value, dict):
-        value = next((value[k] for k in ("score", "correct", "hit", "acc") if k in value), None)
-    if isinstance(value, bool):
-        value = float(value)
-    if not isinstance(value, (int, float)) or value != value:
-        return None
-    return (float(value) - lo) / (hi - lo)
-
-
-def make_upstream_process_results(key: str, metric: str, lo: float, hi: float,
-                                  upstream: tuple[str, str]) -> Callable[[dict, list], dict]:
+def make_upstream_process_results(key: str, upstream: Callable[[dict, list], dict],
+                                  scorer: str | tuple[str, float, float]
+                                  ) -> Callable[[dict, list], dict]:
     """Wrap the upstream ``process_results``: its metrics unchanged, plus the stable item id and
-    the item's score (``metric`` scaled by [lo, hi]) in ``primebench_item``."""
+    the item's score in ``primebench_item``. ``scorer``: a registered item scorer's name
+    (:data:`~harness_adapters.lmms_eval.item_scorers.ITEM_SCORERS`), or (metric, lo, hi) for an
+    upstream metric that is a plain number per item on [lo, hi]."""
+    import inspect
+
+    from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS, score_number
+
+    if isinstance(scorer, str):
+        metric, score = ITEM_SCORERS[scorer]
+    else:
+        metric, score = scorer[0], score_number(scorer[1], scorer[2])
 
     def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-        from harness_adapters.lmms_eval.upstream import load_function
-
-        out = dict(load_function(upstream)(doc, results))
-        out[ITEM_METRIC] = {"item_id": str(doc[key]),
-                            "score": upstream_item_score(out.get(metric), lo, hi)}
+        fn = upstream.resolve() if isinstance(upstream, LazyFunction) else upstream
+        out = dict(fn(doc, results))
+        if metric not in out:
+            raise KeyError(f"upstream process_results returned no {metric!r} (got {sorted(out)})")
+        module = inspect.getmodule(fn)
+        out[ITEM_METRIC] = {"item_id": str(doc[key]), "score": score(out[metric], module)}
         return out
 
     return process_results
@@ -120,9 +142,24 @@ def item_aggregation(values: list[dict[str, Any]]) -> float:
     return sum(scores) / len(scores) if scores else float("nan")
 
 
+EMBEDDED_PREFIX = "embedded:"
+"""An image path ``embedded:<panel>/images/<file>`` lies in the installed package's embedded data
+(:func:`primebench_tasks.data.defaults.embedded_root`), wherever the package is installed."""
+
+
+def resolve_image(path: str, base: Path) -> Path:
+    """The file of a document's image path: ``embedded:...``, absolute, or relative to ``base``."""
+    if path.startswith(EMBEDDED_PREFIX):
+        from primebench_tasks.data.defaults import embedded_root
+
+        return embedded_root() / path[len(EMBEDDED_PREFIX):]
+    p = Path(path)
+    return p if p.is_absolute() else base / p
+
+
 def make_doc_to_visual(base: Path) -> Callable[[dict[str, Any]], list[Any]]:
-    """``doc_to_visual`` that opens ``doc["image"]``, a path relative to ``base`` (the generated
-    task directory) or absolute."""
+    """``doc_to_visual`` that opens ``doc["image"]`` (see :func:`resolve_image`; ``base``: the
+    generated task directory)."""
 
     def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
         from PIL import Image
@@ -130,8 +167,7 @@ def make_doc_to_visual(base: Path) -> Callable[[dict[str, Any]], list[Any]]:
         path = doc.get("image")
         if not path:
             return []
-        p = Path(path)
-        with Image.open(p if p.is_absolute() else base / p) as im:
+        with Image.open(resolve_image(str(path), base)) as im:
             return [im.convert("RGB")]
 
     return doc_to_visual

@@ -1,15 +1,19 @@
-"""Upstream lmms-eval tasks: find a task's YAML among the installed lmms-eval's tasks (and any
-extra folders), and read its configuration with ``include:`` resolved and ``!function`` tags kept
-as references (nothing is imported; lmms-eval itself is not imported either).
+"""Upstream lmms-eval tasks: which ones a benchmark of the panels maps onto (with a verified row
+key), where their YAML is, their configuration with ``include:`` resolved, and their functions.
 
-A generated suite task ``include:`` s the upstream YAML, so lmms-eval uses its dataset, prompt,
-filters and generation settings; the suite's own ``process_docs`` / ``process_results`` call the
-upstream functions through :func:`load_function` and keep exactly the manifest's items.
+Nothing here imports lmms-eval: YAML files are found through ``importlib.util.find_spec``, and
+``!function`` tags are kept as :class:`FunctionRef`. A generated suite task is a *flattened*
+copy of the upstream configuration whose functions are referenced portably: upstream functions of
+the installed lmms-eval by their module path (``lmms_eval.tasks.mmmu.utils.fn``, which
+lmms-eval imports when no file lies beside the YAML), others by a path relative to the generated
+folder. No absolute path of the machine that generated the task is written.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable
@@ -20,6 +24,7 @@ from typing import Any
 from primebench_tasks.errors import InputError
 
 _TASK_LINE = re.compile(r"^task:\s*['\"]?([^'\"\s#]+)", re.M)
+_GROUP_LINE = re.compile(r"^group:\s*['\"]?([^'\"\s#]+)", re.M)
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,54 @@ class FunctionRef:
     directory: str
 
 
+@dataclass(frozen=True)
+class UpstreamBenchmark:
+    """How a benchmark maps onto an upstream lmms-eval task, with a checked row key.
+
+    ``task``: the catalogue's ``lmms_eval_task`` (a task or a group). ``key``: the dataset field
+    that holds the panel's item ids. ``scorer``: the name of the item scorer
+    (:mod:`harness_adapters.lmms_eval.item_scorers`) that turns the upstream per-item value into a
+    score in [0, 1]. ``variant``: for a group of alternative variants, the member task used.
+    ``subtask_pattern``: for a group of disjoint subtasks, a regex whose first group, applied to an
+    item id, gives the member's ``dataset_name``. ``evidence``: how the key was checked."""
+
+    task: str
+    key: str
+    scorer: str
+    variant: str | None = None
+    subtask_pattern: str | None = None
+    evidence: str = ""
+
+
+VERIFIED_UPSTREAM: dict[str, UpstreamBenchmark] = {
+    "mathvista_testmini": UpstreamBenchmark(
+        "mathvista_testmini", "pid", "mathvista", variant="mathvista_testmini_format",
+        evidence="the M3IRT panel's 1,000 MathVista ids equal the pids of MathVista's "
+        "testmini.json; the group's `format` variant (format prompt, rule-based extraction of "
+        "exact options and numbers) is used"),
+    "mmmu_val": UpstreamBenchmark(
+        "mmmu_val", "id", "mmmu",
+        evidence="the M3IRT panel's MMMU ids (validation_<Subject>_<k>) are the `id` field of "
+        "MMMU's validation rows"),
+    "blink": UpstreamBenchmark(
+        "blink", "idx", "blink", subtask_pattern=r"^val_(.+)_\d+$",
+        evidence="the BLINK authors' predictions are keyed by the dataset's `idx` "
+        "(val_<Subtask>_<k>), the field lmms-eval's blink_* rows carry"),
+}
+"""Catalogue ``lmms_eval_task`` → its verified mapping. AI2D (no id in lmms-eval's rows) and the
+AutoJudger MMMU (VLMEvalKit row indexes) are not here: they need a mapping built by content."""
+
+
+@dataclass(frozen=True)
+class UpstreamMember:
+    """One upstream task that a generated task wraps: its name, YAML, and (for subtasks) the
+    ``dataset_name`` whose items it runs."""
+
+    task: str
+    path: Path
+    dataset_name: str | None = None
+
+
 def lmms_eval_tasks_dir() -> Path | None:
     """The installed lmms-eval's ``tasks`` folder (found without importing lmms-eval)."""
     spec = importlib.util.find_spec("lmms_eval")
@@ -38,24 +91,38 @@ def lmms_eval_tasks_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))) / "tasks"
 
 
-def find_task_yaml(task: str, extra: Iterable[str | Path] = ()) -> Path:
-    """The YAML that defines ``task:`` ``task`` in ``extra`` folders, then lmms-eval's tasks."""
+def _roots(extra: Iterable[str | Path]) -> list[Path]:
     roots = [Path(p) for p in extra]
     installed = lmms_eval_tasks_dir()
     if installed is not None:
         roots.append(installed)
+    return roots
+
+
+def _find(name: str, pattern: re.Pattern[str], extra: Iterable[str | Path], what: str) -> Path:
+    roots = _roots(extra)
     for root in roots:
         for path in sorted(root.rglob("*.yaml")):
             try:
                 text = path.read_text("utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
-            if task in _TASK_LINE.findall(text):
+            if name in pattern.findall(text):
                 return path
     where = ", ".join(map(str, roots)) or "nowhere (lmms-eval is not installed)"
-    raise InputError(f"upstream lmms-eval task {task!r} is not installed (searched {where}); "
+    raise InputError(f"upstream lmms-eval {what} {name!r} is not installed (searched {where}); "
                      "install lmms-eval (pip install 'primebench[lmms]') or pass its folder "
                      "with --upstream-path")
+
+
+def find_task_yaml(task: str, extra: Iterable[str | Path] = ()) -> Path:
+    """The YAML that defines ``task:`` ``task`` in ``extra`` folders, then lmms-eval's tasks."""
+    return _find(task, _TASK_LINE, extra, "task")
+
+
+def find_group_yaml(group: str, extra: Iterable[str | Path] = ()) -> Path:
+    """The YAML that defines ``group:`` ``group``."""
+    return _find(group, _GROUP_LINE, extra, "group")
 
 
 def load_task_config(path: str | Path) -> dict[str, Any]:
@@ -85,21 +152,81 @@ def load_task_config(path: str | Path) -> dict[str, Any]:
     return merged
 
 
-def load_function(ref: FunctionRef | tuple[str, str]) -> Callable[..., Any]:
-    """Import ``module.name`` from ``module.py`` in the YAML's folder (lmms-eval's rule), else as
-    a normal import."""
-    r = ref if isinstance(ref, FunctionRef) else FunctionRef(*ref)
-    module, _, name = r.ref.rpartition(".")
-    local = Path(r.directory) / f"{module.replace('.', '/')}.py"
-    if local.exists():
-        key = f"_primebench_upstream_{abs(hash(str(local)))}"
+def resolve_members(up: UpstreamBenchmark, item_ids: list[str],
+                    extra: Iterable[str | Path] = ()) -> dict[UpstreamMember, list[str]]:
+    """The upstream task(s) that run ``item_ids``: the task itself, the group's chosen variant,
+    or, for a group of subtasks, each subtask with its items (an item whose subtask has no
+    upstream task is an error)."""
+    extra = list(extra)
+    if up.subtask_pattern is None:
+        task = up.variant or up.task
+        return {UpstreamMember(task, find_task_yaml(task, extra)): list(item_ids)}
+    group = find_group_yaml(up.task, extra)
+    by_name: dict[str, UpstreamMember] = {}
+    for path in sorted(group.parent.glob("*.yaml")):
+        cfg = load_task_config(path)
+        if isinstance(cfg.get("task"), str) and cfg.get("dataset_name"):
+            by_name[str(cfg["dataset_name"])] = UpstreamMember(cfg["task"], path,
+                                                               str(cfg["dataset_name"]))
+    out: dict[UpstreamMember, list[str]] = {}
+    pattern = re.compile(up.subtask_pattern)
+    for i in item_ids:
+        m = pattern.match(i)
+        if m is None or m.group(1) not in by_name:
+            raise InputError(f"item {i!r}: no subtask of upstream group {up.task!r} "
+                             f"({group}) runs it (subtasks: {sorted(by_name)})", field="item_id")
+        out.setdefault(by_name[m.group(1)], []).append(i)
+    return out
+
+
+def portable_ref(ref: FunctionRef) -> str | None:
+    """``lmms_eval.tasks.<folder>.<module>.<name>`` for a function of the installed lmms-eval's
+    tasks (importable wherever lmms-eval is installed); None for a function elsewhere."""
+    installed = lmms_eval_tasks_dir()
+    if installed is None:
+        return None
+    try:
+        rel = Path(ref.directory).resolve().relative_to(installed.resolve())
+    except ValueError:
+        return None
+    parts = [p for p in rel.parts if p]
+    if not all(re.fullmatch(r"[A-Za-z_]\w*", p) for p in parts):
+        return None
+    return ".".join(["lmms_eval", "tasks", *parts, ref.ref])
+
+
+def relative_ref(ref: FunctionRef, base: Path) -> tuple[str, str]:
+    """(``module.name``, the folder relative to ``base``) of a function outside lmms-eval."""
+    return ref.ref, os.path.relpath(Path(ref.directory).resolve(), base.resolve())
+
+
+def upstream_function(ref: str, folder: str | None = None, base: str | Path | None = None
+                      ) -> Callable[..., Any]:
+    """Resolve an upstream function at run time: ``module.name`` from ``module.py`` in
+    ``folder`` (relative to ``base``, e.g. the generated task folder), else ``ref`` as a full
+    module path (``lmms_eval.tasks.mmmu.utils.mmmu_process_results``)."""
+    module, _, name = ref.rpartition(".")
+    if folder is not None:
+        local = (Path(base) if base is not None else Path()) / folder / \
+            f"{module.replace('.', '/')}.py"
+        key = f"_primebench_upstream_{abs(hash(str(local.resolve())))}"
         mod = sys.modules.get(key)
         if mod is None:
             spec = importlib.util.spec_from_file_location(key, local)
-            assert spec is not None and spec.loader is not None
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot load upstream module {local}")
             mod = importlib.util.module_from_spec(spec)
             sys.modules[key] = mod
             spec.loader.exec_module(mod)
     else:
         mod = importlib.import_module(module)
     return getattr(mod, name)
+
+
+def load_function(ref: FunctionRef | tuple[str, str]) -> Callable[..., Any]:
+    """Import ``module.name`` from ``module.py`` in the YAML's folder (lmms-eval's rule), else as
+    a normal import."""
+    r = ref if isinstance(ref, FunctionRef) else FunctionRef(*ref)
+    module = r.ref.rpartition(".")[0]
+    local = Path(r.directory) / f"{module.replace('.', '/')}.py"
+    return upstream_function(r.ref, r.directory if local.exists() else None)

@@ -467,3 +467,16 @@ def merge_records(panel: Panel, scores: pd.DataFrame, models: pd.DataFrame,
                              .astype({"score": "float32"}), preserve_index=False)],
         promote_options="permissive")
     return Panel._from_arrow(panel.name, table, merged_models, merged_b, merged_items, source)
+
+
+def panel_with_benchmarks(panel: Panel, benchmarks: list[str]) -> Panel:
+    """A panel restricted to some benchmarks (its models keep their scores)."""
+    unknown = [b for b in benchmarks if b not in panel.benchmark_names]
+    if unknown:
+        raise InputError(f"benchmarks not in panel {panel.name!r}: {unknown}")
+    rec = panel_records(panel)
+    rec = rec[rec["benchmark"].isin(benchmarks)]
+    models = panel.models[panel.models["model"].isin(set(rec["model"]))]
+    return Panel.from_records(f"{panel.name}[{','.join(benchmarks)}]", rec, models,
+                              panel.benchmarks[panel.benchmarks["benchmark"].isin(benchmarks)],
+                              panel.items[panel.items["benchmark"].isin(benchmarks)])

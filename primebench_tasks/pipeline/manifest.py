@@ -20,11 +20,12 @@ SCHEMA = "primebench.suite/1"
 AGGREGATES = ("mean_of_category_means", "item_mean")
 
 
-def _clean(obj: Any) -> Any:
+def clean_for_json(obj: Any) -> Any:
+    """numpy scalars → Python, non-finite floats → None, floats rounded to 6 places."""
     if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
+        return {str(k): clean_for_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
+        return [clean_for_json(v) for v in obj]
     if isinstance(obj, (np.integer,)):
         return int(obj)
     if isinstance(obj, (np.floating, float)):
@@ -56,7 +57,7 @@ def build_manifest(name: str, panel: Panel, selected: dict[str, dict[str, np.nda
                         "score_range": [float(row["score_min"]), float(row["score_max"])]}
         cats[cat] = {"benchmarks": entry, "n_items": sum(len(v["item_ids"])
                                                          for v in entry.values())}
-    body = _clean({
+    body = clean_for_json({
         "schema": SCHEMA, "name": name,
         "built_from": {"panel": panel.name, "panel_hash": panel.content_hash,
                        "models": panel.model_names},

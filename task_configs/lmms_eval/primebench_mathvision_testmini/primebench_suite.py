@@ -3,13 +3,17 @@ import json
 from pathlib import Path
 
 from harness_adapters.lmms_eval.task_functions import (  # noqa: F401
-    doc_to_text, item_aggregation, make_doc_to_visual, make_process_docs,
+    doc_to_text, item_aggregation, lazy_upstream, make_doc_to_visual, make_process_docs,
     make_process_results, make_upstream_process_results)
-from harness_adapters.lmms_eval.upstream import load_function  # noqa: F401
 
 _HERE = Path(__file__).parent
 _ITEMS = json.loads((_HERE / 'primebench_items.json').read_text())
 doc_to_visual = make_doc_to_visual(_HERE)
 
-process_docs_math_vision_mini = make_process_docs(_ITEMS['primebench_mathvision_testmini_math_vision_mini'], 'id', 'primebench_mathvision_testmini_math_vision_mini')
-process_results_math_vision_mini = make_process_results('id', 'exact_match')
+
+def _up(ref, folder=None):
+    return lazy_upstream(ref, folder, _HERE)
+
+
+process_docs_primebench_mathvision_testmini_math_vision_mini = make_process_docs(_ITEMS['primebench_mathvision_testmini_math_vision_mini'], 'id', 'primebench_mathvision_testmini_math_vision_mini')
+process_results_primebench_mathvision_testmini_math_vision_mini = make_process_results('id', 'exact_match')

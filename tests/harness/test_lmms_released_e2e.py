@@ -1,0 +1,123 @@
+"""The released ``primebench`` suite through the real upstream lmms-eval 0.7.3 task code.
+
+For every released benchmark: lmms-eval runs the generated task (the upstream dataset schema in a
+local stand-in, the upstream prompt, visual and scoring code) with a model that answers some items
+right and others wrong; exactly the manifest's items run; each item's ingested score equals what
+the upstream scorer gives for that answer; ``primebench place`` places the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness_adapters.lmms_eval import suites_path
+from harness_adapters.lmms_eval.ingest import read_run
+from harness_adapters.lmms_eval.task_functions import exact_answer_score
+from harness_adapters.lmms_eval.taskgen import generate_tasks
+from primebench_tasks.data.io import canonical_json, content_hash
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
+from primebench_tasks.pipeline.multi_source import source_panels
+from tests.fixtures import upstream_standins as standins
+
+pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
+LMMS = Path(sys.executable).parent / "lmms-eval"
+PLUGIN = Path(__file__).parents[1] / "fixtures" / "lmms_plugin"
+# MathVista's upstream module builds its LLM-judge client at import; lmms-eval's own `dummy`
+# judge provider stands in for OpenAI (every answer here is an exact option or number, which the
+# upstream code scores by rules without asking the judge).
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "API_TYPE": "dummy",
+       "LMMS_EVAL_PLUGINS": "pb_fake_lmms",
+       "PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")])}
+
+
+def _renamed(manifest: dict, name: str) -> dict:
+    """The manifest under another name (so its tasks do not clash with the installed ones)."""
+    body = {k: v for k, v in manifest.items() if k != "version"}
+    body["name"] = name
+    return {**body, "version": content_hash(canonical_json(body))}
+
+
+@pytest.fixture(scope="module")
+def released_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("released")
+    manifest = _renamed(read_manifest(suites_path() / "primebench.json"), "primebench_standin")
+    items = manifest_items(manifest)
+    ids = {b: v for by_b in items.values() for b, v in by_b.items()}
+    docs = {"MathVista_MINI": standins.mathvista(ids["MathVista_MINI"], tmp / "mathvista"),
+            "MMMU_DEV_VAL": standins.mmmu(ids["MMMU_DEV_VAL"], tmp / "mmmu"),
+            "BLINK": standins.blink(ids["BLINK"], tmp / "blink")}
+    generate_tasks(manifest, source_panels(manifest), tmp / "tasks",
+                   datasets={"mathvista_testmini": tmp / "mathvista",
+                             "mmmu_val": tmp / "mmmu", "blink": tmp / "blink"})
+    tasks = json.loads((tmp / "tasks" / "primebench_items.json").read_text())
+    make = {"MathVista_MINI": standins.mathvista_answer, "MMMU_DEV_VAL": standins.mmmu_answer,
+            "BLINK": standins.blink_answer}
+    mv = Panel.load_default("mathvision").items_of("MATH-Vision_MINI").set_index("item_id")
+    table, intended = {}, {}
+    for t, t_ids in tasks.items():
+        meta = (tmp / "tasks" / f"{t}.yaml").read_text()
+        b = next(b for b in ids if f"benchmark: {b}\n" in meta)
+        table[t] = {}
+        for i in t_ids:
+            ok = standins.right(i)
+            intended[(b, i)] = ok
+            if b == "MATH-Vision_MINI":
+                table[t][i] = str(mv.loc[i, "answer"]) if ok else "Z"
+            else:
+                table[t][i] = make[b](docs[b][i], ok)
+    (tmp / "answers.json").write_text(json.dumps(table))
+    r = subprocess.run([str(LMMS), "--model", "pb_answers", "--model_args",
+                        f"answers={tmp / 'answers.json'}", "--tasks", "primebench_standin",
+                        "--include_path", str(tmp / "tasks"), "--log_samples",
+                        "--output_path", str(tmp / "out")], capture_output=True, text=True,
+                       env=ENV, cwd=tmp, timeout=900)
+    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-5000:])
+    return manifest, docs, intended, table, tmp
+
+
+@pytest.mark.heavy
+def test_released_suite_runs_exactly_its_items_with_upstream_scores(released_run):
+    manifest, docs, intended, table, tmp = released_run
+    recs = read_run(tmp / "out", suite_version=manifest["version"])
+    got = {(r.benchmark, r.item_id): r.score for r in recs.itertuples()}
+    want_items = {(b, i) for by_b in manifest_items(manifest).values() for b, v in by_b.items()
+                  for i in v}
+    assert set(got) == want_items
+    for b in ("MathVista_MINI", "MMMU_DEV_VAL", "BLINK", "MATH-Vision_MINI"):
+        scores = [s for (bb, _), s in got.items() if bb == b]
+        assert 0 < sum(scores) < len(scores), b  # some right, some wrong
+    # every score is what the upstream scorer gives for that answer, computed here in-process
+    os.environ.setdefault("API_TYPE", "dummy")
+    from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS
+    from lmms_eval.tasks.blink import utils as blink_utils
+    from lmms_eval.tasks.mathvista import utils as mathvista_utils
+    from lmms_eval.tasks.mmmu import utils as mmmu_utils
+
+    upstream = {"MathVista_MINI": (mathvista_utils, "mathvista"),
+                "MMMU_DEV_VAL": (mmmu_utils, "mmmu"), "BLINK": (blink_utils, "blink")}
+    tasks = json.loads((tmp / "tasks" / "primebench_items.json").read_text())
+    task_of = {i: t for t, v in tasks.items() for i in v}
+    mv = Panel.load_default("mathvision").items_of("MATH-Vision_MINI").set_index("item_id")
+    for (b, i), score in got.items():
+        answer = table[task_of[i]][i] if b != "MATH-Vision_MINI" else None
+        if b == "MATH-Vision_MINI":
+            doc = {"answer": mv.loc[i, "answer"], "options": json.loads(mv.loc[i, "options"]
+                                                                         or "[]")}
+            expected = exact_answer_score(doc, table[next(t for t, v in tasks.items()
+                                                          if i in v and "math_vision" in t)][i])
+        else:
+            module, name = upstream[b]
+            metric, scorer = ITEM_SCORERS[name]
+            value = getattr(module, {"MathVista_MINI": "mathvista_process_results",
+                                     "MMMU_DEV_VAL": "mmmu_process_results",
+                                     "BLINK": "blink_process_results"}[b])(docs[b][i], [answer])
+            expected = scorer(value[metric], module)
+        assert score == expected, (b, i, answer)
+        assert score == float(intended[(b, i)]), (b, i, answer)
