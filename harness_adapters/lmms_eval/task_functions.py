@@ -38,6 +38,14 @@ class LazyFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.resolve()(*args, **kwargs)
 
+    @property
+    def __signature__(self) -> Any:
+        """The upstream function's own signature: lmms-eval inspects it (e.g. whether an
+        aggregation takes ``args``, whether ``doc_to_text`` takes kwargs)."""
+        import inspect
+
+        return inspect.signature(self.resolve())
+
 
 def lazy_upstream(ref: str, folder: str | None = None, base: Path | None = None
                   ) -> LazyFunction:

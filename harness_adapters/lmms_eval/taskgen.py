@@ -356,12 +356,17 @@ def generate_tasks(manifest: dict[str, Any], panels: Panel | Mapping[str, Panel]
     s = _Suite(out, [Path(p) for p in upstream_paths])
     names = _Names()
     suite = names.claim(suite_task_name(manifest), f"suite {manifest['name']!r}")
+    items = manifest_items(manifest)
+    for cat, by_b in items.items():  # every name first: a collision is found before any work
+        names.claim(f"{suite}_{slug(cat)}", f"category {cat!r}")
+        for b in by_b:
+            names.claim(f"{suite}_{slug(b)}", f"benchmark {b!r}")
     cat_groups = []
-    for cat, by_b in manifest_items(manifest).items():
-        g = names.claim(f"{suite}_{slug(cat)}", f"category {cat!r}")
+    for cat, by_b in items.items():
+        g = f"{suite}_{slug(cat)}"
         tasks = []
         for b, ids in by_b.items():
-            t = names.claim(f"{suite}_{slug(b)}", f"benchmark {b!r}")
+            t = f"{suite}_{slug(b)}"
             panel = panels if isinstance(panels, Panel) else panels.get(b)
             upstream = None
             if panel is not None:

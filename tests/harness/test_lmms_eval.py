@@ -12,6 +12,7 @@ from harness_adapters.lmms_eval.task_functions import (
     ManifestItemsMissing,
     exact_answer_score,
     make_process_docs,
+    resolve_image,
 )
 from harness_adapters.lmms_eval.taskgen import generate_tasks
 from primebench_tasks.data.panel import Panel
@@ -57,7 +58,20 @@ def test_released_suite_matches_its_manifest():
                                     "primebench_mathvision_math_vision_mini.jsonl")
             .read_text().splitlines()]
     base = task_path() / "primebench_mathvision"
-    assert len(rows) == 304 and all((base / r["image"]).exists() for r in rows)
+    # images of the embedded data resolve in the installed package, wherever it is
+    assert all(r["image"].startswith("embedded:mathvision/images/") for r in rows)
+    assert len(rows) == 304 and all(resolve_image(r["image"], base).exists() for r in rows)
+
+
+def test_released_suites_match_a_rebuild():
+    """The committed task_configs are what tools/release_suites.py generates today."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[2]
+    r = subprocess.run([sys.executable, "tools/release_suites.py", "--check"], cwd=root,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_benchmark_without_item_text_is_refused(tmp_path):

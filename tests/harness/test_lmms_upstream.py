@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,34 +62,85 @@ def test_unknown_row_key_is_refused(tmp_path):
         generate_tasks(_manifest(p, [0, 1]), p, tmp_path)
 
 
-def test_generated_task_includes_upstream_and_wraps_its_functions(tmp_path):
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_generated_task_flattens_upstream_and_wraps_its_functions(tmp_path):
     datasets = pytest.importorskip("datasets")
     p = _panel()
     m = _manifest(p, [0, 3, 5, 7])
-    generate_tasks(m, p, tmp_path, {"toy_upstream": "qid"}, [UPSTREAM])
-    yaml = (tmp_path / "primebench_toy_toybench.yaml").read_text()
-    assert f"include: {(UPSTREAM / 'toy_upstream.yaml').resolve()}" in yaml
-    assert "aggregation: !function primebench_suite.aggregation_toybench_0" in yaml
-    assert "- metric: primebench_item" in yaml and "upstream_task: \"toy_upstream\"" in yaml
-    assert "metric: primebench_item" in (tmp_path / "primebench_toy.yaml").read_text()
-    spec = importlib.util.spec_from_file_location("gen_suite", tmp_path / "primebench_suite.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    generate_tasks(m, p, tmp_path / "g", {"toy_upstream": "qid"}, [UPSTREAM])
+    yaml = (tmp_path / "g" / "primebench_toy_toybench.yaml").read_text()
+    # flattened, nothing machine-specific: upstream functions by a relative folder
+    assert "include:" not in yaml and not re.search(r":\s*['\"]?/", yaml)  # no absolute path
+    assert "doc_to_text: !function 'primebench_suite.upstream_" in yaml
+    assert "- metric: primebench_item" in yaml and "upstream_task: toy_upstream" in yaml
+    assert "test: ../../../" in yaml or "test: ../" in yaml  # data_files re-anchored
+    assert "metric: primebench_item" in (tmp_path / "g" / "primebench_toy.yaml").read_text()
+    suite_py = (tmp_path / "g" / "primebench_suite.py").read_text()
+    assert not re.search(r"['\"]/", suite_py)
+    mod = _load(tmp_path / "g" / "primebench_suite.py", "gen_suite")
     rows = [json.loads(x) for x in (UPSTREAM / "toy_upstream.jsonl").read_text().splitlines()]
-    kept = mod.process_docs_toybench(datasets.Dataset.from_list(rows))
+    kept = mod.process_docs_primebench_toy_toybench(datasets.Dataset.from_list(rows))
     assert sorted(kept["qid"]) == ["t0", "t3", "t5", "t7"]
-    out = mod.process_results_toybench(kept[0], ["B"])
+    out = mod.process_results_primebench_toy_toybench(kept[0], ["B"])
     assert out["toy_acc"] in (0.0, 100.0)
     assert out["primebench_item"] == {"item_id": kept[0]["qid"],
                                       "score": out["toy_acc"] / 100.0}
-    assert mod.aggregation_toybench_0([0.0, 100.0]) == 50.0
+    agg = [v for k, v in vars(mod).items() if k.startswith("upstream_")
+           and v.ref == "utils.toy_mean"]
+    assert len(agg) == 1 and agg[0]([0.0, 100.0]) == 50.0
     retired = _manifest(p, [2, 11])  # t11 is dropped by the upstream process_docs
     generate_tasks(retired, p, tmp_path / "r", {"toy_upstream": "qid"}, [UPSTREAM])
-    spec = importlib.util.spec_from_file_location("gen_r", tmp_path / "r" / "primebench_suite.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load(tmp_path / "r" / "primebench_suite.py", "gen_r")
     with pytest.raises(ManifestItemsMissing, match="t11"):
-        mod.process_docs_toybench(datasets.Dataset.from_list(rows))
+        mod.process_docs_primebench_toy_toybench(datasets.Dataset.from_list(rows))
+
+
+def test_generation_is_whole_and_refuses_collisions(tmp_path):
+    p = _panel()
+    m = _manifest(p, [0, 3])
+    out = tmp_path / "tasks"
+    generate_tasks(m, p, out, {"toy_upstream": "qid"}, [UPSTREAM])
+    before = sorted(x.name for x in out.iterdir())
+    # a failing generation (unknown upstream folder → task not found) leaves the folder as it was
+    with pytest.raises(InputError):
+        generate_tasks(_manifest(p, [1]), p, out, {"toy_upstream": "qid"}, [])  \
+            if False else generate_tasks(_manifest(p, [1]), p, out, {"toy_upstream": "nokey"},
+                                         [tmp_path / "nowhere"])
+    assert sorted(x.name for x in out.iterdir()) == before
+    assert not [x for x in tmp_path.iterdir() if x.name.startswith(".tasks.")]
+    # an existing folder that is not generated tasks is refused
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    with pytest.raises(InputError, match="not a folder of generated tasks"):
+        generate_tasks(m, p, other, {"toy_upstream": "qid"}, [UPSTREAM])
+    assert (other / "keep.txt").read_text() == "mine"
+
+
+def test_benchmarks_that_slug_alike_are_an_error(tmp_path):
+    scores = pd.DataFrame([{"model": m, "benchmark": b, "item_id": f"i{j}", "condition": "vl",
+                            "score": float((k + j) % 2)} for k, m in enumerate(["m1", "m2"])
+                           for b in ("a/b", "a_b") for j in range(3)])
+    benchmarks = pd.DataFrame([{"benchmark": b, "category": "Toy", "metric": "acc",
+                                "metric_kind": "binary", "score_min": 0.0, "score_max": 1.0,
+                                "lmms_eval_task": None, "vlmeval_dataset": None}
+                               for b in ("a/b", "a_b")])
+    items = pd.DataFrame([{"benchmark": b, "item_id": f"i{j}"} for b in ("a/b", "a_b")
+                          for j in range(3)])
+    p = Panel.from_records("t", scores, pd.DataFrame({"model": ["m1", "m2"]}), benchmarks,
+                           items)
+    m = build_manifest("primebench_toy", p, {"Toy": {"a/b": np.array([0]),
+                                                     "a_b": np.array([1])}}, {}, [],
+                       {"rho": None})
+    with pytest.raises(InputError, match="both become the lmms-eval task 'primebench_toy_a_b'"):
+        generate_tasks(m, p, tmp_path / "t")
+    assert not (tmp_path / "t").exists()
 
 
 @pytest.mark.heavy
