@@ -172,4 +172,7 @@ def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
     for j, c in enumerate(cats):
         rows[f"cat:{c.name}"] = C[:, j]
     rows.index.name = "model"
+    # the resamples themselves (n_boot, [suite score, suite rank, predicted full, predicted
+    # rank], V), for callers that combine placements (pipeline.multi_source suites)
+    rows.attrs["boot"] = boots
     return rows

@@ -95,10 +95,11 @@ def test_released_suite_runs_exactly_its_items_with_upstream_scores(released_run
         assert 0 < sum(scores) < len(scores), b  # some right, some wrong
     # every score is what the upstream scorer gives for that answer, computed here in-process
     os.environ.setdefault("API_TYPE", "dummy")
-    from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS
     from lmms_eval.tasks.blink import utils as blink_utils
     from lmms_eval.tasks.mathvista import utils as mathvista_utils
     from lmms_eval.tasks.mmmu import utils as mmmu_utils
+
+    from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS
 
     upstream = {"MathVista_MINI": (mathvista_utils, "mathvista"),
                 "MMMU_DEV_VAL": (mmmu_utils, "mmmu"), "BLINK": (blink_utils, "blink")}
@@ -121,3 +122,65 @@ def test_released_suite_runs_exactly_its_items_with_upstream_scores(released_run
             expected = scorer(value[metric], module)
         assert score == expected, (b, i, answer)
         assert score == float(intended[(b, i)]), (b, i, answer)
+
+
+@pytest.mark.heavy
+def test_place_reads_the_run_and_places_it(released_run):
+    from primebench_tasks.cli import main
+
+    manifest, _docs, intended, _t, tmp = released_run
+    # the stand-in suite is not released: give its manifest
+    (tmp / "suite.json").write_text(canonical_json(manifest))
+    assert main(["place", str(tmp / "out"), "--suite", str(tmp / "suite.json"), "--out",
+                 str(tmp / "report"), "--n-boot", "200"]) == 0
+    doc = json.loads((tmp / "report" / "report.json").read_text())
+    assert doc["schema"] == "primebench.placement/1" and doc["suite"] == manifest["version"]
+    (model, r), = doc["models"].items()
+    by_b = {}
+    for (b, _i), ok in intended.items():
+        by_b.setdefault(b, []).append(float(ok))
+    for b, e in r["benchmarks"].items():
+        assert e["n_scored"] == e["n_items"] == 100
+        assert e["score"]["value"] == pytest.approx(sum(by_b[b]) / len(by_b[b]))
+        for key in ("score", "predicted_full", "predicted_rank"):
+            v = e[key]
+            assert v["lo"] <= v["value"] <= v["hi"], (b, key, v)
+        assert 1 <= e["predicted_rank"]["value"] <= e["n_reference"] + 1
+    assert set(r["categories"]) == set(manifest["categories"])
+    # no reference model has every benchmark: no suite rank, and it says why
+    assert r["suite"]["predicted_rank"] is None and "every benchmark" in r["suite"][
+        "no_rank_because"]
+    assert r["suite"]["score"]["lo"] <= r["suite"]["score"]["value"] <= r["suite"]["score"]["hi"]
+    assert (tmp / "report" / "report.md").read_text().startswith("# primebench_standin")
+    assert (tmp / "report" / "placement.png").stat().st_size > 10_000
+    # byte-identical on rerun
+    first = (tmp / "report" / "report.json").read_bytes()
+    assert main(["place", str(tmp / "out"), "--suite", str(tmp / "suite.json"), "--out",
+                 str(tmp / "report"), "--n-boot", "200"]) == 0
+    assert (tmp / "report" / "report.json").read_bytes() == first
+
+
+def test_place_detects_a_failed_or_partial_run(tmp_path):
+    from primebench_tasks.cli import main
+    from primebench_tasks.errors import InputError
+
+    with pytest.raises(InputError, match="did not finish"):
+        from harness_adapters.lmms_eval.place import place_run
+
+        place_run(tmp_path)
+    manifest = read_manifest(suites_path() / "primebench.json")
+    run = tmp_path / "run" / "m"
+    run.mkdir(parents=True)
+    (mv_b, mv_ids), = [(b, v) for by_b in manifest_items(manifest).values()
+                       for b, v in by_b.items() if b == "MATH-Vision_MINI"]
+    meta = {"primebench_suite": manifest["version"], "benchmark": mv_b}
+    (run / "20260101_results.json").write_text(json.dumps(
+        {"model_name": "m", "configs": {"primebench_math_vision_mini": {"metadata": meta}}}))
+    (run / "20260101_samples_primebench_math_vision_mini.jsonl").write_text("".join(
+        json.dumps({"doc_id": k, "primebench_item": {"item_id": i, "score": 1.0}}) + "\n"
+        for k, i in enumerate(mv_ids)))
+    with pytest.raises(InputError, match="no result for MMMU_DEV_VAL, MathVista_MINI, BLINK"):
+        place_run(tmp_path / "run")
+    assert main(["place", str(tmp_path / "run"), "--allow-partial", "--n-boot", "50"]) == 0
+    doc = json.loads((tmp_path / "run" / "primebench" / "report.json").read_text())
+    assert doc["missing"]["m"]["BLINK"] == {"missing": 100, "of": 100}

@@ -1,0 +1,189 @@
+"""Placement on a suite whose benchmarks come from different reference panels (a multi-source
+suite such as the released ``primebench``), or from one panel.
+
+Few or no reference models have every benchmark of such a suite, so "rank among the reference
+models" is stated at three levels (schema ``primebench.placement/1``):
+
+- **benchmark** (always): the model's score on the benchmark's suite items, the predicted score
+  on all of the benchmark's items (the default estimator of
+  :func:`~primebench_tasks.evaluate.placement.place_models`, fitted on the benchmark's own source
+  panel) and the predicted rank among that panel's models, with 95 % intervals from a bootstrap
+  over the suite items;
+- **category**: the item-pooled score on the category's suite items and the predicted full
+  category score (the mean of its benchmarks' predicted full scores); a rank among the reference
+  models that have every benchmark of the category — given only when at least
+  ``MIN_RANKED_REFERENCE`` models do, else ``None`` with the reason;
+- **suite**: the suite score (mean of category means of the suite items), the predicted
+  full-suite score (mean of category means of the predicted full benchmark scores), and a rank
+  among the reference models that cover the suite — with the same rule.
+
+Intervals come from resampling the items of each benchmark independently (a different stream per
+benchmark) and combining the same resample index across benchmarks. They cover item sampling;
+the estimator's own error is not in them (see the README's placement accuracy table).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.metrics import nanmean_rows
+from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR, place_models
+from primebench_tasks.pipeline.manifest import manifest_items
+
+SCHEMA = "primebench.placement/1"
+MIN_RANKED_REFERENCE = 3
+_Q = (2.5, 97.5)
+
+
+def _num(x: float | None) -> float:
+    return float("nan") if x is None else float(x)
+
+
+def _interval(draws: np.ndarray) -> tuple[float, float]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo, hi = np.nanpercentile(draws, _Q)
+    return float(lo), float(hi)
+
+
+def _consistent(point: float, lo: float, hi: float) -> tuple[float, float]:
+    """An interval that contains its point (a point estimate refitted on all items can lie
+    outside the percentile interval of the resamples; widen it rather than report both)."""
+    return (min(lo, point), max(hi, point)) if np.isfinite(point) else (lo, hi)
+
+
+def _value(point: float, draws: np.ndarray) -> dict[str, float | None]:
+    lo, hi = _consistent(point, *_interval(draws))
+    f = (lambda x: None if not np.isfinite(x) else float(x))  # noqa: E731
+    return {"value": f(point), "lo": f(lo), "hi": f(hi)}
+
+
+def _rank(value: float, draws: np.ndarray, reference: np.ndarray) -> dict[str, Any]:
+    ref = reference[np.isfinite(reference)]
+    point = float(1 + (ref > value).sum())
+    r = 1 + (ref[None, :] > draws[:, None]).sum(axis=1).astype(float)
+    out = _value(point, r)
+    out["out_of"] = int(len(ref) + 1)
+    return out
+
+
+def _reference_full(panels: Mapping[str, Panel], benchmarks: list[str]) -> pd.Series:
+    """Full score (mean of benchmark means) of the reference models that have every one of
+    ``benchmarks`` (joined on model name across panels)."""
+    cols = {}
+    for b in benchmarks:
+        p = panels[b]
+        cols[b] = pd.Series(nanmean_rows(p.matrix(b)), index=p.model_names)
+    frame = pd.DataFrame(cols)
+    return frame.dropna().mean(axis=1)
+
+
+def place_on_suite(manifest: Mapping[str, Any], panels: Mapping[str, Panel], new: pd.DataFrame,
+                   estimator: str = DEFAULT_ESTIMATOR, n_boot: int = 1000, seed: int = 0
+                   ) -> dict[str, Any]:
+    """Place the models of ``new`` (index: model names; columns: MultiIndex (benchmark,
+    item_id); values in [0, 1], NaN = missing) on ``manifest``; ``panels``: benchmark → the
+    reference panel of that benchmark. Returns ``{"models": {model: {"suite", "categories",
+    "benchmarks"}}, ...}`` (see the module docstring)."""
+    from primebench_tasks.data.importers import panel_with_benchmarks
+
+    items = manifest_items(manifest)
+    models = list(new.index)
+    per_b: dict[str, pd.DataFrame] = {}
+    k = 0
+    for cat, by_b in items.items():
+        for b in by_b:
+            k += 1
+            entry = next(v for c in manifest["categories"].values()
+                         for bb, v in c["benchmarks"].items() if bb == b)
+            sub = panel_with_benchmarks(panels[b], [b])
+            sub_manifest = {"categories": {cat: {"benchmarks": {b: entry}}}}
+            cols = [c for c in new.columns if c[0] == b]
+            per_b[b] = place_models(sub, sub_manifest, new[cols], estimator, n_boot, seed + k)
+    out: dict[str, Any] = {}
+    for v, model in enumerate(models):
+        bench: dict[str, Any] = {}
+        draws_s: dict[str, np.ndarray] = {}
+        draws_t: dict[str, np.ndarray] = {}
+        for b, rows in per_b.items():
+            r = rows.loc[model]
+            boot = rows.attrs["boot"]
+            draws_s[b], draws_t[b] = boot[:, 0, v], boot[:, 2, v]
+            bench[b] = {
+                "source": panels[b].name, "n_items": int(r.n_items),
+                "n_scored": int(r.n_scored), "n_reference": int(r.n_reference),
+                "score": _value(float(r.suite_score), boot[:, 0, v]),
+                "rank_on_suite_items": {**_value(float(r.suite_rank), boot[:, 1, v]),
+                                        "out_of": int(r.n_reference) + 1},
+                "predicted_full": _value(float(r.predicted_full), boot[:, 2, v]),
+                "predicted_rank": {**_value(float(r.predicted_rank), boot[:, 3, v]),
+                                   "out_of": int(r.n_reference) + 1}}
+        cats: dict[str, Any] = {}
+        cat_s, cat_t, cat_draw_s, cat_draw_t = [], [], [], []
+        for cat, by_b in items.items():
+            bs = list(by_b)
+            w = np.array([bench[b]["n_scored"] for b in bs], dtype=float)
+            pts = np.array([_num(bench[b]["score"]["value"]) for b in bs])
+            ok = np.isfinite(pts) & (w > 0)
+            s = float(np.average(pts[ok], weights=w[ok])) if ok.any() else float("nan")
+            ds = (np.column_stack([draws_s[b] for b in bs])[:, ok] @ w[ok] / w[ok].sum()
+                  if ok.any() else np.full(n_boot, np.nan))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                t = float(np.nanmean([_num(bench[b]["predicted_full"]["value"]) for b in bs]))
+                dt = np.nanmean(np.column_stack([draws_t[b] for b in bs]), axis=1)
+            entry: dict[str, Any] = {"benchmarks": bs, "score": _value(s, ds),
+                                     "predicted_full": _value(t, dt)}
+            if len(bs) == 1:
+                entry["predicted_rank"] = bench[bs[0]]["predicted_rank"]
+            else:
+                ref = _reference_full(panels, bs)
+                entry["predicted_rank"] = (
+                    _rank(t, dt, ref.to_numpy()) if len(ref) >= MIN_RANKED_REFERENCE else None)
+                if entry["predicted_rank"] is None:
+                    entry["no_rank_because"] = (
+                        f"{len(ref)} reference models have every benchmark of the category "
+                        f"({', '.join(bs)}; sources "
+                        f"{', '.join(sorted({panels[b].name for b in bs}))})")
+            cats[cat] = entry
+            cat_s.append(s)
+            cat_t.append(t)
+            cat_draw_s.append(ds)
+            cat_draw_t.append(dt)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            S, T = float(np.nanmean(cat_s)), float(np.nanmean(cat_t))
+            dS = np.nanmean(np.column_stack(cat_draw_s), axis=1)
+            dT = np.nanmean(np.column_stack(cat_draw_t), axis=1)
+        all_b = [b for by_b in items.values() for b in by_b]
+        ref_suite = _reference_full_suite(panels, items)
+        suite: dict[str, Any] = {
+            "n_items": sum(bench[b]["n_items"] for b in all_b),
+            "n_scored": sum(bench[b]["n_scored"] for b in all_b),
+            "score": _value(S, dS), "predicted_full": _value(T, dT),
+            "predicted_rank": (_rank(T, dT, ref_suite.to_numpy())
+                               if len(ref_suite) >= MIN_RANKED_REFERENCE else None)}
+        if suite["predicted_rank"] is None:
+            suite["no_rank_because"] = (
+                f"{len(ref_suite)} reference models have every benchmark of the suite; rank per "
+                "benchmark (and per category where ranked) instead")
+        out[str(model)] = {"suite": suite, "categories": cats, "benchmarks": bench}
+    return {"schema": SCHEMA, "suite": manifest.get("version"), "suite_name": manifest.get("name"),
+            "estimator": estimator, "n_boot": n_boot, "seed": seed,
+            "reference": {b: {"panel": panels[b].name, "panel_hash": panels[b].content_hash}
+                          for b in per_b},
+            "models": out}
+
+
+def _reference_full_suite(panels: Mapping[str, Panel], items: Mapping[str, Mapping[str, Any]]
+                          ) -> pd.Series:
+    """Full-suite score (mean of category means of benchmark means) of the reference models that
+    have every benchmark of the suite."""
+    cats = {c: _reference_full(panels, list(by_b)) for c, by_b in items.items()}
+    return pd.DataFrame(cats).dropna().mean(axis=1)
