@@ -54,28 +54,51 @@ def lazy_upstream(ref: str, folder: str | None = None, base: Path | None = None
 
 
 def make_process_docs(item_ids: Iterable[str], key: str, task: str,
-                      upstream: Callable[[Any], Any] | None = None) -> Callable[[Any], Any]:
-    """A ``process_docs`` that keeps exactly the manifest's items (by ``doc[key]``) and refuses a
+                      upstream: Callable[[Any], Any] | None = None,
+                      content_keys: str | Path | None = None) -> Callable[[Any], Any]:
+    """A ``process_docs`` that keeps exactly the manifest's items (by ``doc[key]``), in manifest
+    order (so that a row's ``doc_id`` in the log is its manifest position), and refuses a
     dataset that lacks any of them; ``upstream``: the upstream task's own ``process_docs``,
-    applied first."""
+    applied first. ``content_keys``: a ``primebench.keys/1`` file; the rows then get ``key``
+    computed from their content (the VLMEvalKit index whose fingerprint they have)."""
     wanted = [str(i) for i in item_ids]
 
     def process_docs(dataset: Any) -> Any:
         if upstream is not None:
             dataset = upstream(dataset)
+        if content_keys is not None:
+            dataset = _with_content_key(dataset, key, content_keys, set(wanted))
         columns = getattr(dataset, "column_names", None)
         if columns is not None and key not in columns:
             raise ManifestItemsMissing(f"{task}: the dataset has no field {key!r} (the row key "
                                        "declared for it)")
-        have = {str(k) for k in dataset[key]}
-        missing = [i for i in wanted if i not in have]
+        have = [str(k) for k in dataset[key]]
+        missing = [i for i in wanted if i not in set(have)]
         if missing:
             raise ManifestItemsMissing(f"{task}: {len(missing)} manifest item(s) are not in the "
                                        f"dataset (field {key!r}), e.g. {missing[:10]}")
-        keep = set(wanted)
-        return dataset.filter(lambda doc: str(doc[key]) in keep)
+        first: dict[str, int] = {}
+        for row, k in enumerate(have):
+            first.setdefault(k, row)
+        order = [first[i] for i in wanted]
+        return dataset.select(order) if hasattr(dataset, "select") else dataset.filter(
+            lambda doc: str(doc[key]) in set(wanted))
 
     return process_docs
+
+
+def _with_content_key(dataset: Any, key: str, keys_file: str | Path, wanted: set[str]) -> Any:
+    from harness_adapters.lmms_eval.content_keys import fingerprint, read_keys
+
+    doc = read_keys(keys_file)
+    by_fp = {fp: i for i, fp in doc["keys"].items() if i in wanted}
+    f = doc["fields"]
+
+    def add(row: dict[str, Any]) -> dict[str, Any]:
+        fp = fingerprint(row[f["question"]], row[f["options"]] or [], row[f["image"]])
+        return {key: by_fp.get(fp, "")}
+
+    return dataset.map(add, load_from_cache_file=False)
 
 
 def _norm(s: Any) -> str:

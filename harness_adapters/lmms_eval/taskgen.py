@@ -121,6 +121,7 @@ class _Suite:
         self.funcs: list[str] = []
         self.aliases: dict[tuple[str, str], str] = {}
         self.items: dict[str, list[str]] = {}
+        self.content_keys: dict[str, str] = {}
 
     def fn_expr(self, ref: FunctionRef) -> str:
         """A Python expression (in ``primebench_suite.py``) of a lazy upstream function."""
@@ -199,14 +200,17 @@ def _upstream_tasks(s: _Suite, names: _Names, manifest: Mapping[str, Any], b: st
             f"subtask {member.dataset_name!r} of benchmark {b!r}")
         cfg = load_task_config(member.path)
         pr = cfg.get("process_results")
-        if not isinstance(pr, FunctionRef):
-            raise InputError(f"upstream task {member.task} ({member.path}) is scored through "
-                             "filters and a metric without process_results; primebench cannot "
-                             "attach item ids to it yet", field="process_results")
         if not cfg.get("metric_list"):
             raise InputError(f"upstream task {member.task} ({member.path}) has no metric_list",
                              field="metric_list")
-        if up.scorer not in ("number",):
+        if not isinstance(pr, FunctionRef) and up.scorer != "metric":
+            raise InputError(f"upstream task {member.task} ({member.path}) is scored through "
+                             "filters and a metric without process_results: declare its scorer "
+                             "'metric'", field="process_results")
+        if isinstance(pr, FunctionRef) and up.scorer == "metric":
+            raise InputError(f"upstream task {member.task} has a process_results; its per-item "
+                             "value needs an item scorer, not 'metric'", field="scorer")
+        if up.scorer not in ("number", "metric"):
             from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS
 
             if up.scorer not in ITEM_SCORERS:
@@ -215,11 +219,22 @@ def _upstream_tasks(s: _Suite, names: _Names, manifest: Mapping[str, Any], b: st
         scorer = (repr(up.scorer) if up.scorer != "number" else
                   repr((cfg["metric_list"][0]["metric"], float(lo), float(hi))))
         pd_ref = cfg.get("process_docs")
-        s.funcs += [
+        keys_arg = ""
+        if up.task in s.content_keys:
+            keys_name = f"primebench_keys_{slug(up.task)}.json"
+            s.files[keys_name] = s.content_keys[up.task]
+            keys_arg = f", _HERE / {keys_name!r}"
+        s.funcs.append(
             f"process_docs_{t} = make_process_docs(_ITEMS[{t!r}], {up.key!r}, {t!r}, "
-            f"{s.fn_expr(pd_ref) if isinstance(pd_ref, FunctionRef) else 'None'})",
-            f"process_results_{t} = make_upstream_process_results({up.key!r}, "
-            f"{s.fn_expr(pr)}, {scorer})"]
+            f"{s.fn_expr(pd_ref) if isinstance(pd_ref, FunctionRef) else 'None'}{keys_arg})")
+        extra_meta: dict[str, Any] = {}
+        if isinstance(pr, FunctionRef):
+            s.funcs.append(f"process_results_{t} = make_upstream_process_results({up.key!r}, "
+                           f"{s.fn_expr(pr)}, {scorer})")
+        else:  # scored by filters + metric: ingest maps doc_id (manifest order) to the item
+            extra_meta = {"item_ids": member_ids,
+                          "item_metric": cfg["metric_list"][0]["metric"],
+                          "item_metric_range": [float(lo), float(hi)]}
         body = {k: s.convert(v, member.path.parent) for k, v in cfg.items()
                 if k not in _DROPPED}
         _local_data_files(body, member.path.parent, s.out)
@@ -228,12 +243,13 @@ def _upstream_tasks(s: _Suite, names: _Names, manifest: Mapping[str, Any], b: st
             body["dataset_path"] = str(d / member.dataset_name if member.dataset_name else d)
             body["dataset_kwargs"] = {"load_from_disk": True}
         metrics = [s.convert(m, member.path.parent) for m in cfg["metric_list"]]
-        doc = {"task": t, **body,
-               "process_docs": _Fn(f"primebench_suite.process_docs_{t}"),
-               "process_results": _Fn(f"primebench_suite.process_results_{t}"),
-               "metric_list": [*metrics, _item_metric()],
-               "metadata": _metadata(manifest, b, cat, upstream_task=member.task,
-                                     upstream_key=up.key)}
+        doc = {"task": t, **body, "process_docs": _Fn(f"primebench_suite.process_docs_{t}")}
+        if isinstance(pr, FunctionRef):
+            doc["process_results"] = _Fn(f"primebench_suite.process_results_{t}")
+            metrics.append(_item_metric())
+        doc["metric_list"] = metrics
+        doc["metadata"] = _metadata(manifest, b, cat, upstream_task=member.task,
+                                    upstream_key=up.key, **extra_meta)
         s.files[f"{t}.yaml"] = _yaml_dump(doc)
         s.items[t] = member_ids
         written.append(t)
@@ -335,7 +351,8 @@ def _umask() -> int:
 def generate_tasks(manifest: dict[str, Any], panels: Panel | Mapping[str, Panel],
                    out: str | Path, upstream_keys: Mapping[str, str] | None = None,
                    upstream_paths: list[str | Path] | tuple[()] = (),
-                   datasets: Mapping[str, str | Path] | None = None) -> list[Path]:
+                   datasets: Mapping[str, str | Path] | None = None,
+                   content_keys: list[str | Path] | tuple[()] = ()) -> list[Path]:
     """Write the task YAMLs, data files, ``primebench_items.json``, ``primebench_suite.py`` and
     ``primebench_manifest.json`` for ``manifest`` into ``out`` (as a whole); returns the written
     paths.
@@ -344,16 +361,26 @@ def generate_tasks(manifest: dict[str, Any], panels: Panel | Mapping[str, Panel]
     suites; only needed for local tasks). ``upstream_keys``: lmms-eval task → row field checked
     by the user (its per-item metric must be a number). ``upstream_paths``: more folders to
     search for upstream YAMLs. ``datasets``: catalogue lmms-eval task → a local
-    ``save_to_disk`` folder to read instead of the hub."""
+    ``save_to_disk`` folder to read instead of the hub. ``content_keys``: ``primebench.keys/1``
+    files (``primebench keys build``): their task's rows are keyed by content; a task without
+    ``process_results`` is then scored by its own filters and metric."""
+    from harness_adapters.lmms_eval.content_keys import FIELD, read_keys
+
     out = Path(out)
     known = dict(VERIFIED_UPSTREAM)
     for task, field in (upstream_keys or {}).items():
         known[task] = UpstreamBenchmark(task, field, "number", evidence="declared by the user")
-    unknown_ds = sorted(set(datasets or {}) - set(known))
+    unknown_ds = sorted(set(datasets or {}) - set(known) - {
+        read_keys(p)["task"] for p in content_keys})
     if unknown_ds:
         raise InputError(f"--dataset for {unknown_ds}: not an upstream task with a row key "
                          f"(known: {sorted(known)})", field="dataset")
     s = _Suite(out, [Path(p) for p in upstream_paths])
+    for path in content_keys:
+        doc = read_keys(path)
+        known[doc["task"]] = UpstreamBenchmark(
+            doc["task"], FIELD, "metric", evidence=f"content keys {Path(path).name}")
+        s.content_keys[doc["task"]] = canonical_json(doc)
     names = _Names()
     suite = names.claim(suite_task_name(manifest), f"suite {manifest['name']!r}")
     items = manifest_items(manifest)

@@ -1,0 +1,162 @@
+"""Row keys built by content (``primebench keys build``), for upstream datasets whose rows carry
+no id that matches the panels' item ids — AI2D in lmms-eval (question, options, answer, image
+only) against the AutoJudger panel's VLMEvalKit ``index``.
+
+A row's *fingerprint* is the SHA-256 (first 16 hex digits) of its normalised question (case and
+white space folded), its normalised options in order, and a 16 × 16 grey mean-hash of its image
+(robust to re-encoding: VLMEvalKit ships JPEG in base64, the hub rows PNG). ``build_keys`` maps
+every row of the user's VLMEvalKit TSV to the fingerprint of exactly one upstream row; a TSV row
+that matches no upstream row, or an upstream fingerprint that several rows share (ambiguous),
+is an error naming the rows — a guessed mapping is never written. The mapping file
+(``primebench.keys/1``) names both sources, their row counts and content hashes.
+
+At run time the generated task's ``process_docs`` fingerprints the upstream rows the same way and
+keeps the manifest's items, in manifest order.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import json
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from primebench_tasks.data.io import atomic_write_text, canonical_json, content_hash
+from primebench_tasks.errors import InputError
+
+SCHEMA = "primebench.keys/1"
+FIELD = "primebench_content_key"
+"""The computed row key a content-keyed task filters on."""
+
+
+def _norm(text: Any) -> str:
+    return re.sub(r"\s+", " ", str(text)).strip().lower()
+
+
+def image_hash(image: Any) -> str:
+    """16 × 16 grey mean-hash of a PIL image (64 hex digits); '' for no image."""
+    if image is None:
+        return ""
+    import numpy as np
+
+    px = np.asarray(image.convert("L").resize((16, 16)), dtype=np.float64).ravel()
+    bits = "".join("1" if p > px.mean() else "0" for p in px)
+    return f"{int(bits, 2):064x}"
+
+
+def fingerprint(question: Any, options: Iterable[Any], image: Any) -> str:
+    parts = [_norm(question), *(_norm(o) for o in options), image_hash(image)]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def _decode_b64(data: str) -> Any:
+    from PIL import Image
+
+    return Image.open(io.BytesIO(base64.b64decode(data)))
+
+
+def vlmeval_fingerprints(tsv: str | Path) -> dict[str, str]:
+    """index → fingerprint of every row of a VLMEvalKit multiple-choice TSV (columns index,
+    question, A, B, ..., image as base64 or another row's index)."""
+    csv.field_size_limit(sys.maxsize)
+    path = Path(tsv)
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    if not rows:
+        raise InputError("no rows", file=str(path))
+    for col in ("index", "question", "image"):
+        if col not in rows[0]:
+            raise InputError(f"no {col!r} column", file=str(path), row=1, field=col)
+    images = {r["index"]: r["image"] for r in rows}
+    out: dict[str, str] = {}
+    letters = [c for c in "ABCDEFGHIJ" if c in rows[0]]
+    for n, r in enumerate(rows, start=2):
+        data = r["image"]
+        if len(data) < 64 and data in images:  # a reference to another row's image
+            data = images[data]
+        try:
+            img = _decode_b64(data)
+        except Exception as exc:  # noqa: BLE001 - any decode failure is bad input
+            raise InputError(f"image does not decode: {exc}", file=str(path), row=n,
+                             field="image") from None
+        options = [r[c] for c in letters if r.get(c) not in (None, "", "nan")]
+        if r["index"] in out:
+            raise InputError(f"index {r['index']} appears twice", file=str(path), row=n,
+                             field="index")
+        out[r["index"]] = fingerprint(r["question"], options, img)
+    return out
+
+
+def upstream_fingerprints(rows: Iterable[Mapping[str, Any]], question: str = "question",
+                          options: str = "options", image: str = "image") -> list[str]:
+    """The fingerprint of every upstream row (field names as in lmms-eval's AI2D rows)."""
+    return [fingerprint(r[question], r[options] or [], r[image]) for r in rows]
+
+
+def build_keys(tsv: str | Path, upstream_rows: list[Mapping[str, Any]], task: str,
+               dataset: str, source: str, fields: Mapping[str, str] | None = None
+               ) -> dict[str, Any]:
+    """The mapping document: VLMEvalKit index → upstream row fingerprint, checked 1:1."""
+    f = {"question": "question", "options": "options", "image": "image", **(fields or {})}
+    ours = vlmeval_fingerprints(tsv)
+    theirs = upstream_fingerprints(upstream_rows, f["question"], f["options"], f["image"])
+    count: dict[str, int] = {}
+    for fp in theirs:
+        count[fp] = count.get(fp, 0) + 1
+    missing = [i for i, fp in ours.items() if fp not in count]
+    ambiguous = [i for i, fp in ours.items() if count.get(fp, 0) > 1]
+    shared: dict[str, list[str]] = {}
+    for i, fp in ours.items():
+        shared.setdefault(fp, []).append(i)
+    collide = [v for v in shared.values() if len(v) > 1]
+    problems = []
+    if missing:
+        problems.append(f"{len(missing)} TSV rows match no upstream row (e.g. index "
+                        f"{missing[:5]})")
+    if ambiguous:
+        problems.append(f"{len(ambiguous)} TSV rows match several upstream rows (e.g. index "
+                        f"{ambiguous[:5]})")
+    if collide:
+        problems.append(f"{len(collide)} groups of TSV rows share one content (e.g. "
+                        f"{collide[:3]})")
+    if problems:
+        raise InputError("no mapping written: " + "; ".join(problems), file=str(tsv))
+    return {"schema": SCHEMA, "task": task, "vlmeval_dataset": dataset,
+            "upstream_source": source, "fields": f,
+            "fingerprint": "sha256(question, options, 16x16 grey mean-hash of the image)[:16]",
+            "n_vlmeval_rows": len(ours), "n_upstream_rows": len(theirs),
+            "tsv_hash": content_hash(Path(tsv).read_bytes()),
+            "keys": dict(sorted(ours.items(), key=lambda kv: kv[0]))}
+
+
+def write_keys(doc: Mapping[str, Any], out: str | Path) -> Path:
+    return atomic_write_text(out, canonical_json(dict(doc)))
+
+
+def read_keys(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text("utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read keys: {exc}", file=str(p)) from None
+    if doc.get("schema") != SCHEMA:
+        raise InputError(f"not a {SCHEMA} file", file=str(p), field="schema")
+    return doc
+
+
+def load_upstream_rows(folder: str | Path, split: str) -> list[dict[str, Any]]:
+    """Rows of a local copy of the upstream dataset (``datasets.save_to_disk`` folder)."""
+    import datasets
+
+    ds = datasets.load_from_disk(str(folder))
+    if isinstance(ds, datasets.DatasetDict):
+        if split not in ds:
+            raise InputError(f"no split {split!r} (has {list(ds)})", file=str(folder))
+        ds = ds[split]
+    return list(ds)

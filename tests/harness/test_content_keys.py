@@ -1,0 +1,152 @@
+"""Row keys by content (``primebench keys build``) for AI2D: a VLMEvalKit TSV (index =
+imageId·100 + question number, JPEG in base64, a shared-image reference) matched onto an
+upstream-schema AI2D stand-in (question, options, answer, PNG image; no id), then the real
+upstream lmms-eval ``ai2d`` task (filters + exact_match, no process_results) run on exactly the
+manifest's items and ingested by position."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness_adapters.lmms_eval.content_keys import build_keys, read_keys, write_keys
+from primebench_tasks.cli import main
+from primebench_tasks.errors import InputError
+
+datasets = pytest.importorskip("datasets")
+PIL = pytest.importorskip("PIL.Image")
+
+QUESTIONS = [  # (imageId, question number, question, options, answer index)
+    (101, 1, "Which label shows the sun?", ["A", "B", "C", "D"], 0),
+    (101, 2, "What eats the grass?", ["deer", "hawk", "sun", "soil"], 0),
+    (102, 1, "Which label shows the sun?", ["A", "B", "C", "D"], 2),  # same text, other image
+    (103, 1, "How many stages are shown?", ["2", "3", "4", "5"], 1),
+    (104, 1, "What is at the top of the chain?", ["hawk", "mouse", "grass", "frog"], 0),
+    (105, 1, "Which is a producer?", ["grass", "frog", "hawk", "snake"], 0),
+]
+
+
+def _image(seed: int):
+    rng = np.random.default_rng(seed)
+    blocks = (rng.random((8, 8)) > 0.5).astype(np.uint8) * 255
+    return PIL.fromarray(np.kron(blocks, np.ones((8, 8), np.uint8))).convert("RGB")
+
+
+def _b64_jpeg(img) -> str:
+    buf = io.BytesIO()
+    img.save(buf, format="JPEG", quality=85)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _upstream(path: Path, rows=QUESTIONS, shuffle: bool = True) -> Path:
+    recs = [{"question": q, "options": opts, "answer": str(a), "image": _image(img)}
+            for img, _n, q, opts, a in rows]
+    if shuffle:
+        recs = recs[::-1]
+    features = datasets.Features({"question": datasets.Value("string"),
+                                  "options": datasets.Sequence(datasets.Value("string")),
+                                  "answer": datasets.Value("string"),
+                                  "image": datasets.Image()})
+    datasets.DatasetDict({"test": datasets.Dataset.from_list(recs, features=features)}
+                         ).save_to_disk(str(path))
+    return path
+
+
+def _tsv(path: Path, rows=QUESTIONS) -> Path:
+    lines = ["index\tquestion\tA\tB\tC\tD\tanswer\timage"]
+    first: dict[int, int] = {}
+    for img, n, q, opts, a in rows:
+        index = img * 100 + n
+        image = str(first[img]) if img in first else _b64_jpeg(_image(img))  # shared image
+        first.setdefault(img, index)
+        lines.append("\t".join([str(index), q, *opts, "ABCD"[a], image]))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _rows(path: Path):
+    return list(datasets.load_from_disk(str(path))["test"])
+
+
+def test_keys_map_every_row_by_content_and_refuse_guesses(tmp_path):
+    up = _upstream(tmp_path / "ai2d")
+    doc = build_keys(_tsv(tmp_path / "AI2D_TEST.tsv"), _rows(up), "ai2d", "AI2D_TEST", "x")
+    assert doc["n_vlmeval_rows"] == 6 and sorted(doc["keys"]) == [
+        "10101", "10102", "10201", "10301", "10401", "10501"]
+    assert len(set(doc["keys"].values())) == 6  # same question, other image: told apart
+    write_keys(doc, tmp_path / "k.json")
+    assert read_keys(tmp_path / "k.json") == doc
+    # a TSV row with no upstream counterpart: refused, nothing written
+    extra = [*QUESTIONS, (106, 1, "Not upstream?", ["a", "b", "c", "d"], 0)]
+    with pytest.raises(InputError, match=r"1 TSV rows match no upstream row \(e.g. index "
+                       r"\['10601'\]\)"):
+        build_keys(_tsv(tmp_path / "x.tsv", extra), _rows(up), "ai2d", "AI2D_TEST", "x")
+    # two upstream rows with one content: ambiguous
+    dup = _upstream(tmp_path / "dup", [*QUESTIONS, QUESTIONS[3]])
+    with pytest.raises(InputError, match="1 TSV rows match several upstream rows"):
+        build_keys(_tsv(tmp_path / "y.tsv"), _rows(dup), "ai2d", "AI2D_TEST", "x")
+    assert main(["keys", "build", "--vlmeval-tsv", str(tmp_path / "AI2D_TEST.tsv"),
+                 "--upstream", str(up), "--out", str(tmp_path / "cli.json")]) == 0
+    assert read_keys(tmp_path / "cli.json")["keys"] == doc["keys"]
+
+
+def _panel_and_manifest():
+    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.pipeline.manifest import build_manifest
+
+    ids = [str(img * 100 + n) for img, n, *_ in QUESTIONS]
+    scores = pd.DataFrame([{"model": m, "benchmark": "AI2D_TEST", "item_id": i,
+                            "condition": "vl", "score": float((k + j) % 2)}
+                           for k, m in enumerate(["m1", "m2", "m3"]) for j, i in enumerate(ids)])
+    benchmarks = pd.DataFrame([{"benchmark": "AI2D_TEST", "category": "Science Knowledge",
+                                "metric": "acc", "metric_kind": "binary", "score_min": 0.0,
+                                "score_max": 1.0, "lmms_eval_task": "ai2d",
+                                "vlmeval_dataset": "AI2D_TEST"}])
+    panel = Panel.from_records("aj", scores, pd.DataFrame({"model": ["m1", "m2", "m3"]}),
+                               benchmarks, pd.DataFrame({"benchmark": "AI2D_TEST",
+                                                         "item_id": ids}))
+    m = build_manifest("primebench_ai2dkeys", panel,
+                       {"Science Knowledge": {"AI2D_TEST": np.array([0, 2, 3, 5])}}, {}, [],
+                       {"rho": None})
+    return panel, m
+
+
+@pytest.mark.heavy
+def test_real_upstream_ai2d_runs_the_manifest_items_by_content_key(tmp_path):
+    pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
+    from harness_adapters.lmms_eval.ingest import read_run
+    from harness_adapters.lmms_eval.taskgen import generate_tasks
+
+    up = _upstream(tmp_path / "ai2d")
+    write_keys(build_keys(_tsv(tmp_path / "AI2D_TEST.tsv"), _rows(up), "ai2d", "AI2D_TEST",
+                          "x"), tmp_path / "keys.json")
+    panel, m = _panel_and_manifest()
+    with pytest.raises(InputError, match="no row key is known|--upstream-key"):
+        generate_tasks(m, panel, tmp_path / "nokeys")
+    generate_tasks(m, panel, tmp_path / "tasks", datasets={"ai2d": up},
+                   content_keys=[tmp_path / "keys.json"])
+    yaml = (tmp_path / "tasks" / "primebench_ai2dkeys_ai2d_test.yaml").read_text()
+    assert "process_results" not in yaml and "filter_list" in yaml and "item_ids" in yaml
+    lmms = Path(sys.executable).parent / "lmms-eval"
+    r = subprocess.run([str(lmms), "--model", "dummy", "--model_args", "response=A", "--tasks",
+                        "primebench_ai2dkeys", "--include_path", str(tmp_path / "tasks"),
+                        "--log_samples", "--output_path", str(tmp_path / "out")],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                       env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    recs = read_run(tmp_path / "out", suite_version=m["version"])
+    got = dict(zip(recs["item_id"], recs["score"], strict=True))
+    gold = {str(img * 100 + n): "ABCD"[a] for img, n, _q, _o, a in QUESTIONS}
+    want = {i: float(gold[i] == "A") for i in ["10101", "10201", "10301", "10501"]}
+    assert got == want and 0 < sum(want.values()) < len(want)
+    samples = next((tmp_path / "out").rglob("*_samples_*.jsonl")).read_text().splitlines()
+    assert [json.loads(x)["target"] for x in samples] == [gold[i] for i in want]
