@@ -46,8 +46,11 @@ def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
     for s in sources:
         task = s.panel.benchmarks.set_index("benchmark").loc[s.benchmark, "lmms_eval_task"]
         up = VERIFIED_UPSTREAM.get(task)
+        kind = ("task" if up is None or (up.variant is None and up.subtask_pattern is None)
+                else f"variant of group {up.task}" if up.variant else
+                f"one task per subtask of group {up.task}")
         notes[s.benchmark] = ({"upstream": {"task": up.variant or up.task, "key": up.key,
-                                            "evidence": up.evidence}} if up else
+                                            "kind": kind, "evidence": up.evidence}} if up else
                               {"upstream": None, "local_task": "item text, options, answers and "
                                "images are embedded; lmms-eval's mathvision_testmini reads no "
                                "row key that could be checked here"})
@@ -70,6 +73,22 @@ def build(root: Path) -> list[str]:
     return out
 
 
+def coverage_table(manifest: dict[str, Any]) -> str:
+    """The README's table of the released ``primebench`` suite (generated, checked by a test)."""
+    lines = ["| benchmark | category | source panel (models) | suite items | lmms-eval task | "
+             "row key |", "|---|---|---|---|---|---|"]
+    for cat, c in manifest["categories"].items():
+        for b, e in c["benchmarks"].items():
+            up = e.get("upstream")
+            task = (f"`{up['task']}` (upstream {up['kind']})" if up else
+                    f"local task (embedded items and images; `{e['lmms_eval_task']}` not used)")
+            key = f"`{up['key']}`" if up else "`id` (embedded)"
+            lines.append(f"| {b} | {cat} | {e['source']['panel']} "
+                         f"({len(e['source']['models'])}) | {len(e['item_ids'])} | {task} | "
+                         f"{key} |")
+    return "\n".join(lines) + "\n"
+
+
 def _differences(a: Path, b: Path) -> list[str]:
     cmp = filecmp.dircmp(a, b)
     diff = [f"{a / n}" for n in cmp.left_only + cmp.right_only + cmp.diff_files]
@@ -81,7 +100,11 @@ def _differences(a: Path, b: Path) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true", help="compare with a rebuild, write nothing")
+    ap.add_argument("--table", action="store_true", help="print the README's coverage table")
     args = ap.parse_args()
+    if args.table:
+        print(coverage_table(primebench_manifest()[0]), end="")
+        return
     committed = Path("task_configs")
     if not args.check:
         for line in build(committed):

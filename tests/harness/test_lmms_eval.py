@@ -103,3 +103,16 @@ def test_ingest_refuses_bad_logs(tmp_path):
     with pytest.raises(InputError, match="generated from suite v1, not v2"):
         read_run(tmp_path / "c", suite_version="v2")
     assert read_run(tmp_path / "c")["item_id"].tolist() == ["4"]
+
+
+def test_readme_coverage_table_is_the_generated_one():
+    import re
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[2]
+    table = subprocess.run([sys.executable, "tools/release_suites.py", "--table"], cwd=root,
+                           capture_output=True, text=True, check=True, timeout=600).stdout
+    readme = (root / "README.md").read_text("utf-8")
+    m = re.search(r"<!-- coverage-table:[^\n]*-->\n(.*?)<!-- /coverage-table -->", readme, re.S)
+    assert m is not None and m.group(1) == table
