@@ -40,7 +40,7 @@ class RecordFile:
     unit of work (one ``ok`` line each), ``schema`` is written into every line."""
 
     path: Path
-    key: tuple[str, ...] = ("model", "item_id")
+    key: tuple[str, ...] = ("model", "benchmark", "item_id")
     schema: str = SCHEMA
 
     def __post_init__(self) -> None:
@@ -64,7 +64,8 @@ class RecordFile:
         return out
 
     def finished(self) -> dict[tuple[str, ...], dict[str, Any]]:
-        """key values (by default (variant name, item id)) → the ``ok`` record. Two ``ok`` lines
+        """key values (by default (variant name, benchmark, item id): benchmarks of one suite
+        may share item ids) → the ``ok`` record. Two ``ok`` lines
         for one key mean an item was computed twice: an error."""
         done: dict[tuple[str, ...], dict[str, Any]] = {}
         for ln, rec in enumerate(self.read(), start=1):

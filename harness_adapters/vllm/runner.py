@@ -56,7 +56,7 @@ def run_variants(backend: Backend, docs: Sequence[SuiteDoc], model: str,
     done = records.finished()
     for adapter in adapters:
         name = variant_name(model, adapter)
-        pending = [d for d in docs if (name, d.item_id) not in done]
+        pending = [d for d in docs if (name, d.benchmark, d.item_id) not in done]
         summary.skipped[name] = len(docs) - len(pending)
         summary.scored[name] = summary.failed[name] = 0
         if not pending:

@@ -142,7 +142,7 @@ def score_frame(records: RecordFile, names: Sequence[str], suite: dict[str, Any]
             cols += [(b, str(i)) for i in ids]
             cats += [cat] * len(ids)
     index = pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"])
-    data = [[(done.get((n, i)) or {}).get("score", float("nan")) for _, i in cols]
+    data = [[(done.get((n, b, i)) or {}).get("score", float("nan")) for b, i in cols]
             for n in names]
     frame = pd.DataFrame(data, index=pd.Index(list(names), name="model"), columns=index,
                          dtype=float)

@@ -104,7 +104,8 @@ def _run_cmd(tiny, suite_file, out, *extra):
 
 
 def _answers(out: Path) -> dict[tuple[str, str], tuple[str, float]]:
-    return {k: (r["response"], r["score"])
+    """(variant, item id) → (response, score); the suite has one benchmark."""
+    return {(k[0], k[2]): (r["response"], r["score"])
             for k, r in RecordFile(out / "records.jsonl").finished().items()}
 
 

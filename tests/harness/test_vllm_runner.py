@@ -115,11 +115,11 @@ def test_failed_items_are_missing_and_retried(tmp_path, suite20, mathvision):
     assert s.failed == {"base": 1} and s.scored == {"base": 4}
     failed = [r for r in rec.read() if r["status"] == "failed"]
     assert len(failed) == 1 and failed[0]["score"] is None and "boom" in failed[0]["error"]
-    assert (("base", docs[2].item_id)) not in rec.finished()
+    assert ("base", docs[2].benchmark, docs[2].item_id) not in rec.finished()
     b = FakeBackend()
     s = _run(b, docs, rec, adapters=[None])
     assert s.scored == {"base": 1} and len(b.calls) == 1
-    assert ("base", docs[2].item_id) in rec.finished()
+    assert ("base", docs[2].benchmark, docs[2].item_id) in rec.finished()
 
 
 def test_an_image_that_fails_to_decode_is_a_failed_item(tmp_path, suite20, mathvision):
@@ -225,3 +225,20 @@ def test_session_writes_spec_records_and_reports(tmp_path, suite20, mathvision):
                        out=req.out)
     with pytest.raises(BackendError, match="different suite"):
         execute(again, mathvision, None, backend=backend)
+
+
+def test_benchmarks_that_share_item_ids_are_distinct_records(tmp_path, suite20, mathvision):
+    """Records are keyed (variant, benchmark, item): the embedded AutoJudger panel has 34 ids
+    shared by AI2D_TEST and MMMU_DEV_VAL; a suite with both runs, resumes and reports."""
+    import dataclasses
+
+    docs = _docs(suite20, mathvision)[:4]
+    twins = [dataclasses.replace(d, benchmark="OTHER_BENCH") for d in docs]
+    rec = RecordFile(tmp_path / "r.jsonl")
+    s = _run(FakeBackend(), docs + twins, rec, adapters=[None])
+    assert s.scored == {"base": 8}
+    done = rec.finished()
+    assert len(done) == 8 and ("base", "OTHER_BENCH", docs[0].item_id) in done
+    b = FakeBackend()
+    s = _run(b, docs + twins, rec, adapters=[None])  # resume: nothing recomputed, no error
+    assert s.skipped == {"base": 8} and b.calls == []
