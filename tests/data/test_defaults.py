@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from primebench_tasks import Leaderboard, Panel
 from primebench_tasks.cli import main, panel_info_text
@@ -6,7 +7,29 @@ from primebench_tasks.data.defaults import default_names
 
 
 def test_embedded_data_sets():
-    assert default_names() == ["autojudger", "m3irt", "mathvision", "openvlm"]
+    assert default_names() == ["autojudger", "blink", "m3irt", "mathvision", "openvlm"]
+
+
+def test_blink_panel_is_the_authors_predictions_scored_their_way():
+    """19 VLMs × 1,901 BLINK val items; a hand-checked cell: GPT-4o answered (A) on
+    val_Art_Style_1 whose gold is (A) → 1; on val_Art_Style_3 gold (B) → (A) is wrong → 0."""
+    import json
+    from pathlib import Path
+
+    p = Panel.load_default("blink")
+    assert len(p.model_names) == 19 and p.benchmark_names == ["BLINK"]
+    X = p.matrix("BLINK")
+    assert X.shape == (19, 1901) and np.isfinite(X).all()
+    ids = list(p.item_ids("BLINK"))
+    m = p.model_names.index("GPT4o")
+    assert X[m, ids.index("val_Art_Style_1")] == 1.0
+    assert X[m, ids.index("val_Art_Style_3")] == 0.0
+    shared = Path(__file__).parents[3] / "shared" / "data" / "blink"
+    if shared.exists():  # micro-accuracy as the authors score it (exact option equality)
+        gold = json.loads((shared / "val_answers.json").read_text())
+        pred = json.loads((shared / "saved_val_predictions" / "GPT4o.json").read_text())
+        acc = np.mean([pred[i] == g for i, g in gold.items()])
+        assert np.nanmean(X[m]) == pytest.approx(acc, abs=1e-6)
 
 
 def test_autojudger_panel(capsys):
