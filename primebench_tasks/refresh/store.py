@@ -5,7 +5,7 @@ Layout::
     DIR/versions/v0001/manifest.json   (+ report.md, diff.md, frontier.json, exploration.json)
     DIR/versions/v0002/...
     DIR/panels/<content hash>/          the panel each version was checked or built on
-    DIR/.lock                           held by a running refresh (pid inside)
+    DIR/.lock                           flock held by a running refresh (.lock.owner: its pid)
 
 A version directory is written under a temporary name and renamed into place, so it appears
 whole or not at all; a killed refresh leaves every published version intact.
@@ -13,7 +13,6 @@ whole or not at all; a killed refresh leaves every published version intact.
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import tempfile
@@ -30,44 +29,40 @@ class LockedError(PrimeBenchError):
 
 
 class SuiteLock:
-    """An exclusive lock file (O_CREAT | O_EXCL). A lock whose process is gone is taken over."""
+    """An exclusive lock on the suite directory for the whole refresh: ``filelock.FileLock``
+    (``fcntl.flock`` on POSIX) on ``DIR/.lock``, taken without waiting. The kernel releases it
+    when its process dies, so there is no stale lock to judge and no instant at which two
+    processes can both believe they hold it (a pid file could not promise that). The holder's
+    pid is written to ``DIR/.lock.owner`` for the message a rival gets."""
 
     def __init__(self, root: Path) -> None:
+        from filelock import FileLock
+
         self.path = root / ".lock"
+        self.owner = root / ".lock.owner"
+        self._lock = FileLock(str(self.path), timeout=0)
 
     def __enter__(self) -> SuiteLock:
+        from filelock import Timeout
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        for _ in range(2):
+        try:
+            self._lock.acquire()
+        except Timeout:
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                try:
-                    pid = int(self.path.read_text().strip() or "0")
-                except (OSError, ValueError):
-                    pid = 0
-                if pid and _alive(pid):
-                    raise LockedError(
-                        f"{self.path.parent} is being refreshed by process {pid}; concurrent "
-                        "refreshes of one suite directory are refused (wait for it, or remove "
-                        f"{self.path} if that process is not a refresh)") from None
-                self.path.unlink(missing_ok=True)  # stale: its process is gone
-                continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(str(os.getpid()))
-            return self
-        raise LockedError(f"could not take {self.path}")
+                who = f"process {int(self.owner.read_text().strip())}"
+            except (OSError, ValueError):
+                who = "another process"
+            raise LockedError(
+                f"{self.path.parent} is being refreshed by {who}; concurrent refreshes of one "
+                "suite directory are refused (wait for it to finish)") from None
+        self.owner.write_text(str(os.getpid()))
+        return self
 
     def __exit__(self, t: type[BaseException] | None, e: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.path.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError as exc:
-        return exc.errno == errno.EPERM
-    return True
+        self.owner.unlink(missing_ok=True)
+        self._lock.release()
 
 
 def versions(root: Path) -> list[Path]:

@@ -119,12 +119,46 @@ def test_refresh_publishes_versions_and_is_reproducible(world, tmp_path):
 
 def test_lock_refuses_concurrent_refresh(tmp_path):
     with SuiteLock(tmp_path):
-        with pytest.raises(LockedError, match="concurrent"):
+        with pytest.raises(LockedError, match=f"process {os.getpid()}.*concurrent"):
             with SuiteLock(tmp_path):
                 pass
-    (tmp_path / ".lock").write_text("999999")  # a dead process: stale lock taken over
-    with SuiteLock(tmp_path):
-        assert (tmp_path / ".lock").read_text() == str(os.getpid())
+    (tmp_path / ".lock").write_text("999999")  # a leftover file is no lock: flock is released
+    with SuiteLock(tmp_path):                  # by the kernel when its holder dies
+        assert (tmp_path / ".lock.owner").read_text() == str(os.getpid())
+
+
+def _contend(root, barrier, held, results, k):
+    barrier.wait()
+    try:
+        with SuiteLock(root):
+            with held.get_lock():
+                held.value += 1
+                overlap = held.value
+            time.sleep(0.2)
+            with held.get_lock():
+                held.value -= 1
+            results[k] = overlap  # 1 = alone inside the lock
+    except LockedError:
+        results[k] = 0
+
+
+def test_lock_is_held_by_one_process_at_a_time_under_a_barrier(tmp_path):
+    """Processes released together by a barrier: in every trial exactly one holds the lock and
+    nobody ever shares it (the pid-file lock let two in, 5 of 40 trials)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    for trial in range(15):
+        n = 4
+        barrier, held = ctx.Barrier(n), ctx.Value("i", 0)
+        results = ctx.Array("i", [-1] * n)
+        procs = [ctx.Process(target=_contend, args=(tmp_path / f"t{trial}", barrier, held,
+                                                    results, k)) for k in range(n)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(30)
+        assert sorted(results[:]) == [0] * (n - 1) + [1], (trial, results[:])
 
 
 @pytest.mark.slow
