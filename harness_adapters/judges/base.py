@@ -131,10 +131,13 @@ class BackendJudge:
 
 
 def make_judge(spec: str, cache_dir: str | Path,
-               progress: Callable[[str], None] | None = None, **engine: Any
+               progress: Callable[[str], None] | None = None, *, timeout_s: float = 120.0,
+               max_retries: int = 2, api_key_env: str | None = None, **engine: Any
                ) -> BackendJudge | None:
     """A judge from its spec (module docstring); ``rules`` → None. ``engine``: EngineSettings
-    fields for a ``vllm:`` judge."""
+    fields for a ``vllm:`` judge. A server judge gets ``timeout_s`` per request, the client's
+    ``max_retries``, and a key only from ``api_key_env`` (or ``OPENAI_API_KEY`` for OpenAI's own
+    host); its cache is keyed by model *and* URL."""
     from harness_adapters.vllm.backends import OfflineBackend, ServerBackend, check_model
     from harness_adapters.vllm.session import engine_settings
 
@@ -147,8 +150,10 @@ def make_judge(spec: str, cache_dir: str | Path,
                             progress=progress)
     if kind in ("vllm-server", "openai") and "@" in rest:
         model, url = rest.split("@", 1)
-        backend = ServerBackend(url, model, vllm_extensions=kind == "vllm-server")
-        return BackendJudge(backend, cache_dir, f"{kind}:{model}",
+        backend = ServerBackend(url, model, vllm_extensions=kind == "vllm-server",
+                                timeout_s=timeout_s, max_retries=max_retries,
+                                api_key_env=api_key_env)
+        return BackendJudge(backend, cache_dir, f"{kind}:{model}@{url.rstrip('/')}",
                             use_patterns=kind == "vllm-server", progress=progress)
     raise PrimeBenchError(f"judge {spec!r}: expected vllm:MODEL_DIR, vllm-server:MODEL@URL, "
                           "openai:MODEL@URL or rules")

@@ -26,8 +26,9 @@ def _engine(args: argparse.Namespace) -> dict:
 def _judge(spec: str, cache: Path, args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from harness_adapters.judges.base import make_judge
 
-    return make_judge(spec, cache, _say, **{k: v for k, v in _engine(args).items()
-                                            if k != "max_lora_rank"})
+    return make_judge(spec, cache, _say, timeout_s=getattr(args, "judge_timeout", 120.0),
+                      api_key_env=getattr(args, "judge_api_key_env", None),
+                      **{k: v for k, v in _engine(args).items() if k != "max_lora_rank"})
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -161,6 +162,11 @@ def add_commands(prism: argparse._SubParsersAction) -> None:
     p.add_argument("--benchmarks", nargs="+", help="panel pool: these benchmarks only")
     p.add_argument("--out", required=True, help="build directory (reused when it exists)")
     p.add_argument("--judge", default="rules", help="generator judge: " + JUDGE_HELP)
+    p.add_argument("--judge-timeout", type=float, default=120.0,
+                   help="seconds per judge request (server judges)")
+    p.add_argument("--judge-api-key-env", metavar="NAME",
+                   help="environment variable holding the judge endpoint's API key (default: "
+                   "none; OPENAI_API_KEY only for api.openai.com)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 42, 1234, 2026])
     p.add_argument("--k", type=int, default=100, help="items per benchmark per seed")
     p.add_argument("--axes", nargs="+", default=["if", "sc", "h", "mq", "c", "vis"],
@@ -207,6 +213,11 @@ def add_commands(prism: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", nargs="+", required=True, help="run directories")
     p.add_argument("--out", required=True)
     p.add_argument("--judge", default="rules", help="grading judge: " + JUDGE_HELP)
+    p.add_argument("--judge-timeout", type=float, default=120.0,
+                   help="seconds per judge request (server judges)")
+    p.add_argument("--judge-api-key-env", metavar="NAME",
+                   help="environment variable holding the judge endpoint's API key (default: "
+                   "none; OPENAI_API_KEY only for api.openai.com)")
     p.add_argument("--audit-judge", help="second judge J′ for the cross-judge audit")
     p.add_argument("--audit-items", type=int, default=200)
     p.add_argument("--sc-variant", choices=["B", "A", "corr", "reach"], default="B",

@@ -16,8 +16,6 @@ import json
 import os
 import re
 import struct
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -199,24 +197,64 @@ def _has_cuda() -> bool:
         return False
 
 
+OPENAI_HOSTS = ("api.openai.com",)
+"""Hosts that receive ``OPENAI_API_KEY`` when no key is tied to an endpoint."""
+
+
+def endpoint_key(base_url: str, api_key_env: str | None = None) -> str | None:
+    """The API key for ``base_url``: the variable the user tied to this endpoint
+    (``api_key_env``, which must be set), else ``OPENAI_API_KEY`` for OpenAI's own host only.
+    A local ``vllm serve`` or any other endpoint gets no key unless one is tied to it."""
+    from urllib.parse import urlparse
+
+    if api_key_env:
+        value = os.environ.get(api_key_env)
+        if not value:
+            raise BackendError(f"--api-key-env {api_key_env}: the variable is not set")
+        return value
+    host = (urlparse(base_url).hostname or "").lower()
+    if host in OPENAI_HOSTS:
+        return os.environ.get("OPENAI_API_KEY") or None
+    return None
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """``text`` with every secret replaced by ``***`` (an error body can echo the key)."""
+    for sec in secrets:
+        if sec:
+            text = text.replace(sec, "***")
+    return text
+
+
 class ServerBackend:
     """A running OpenAI-compatible server at ``base_url`` (``http://HOST:PORT/v1``): a vLLM
     server, or with ``vllm_extensions=False`` any OpenAI-compatible endpoint (then ``regex`` is
-    not sent: replies are only parsed)."""
+    not sent: replies are only parsed). Requests go through the ``openai`` client with this
+    endpoint's own key (:func:`endpoint_key`), ``timeout_s`` and ``max_retries``; at most
+    ``concurrency`` requests are in flight. A reply without text (no choices, ``content: null``,
+    a non-string) is a failed request, never an empty answer."""
 
     kind = "server"
 
     def __init__(self, base_url: str, model: str, adapters: Sequence[str] = (),
                  timeout_s: float = 120.0, concurrency: int = 8,
                  max_new_tokens: int | None = None, api_key: str | None = None,
-                 vllm_extensions: bool = True) -> None:
+                 vllm_extensions: bool = True, api_key_env: str | None = None,
+                 max_retries: int = 2) -> None:
+        import openai
+
+        if concurrency < 1:
+            raise BackendError(f"concurrency must be >= 1, got {concurrency}")
         self.vllm_extensions = vllm_extensions
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout_s = timeout_s
         self.concurrency = concurrency
         self.max_new_tokens = max_new_tokens
-        self.api_key = api_key or os.environ.get("OPENAI_API_KEY", "EMPTY")
+        self._key = api_key or endpoint_key(self.base_url, api_key_env)
+        # the client needs a string; "EMPTY" is what vLLM's docs use for a keyless server
+        self._client = openai.OpenAI(base_url=self.base_url, api_key=self._key or "EMPTY",
+                                     timeout=timeout_s, max_retries=max_retries)
         served = self.served_models()
         missing = [n for n in [model, *adapters] if n not in served]
         if missing:
@@ -225,35 +263,39 @@ class ServerBackend:
                                "--enable-lora --lora-modules NAME=PATH")
         self.adapters = list(adapters)
 
-    def _request(self, path: str, body: dict[str, Any] | None = None) -> Any:
-        req = urllib.request.Request(
-            self.base_url + path, data=None if body is None else json.dumps(body).encode(),
-            headers={"Content-Type": "application/json",
-                     "Authorization": f"Bearer {self.api_key}"})
-        with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:  # noqa: S310
-            return json.loads(resp.read())
-
     def served_models(self) -> list[str]:
+        import openai
+
         try:
-            return [m["id"] for m in self._request("/models")["data"]]
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            raise BackendError(f"server {self.base_url} is down or not answering: {exc}"
-                               ) from None
+            return [m.id for m in self._client.models.list()]
+        except (openai.APIError, OSError) as exc:
+            raise BackendError(redact(f"server {self.base_url} is down or not answering: "
+                                      f"{exc}", self._key)) from None
 
     def _one(self, messages: Messages, adapter: str | None, max_new_tokens: int | None,
              regex: str | None) -> str | Exception:
-        body: dict[str, Any] = {"model": adapter or self.model, "messages": messages,
-                                **_sampling_kwargs(max_new_tokens or self.max_new_tokens)}
-        if regex is not None and self.vllm_extensions:
-            body["structured_outputs"] = {"regex": regex}
+        import openai
+
+        extra = ({"structured_outputs": {"regex": regex}}
+                 if regex is not None and self.vllm_extensions else None)
         try:
-            out = self._request("/chat/completions", body)
-            return out["choices"][0]["message"]["content"] or ""
-        except urllib.error.HTTPError as exc:
-            detail = exc.read().decode("utf-8", "replace")[:300]
-            return RuntimeError(f"server answered HTTP {exc.code}: {detail}")
-        except (urllib.error.URLError, TimeoutError, OSError, KeyError, ValueError) as exc:
-            return RuntimeError(f"request to {self.base_url} failed: {exc!r}")
+            out = self._client.chat.completions.create(
+                model=adapter or self.model, messages=messages,  # type: ignore[arg-type]
+                extra_body=extra, **_sampling_kwargs(max_new_tokens or self.max_new_tokens))
+            choices = getattr(out, "choices", None)
+            if not isinstance(choices, list) or not choices:
+                return RuntimeError(f"server {self.base_url} answered without choices")
+            content = getattr(getattr(choices[0], "message", None), "content", None)
+            if not isinstance(content, str):
+                return RuntimeError(f"server {self.base_url} answered content "
+                                    f"{type(content).__name__}, not text")
+            return content
+        except openai.APIStatusError as exc:
+            return RuntimeError(redact(f"server answered HTTP {exc.status_code}: "
+                                       f"{str(exc)[:300]}", self._key))
+        except (openai.APIError, OSError, ValueError, TypeError, AttributeError) as exc:
+            return RuntimeError(redact(f"request to {self.base_url} failed: {exc!r}",
+                                       self._key))
 
     def generate(self, messages: Sequence[Messages], adapter: str | None,
                  max_new_tokens: int | None = None, regex: str | None = None

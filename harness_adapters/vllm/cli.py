@@ -59,7 +59,8 @@ def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignor
                      name=args.name, include_base=not args.no_base, backend=args.backend,
                      base_url=args.base_url, served_model=args.served_model,
                      timeout_s=args.timeout, engine=engine, batch_size=args.batch_size,
-                     max_new_tokens=args.max_new_tokens)
+                     max_new_tokens=args.max_new_tokens, concurrency=args.concurrency,
+                     api_key_env=args.api_key_env)
     return req, _reference_panel(args, suite)
 
 
@@ -114,6 +115,12 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", help="server backend: http://HOST:PORT/v1")
     p.add_argument("--served-model", help="server backend: served name of the base model")
     p.add_argument("--timeout", type=float, default=120.0, help="server request timeout (s)")
+    p.add_argument("--concurrency", type=int, default=8,
+                   help="server backend: requests in flight (match the server's "
+                   "--max-num-seqs x --data-parallel-size)")
+    p.add_argument("--api-key-env", metavar="NAME",
+                   help="server backend: environment variable holding this endpoint's API key "
+                   "(default: no key; OPENAI_API_KEY is sent only to api.openai.com)")
     p.add_argument("--tensor-parallel-size", type=int)
     p.add_argument("--gpu-memory-utilization", type=float)
     p.add_argument("--max-model-len", type=int)

@@ -65,6 +65,8 @@ class RunRequest:
     base_url: str | None = None
     served_model: str | None = None
     timeout_s: float = 120.0
+    concurrency: int = 8
+    api_key_env: str | None = None
     engine: EngineSettings = field(default_factory=EngineSettings)
     batch_size: int = 32
     max_new_tokens: int | None = None
@@ -123,7 +125,8 @@ def execute(req: RunRequest, panel: Panel, progress: Callable[[str], None] | Non
             if not req.base_url:
                 raise BackendError("--backend server needs --base-url http://HOST:PORT/v1")
             backend = ServerBackend(req.base_url, req.served_model or req.model, sorted(
-                req.adapters), timeout_s=req.timeout_s, max_new_tokens=req.max_new_tokens)
+                req.adapters), timeout_s=req.timeout_s, max_new_tokens=req.max_new_tokens,
+                concurrency=req.concurrency, api_key_env=req.api_key_env)
         else:
             backend = OfflineBackend(req.model, adapters, req.engine, req.max_new_tokens)
     return run_variants(backend, docs, req.model_name, req.variants(),

@@ -16,8 +16,10 @@ from primebench_tasks.prism.prompts import GRADE_Q
 class Handler(BaseHTTPRequestHandler):
     script: list = []
     seen: list = []
+    auth: list = []
 
     def do_GET(self):  # noqa: N802
+        Handler.auth.append(self.headers.get("Authorization"))
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
@@ -26,6 +28,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         Handler.seen.append(body)
+        Handler.auth.append(self.headers.get("Authorization"))
         status, reply = Handler.script.pop(0) if Handler.script else (200, '{"correct": true}')
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -34,6 +37,9 @@ class Handler(BaseHTTPRequestHandler):
             payload = reply if reply.startswith("RAW:") else json.dumps(
                 {"choices": [{"message": {"content": reply}}]})
             self.wfile.write(payload.removeprefix("RAW:").encode())
+        else:  # an error body that echoes what it was sent
+            self.wfile.write(json.dumps({"error": {"message": "bad key " + str(
+                self.headers.get("Authorization"))}}).encode())
 
     def log_message(self, *args):
         pass
@@ -44,7 +50,7 @@ def server():
     srv = HTTPServer(("127.0.0.1", 0), Handler)
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
-    Handler.script, Handler.seen = [], []
+    Handler.script, Handler.seen, Handler.auth = [], [], []
     yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
     srv.shutdown()
 
@@ -56,7 +62,7 @@ def _q(answer="4"):
 
 def test_cached_deterministic_calls_with_structured_pattern(server, tmp_path):
     j = make_judge(f"vllm-server:judge-model@{server}", tmp_path)
-    assert j.id == "vllm-server:judge-model"
+    assert j.id == f"vllm-server:judge-model@{server}"
     assert parse_verdict(j.complete(_q())) is True
     sent = Handler.seen[0]
     assert sent["temperature"] == 0 and sent["model"] == "judge-model"
@@ -73,7 +79,9 @@ def test_plain_openai_endpoint_gets_no_vllm_fields(server, tmp_path):
 
 
 def test_retry_then_success_and_failure_is_unanswered(server, tmp_path):
-    j = BackendJudge(ServerBackend(server, "judge-model"), tmp_path, retries=2, backoff=0)
+    # the client's own retries off, so the judge's retry loop is what is tested
+    j = BackendJudge(ServerBackend(server, "judge-model", max_retries=0), tmp_path, retries=2,
+                     backoff=0)
     Handler.script = [(500, ""), (200, '{"correct": false}')]
     assert parse_verdict(j.complete(_q("5"))) is False and j.calls == 2
     Handler.script = [(500, "")] * 3
@@ -133,3 +141,44 @@ def test_replies_are_cached_chunk_by_chunk_with_progress(server, tmp_path):
     assert j.complete_many(reqs) == ['{"correct": true}'] * 5
     assert said[-1].endswith("5/5 judge call(s)") and len(said) == 3
     assert sum(1 for _ in tmp_path.rglob("*.json")) == 5
+
+
+def test_keys_go_only_where_the_user_tied_them(server, tmp_path, monkeypatch):
+    """OPENAI_API_KEY is not sent to a local server; a key tied with --api-key-env is; an error
+    body that echoes the key is redacted; OpenAI's own host takes OPENAI_API_KEY."""
+    from harness_adapters.vllm.backends import endpoint_key
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
+    monkeypatch.setenv("MY_SERVER_KEY", "sk-local-secret")
+    b = ServerBackend(server, "judge-model", max_retries=0)
+    assert b.generate([[{"role": "user", "content": "hi"}]], None) == ['{"correct": true}']
+    assert Handler.auth and all("sk-" not in (a or "") for a in Handler.auth)
+    Handler.auth.clear()
+    b = ServerBackend(server, "judge-model", api_key_env="MY_SERVER_KEY", max_retries=0)
+    Handler.script = [(401, "")]
+    (err,) = b.generate([[{"role": "user", "content": "hi"}]], None)
+    assert isinstance(err, RuntimeError) and "401" in str(err)
+    assert "sk-local-secret" not in str(err) and "***" in str(err)
+    assert Handler.auth[-1] == "Bearer sk-local-secret"
+    assert endpoint_key("https://api.openai.com/v1") == "sk-openai-secret"
+    assert endpoint_key("http://127.0.0.1:8000/v1") is None
+    monkeypatch.delenv("MY_SERVER_KEY")
+    with pytest.raises(PrimeBenchError, match="MY_SERVER_KEY: the variable is not set"):
+        endpoint_key(server, "MY_SERVER_KEY")
+
+
+@pytest.mark.parametrize("raw", ['RAW:{"choices": []}', 'RAW:[1, 2]',
+                                 'RAW:{"choices": [{"message": {"content": null}}]}',
+                                 'RAW:{"choices": [{"message": {"content": 7}}]}'])
+def test_malformed_replies_are_failed_calls_never_cached(server, tmp_path, raw):
+    j = BackendJudge(ServerBackend(server, "judge-model", max_retries=0), tmp_path, retries=1,
+                     backoff=0)
+    Handler.script = [(200, raw), (200, raw)]
+    assert j.complete(_q()) is None and j.failures
+    assert not list(tmp_path.rglob("*.json"))  # nothing cached: a healthy judge is asked again
+    assert j.complete(_q()) == '{"correct": true}'
+
+
+def test_judge_cache_is_keyed_by_url(server, tmp_path):
+    a = make_judge(f"openai:judge-model@{server}", tmp_path)
+    assert a is not None and server in a.id
