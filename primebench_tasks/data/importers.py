@@ -9,6 +9,7 @@ empty cell is a missing record (NaN), never 0.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import re
@@ -64,8 +65,8 @@ def _read_csv_rows(path: Path) -> list[list[str]]:
         raise InputError(f"cannot read file: {exc.strerror}", file=str(path)) from None
     if "\x00" in text:
         raise InputError("file contains NUL bytes; not a CSV", file=str(path), row=1)
-    try:
-        rows = list(csv.reader(text.splitlines()))
+    try:  # the csv module on the whole stream: a quoted line break stays inside its cell
+        rows = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as exc:
         raise InputError(f"malformed CSV: {exc}", file=str(path)) from None
     rows = [r for r in rows if r]
@@ -126,7 +127,16 @@ def read_wide_csv(path: str | Path, orientation: str | None = None,
                              field=header[0])
         if k.strip() == "":
             raise InputError("empty key", file=f, row=ln, field=header[0])
+        if k != k.strip():
+            raise InputError(f"key {k!r} has leading or trailing white space (ambiguous: "
+                             "remove it)", file=f, row=ln, field=header[0])
         seen[k] = ln
+    for k in col_keys:
+        if k.strip() == "":
+            raise InputError("empty column name", file=f, row=1, field=k)
+        if k != k.strip():
+            raise InputError(f"column name {k!r} has leading or trailing white space "
+                             "(ambiguous: remove it)", file=f, row=1, field=k)
     dup_cols = pd.Index(col_keys).duplicated()
     if dup_cols.any():
         k = col_keys[int(np.flatnonzero(dup_cols)[0])]

@@ -124,3 +124,24 @@ def test_binary_garbage_never_crashes(tmp_path, data):
         import_matrix(f, "AI2D_TEST")
     except InputError:
         pass
+
+
+def test_quoted_line_breaks_stay_in_keys_and_ambiguous_names_are_refused(tmp_path):
+    """A quoted line break in an id is kept (was silently removed: "m\\nA" → "mA"); empty and
+    white-space-padded model names are refused with row and field."""
+    from primebench_tasks.data.importers import read_wide_csv
+    from primebench_tasks.errors import InputError
+
+    f = tmp_path / "a.csv"
+    f.write_text('item,"m\nA",mB\ni1,1,0\n"i\n2",0,1\n', encoding="utf-8")
+    df = read_wide_csv(f, "items-x-models").scores
+    assert set(df["model"]) == {"m\nA", "mB"} and set(df["item_id"]) == {"i1", "i\n2"}
+    f.write_text("item,,mB\ni1,1,0\n", encoding="utf-8")
+    with pytest.raises(InputError, match="empty column name"):
+        read_wide_csv(f, "items-x-models")
+    f.write_text("item,mA ,mA\ni1,1,0\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"row 1, field 'mA ': column name 'mA ' has leading"):
+        read_wide_csv(f, "items-x-models")
+    f.write_text("model,i1\n m1,1\nm1,0\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"row 2.*white space"):
+        read_wide_csv(f, "models-x-items")
