@@ -1,6 +1,7 @@
 """Per-(item, axis) artifacts, cached on disk with the builder's id and a review status.
 
-``root/<axis>/<benchmark>/<item_id>.json`` (written atomically) holds ``axis``, ``benchmark``,
+``root/<axis>/<benchmark prefix>-<hash>/<item id prefix>-<hash>.json`` (written atomically;
+collision-free names, the exact ids inside) holds ``axis``, ``benchmark``,
 ``item_id``, ``builder`` (its id), ``generator`` (the judge id, or null), ``status``, ``payload``
 and ``review_status`` (``unreviewed`` until a person sets ``verified`` or ``rejected``).
 
@@ -14,11 +15,12 @@ rebuilt, whichever judge is given.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.data.io import atomic_write_text, canonical_json, content_hash
 from primebench_tasks.prism.builders import ArtifactRejected, Builder
 from primebench_tasks.prism.judging import Judge, JudgeRequest
 
@@ -31,17 +33,33 @@ def usable(art: dict[str, Any] | None) -> bool:
     return bool(art) and art["status"] == "built" and art.get("review_status") != "rejected"
 
 
+def _safe(name: str) -> str:
+    """A readable, file-system-safe prefix of ``name`` (never ``.``/``..``, at most 40 chars)."""
+    out = re.sub(r"[^A-Za-z0-9_-]+", "_", name)[:40].strip("_")
+    return out or "_"
+
+
 class ArtifactStore:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
 
     def path(self, axis: str, benchmark: str, item_id: str) -> Path:
-        safe = str(item_id).replace("/", "_")
-        return self.root / axis / benchmark.replace("/", "_") / f"{safe}.json"
+        """A collision-free file name: a readable prefix (at most 40 safe characters) plus a
+        hash of the exact (benchmark, item id); ``..``, ``/``, non-ASCII and 300-character ids
+        are all fine. The readable ids are stored inside the file."""
+        b = _safe(benchmark) + "-" + content_hash(benchmark, 8)
+        i = _safe(str(item_id)) + "-" + content_hash(f"{benchmark}\0{item_id}", 16)
+        return self.root / _safe(axis) / b / f"{i}.json"
 
     def load(self, axis: str, benchmark: str, item_id: str) -> dict[str, Any] | None:
         p = self.path(axis, benchmark, item_id)
-        return json.loads(p.read_text("utf-8")) if p.exists() else None
+        if not p.exists():
+            return None
+        art = json.loads(p.read_text("utf-8"))
+        if (art.get("benchmark"), art.get("item_id")) != (benchmark, str(item_id)):
+            raise ValueError(f"{p} holds the artifact of {art.get('benchmark')!r}/"
+                             f"{art.get('item_id')!r}, not {benchmark!r}/{item_id!r}")
+        return art
 
     def build_axis(self, builder: Builder, items: Sequence[tuple[str, str, dict[str, Any]]],
                    judge: Judge | None, progress: Callable[[str], None] | None = None

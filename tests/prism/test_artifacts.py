@@ -162,3 +162,24 @@ def test_offline_builders_and_human_review(tmp_path):
     assert 1 <= len(a["payload"]["constraints"]) <= 3
     assert not usable({**a, "review_status": "rejected"})
     assert not usable({**a, "status": "rejected"}) and not usable(None)
+
+
+def test_artifact_paths_never_collide_and_take_any_id(tmp_path):
+    """'/' vs '_', a benchmark named '..', 300-character and non-ASCII ids: each (benchmark,
+    item) has its own file inside the store, and a lookup returns that item's artifact."""
+    from primebench_tasks.prism.artifacts import ArtifactStore
+
+    store = ArtifactStore(tmp_path / "a")
+    keys = [("a/b", "1"), ("a_b", "1"), ("..", "x/y"), ("..", "x_y"), ("b", "é" * 300),
+            ("b", "ё" * 300), ("b", ".."), ("b", "")]
+    paths = [store.path("q", b, i) for b, i in keys]
+    assert len(set(paths)) == len(keys)
+    for p in paths:
+        assert p.resolve().is_relative_to((tmp_path / "a").resolve())
+        assert len(p.name) < 120
+    for b, i in keys:
+        p = store.path("q", b, i)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps({"benchmark": b, "item_id": i, "status": "built"}))
+    for b, i in keys:
+        assert store.load("q", b, i)["item_id"] == i
