@@ -476,7 +476,14 @@ def merge_records(panel: Panel, scores: pd.DataFrame, models: pd.DataFrame,
         pa.Table.from_pandas(scores[["model", "benchmark", "item_id", "condition", "score"]]
                              .astype({"score": "float32"}), preserve_index=False)],
         promote_options="permissive")
-    return Panel._from_arrow(panel.name, table, merged_models, merged_b, merged_items, source)
+    out = Panel._from_arrow(panel.name, table, merged_models, merged_b, merged_items, source)
+    # the items only grow: every stored embedding still belongs to an item of the new panel;
+    # new items have none (missing: NaN rows from Panel.embeddings), never a dropped space
+    for space in panel.embedding_spaces:
+        ids, vecs = panel._embeddings[space]
+        out.set_embeddings(space, ids, vecs)
+    out.root = panel.root
+    return out
 
 
 def panel_with_benchmarks(panel: Panel, benchmarks: list[str]) -> Panel:

@@ -18,8 +18,12 @@ shares those matrices and only keeps row positions, so splits never copy the sco
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from primebench_tasks.data.catalogue import category_order
-from primebench_tasks.data.io import atomic_write, atomic_write_text, canonical_json
+from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.errors import InputError
 
 SCHEMA = "primebench.panel/1"
@@ -44,6 +48,25 @@ BENCHMARK_COLUMNS = ("benchmark", "category", "metric", "metric_kind", "score_mi
                      "lmms_eval_task", "vlmeval_dataset")
 ITEM_COLUMNS = ("benchmark", "item_id", "question", "options", "answer", "image_ref",
                 "source_index")
+
+
+_FLAT_FILES = ("scores.parquet", "models.parquet", "benchmarks.parquet", "items.parquet")
+"""Data files of the pre-versioned layout (directly beside panel.json)."""
+
+
+def data_dir(path: str | Path) -> Path:
+    """The folder holding a saved panel's data files (the version ``panel.json`` names)."""
+    root = Path(path)
+    meta = json.loads((root / "panel.json").read_text("utf-8"))
+    return root / meta["data"] if meta.get("data") else root
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _check_columns(df: pd.DataFrame, expected: Sequence[str], file: str,
@@ -182,28 +205,43 @@ class Panel:
     # ------------------------------------------------------------------ persistence
     @classmethod
     def load(cls, path: str | Path) -> Panel:
-        """Load and validate a panel directory."""
+        """Load and validate a panel directory (the data version ``panel.json`` points to, or
+        the files beside it in panels written before versioned saves)."""
         root = Path(path)
         meta_path = root / "panel.json"
         if not meta_path.exists():
             raise InputError("not a panel directory (no panel.json)", file=str(root))
-        meta = json.loads(meta_path.read_text("utf-8"))
+        try:
+            meta = json.loads(meta_path.read_text("utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", file=str(meta_path),
+                             row=exc.lineno) from None
         if meta.get("schema") != SCHEMA:
             raise InputError(f"unsupported schema {meta.get('schema')!r}, expected {SCHEMA}",
                              file=str(meta_path), field="schema")
+        data = root / meta["data"] if meta.get("data") else root
+
+        def read_table(name: str) -> pa.Table:
+            f = data / name
+            if not f.exists():
+                raise InputError(f"the panel's {name} is missing", file=str(f))
+            try:
+                return pq.read_table(f)
+            except (OSError, pa.ArrowException) as exc:
+                raise InputError(f"unreadable parquet file: {exc}", file=str(f)) from None
 
         def read(name: str) -> pd.DataFrame:
-            return pq.read_table(root / name).to_pandas()
+            return read_table(name).to_pandas()
 
-        table = pq.read_table(root / "scores.parquet")
+        table = read_table("scores.parquet")
         panel = cls._from_arrow(meta["name"], table, read("models.parquet"),
                                 read("benchmarks.parquet"), read("items.parquet"),
-                                str(root / "scores.parquet"))
-        emb_dir = root / "embeddings"
+                                str(data / "scores.parquet"))
+        emb_dir = data / "embeddings"
         if emb_dir.is_dir():
             for npy in sorted(emb_dir.glob("*.npy")):
                 space = npy.name[:-4]
-                ids = pq.read_table(emb_dir / f"{space}.ids.parquet").to_pandas()
+                ids = read(f"embeddings/{space}.ids.parquet")
                 panel.set_embeddings(space, ids, np.load(npy))
         panel.root = root
         expected = meta.get("content_hash")
@@ -221,32 +259,73 @@ class Panel:
         return cls.load(default_path(name))
 
     def save(self, path: str | Path) -> Path:
-        """Write the panel directory; each file is written atomically, ``panel.json`` last."""
+        """Write the panel directory as a whole.
+
+        The data files go into a new version folder ``data-<content hash>`` (written under a
+        temporary name, fsynced, renamed); then ``panel.json``, which names that folder, is
+        replaced atomically — the single commit point; then older data folders are removed. A
+        kill or a full disk at any moment leaves either the previous panel or the new one
+        loadable, never a mix (the previous data folder is kept until the switch)."""
         if self._rows is not None:
             raise ValueError("save the full panel, not a model subset")
         root = Path(path)
         root.mkdir(parents=True, exist_ok=True)
+        version = f"data-{self.content_hash}"
+        final = root / version
+        try:
+            if not (final / "DONE").exists():
+                tmp = Path(tempfile.mkdtemp(prefix=".tmp-data-", dir=root))
+                try:
+                    self._write_data(tmp)
+                    if final.exists():  # an earlier interrupted rename of the same content
+                        shutil.rmtree(final)
+                    tmp.rename(final)
+                    _fsync_dir(root)
+                except BaseException:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    raise
+            atomic_write_text(root / "panel.json",
+                              canonical_json({**self.summary_meta(), "data": version}))
+        except OSError as exc:
+            full = exc.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(exc)
+            why = "the disk is full" if full else f"{exc.strerror or exc}"
+            raise InputError(f"could not save the panel ({why}); the previous panel in {root} "
+                             "is intact", file=str(root)) from None
+        for old in root.iterdir():  # after the switch: previous versions and leftovers
+            if old.name != version and (old.name.startswith(("data-", ".tmp-data-"))):
+                shutil.rmtree(old, ignore_errors=True)
+        for name in _FLAT_FILES:  # files of the pre-versioned layout
+            (root / name).unlink(missing_ok=True)
+        flat_emb = root / "embeddings"  # (its cache/ folder belongs to `primebench embed`)
+        if flat_emb.is_dir():
+            for f in [*flat_emb.glob("*.npy"), *flat_emb.glob("*.ids.parquet")]:
+                f.unlink(missing_ok=True)
+        return root
+
+    def _write_data(self, d: Path) -> None:
+        """Every data file into folder ``d`` (fsynced), and ``DONE`` last."""
         table = self._scores_table()
         # one row group: the dictionaries then read back as one chunk each (fast load)
-        atomic_write(root / "scores.parquet",
-                     lambda p: pq.write_table(table, p, compression="zstd",
-                                              row_group_size=max(1, table.num_rows)))
+        pq.write_table(table, d / "scores.parquet", compression="zstd",
+                       row_group_size=max(1, table.num_rows))
         for fname, df in (("models.parquet", self.models), ("benchmarks.parquet", self.benchmarks),
                           ("items.parquet", self.items)):
-            t = pa.Table.from_pandas(df, preserve_index=False)
-            atomic_write(root / fname, lambda p, t=t: pq.write_table(t, p, compression="zstd"))
+            pq.write_table(pa.Table.from_pandas(df, preserve_index=False), d / fname,
+                           compression="zstd")
         for space, (ids, vecs) in self._embeddings.items():
-            t = pa.Table.from_pandas(ids, preserve_index=False)
-            atomic_write(root / "embeddings" / f"{space}.ids.parquet",
-                         lambda p, t=t: pq.write_table(t, p))
-
-            def write_npy(p: Path, v: np.ndarray = vecs) -> None:
-                with open(p, "wb") as fh:
-                    np.save(fh, v)
-
-            atomic_write(root / "embeddings" / f"{space}.npy", write_npy)
-        atomic_write_text(root / "panel.json", canonical_json(self.summary_meta()))
-        return root
+            (d / "embeddings").mkdir(exist_ok=True)
+            pq.write_table(pa.Table.from_pandas(ids, preserve_index=False),
+                           d / "embeddings" / f"{space}.ids.parquet")
+            with open(d / "embeddings" / f"{space}.npy", "wb") as fh:
+                np.save(fh, vecs)
+        (d / "DONE").write_text(self.content_hash)
+        for f in sorted(d.rglob("*")):
+            if f.is_file():
+                with open(f, "rb") as fh:
+                    os.fsync(fh.fileno())
+        for sub in (d / "embeddings", d):
+            if sub.is_dir():
+                _fsync_dir(sub)
 
     def summary_meta(self) -> dict[str, object]:
         """The contents of ``panel.json``."""

@@ -61,10 +61,13 @@ def test_validation_errors_name_row_and_field():
 
 
 def test_tampered_panel_is_refused(tmp_path, toy_panel):
+    from primebench_tasks.data.panel import data_dir
+
     toy_panel.save(tmp_path / "p")
-    models = pd.read_parquet(tmp_path / "p" / "models.parquet")
+    d = data_dir(tmp_path / "p")
+    models = pd.read_parquet(d / "models.parquet")
     models.loc[0, "family"] = "changed"
-    models.to_parquet(tmp_path / "p" / "models.parquet", index=False)
+    models.to_parquet(d / "models.parquet", index=False)
     with pytest.raises(InputError, match="content hash"):
         Panel.load(tmp_path / "p")
 

@@ -155,9 +155,11 @@ def test_embed_mathvision_vl_path_end_to_end(tiny_models, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "303 from cache, 1 encoded" in out and "1 item(s) failed" in out
     # a changed item is re-encoded
-    items = pd.read_parquet(root / "items.parquet")
+    from primebench_tasks.data.panel import data_dir
+
+    items = pd.read_parquet(data_dir(root) / "items.parquet")
     items.loc[0, "question"] = "changed question"
-    items.to_parquet(root / "items.parquet", index=False)
+    items.to_parquet(data_dir(root) / "items.parquet", index=False)
     meta = json.loads((root / "panel.json").read_text())
     meta.pop("content_hash")
     (root / "panel.json").write_text(json.dumps(meta))
