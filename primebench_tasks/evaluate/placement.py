@@ -159,6 +159,13 @@ def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
         s, _, t = pred.predict(picks)
         boots[b] = [s, _rank(s, ref_scores(picks)), t, _rank(t, full)]
     lo, hi = np.nanpercentile(boots, [2.5, 97.5], axis=0)
+    # the point is refitted on all items and can fall outside its resamples' percentile interval
+    # (the estimator is not linear in the items): widen the interval to hold it, so that every
+    # reported interval contains its point
+    points = np.vstack([S, _rank(S, S_ref), T, _rank(T, full)]).astype(float)
+    ok = np.isfinite(points)
+    lo = np.where(ok, np.fmin(lo, points), lo)
+    hi = np.where(ok, np.fmax(hi, points), hi)
     n_scored = sum(np.isfinite(c.new).sum(axis=1) for c in cats)
     rows = pd.DataFrame({
         "n_items": sum(len(c.sel) for c in cats), "n_scored": n_scored,

@@ -70,3 +70,30 @@ def test_rank_variants_hand_computed():
     assert 0 < pw.loc["C", "B"] < 1 and pw.loc["C", "B"] + pw.loc["B", "C"] == pytest.approx(1)
     assert table.loc["C", "n_scored"] == 3
     assert 0.5 < ceiling <= 1.0
+
+
+def test_every_interval_contains_its_point():
+    """The report crashed ('yerr' must not contain negative values) when the refitted point
+    fell outside its bootstrap interval; intervals are widened to hold the point."""
+    from primebench_tasks.data.simulate import simulate_panel
+    from primebench_tasks.evaluate.placement import place_models
+    from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
+
+    panel = simulate_panel(scale=0.002, n_models=25, seed=3)
+    ref = panel.subset_models(panel.model_names[:20])
+    m = run_pipeline(ref, PipelineParams(until="stage2")).manifest(ref)
+    from primebench_tasks.pipeline.manifest import manifest_items
+
+    cols = [(b, i) for by_b in manifest_items(m).values() for b, ids in by_b.items()
+            for i in ids]
+    import pandas as pd
+
+    new = pd.DataFrame(
+        [[panel.matrix(b)[panel.model_names.index(x), list(panel.item_ids(b)).index(i)]
+          for b, i in cols] for x in panel.model_names[20:]],
+        index=panel.model_names[20:], columns=pd.MultiIndex.from_tuples(cols))
+    for est in ("aipw", "pirt", "mean"):
+        placed = place_models(ref, m, new, est, n_boot=60, seed=1)
+        for q in ("suite_score", "suite_rank", "predicted_full", "predicted_rank"):
+            assert (placed[f"{q}_lo"] <= placed[q]).all() and (placed[q] <= placed[f"{q}_hi"]
+                                                              ).all(), (est, q)

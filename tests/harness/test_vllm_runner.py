@@ -193,6 +193,13 @@ def test_adapter_and_model_checks(tmp_path):
         check_adapter("none", tmp_path / "nowhere", model, 8)
     with pytest.raises(BackendError, match="no such directory, and not in the local"):
         check_model(str(tmp_path / "missing-model"))
+    # no --max-lora-rank: any rank passes the check, and the engine gets the adapters' rank
+    # rounded up to one vLLM supports
+    from harness_adapters.vllm.backends import EngineSettings, lora_rank_for
+
+    big = check_adapter("big", tmp_path / "big", model, None)
+    assert big.rank == 16 and lora_rank_for([8, 16]) == 16 and lora_rank_for([9]) == 16
+    assert lora_rank_for([4]) == 8 and EngineSettings().max_model_len is None
 
 
 def test_a_server_that_is_down_is_a_clear_error():
@@ -221,6 +228,19 @@ def test_session_writes_spec_records_and_reports(tmp_path, suite20, mathvision):
     table, pairwise, ceiling = write_variant_report(req, n_boot=50)
     assert np.allclose(pairwise.to_numpy() + pairwise.to_numpy().T, 1.0)
     assert (req.out / "variants.md").exists() and (req.out / "variants.png").exists()
+    # a rerun with everything recorded starts no engine (no backend given: none is built)
+    import harness_adapters.vllm.session as session
+
+    def no_engine(*a, **k):
+        raise AssertionError("an engine was started although nothing was left to compute")
+
+    orig = session.OfflineBackend
+    session.OfflineBackend = no_engine
+    try:
+        summary = execute(req, mathvision, None)
+    finally:
+        session.OfflineBackend = orig
+    assert summary.skipped == {"base": 20, "base+a1": 20, "base+a2": 20}
     again = RunRequest(model=str(model), suite={**suite20, "version": "other"},
                        out=req.out)
     with pytest.raises(BackendError, match="different suite"):
