@@ -41,7 +41,7 @@ from primebench_tasks.evaluate.placement import (
     full_suite_scores,
     place_models,
 )
-from primebench_tasks.evaluate.variants import CEILING_BAR, rank_variants
+from primebench_tasks.evaluate.variants import CEILING_BAR, rank_variants, variant_verdict
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.report.plots import placement_plot, variants_plot
 from primebench_tasks.report.tables import markdown_table
@@ -202,19 +202,23 @@ def write_variant_report(req: RunRequest, n_boot: int = 2000, seed: int = 0
     names = [variant_name(req.model_name, a) for a in req.variants()]
     scores, cats = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
     table, pairwise, ceiling = rank_variants(scores, cats, n_boot, seed)
-    trust = bool(ceiling >= CEILING_BAR)
-    doc = {"schema": "primebench.variants/1", "suite": req.suite["version"], "n_boot": n_boot,
+    verdict = variant_verdict(table, pairwise)
+    trust = verdict["winner"] is not None
+    doc = {"schema": "primebench.variants/2", "suite": req.suite["version"], "n_boot": n_boot,
            "seed": seed, "ceiling": json_scalar(ceiling), "supports_conclusion": trust,
+           "verdict": verdict,
            "ranking": [{"variant": str(v), **{k: json_scalar(x) for k, x in r.items()}}
                        for v, r in table.iterrows()],
            "pairwise": {str(a): {str(b): json_scalar(pairwise.loc[a, b])
                                  for b in pairwise.columns} for a in pairwise.index}}
     atomic_write_text(req.out / "variants.json", canonical_json(doc))
-    verdict = ("stable enough to trust" if trust else
-               "NOT stable enough to trust: the variants are closer than the suite can tell")
+    groups = "; ".join(" ≈ ".join(g) for g in verdict["indistinguishable_groups"])  # type: ignore[union-attr]
     md = (f"# Variants of {req.model_name} on {req.suite['name']}\n\n"
-          f"Bootstrap ceiling ρ = {ceiling:.3f} (bar {CEILING_BAR}): the ranking is {verdict}."
-          "\n\n" + markdown_table(table.reset_index()) + "\nP(row beats column):\n\n"
+          f"**Verdict** (paired bootstrap over the same items, {n_boot} resamples): "
+          f"{verdict['text']}.\n\nGroups the suite cannot tell apart, best first: {groups}.\n\n"
+          f"Bootstrap ceiling ρ = {ceiling:.3f} (App. I.4 reference, bar {CEILING_BAR}; the "
+          "verdict above is what decides).\n\n"
+          + markdown_table(table.reset_index()) + "\nP(row beats column):\n\n"
           + markdown_table(pairwise.reset_index()))
     atomic_write_text(req.out / "variants.md", md)
     variants_plot(table, pairwise, ceiling, req.out / "variants.png")

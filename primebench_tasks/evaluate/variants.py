@@ -65,3 +65,41 @@ def rank_variants(scores: pd.DataFrame, categories: pd.Series, n_boot: int = 200
     table.index.name = "variant"
     ceiling = ceiling_of(boots, observed) if len(scores) > 1 else float("nan")
     return table, pairwise.loc[table.index, table.index], ceiling
+
+
+SEPARATION_LEVEL = 0.95
+"""Two variants are separated when the paired bootstrap puts one above the other with
+probability ≥ 1 − (1 − level)/2 (a two-sided 95 % decision)."""
+
+
+def variant_verdict(table: pd.DataFrame, pairwise: pd.DataFrame,
+                    level: float = SEPARATION_LEVEL) -> dict[str, object]:
+    """The verdict derived from the same resamples as ``pairwise`` (P[A, B] = P(A beats B)):
+    which adjacent pairs of the ranking are separated, the groups of variants the suite cannot
+    tell apart (runs of unseparated neighbours), and the winner — named only when the top
+    variant is separated from the second. ``table`` is sorted best first."""
+    order = list(table.index)
+    need = 1 - (1 - level) / 2
+    adjacent = [{"better": str(a), "worse": str(b), "p_better": float(pairwise.loc[a, b]),
+                 "separated": bool(pairwise.loc[a, b] >= need)}
+                for a, b in zip(order, order[1:], strict=False)]
+    groups: list[list[str]] = [[str(order[0])]] if order else []
+    for pair in adjacent:
+        if pair["separated"]:
+            groups.append([pair["worse"]])
+        else:
+            groups[-1].append(pair["worse"])
+    winner = str(order[0]) if adjacent and adjacent[0]["separated"] else None
+    if len(order) < 2:
+        text = "one variant: nothing to compare"
+    elif winner is not None:
+        text = (f"{winner} is best (P(beats {adjacent[0]['worse']}) = "
+                f"{adjacent[0]['p_better']:.3f} ≥ {need:.3f})")
+    else:
+        text = (f"the top variants cannot be told apart at {level:.0%}: "
+                f"P({adjacent[0]['better']} beats {adjacent[0]['worse']}) = "
+                f"{adjacent[0]['p_better']:.3f} < {need:.3f}; evaluate more items or treat them "
+                "as tied")
+    return {"level": level, "threshold": need, "adjacent": adjacent,
+            "indistinguishable_groups": groups, "winner": winner,
+            "fully_ordered": all(p["separated"] for p in adjacent), "text": text}

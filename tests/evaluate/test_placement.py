@@ -97,3 +97,22 @@ def test_every_interval_contains_its_point():
         for q in ("suite_score", "suite_rank", "predicted_full", "predicted_rank"):
             assert (placed[f"{q}_lo"] <= placed[q]).all() and (placed[q] <= placed[f"{q}_hi"]
                                                               ).all(), (est, q)
+
+
+def test_variant_verdict_agrees_with_its_pairwise_probabilities():
+    """Hand-made pairwise matrix: A vs B is a coin flip (0.63) → no winner, A ≈ B; B vs C is
+    clear (0.99) → C is separated. The ceiling cannot overrule this."""
+    import pandas as pd
+
+    from primebench_tasks.evaluate.variants import variant_verdict
+
+    names = ["A", "B", "C"]
+    table = pd.DataFrame({"rank": [1, 2, 3], "suite_score": [0.62, 0.61, 0.40]}, index=names)
+    pw = pd.DataFrame([[0.5, 0.63, 1.0], [0.37, 0.5, 0.99], [0.0, 0.01, 0.5]], index=names,
+                      columns=names)
+    v = variant_verdict(table, pw)
+    assert v["winner"] is None and v["indistinguishable_groups"] == [["A", "B"], ["C"]]
+    assert "cannot be told apart" in v["text"] and "0.630" in v["text"]
+    pw.loc["A", "B"], pw.loc["B", "A"] = 0.98, 0.02
+    v = variant_verdict(table, pw)
+    assert v["winner"] == "A" and v["fully_ordered"] and v["threshold"] == 0.975
