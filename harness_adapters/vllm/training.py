@@ -7,8 +7,10 @@ training process never loads a second copy of the model.
   variable ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``) and evaluated with the suite's prompts and
   scorer; records are appended to ``out/records.jsonl`` like ``primebench run``'s, so a restarted
   job does not re-evaluate a checkpoint it has finished.
-- ``PrimeBenchCallback``: a Hugging Face ``TrainerCallback`` that does this at every save and adds
-  ``primebench/suite_score`` (and per-category scores) to ``state.log_history``.
+- ``PrimeBenchCallback``: a Hugging Face ``TrainerCallback`` that does this at every save and
+  logs ``primebench/suite_score`` (and per-category scores) through ``trainer.log``, so they reach
+  TensorBoard / W&B / MLflow with the checkpoint's step (main process only; optionally in the
+  background while training goes on).
 
 Full-weight checkpoints cannot be swapped into a running server: evaluate them with
 ``primebench run --model CHECKPOINT`` in a separate process.
@@ -86,21 +88,89 @@ def _callback_base() -> type:
 
 class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
     """At each save, evaluate ``<output_dir>/checkpoint-<step>`` (a peft adapter) on the suite
-    through the running server and log the suite score."""
+    through the running server and log ``<prefix>/suite_score``, ``<prefix>/n_scored`` and one
+    ``<prefix>/<category>`` per category *at the checkpoint's step*.
+
+    Logging goes through ``trainer.log`` (pass ``trainer=`` or call :meth:`bind`), so every
+    ``report_to`` integration — TensorBoard, W&B, MLflow — receives the scores through its
+    ``on_log``, and ``state.log_history`` holds them with their step. Only the main process
+    (``state.is_world_process_zero``) evaluates; the records file is locked (``filelock``), so
+    two jobs sharing ``out`` never interleave. With ``asynchronous=True`` training does not wait:
+    each checkpoint is evaluated in a background thread, and the finished results are logged at
+    the next step end (and all of them at the end of training) with their own step."""
 
     def __init__(self, suite: dict[str, Any], panel: Panel, base_url: str, served_model: str,
-                 out: str | Path, prefix: str = "primebench") -> None:
+                 out: str | Path, prefix: str = "primebench", *, trainer: Any = None,
+                 asynchronous: bool = False, timeout_s: float = 120.0) -> None:
         self.suite, self.panel, self.base_url = suite, panel, base_url
         self.served_model, self.out, self.prefix = served_model, Path(out), prefix
+        self.trainer, self.asynchronous, self.timeout_s = trainer, asynchronous, timeout_s
         self.results: list[dict[str, Any]] = []
+        self._pending: list[tuple[int, Any]] = []
+        self._pool: Any = None
+
+    def bind(self, trainer: Any) -> PrimeBenchCallback:
+        """Log through ``trainer.log`` (and add this callback to it if it is not there)."""
+        self.trainer = trainer
+        if self not in trainer.callback_handler.callbacks:
+            trainer.add_callback(self)
+        return self
+
+    def _evaluate(self, ckpt: Path, step: int) -> dict[str, Any]:
+        from filelock import FileLock
+
+        self.out.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.out / "records.jsonl.lock")):
+            return evaluate_checkpoint(ckpt, self.suite, self.panel, self.out, self.base_url,
+                                       self.served_model, name=f"step-{step}",
+                                       timeout_s=self.timeout_s)
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-        ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-        res = evaluate_checkpoint(ckpt, self.suite, self.panel, self.out, self.base_url,
-                                  self.served_model, name=f"step-{state.global_step}")
-        log = {"step": state.global_step, f"{self.prefix}/suite_score": res["suite_score"],
-               f"{self.prefix}/n_scored": res["n_scored"],
-               **{f"{self.prefix}/{c}": v for c, v in res["categories"].items()}}
-        state.log_history.append(log)
-        self.results.append({"step": state.global_step, **res})
+        if not getattr(state, "is_world_process_zero", True):
+            return control
+        step = int(state.global_step)
+        ckpt = Path(args.output_dir) / f"checkpoint-{step}"
+        if self.asynchronous:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="primebench-eval")
+            self._pending.append((step, self._pool.submit(self._evaluate, ckpt, step)))
+        else:
+            self._emit(step, self._evaluate(ckpt, step), state)
         return control
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        self._flush(state, wait=False)
+        return control
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        self._flush(state, wait=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        return control
+
+    def _flush(self, state: Any, wait: bool) -> None:
+        still = []
+        for step, fut in self._pending:
+            if wait or fut.done():
+                self._emit(step, fut.result(), state)
+            else:
+                still.append((step, fut))
+        self._pending = still
+
+    def _emit(self, step: int, res: dict[str, Any], state: Any) -> None:
+        metrics = {f"{self.prefix}/suite_score": res["suite_score"],
+                   f"{self.prefix}/n_scored": res["n_scored"],
+                   **{f"{self.prefix}/{c}": v for c, v in res["categories"].items()}}
+        self.results.append({"step": step, **res})
+        if self.trainer is None:  # no trainer to log through: the history only
+            state.log_history.append({**metrics, "step": step})
+            return
+        now = state.global_step
+        state.global_step = step  # the integrations and the history take the checkpoint's step
+        try:
+            self.trainer.log(metrics)
+        finally:
+            state.global_step = now

@@ -190,6 +190,54 @@ def test_rank_variants_reports(server, tiny, suite_file, tmp_path):
 
 
 @pytest.mark.heavy
+def test_real_trainer_sends_primebench_scores_to_tensorboard(server, tiny, suite_file,
+                                                             mathvision, tmp_path):
+    """A real ``Trainer.train()`` of a peft LoRA on the tiny Qwen2-VL: 4 steps, checkpoints at
+    steps 2 and 4, evaluated in the background through the running server; the scores reach the
+    TensorBoard event file (what W&B / MLflow also read through on_log) at their own steps."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from transformers import Qwen2VLForConditionalGeneration, Trainer, TrainingArguments
+
+    from harness_adapters.vllm.training import PrimeBenchCallback
+    from primebench_tasks.pipeline.manifest import read_manifest
+
+    torch.manual_seed(0)
+    model = Qwen2VLForConditionalGeneration.from_pretrained(tiny / "base")
+    model = get_peft_model(model, LoraConfig(
+        r=8, lora_alpha=16, lora_dropout=0.0,
+        target_modules=r"^(?!.*visual).*\.(q_proj|v_proj)$"))
+    gen = torch.Generator().manual_seed(0)
+    data = []
+    for _ in range(8):
+        ids = torch.randint(10, 200, (16,), generator=gen)
+        data.append({"input_ids": ids, "labels": ids.clone(),
+                     "attention_mask": torch.ones(16, dtype=torch.long)})
+    args = TrainingArguments(output_dir=str(tmp_path / "train"), max_steps=4, save_steps=2,
+                             save_strategy="steps", logging_steps=1,
+                             per_device_train_batch_size=2, learning_rate=1e-3,
+                             report_to=["tensorboard"], use_cpu=True,
+                             logging_dir=str(tmp_path / "tb"))
+    trainer = Trainer(model=model, args=args, train_dataset=data)
+    cb = PrimeBenchCallback(read_manifest(suite_file), mathvision, server, "tiny",
+                            tmp_path / "evals", asynchronous=True).bind(trainer)
+    trainer.train()
+    hist = [h for h in trainer.state.log_history if "primebench/suite_score" in h]
+    assert [h["step"] for h in hist] == [2, 4]
+    assert all(h["primebench/n_scored"] == 20 for h in hist)
+    (events,) = {p.parent for p in tmp_path.rglob("events.out.tfevents*")}
+    acc = EventAccumulator(str(events))
+    acc.Reload()
+    assert "primebench/suite_score" in acc.Tags()["scalars"]
+    tb = acc.Scalars("primebench/suite_score")
+    assert [e.step for e in tb] == [2, 4]
+    assert [round(e.value, 5) for e in tb] == [round(h["primebench/suite_score"], 5)
+                                               for h in hist]
+    assert [r["step"] for r in cb.results] == [2, 4]
+
+
+@pytest.mark.heavy
 def test_training_callback_evaluates_each_saved_adapter(server, tiny, suite_file, offline_run,
                                                         mathvision, tmp_path):
     import shutil
