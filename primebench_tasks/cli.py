@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +19,28 @@ from primebench_tasks.data.leaderboard import Leaderboard
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.report.tables import markdown_table
+
+
+def _number(kind: type, lo: float | None = None, hi: float | None = None,
+            lo_open: bool = False) -> Callable[[str], Any]:
+    """An argparse type: a finite ``kind`` within [lo, hi] (``lo_open``: (lo, hi])."""
+
+    def parse(text: str) -> Any:
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {kind.__name__}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        below = lo is not None and (v <= lo if lo_open else v < lo)
+        if below or (hi is not None and v > hi):
+            low = "" if lo is None else f"{'>' if lo_open else '>='} {lo}"
+            high = "" if hi is None else f"<= {hi}"
+            raise argparse.ArgumentTypeError(f"{v} is out of range (must be "
+                                             f"{' and '.join(x for x in (low, high) if x)})")
+        return v
+
+    return parse
 
 
 def _say(msg: str) -> None:
@@ -126,6 +151,10 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     from primebench_tasks.report.build_report import write_primebench_report
 
     panel = _load_panel(args)
+    n_cat = len(panel.categories())
+    if args.until == "stage3" and args.k > n_cat:
+        raise PrimeBenchError(f"--k {args.k}: panel {panel.name!r} has only {n_cat} categories "
+                              f"(give --k {n_cat} or fewer)")
     params = PipelineParams(selector=args.selector, retention=args.retention, k=args.k,
                             alpha=args.alpha, tau=args.tau,
                             floor=args.floor, seed=args.seed, cells=args.cells,
@@ -473,13 +502,22 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--seed", type=int, default=0)
         q.add_argument("--out", required=True)
 
+    from primebench_tasks.pipeline.primebench import PipelineParams
+
     p = build.add_parser("primebench", help="the four-stage PRIMEBench pipeline")
     source(p)
-    p.add_argument("--retention", type=float, default=0.05)
-    p.add_argument("--k", type=int, default=5)
-    p.add_argument("--alpha", type=float, default=0.187)
-    p.add_argument("--tau", type=float, default=2 / 3)
-    p.add_argument("--floor", type=int, default=100)
+    d = PipelineParams()
+    p.add_argument("--retention", type=_number(float, 0, 1, lo_open=True), default=d.retention,
+                   help=f"share of each category pool kept by Stage 2, in (0, 1] (default "
+                   f"{d.retention})")
+    p.add_argument("--k", type=_number(int, 1), default=d.k,
+                   help=f"categories kept by Stage 3, 1 .. the panel's categories (default {d.k})")
+    p.add_argument("--alpha", type=_number(float, 0, 1), default=d.alpha,
+                   help=f"VAW weight α in [0, 1] (default {d.alpha})")
+    p.add_argument("--tau", type=_number(float, 0, 1), default=d.tau,
+                   help=f"Stage 0 blind-solvable threshold τ in [0, 1] (default {d.tau:.4f})")
+    p.add_argument("--floor", type=_number(int, 0), default=d.floor,
+                   help=f"minimum items per category pool, >= 0 (default {d.floor})")
     p.add_argument("--min-blind-models", type=int, default=3,
                    help="blind filter only where at least this many models ran without images")
     p.add_argument("--selector", default="vaw_dc",

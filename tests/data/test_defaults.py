@@ -66,3 +66,18 @@ def test_openvlm_leaderboard():
     assert lb.scores.shape == (284, 8)
     assert lb.scores.max().max() <= 1.0
     assert lb.models["release_date"].notna().all()
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--k", "100"], "has only 2 categories"), (["--floor", "-5"], "must be >= 0"),
+    (["--alpha", "nan"], "not a finite number"), (["--tau", "nan"], "not a finite number"),
+    (["--retention", "0"], "must be > 0 and <= 1"), (["--retention", "1.5"], "<= 1")])
+def test_build_refuses_out_of_range_parameters(tmp_path, capsys, args, msg):
+    try:
+        rc = main(["build", "primebench", "--default", "m3irt", "--out", str(tmp_path / "o"),
+                   *args])
+    except SystemExit as exc:  # argparse: exit 2 with the message on stderr
+        rc = exc.code
+    assert rc == 2 or rc == 1
+    assert msg in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
