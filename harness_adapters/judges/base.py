@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_adapters.vllm.requests import ItemInputError, Messages, user_turn
-from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.data.io import atomic_write_text, canonical_json, read_image_bytes
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.prism.judging import JudgeRequest
 
@@ -58,7 +58,7 @@ class BackendJudge:
     def _key(self, req: JudgeRequest) -> Path:
         img = b""
         if req.image:
-            img = hashlib.sha256(Path(req.image).read_bytes()).digest()
+            img = hashlib.sha256(read_image_bytes(req.image)).digest()
         h = hashlib.sha256(b"\0".join([
             self.id.encode(), req.version.encode(), req.prompt.encode(), img,
             (req.pattern or "").encode(), str(req.max_tokens).encode()])).hexdigest()

@@ -22,8 +22,10 @@ def image_data_url(path: str) -> str:
     """``data:image/png;base64,...`` of the image at ``path`` (RGB)."""
     from PIL import Image, UnidentifiedImageError
 
+    from primebench_tasks.data.io import check_image_file
+
     try:
-        with Image.open(path) as im:
+        with Image.open(check_image_file(path)) as im:
             rgb = im.convert("RGB")
     except (OSError, UnidentifiedImageError, ValueError) as exc:
         raise ItemInputError(f"image {path} failed to decode: {exc}") from None

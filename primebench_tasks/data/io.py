@@ -87,3 +87,26 @@ def jsonl_records(text: str, file: str, invalid: str = "invalid JSON"
             raise InputError("a JSONL line must be an object", file=file, row=ln)
         out.append((ln, rec))
     return out
+
+
+MAX_IMAGE_BYTES = 64 * 1024 * 1024
+"""Largest item image read (64 MiB): a larger file, or one that is not a regular file (a device
+such as ``/dev/zero``, a FIFO), is refused instead of being read whole into memory."""
+
+
+def check_image_file(path: str | os.PathLike[str], limit: int = MAX_IMAGE_BYTES) -> Path:
+    """``path`` if it is a regular file of at most ``limit`` bytes; else ``OSError`` naming it."""
+    import stat
+
+    p = Path(path)
+    st = p.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"image {p} is not a regular file")
+    if st.st_size > limit:
+        raise OSError(f"image {p} is {st.st_size} bytes, above the {limit}-byte limit")
+    return p
+
+
+def read_image_bytes(path: str | os.PathLike[str], limit: int = MAX_IMAGE_BYTES) -> bytes:
+    """The bytes of an item image, bounded (see :func:`check_image_file`)."""
+    return check_image_file(path, limit).read_bytes()

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from primebench_tasks.data.io import atomic_write
+from primebench_tasks.data.io import atomic_write, read_image_bytes
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.embed.encoders import Encoder
 from primebench_tasks.errors import InputError
@@ -54,7 +54,7 @@ def content_hashes(items: pd.DataFrame, panel_dir: Path) -> list[str]:
         h = hashlib.sha256(item_text(q, o).encode("utf-8"))
         ip = image_path(panel_dir, ref)
         if ip is not None:
-            h.update(ip.read_bytes() if ip.exists() else f"missing:{ip}".encode())
+            h.update(read_image_bytes(ip) if ip.exists() else f"missing:{ip}".encode())
         out.append(h.hexdigest()[:16])
     return out
 

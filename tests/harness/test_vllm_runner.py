@@ -262,3 +262,18 @@ def test_benchmarks_that_share_item_ids_are_distinct_records(tmp_path, suite20, 
     b = FakeBackend()
     s = _run(b, docs + twins, rec, adapters=[None])  # resume: nothing recomputed, no error
     assert s.skipped == {"base": 8} and b.calls == []
+
+
+def test_a_device_or_huge_file_as_image_is_refused_not_read(tmp_path):
+    """An item image path of /dev/zero was read whole (MemoryError at 5.4 GB)."""
+    from harness_adapters.vllm.requests import ItemInputError, image_data_url
+    from primebench_tasks.data.io import read_image_bytes
+
+    with pytest.raises(ItemInputError, match="not a regular file"):
+        image_data_url("/dev/zero")
+    with pytest.raises(OSError, match="not a regular file"):
+        read_image_bytes("/dev/zero")
+    big = tmp_path / "big.png"
+    big.write_bytes(b"\0" * 2048)
+    with pytest.raises(OSError, match="above the 1024-byte limit"):
+        read_image_bytes(big, limit=1024)
