@@ -52,7 +52,7 @@ from harness_adapters.lmms_eval.upstream import (
 )
 from harness_adapters.suite_docs import GENERATION, PROMPT_KWARGS, benchmark_rows
 from primebench_tasks.data.defaults import embedded_root
-from primebench_tasks.data.io import canonical_json
+from primebench_tasks.data.io import canonical_json, current_umask
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import manifest_items
@@ -328,7 +328,7 @@ def _write_folder(files: Mapping[str, str], out: Path) -> list[Path]:
     try:
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8")
-        os.chmod(tmp, 0o777 & ~_umask())
+        os.chmod(tmp, 0o777 & ~current_umask())
         old = None
         if out.exists():
             old = out.parent / f"{tmp.name}.old"
@@ -340,12 +340,6 @@ def _write_folder(files: Mapping[str, str], out: Path) -> list[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return [out / n for n in files]
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def generate_tasks(manifest: dict[str, Any], panels: Panel | Mapping[str, Panel],

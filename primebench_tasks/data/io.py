@@ -40,6 +40,13 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def current_umask() -> int:
+    """The process umask (read without changing it for longer than the call)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike[str], writer: Callable[[Path], None]) -> Path:
     """Write a file atomically: ``writer(tmp_path)`` fills a temporary file in the same directory,
     which is fsynced and renamed over ``path``. A crash leaves either the old file or the new one."""
@@ -52,6 +59,7 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[Path], None]) -
         writer(tmp)
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600: use the umask instead
         os.replace(tmp, target)
         _fsync_dir(target.parent)
     except BaseException:

@@ -275,6 +275,7 @@ class Panel:
         try:
             if not (final / "DONE").exists():
                 tmp = Path(tempfile.mkdtemp(prefix=".tmp-data-", dir=root))
+                os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes 0700
                 try:
                     self._write_data(tmp)
                     if final.exists():  # an earlier interrupted rename of the same content

@@ -79,3 +79,20 @@ def test_embeddings_align_by_id(toy_panel):
     assert has.sum() == 2 and has[0] and has[3]
     np.testing.assert_array_equal(vecs[3], [3.0, 3.0])
     assert np.isnan(vecs[1]).all()
+
+
+def test_outputs_follow_the_umask_not_0600(tmp_path, toy_panel):
+    """Atomic writes went through mkstemp (0600): others in a shared folder could not read."""
+    import os
+    import stat
+
+    from primebench_tasks.data.io import atomic_write_text
+
+    old = os.umask(0o022)
+    try:
+        f = atomic_write_text(tmp_path / "a.json", "{}")
+        assert stat.S_IMODE(f.stat().st_mode) == 0o644
+        toy_panel.save(tmp_path / "p")
+        assert stat.S_IMODE((tmp_path / "p" / "panel.json").stat().st_mode) == 0o644
+    finally:
+        os.umask(old)
