@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from primebench_tasks.data.catalogue import category_order
-from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.data.io import atomic_write_text, canonical_json, current_umask
 from primebench_tasks.errors import InputError
 
 SCHEMA = "primebench.panel/1"
