@@ -313,13 +313,13 @@ def test_prism_axes_end_to_end_with_the_tiny_model_as_judge(server, suite_file, 
     first = _prism("build", "--suite", str(suite_file), "--default", "mathvision", "--out",
                    str(build), "--judge", judge)
     index = json.loads((build / "prism.json").read_text())
-    assert len(index["items"]) == 20 and index["generator"] == "vllm-server:tiny"
+    assert len(index["items"]) == 20 and index["generator"] == judge
     for axis in ("h", "mq", "c", "vis"):
         assert sum(index["axes"][axis].values()) == 20
         assert index["axes"][axis].get("built", 0) > 0, (axis, first.stdout)
     again = _prism("build", "--suite", str(suite_file), "--default", "mathvision", "--out",
                    str(build), "--judge", judge)
-    assert "generator vllm-server:tiny: 0 call(s)" in again.stdout  # all from the cache
+    assert f"generator {judge}: 0 call(s)" in again.stdout  # all from the cache
     run = tmp_path / "run"
     _prism("run", "--prism", str(build), "--model", "tiny", "--backend", "server",
            "--base-url", server, *[a for n in ADAPTERS for a in ("--lora", n)], "--out",
@@ -341,5 +341,5 @@ def test_prism_axes_end_to_end_with_the_tiny_model_as_judge(server, suite_file, 
     assert len(doc["pairs"]) == 6 and doc["separated_fraction"] is not None
     assert {r["axis"] for r in doc["audit"]} == {"q", "if", "h", "mq", "sc", "c", "vis"}
     graders = {r["axis"]: r["grader"] for r in doc["audit"]}
-    assert graders["q"] == "vllm-server:lora1" and graders["c"] == "rules"
+    assert graders["q"] == f"vllm-server:lora1@{server}" and graders["c"] == "rules"
     assert (out / "prism_axes.png").exists() and (out / "separation.png").exists()
