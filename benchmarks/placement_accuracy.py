@@ -1,26 +1,35 @@
-"""How well `primebench run`'s placement predicts a new model's full-suite score and rank
-(a benchmark on real data, not a test).
+"""How well the placement predicts a new model's full-suite score and rank, and whether its
+intervals deserve trust (a benchmark on real and simulated data, not a test).
 
-    python benchmarks/placement_accuracy.py [--default autojudger] [--splits 5] [--held 10]
+    python benchmarks/placement_accuracy.py [--splits 5] [--out benchmarks/results/placement_accuracy.md]
 
-Per split: hold out ``--held`` random models, build the default PRIMEBench suite on the others,
-place the held-out models from their real responses to the suite items, and compare with their
-true full-suite score and rank among the reference models. Prints, per estimator, the mean absolute
-error of the predicted full-suite score, of the predicted rank and of the suite rank, and how often
-the 95 % intervals contain the truth.
+For every embedded real panel with at least 15 models (AutoJudger, M3IRT, BLINK, MATH-Vision) and
+for simulated panels: per split, hold out 20 % of the models (at least 3), build the default
+PRIMEBench suite on the others, place the held-out models from their real responses to the suite
+items, and compare with their true full-suite score and rank among the reference models. Reports,
+per panel and estimator: the suite's items (share of the panel's), the mean absolute error of the
+predicted full-suite score and of the predicted rank, and the empirical coverage of the nominal
+90 % and 95 % intervals (cross-conformal: ``primebench_tasks.evaluate.placement``). Writes the
+markdown table that the README shows (a test checks that they agree).
 """
 
 from __future__ import annotations
 
 import argparse
+import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.data.simulate import simulate_panel
 from primebench_tasks.evaluate.placement import full_suite_scores, place_models
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
+
+REAL = ("autojudger", "m3irt", "blink", "mathvision")
+ESTIMATORS = ("aipw", "gpirt", "mean")
 
 
 def responses(panel: Panel, manifest: dict, models: list[str]) -> pd.DataFrame:
@@ -36,42 +45,73 @@ def responses(panel: Panel, manifest: dict, models: list[str]) -> pd.DataFrame:
     return pd.DataFrame(np.array(vals).T, index=models, columns=pd.MultiIndex.from_tuples(cols))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--default", default="autojudger")
-    ap.add_argument("--splits", type=int, default=5)
-    ap.add_argument("--held", type=int, default=10)
-    ap.add_argument("--n-boot", type=int, default=200)
-    args = ap.parse_args()
-    panel = Panel.load_default(args.default)
+def evaluate_panel(name: str, panel: Panel, splits: int, n_boot: int) -> list[dict]:
     full = full_suite_scores(panel)
+    models = [m for m in panel.model_names if np.isfinite(full[m])]
+    n_held = max(3, round(0.2 * len(models)))
     rng = np.random.default_rng(0)
+    n_total = sum(panel.matrix(b).shape[1] for b in panel.benchmark_names)
     out = []
-    for s in range(args.splits):
-        held = sorted(rng.choice(panel.model_names, args.held, replace=False).tolist())
+    for s in range(splits):
+        held = sorted(rng.choice(models, n_held, replace=False).tolist())
         ref = panel.subset_models([m for m in panel.model_names if m not in held])
         manifest = run_pipeline(ref, PipelineParams(seed=s)).manifest(ref, "split")
         new = responses(panel, manifest, held)
         ref_full = full_suite_scores(ref).to_numpy()
-        true_rank = np.array([1 + int((ref_full > full[m]).sum()) for m in held])
-        for est in ("mean", "aipw", "gpirt"):
-            r = place_models(ref, manifest, new, est, args.n_boot, seed=s)
-            t = full[held].to_numpy()
-            out.append({
-                "estimator": est, "n_items": int(r.n_items.iloc[0]),
-                "score_mae": np.abs(r.predicted_full.to_numpy() - t).mean(),
-                "score_cover": ((r.predicted_full_lo <= t) & (t <= r.predicted_full_hi)).mean(),
-                "rank_mae": np.abs(r.predicted_rank.to_numpy() - true_rank).mean(),
-                "rank_cover": ((r.predicted_rank_lo <= true_rank)
-                               & (true_rank <= r.predicted_rank_hi)).mean(),
-                "suite_rank_mae": np.abs(r.suite_rank.to_numpy() - true_rank).mean(),
-                "suite_rank_cover": ((r.suite_rank_lo <= true_rank)
-                                     & (true_rank <= r.suite_rank_hi)).mean()})
-        print(f"split {s + 1}/{args.splits} done", flush=True)
-    df = pd.DataFrame(out).groupby("estimator").mean().round(3)
-    print(f"{args.default}: {len(panel.model_names)} models, {args.held} held out x "
-          f"{args.splits} splits")
-    print(df.to_string())
+        t = full[held].to_numpy()
+        true_rank = np.array([1 + int((ref_full > x).sum()) for x in t])
+        for est in ESTIMATORS:
+            r = place_models(ref, manifest, new, est, n_boot, seed=s)
+            for j in range(len(held)):
+                row = r.iloc[j]
+                out.append({
+                    "panel": name, "models": len(models), "held": n_held,
+                    "items": int(row.n_items), "share": row.n_items / n_total,
+                    "estimator": est, "split": s,
+                    "err": abs(row.predicted_full - t[j]),
+                    "rank_err": abs(row.predicted_rank - true_rank[j]),
+                    "cover95": row.predicted_full_lo <= t[j] <= row.predicted_full_hi,
+                    "cover90": row.predicted_full_lo90 <= t[j] <= row.predicted_full_hi90,
+                    "rank_cover95": row.predicted_rank_lo <= true_rank[j]
+                    <= row.predicted_rank_hi})
+    return out
+
+
+def table(rows: list[dict], splits: int) -> str:
+    df = pd.DataFrame(rows)
+    g = df.groupby(["panel", "estimator"], sort=False)
+    lines = ["| panel (models) | held out × splits | suite items (share) | estimator | "
+             "full-score MAE | rank MAE | 90 % covers | 95 % covers | rank 95 % covers |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (panel, est), d in g:
+        lines.append(
+            f"| {panel} ({d.models.iloc[0]}) | {d.held.iloc[0]} × {splits} | "
+            f"{d['items'].mean():.0f} ({100 * d.share.mean():.0f} %) | "
+            f"{est}{' (default)' if est == 'aipw' else ''} | {d.err.mean():.3f} | "
+            f"{d.rank_err.mean():.1f} | {100 * d.cover90.mean():.0f} % | "
+            f"{100 * d.cover95.mean():.0f} % | {100 * d.rank_cover95.mean():.0f} % |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--splits", type=int, default=5)
+    ap.add_argument("--n-boot", type=int, default=100)
+    ap.add_argument("--out", default="benchmarks/results/placement_accuracy.md")
+    args = ap.parse_args()
+    rows: list[dict] = []
+    panels = [(n, Panel.load_default(n)) for n in REAL]
+    panels += [(f"simulated-{m}", simulate_panel(scale=0.004, n_models=m, seed=7))
+               for m in (40, 150)]
+    for name, panel in panels:
+        t = time.time()
+        rows += evaluate_panel(name, panel, args.splits, args.n_boot)
+        print(f"{name}: done in {time.time() - t:.0f} s", flush=True)
+    text = table(rows, args.splits)
+    print(text)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

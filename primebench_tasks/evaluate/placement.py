@@ -17,8 +17,13 @@ Definitions (shapes: M reference models, V new models, k_c suite items in catego
 - *ranks* (1 = best, among the M reference models plus the new one): ``suite_rank`` compares the
   suite score with the reference models' suite scores on the same items; ``predicted_rank``
   compares the predicted full-suite score with the reference models' full-suite scores.
-- *intervals*: percentile [2.5, 97.5] of ``n_boot`` resamples of the suite items with replacement
-  within each category (the same resample for every model; estimators refitted on it).
+- *intervals*: the suite score and suite rank: percentile [2.5, 97.5] of ``n_boot`` resamples of
+  the suite items with replacement within each category (the same resample for every model). The
+  predicted full-suite score: a cross-conformal interval — the point plus the quantiles of the
+  estimator's held-out residuals on the reference models (``CONFORMAL_FOLDS``-fold cross-fitting,
+  finite-sample ranks), which holds the estimator's error and the model-to-model variation; 95 %
+  (``_lo``/``_hi``) and 90 % (``_lo90``/``_hi90``); the predicted rank interval is the rank of its
+  ends. Every interval contains its point (measured coverage: ``benchmarks/placement_accuracy.py``).
 """
 
 from __future__ import annotations
@@ -125,6 +130,50 @@ class _Predictor:
             return np.nanmean(C, axis=1), C, self._map(np.column_stack(preds))
 
 
+CONFORMAL_FOLDS = 10
+
+
+def conformal_residuals(cats: list[_Category], full: np.ndarray, exact_mean: bool,
+                        estimator: str, folds: int = CONFORMAL_FOLDS, seed: int = 0
+                        ) -> np.ndarray:
+    """Held-out residuals ``true − predicted`` full-suite score of the reference models
+    (``folds``-fold cross-fitting over the models with a full score: each fold's models are
+    predicted from their suite responses by estimators and a map fitted on the other folds)."""
+    ok = np.flatnonzero(np.isfinite(full))
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(ok)
+    k = max(2, min(folds, len(ok)))
+    out = np.full(len(full), np.nan)
+    for f in range(k):
+        held = order[f::k]
+        train = np.setdiff1d(ok, held)
+        if len(train) < 3 or len(held) == 0:
+            continue
+        fold_cats = [_Category(c.name, c.Y[train], c.sel, c.Y[held][:, c.sel]) for c in cats]
+        try:
+            pred = _Predictor(fold_cats, full[train], exact_mean, estimator)
+        except InputError:
+            continue
+        _, _, t = pred.predict([np.arange(len(c.sel)) for c in cats])
+        out[held] = full[held] - t
+    return out[np.isfinite(out)]
+
+
+def conformal_bounds(point: np.ndarray, residuals: np.ndarray, level: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Split-conformal interval ``point + [q_lo, q_hi]`` from held-out residuals, with the
+    finite-sample rank k = ⌈(n + 1)(1 − a)⌉ for each tail (a = (1 − level)/2). With fewer
+    residuals than the level needs (k > n: n < 39 at 95 %), the extreme residuals are used, whose
+    guaranteed two-sided coverage is 1 − 2/(n + 1) (92 % for 24 models); NaN with none."""
+    r = np.sort(residuals[np.isfinite(residuals)])
+    n, a = len(r), (1 - level) / 2
+    if n == 0:
+        nan = np.full_like(point, np.nan, dtype=float)
+        return nan, nan
+    k = min(n, int(np.ceil((n + 1) * (1 - a))))
+    return point + r[n - k], point + r[k - 1]
+
+
 def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
                  estimator: str = DEFAULT_ESTIMATOR, n_boot: int = 1000, seed: int = 0
                  ) -> pd.DataFrame:
@@ -159,6 +208,20 @@ def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
         s, _, t = pred.predict(picks)
         boots[b] = [s, _rank(s, ref_scores(picks)), t, _rank(t, full)]
     lo, hi = np.nanpercentile(boots, [2.5, 97.5], axis=0)
+    # the predicted full score and its rank: conformal intervals from the estimator's held-out
+    # residuals on the reference models (they hold the estimator's error, which an item
+    # bootstrap leaves out: its intervals covered ~70 % for a nominal 95 %)
+    resid = conformal_residuals(cats, full, exact, estimator, seed=seed)
+    extra: dict[str, np.ndarray] = {}
+    for level, tag in ((0.95, ""), (0.90, "90")):
+        t_lo, t_hi = conformal_bounds(T, resid, level)
+        if tag:
+            extra["predicted_full_lo90"], extra["predicted_full_hi90"] = t_lo, t_hi
+            extra["predicted_rank_lo90"] = _rank(t_hi, full).astype(float)
+            extra["predicted_rank_hi90"] = _rank(t_lo, full).astype(float)
+        else:
+            lo[2], hi[2] = t_lo, t_hi
+            lo[3], hi[3] = _rank(t_hi, full), _rank(t_lo, full)
     # the point is refitted on all items and can fall outside its resamples' percentile interval
     # (the estimator is not linear in the items): widen the interval to hold it, so that every
     # reported interval contains its point
@@ -173,7 +236,8 @@ def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
         "suite_rank": _rank(S, S_ref), "suite_rank_lo": lo[1], "suite_rank_hi": hi[1],
         "predicted_full": T, "predicted_full_lo": lo[2], "predicted_full_hi": hi[2],
         "predicted_rank": _rank(T, full), "predicted_rank_lo": lo[3],
-        "predicted_rank_hi": hi[3], "n_reference": int(np.isfinite(full).sum()),
+        "predicted_rank_hi": hi[3], **extra,
+        "n_reference": int(np.isfinite(full).sum()), "n_residuals": len(resid),
         "estimator": estimator,
     }, index=new.index)
     for j, c in enumerate(cats):
@@ -182,4 +246,5 @@ def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
     # the resamples themselves (n_boot, [suite score, suite rank, predicted full, predicted
     # rank], V), for callers that combine placements (pipeline.multi_source suites)
     rows.attrs["boot"] = boots
+    rows.attrs["residuals"] = resid
     return rows

@@ -17,9 +17,12 @@ models" is stated at three levels (schema ``primebench.placement/1``):
   full-suite score (mean of category means of the predicted full benchmark scores), and a rank
   among the reference models that cover the suite — with the same rule.
 
-Intervals come from resampling the items of each benchmark independently (a different stream per
-benchmark) and combining the same resample index across benchmarks. They cover item sampling;
-the estimator's own error is not in them (see the README's placement accuracy table).
+Intervals: scores on the suite items from resampling the items of each benchmark independently;
+predicted full scores and ranks from the estimator's held-out (cross-conformal) residuals on each
+benchmark's reference models — per benchmark the conformal interval of
+:func:`~primebench_tasks.evaluate.placement.place_models`; for a category or the suite, the
+percentiles of the mean of independent predictive draws (point + a held-out residual) of its
+benchmarks. Measured coverage: ``benchmarks/placement_accuracy.py``.
 """
 
 from __future__ import annotations
@@ -60,6 +63,12 @@ def _consistent(point: float, lo: float, hi: float) -> tuple[float, float]:
 
 def _value(point: float, draws: np.ndarray) -> dict[str, float | None]:
     lo, hi = _consistent(point, *_interval(draws))
+    f = (lambda x: None if not np.isfinite(x) else float(x))  # noqa: E731
+    return {"value": f(point), "lo": f(lo), "hi": f(hi)}
+
+
+def _fixed(point: float, lo: float, hi: float) -> dict[str, float | None]:
+    lo, hi = _consistent(point, lo, hi)
     f = (lambda x: None if not np.isfinite(x) else float(x))  # noqa: E731
     return {"value": f(point), "lo": f(lo), "hi": f(hi)}
 
@@ -114,15 +123,23 @@ def place_on_suite(manifest: Mapping[str, Any], panels: Mapping[str, Panel], new
         for b, rows in per_b.items():
             r = rows.loc[model]
             boot = rows.attrs["boot"]
-            draws_s[b], draws_t[b] = boot[:, 0, v], boot[:, 2, v]
+            resid = rows.attrs["residuals"]
+            # predictive draws of the full benchmark score: the point plus a held-out residual
+            # of the estimator (independent across benchmarks), as the conformal interval uses
+            rng = np.random.default_rng([seed, v, sum(map(ord, b))])
+            draws_s[b] = boot[:, 0, v]
+            draws_t[b] = (float(r.predicted_full) + rng.choice(resid, n_boot) if len(resid)
+                          else np.full(n_boot, np.nan))
             bench[b] = {
                 "source": panels[b].name, "n_items": int(r.n_items),
                 "n_scored": int(r.n_scored), "n_reference": int(r.n_reference),
                 "score": _value(float(r.suite_score), boot[:, 0, v]),
                 "rank_on_suite_items": {**_value(float(r.suite_rank), boot[:, 1, v]),
                                         "out_of": int(r.n_reference) + 1},
-                "predicted_full": _value(float(r.predicted_full), boot[:, 2, v]),
-                "predicted_rank": {**_value(float(r.predicted_rank), boot[:, 3, v]),
+                "predicted_full": _fixed(float(r.predicted_full), float(r.predicted_full_lo),
+                                         float(r.predicted_full_hi)),
+                "predicted_rank": {**_fixed(float(r.predicted_rank), float(r.predicted_rank_lo),
+                                            float(r.predicted_rank_hi)),
                                    "out_of": int(r.n_reference) + 1}}
         cats: dict[str, Any] = {}
         cat_s, cat_t, cat_draw_s, cat_draw_t = [], [], [], []

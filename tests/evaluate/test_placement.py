@@ -116,3 +116,16 @@ def test_variant_verdict_agrees_with_its_pairwise_probabilities():
     pw.loc["A", "B"], pw.loc["B", "A"] = 0.98, 0.02
     v = variant_verdict(table, pw)
     assert v["winner"] == "A" and v["fully_ordered"] and v["threshold"] == 0.975
+
+
+def test_readme_placement_table_is_the_benchmark_output():
+    """The README's placement table is the committed output of
+    benchmarks/placement_accuracy.py (rerun the script and commit both when it changes)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    table = (root / "benchmarks" / "results" / "placement_accuracy.md").read_text("utf-8")
+    readme = (root / "README.md").read_text("utf-8")
+    m = re.search(r"<!-- placement-table:[^\n]*-->\n(.*?)<!-- /placement-table -->", readme, re.S)
+    assert m is not None and m.group(1) == table

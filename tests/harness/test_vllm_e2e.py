@@ -217,8 +217,7 @@ def test_real_trainer_sends_primebench_scores_to_tensorboard(server, tiny, suite
     args = TrainingArguments(output_dir=str(tmp_path / "train"), max_steps=4, save_steps=2,
                              save_strategy="steps", logging_steps=1,
                              per_device_train_batch_size=2, learning_rate=1e-3,
-                             report_to=["tensorboard"], use_cpu=True,
-                             logging_dir=str(tmp_path / "tb"))
+                             report_to=["tensorboard"], use_cpu=True)
     trainer = Trainer(model=model, args=args, train_dataset=data)
     cb = PrimeBenchCallback(read_manifest(suite_file), mathvision, server, "tiny",
                             tmp_path / "evals", asynchronous=True).bind(trainer)
