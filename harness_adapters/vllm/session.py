@@ -184,8 +184,10 @@ def write_run_report(req: RunRequest, panel: Panel, estimator: str = DEFAULT_EST
             "predicted_rank_lo", "predicted_rank_hi"]
     md = (f"# {req.suite['name']} ({req.suite['version']}): {req.model_name}\n\n"
           f"Reference panel {panel.name} ({int(ref.notna().sum())} models); ranks are out of "
-          f"{int(ref.notna().sum()) + 1}; intervals: 95 % bootstrap over suite items "
-          f"({n_boot} resamples); estimator {estimator}.\n\n"
+          f"{int(ref.notna().sum()) + 1}; intervals (95 %): suite score and suite rank from "
+          f"a bootstrap over the suite items ({n_boot} resamples), predicted full score and "
+          f"rank cross-conformal (the estimator's held-out residuals on the reference models); "
+          f"estimator {estimator}.\n\n"
           + markdown_table(placed[cols].reset_index()) + "\n"
           + markdown_table(placed[[c for c in placed.columns if c.startswith("cat:")]]
                            .reset_index()))
