@@ -354,22 +354,23 @@ def cmd_prism_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pairs(specs: list[str], option: str, form: str) -> dict[str, str]:
+    """``NAME=VALUE`` options as a dict; a malformed one is an error naming the option."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        if not sep or not name or not value:
+            raise PrimeBenchError(f"{option} {spec!r}: expected {form}")
+        out[name] = value
+    return out
+
+
 def cmd_tasks_lmms(args: argparse.Namespace) -> int:
     from harness_adapters.lmms_eval.taskgen import generate_tasks
     from primebench_tasks.pipeline.manifest import read_manifest
 
-    keys: dict[str, str] = {}
-    for spec in args.upstream_key:
-        task, sep, field = spec.partition("=")
-        if not sep or not task or not field:
-            raise PrimeBenchError(f"--upstream-key {spec!r}: expected TASK=FIELD")
-        keys[task] = field
-    datasets: dict[str, str] = {}
-    for spec in args.dataset:
-        task, sep, folder = spec.partition("=")
-        if not sep or not task or not folder:
-            raise PrimeBenchError(f"--dataset {spec!r}: expected TASK=DIR")
-        datasets[task] = folder
+    keys = _pairs(args.upstream_key, "--upstream-key", "TASK=FIELD")
+    datasets = _pairs(args.dataset, "--dataset", "TASK=DIR")
     manifest = read_manifest(args.manifest)
     if manifest["params"].get("multi_source") and not (args.panel or args.default):
         from primebench_tasks.pipeline.multi_source import source_panels

@@ -32,7 +32,7 @@ def content_hash(data: bytes | str, length: int = 16) -> str:
     return hashlib.sha256(data).hexdigest()[:length]
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -61,7 +61,7 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[Path], None]) -
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600: use the umask instead
         os.replace(tmp, target)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

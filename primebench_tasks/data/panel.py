@@ -35,7 +35,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from primebench_tasks.data.catalogue import category_order
-from primebench_tasks.data.io import atomic_write_text, canonical_json, current_umask
+from primebench_tasks.data.io import (
+    atomic_write_text,
+    canonical_json,
+    current_umask,
+    fsync_dir,
+)
 from primebench_tasks.errors import InputError
 
 SCHEMA = "primebench.panel/1"
@@ -59,14 +64,6 @@ def data_dir(path: str | Path) -> Path:
     root = Path(path)
     meta = json.loads((root / "panel.json").read_text("utf-8"))
     return root / meta["data"] if meta.get("data") else root
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _check_columns(df: pd.DataFrame, expected: Sequence[str], file: str,
@@ -281,7 +278,7 @@ class Panel:
                     if final.exists():  # an earlier interrupted rename of the same content
                         shutil.rmtree(final)
                     tmp.rename(final)
-                    _fsync_dir(root)
+                    fsync_dir(root)
                 except BaseException:
                     shutil.rmtree(tmp, ignore_errors=True)
                     raise
@@ -326,7 +323,7 @@ class Panel:
                     os.fsync(fh.fileno())
         for sub in (d / "embeddings", d):
             if sub.is_dir():
-                _fsync_dir(sub)
+                fsync_dir(sub)
 
     def summary_meta(self) -> dict[str, object]:
         """The contents of ``panel.json``."""
