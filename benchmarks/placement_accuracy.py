@@ -9,7 +9,8 @@ PRIMEBench suite on the others, place the held-out models from their real respon
 items, and compare with their true full-suite score and rank among the reference models. Reports,
 per panel and estimator: the suite's items (share of the panel's), the mean absolute error of the
 predicted full-suite score and of the predicted rank, and the empirical coverage of the nominal
-90 % and 95 % intervals (cross-conformal: ``primebench_tasks.evaluate.placement``). Writes the
+90 % and 95 % intervals (conformal, from the build's calibration with the selection inside the
+cross-validation: ``primebench_tasks.evaluate.calibration``). Writes the
 markdown table that the README shows (a test checks that they agree).
 """
 
@@ -24,25 +25,12 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.data.simulate import simulate_panel
+from primebench_tasks.evaluate.calibration import calibration_entry, suite_responses
 from primebench_tasks.evaluate.placement import full_suite_scores, place_models
-from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
 
 REAL = ("autojudger", "m3irt", "blink", "mathvision")
 ESTIMATORS = ("aipw", "gpirt", "mean")
-
-
-def responses(panel: Panel, manifest: dict, models: list[str]) -> pd.DataFrame:
-    rows = [panel.model_names.index(m) for m in models]
-    cols, vals = [], []
-    for by_b in manifest_items(manifest).values():
-        for b, ids in by_b.items():
-            pid = {str(i): j for j, i in enumerate(panel.item_ids(b))}
-            X = panel.matrix(b)
-            for i in ids:
-                cols.append((b, str(i)))
-                vals.append(X[rows, pid[str(i)]])
-    return pd.DataFrame(np.array(vals).T, index=models, columns=pd.MultiIndex.from_tuples(cols))
 
 
 def evaluate_panel(name: str, panel: Panel, splits: int, n_boot: int) -> list[dict]:
@@ -55,8 +43,11 @@ def evaluate_panel(name: str, panel: Panel, splits: int, n_boot: int) -> list[di
     for s in range(splits):
         held = sorted(rng.choice(models, n_held, replace=False).tolist())
         ref = panel.subset_models([m for m in panel.model_names if m not in held])
-        manifest = run_pipeline(ref, PipelineParams(seed=s)).manifest(ref, "split")
-        new = responses(panel, manifest, held)
+        params = PipelineParams(seed=s)
+        # the build's calibration: suites rebuilt without a tenth of the reference models
+        manifest = run_pipeline(ref, params).manifest(
+            ref, "split", calibration_entry(ref, params, seed=s))
+        new = suite_responses(panel, manifest, held)
         ref_full = full_suite_scores(ref).to_numpy()
         t = full[held].to_numpy()
         true_rank = np.array([1 + int((ref_full > x).sum()) for x in t])

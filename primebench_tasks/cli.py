@@ -164,7 +164,15 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     res = run_pipeline(panel, params, progress=_say)
     _say(f"pipeline done in {time.time() - t:.1f}s")
     out = Path(args.out)
-    manifest = res.manifest(panel, args.name)
+    calibration = None
+    if not args.no_calibration:
+        from primebench_tasks.evaluate.calibration import calibration_entry
+
+        t = time.time()
+        calibration = calibration_entry(panel, params, seed=args.seed)
+        _say(f"placement calibration ({len(calibration['residuals'])} held-out placements) in "
+             f"{time.time() - t:.1f}s")
+    manifest = res.manifest(panel, args.name, calibration)
     write_primebench_report(out, panel, res, manifest)
     print(markdown_table(res.stage_table))
     print(f"suite: {manifest['n_items']} items in {len(manifest['categories'])} categories; "
@@ -529,6 +537,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cell-space", default="auto", help="auto|vl|text|none")
     p.add_argument("--until", choices=["stage0", "stage1", "stage2", "stage3"], default="stage3")
     p.add_argument("--name", default="primebench")
+    p.add_argument("--no-calibration", action="store_true",
+                   help="skip the placement calibration (10 suites rebuilt without a tenth of "
+                   "the models, stored in the manifest for honest placement intervals)")
     p.set_defaults(func=cmd_build_primebench)
     p = build.add_parser("resampled", help="ResampledBench (farthest point sampling)")
     source(p)

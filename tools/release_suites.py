@@ -28,6 +28,7 @@ from typing import Any
 from harness_adapters.lmms_eval.taskgen import generate_tasks
 from harness_adapters.lmms_eval.upstream import VERIFIED_UPSTREAM
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.calibration import calibration_entry
 from primebench_tasks.pipeline.manifest import write_manifest
 from primebench_tasks.pipeline.multi_source import Source, build_multi_source_suite
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
@@ -66,7 +67,8 @@ def build(root: Path) -> list[str]:
     out.append(f"primebench: {manifest['n_items']} items, version {manifest['version']}")
     for name, (default, until) in SINGLE.items():
         panel = Panel.load_default(default)
-        m = run_pipeline(panel, PipelineParams(until=until)).manifest(panel, name)
+        params = PipelineParams(until=until)
+        m = run_pipeline(panel, params).manifest(panel, name, calibration_entry(panel, params))
         write_manifest(m, root / "suites" / f"{name}.json")
         generate_tasks(m, panel, root / "lmms_eval" / name)
         out.append(f"{name}: {m['n_items']} items, version {m['version']}")

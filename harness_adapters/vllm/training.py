@@ -8,7 +8,7 @@ training process never loads a second copy of the model.
   scorer; records are appended to ``out/records.jsonl`` like ``primebench run``'s, so a restarted
   job does not re-evaluate a checkpoint it has finished.
 - ``PrimeBenchCallback``: a Hugging Face ``TrainerCallback`` that does this at every save and
-  logs ``primebench/suite_score`` (and per-category scores) through ``trainer.log``, so they reach
+  logs ``eval_primebench/suite_score`` (and per-category scores) through ``trainer.log``, so they reach
   TensorBoard / W&B / MLflow with the checkpoint's step (main process only; optionally in the
   background while training goes on).
 
@@ -88,8 +88,9 @@ def _callback_base() -> type:
 
 class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
     """At each save, evaluate ``<output_dir>/checkpoint-<step>`` (a peft adapter) on the suite
-    through the running server and log ``<prefix>/suite_score``, ``<prefix>/n_scored`` and one
-    ``<prefix>/<category>`` per category *at the checkpoint's step*.
+    through the running server and log ``eval_<prefix>/suite_score``, ``eval_<prefix>/n_scored``
+    and one ``eval_<prefix>/<category>`` per category *at the checkpoint's step* (dashboards show
+    them as ``eval/primebench/...``).
 
     Logging goes through ``trainer.log`` (pass ``trainer=`` or call :meth:`bind`), so every
     ``report_to`` integration — TensorBoard, W&B, MLflow — receives the scores through its
@@ -144,6 +145,14 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
         self._flush(state, wait=False)
         return control
 
+    def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        # the last epoch ends after the last save and before on_train_end, where the reporting
+        # integrations close their writers: wait for the pending checkpoints here
+        if control.should_training_stop or (state.max_steps and
+                                            state.global_step >= state.max_steps):
+            self._flush(state, wait=True)
+        return control
+
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         self._flush(state, wait=True)
         if self._pool is not None:
@@ -161,9 +170,11 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
         self._pending = still
 
     def _emit(self, step: int, res: dict[str, Any], state: Any) -> None:
-        metrics = {f"{self.prefix}/suite_score": res["suite_score"],
-                   f"{self.prefix}/n_scored": res["n_scored"],
-                   **{f"{self.prefix}/{c}": v for c, v in res["categories"].items()}}
+        # ``eval_``: the integrations file these under eval/ (TensorBoard's and W&B's
+        # ``eval/primebench/suite_score``), beside the Trainer's own evaluation metrics
+        key = f"eval_{self.prefix}"
+        metrics = {f"{key}/suite_score": res["suite_score"], f"{key}/n_scored": res["n_scored"],
+                   **{f"{key}/{c}": v for c, v in res["categories"].items()}}
         self.results.append({"step": step, **res})
         if self.trainer is None:  # no trainer to log through: the history only
             state.log_history.append({**metrics, "step": step})

@@ -19,9 +19,11 @@ Definitions (shapes: M reference models, V new models, k_c suite items in catego
   compares the predicted full-suite score with the reference models' full-suite scores.
 - *intervals*: the suite score and suite rank: percentile [2.5, 97.5] of ``n_boot`` resamples of
   the suite items with replacement within each category (the same resample for every model). The
-  predicted full-suite score: a cross-conformal interval — the point plus the quantiles of the
-  estimator's held-out residuals on the reference models (``CONFORMAL_FOLDS``-fold cross-fitting,
-  finite-sample ranks), which holds the estimator's error and the model-to-model variation; 95 %
+  predicted full-suite score: a conformal interval — the point plus the quantiles (finite-sample
+  ranks) of held-out placement errors: those stored in the manifest at build time
+  (``placement_calibration``, the selection redone in every fold: ``evaluate.calibration``), else
+  the estimator's ``CONFORMAL_FOLDS``-fold cross-fitted residuals on the fixed suite (which miss
+  the selection's optimism); they hold the estimator's error and the model-to-model variation; 95 %
   (``_lo``/``_hi``) and 90 % (``_lo90``/``_hi90``); the predicted rank interval is the rank of its
   ends. Every interval contains its point (measured coverage: ``benchmarks/placement_accuracy.py``).
 """
@@ -175,8 +177,8 @@ def conformal_bounds(point: np.ndarray, residuals: np.ndarray, level: float
 
 
 def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
-                 estimator: str = DEFAULT_ESTIMATOR, n_boot: int = 1000, seed: int = 0
-                 ) -> pd.DataFrame:
+                 estimator: str = DEFAULT_ESTIMATOR, n_boot: int = 1000, seed: int = 0,
+                 residuals: np.ndarray | None = None) -> pd.DataFrame:
     """Place new models on the reference ``panel``.
 
     ``new``: new models' item scores, index = model names, columns = MultiIndex (benchmark,
@@ -211,7 +213,18 @@ def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
     # the predicted full score and its rank: conformal intervals from the estimator's held-out
     # residuals on the reference models (they hold the estimator's error, which an item
     # bootstrap leaves out: its intervals covered ~70 % for a nominal 95 %)
-    resid = conformal_residuals(cats, full, exact, estimator, seed=seed)
+    cal = manifest.get("placement_calibration") or {}
+    if residuals is not None:
+        resid = np.asarray(residuals, dtype=float)
+        source = "given"
+    elif cal.get("estimator") == estimator and cal.get("residuals"):
+        # errors measured at build time with the selection inside the cross-validation
+        # (evaluate.calibration): they hold the selection's optimism too
+        resid = np.asarray(cal["residuals"], dtype=float)
+        source = "manifest"
+    else:
+        resid = conformal_residuals(cats, full, exact, estimator, seed=seed)
+        source = "cross-fit"
     extra: dict[str, np.ndarray] = {}
     for level, tag in ((0.95, ""), (0.90, "90")):
         t_lo, t_hi = conformal_bounds(T, resid, level)
@@ -238,6 +251,7 @@ def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
         "predicted_rank": _rank(T, full), "predicted_rank_lo": lo[3],
         "predicted_rank_hi": hi[3], **extra,
         "n_reference": int(np.isfinite(full).sum()), "n_residuals": len(resid),
+        "residuals_from": source,
         "estimator": estimator,
     }, index=new.index)
     for j, c in enumerate(cats):

@@ -112,7 +112,8 @@ def place_on_suite(manifest: Mapping[str, Any], panels: Mapping[str, Panel], new
             entry = next(v for c in manifest["categories"].values()
                          for bb, v in c["benchmarks"].items() if bb == b)
             sub = panel_with_benchmarks(panels[b], [b])
-            sub_manifest = {"categories": {cat: {"benchmarks": {b: entry}}}}
+            sub_manifest = {"categories": {cat: {"benchmarks": {b: entry}}},
+                            "placement_calibration": entry.get("placement_calibration")}
             cols = [c for c in new.columns if c[0] == b]
             per_b[b] = place_models(sub, sub_manifest, new[cols], estimator, n_boot, seed + k)
     out: dict[str, Any] = {}

@@ -38,9 +38,10 @@ def clean_for_json(obj: Any) -> Any:
 
 def build_manifest(name: str, panel: Panel, selected: dict[str, dict[str, np.ndarray]],
                    params: dict[str, Any], stages: list[dict[str, Any]],
-                   fidelity: dict[str, Any], aggregate: str = "mean_of_category_means"
-                   ) -> dict[str, Any]:
-    """Assemble a manifest from selected item positions (category → benchmark → positions)."""
+                   fidelity: dict[str, Any], aggregate: str = "mean_of_category_means",
+                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Assemble a manifest from selected item positions (category → benchmark → positions);
+    ``extra`` fields (e.g. ``placement_calibration``) are part of the hashed body."""
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {AGGREGATES}")
     bench = panel.benchmarks.set_index("benchmark")
@@ -64,6 +65,7 @@ def build_manifest(name: str, panel: Panel, selected: dict[str, dict[str, np.nda
         "params": params, "stages": stages, "categories": cats, "aggregate": aggregate,
         "fidelity": fidelity,
         "n_items": sum(c["n_items"] for c in cats.values()),
+        **(extra or {}),
     })
     body["version"] = content_hash(canonical_json(body))
     return body

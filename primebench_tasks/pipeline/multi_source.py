@@ -110,7 +110,11 @@ def build_multi_source_suite(name: str, sources: list[Source],
             models = [m for m, ok in zip(sub.model_names,
                                          np.isfinite(sub.matrix(s.benchmark)).any(axis=1),
                                          strict=True) if ok]
+            from primebench_tasks.evaluate.calibration import calibration_entry
+
             entry[s.benchmark] = {
+                "placement_calibration": calibration_entry(
+                    sub, PipelineParams(**{**p.__dict__, "until": "stage2"}), seed=p.seed),
                 "item_ids": [str(i) for i in ids],
                 "lmms_eval_task": row["lmms_eval_task"], "vlmeval_dataset": row["vlmeval_dataset"],
                 "metric": row["metric"],

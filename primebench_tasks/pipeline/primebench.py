@@ -84,13 +84,17 @@ class PipelineResult:
     singular_values: np.ndarray | None = None
     energy: np.ndarray | None = None
 
-    def manifest(self, panel: Panel, name: str = "primebench") -> dict[str, Any]:
+    def manifest(self, panel: Panel, name: str = "primebench",
+                 calibration: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The suite manifest; ``calibration``: a ``placement_calibration`` entry
+        (:func:`primebench_tasks.evaluate.calibration.calibration_entry`) to store in it."""
         stages = [] if self.stage_table is None else self.stage_table.to_dict("records")
         return build_manifest(
             name, panel, self.selected, self.params.as_dict(panel), stages,
             {"rho": self.fidelity, "protocol": "same-models, end-to-end: suite score (mean of "
              "category means) vs mean of category means over all Stage 0-cleaned benchmarks",
-             "n_models": len(panel.model_names)})
+             "n_models": len(panel.model_names)},
+            extra=None if calibration is None else {"placement_calibration": calibration})
 
 
 def cleaned_reference(panel: Panel, keep: dict[str, np.ndarray]) -> pd.Series:

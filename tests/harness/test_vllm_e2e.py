@@ -222,16 +222,16 @@ def test_real_trainer_sends_primebench_scores_to_tensorboard(server, tiny, suite
     cb = PrimeBenchCallback(read_manifest(suite_file), mathvision, server, "tiny",
                             tmp_path / "evals", asynchronous=True).bind(trainer)
     trainer.train()
-    hist = [h for h in trainer.state.log_history if "primebench/suite_score" in h]
+    hist = [h for h in trainer.state.log_history if "eval_primebench/suite_score" in h]
     assert [h["step"] for h in hist] == [2, 4]
-    assert all(h["primebench/n_scored"] == 20 for h in hist)
+    assert all(h["eval_primebench/n_scored"] == 20 for h in hist)
     (events,) = {p.parent for p in tmp_path.rglob("events.out.tfevents*")}
     acc = EventAccumulator(str(events))
     acc.Reload()
-    assert "primebench/suite_score" in acc.Tags()["scalars"]
-    tb = acc.Scalars("primebench/suite_score")
+    assert "eval/primebench/suite_score" in acc.Tags()["scalars"]
+    tb = acc.Scalars("eval/primebench/suite_score")
     assert [e.step for e in tb] == [2, 4]
-    assert [round(e.value, 5) for e in tb] == [round(h["primebench/suite_score"], 5)
+    assert [round(e.value, 5) for e in tb] == [round(h["eval_primebench/suite_score"], 5)
                                                for h in hist]
     assert [r["step"] for r in cb.results] == [2, 4]
 
@@ -253,8 +253,8 @@ def test_training_callback_evaluates_each_saved_adapter(server, tiny, suite_file
     cb.on_save(TrainingArguments(output_dir=str(tmp_path / "train"), report_to=[]), state,
                TrainerControl())
     (log,) = state.log_history
-    assert log["step"] == 5 and 0.0 <= log["primebench/suite_score"] <= 1.0
-    assert log["primebench/n_scored"] == 20
+    assert log["step"] == 5 and 0.0 <= log["eval_primebench/suite_score"] <= 1.0
+    assert log["eval_primebench/n_scored"] == 20
     got = {k[1]: v for k, v in _answers(tmp_path / "evals").items()}
     want = {k[1]: v for k, v in _answers(offline_run).items() if k[0] == "tiny+lora2"}
     assert got == want
