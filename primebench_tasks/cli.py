@@ -152,10 +152,11 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
 
     panel = _load_panel(args)
     n_cat = len(panel.categories())
-    if args.until == "stage3" and args.k > n_cat:
+    if args.k is not None and args.until == "stage3" and args.k > n_cat:
         raise PrimeBenchError(f"--k {args.k}: panel {panel.name!r} has only {n_cat} categories "
                               f"(give --k {n_cat} or fewer)")
-    params = PipelineParams(selector=args.selector, retention=args.retention, k=args.k,
+    k = PipelineParams().k if args.k is None else args.k
+    params = PipelineParams(selector=args.selector, retention=args.retention, k=k,
                             alpha=args.alpha, tau=args.tau,
                             floor=args.floor, seed=args.seed, cells=args.cells,
                             min_blind_models=args.min_blind_models,
@@ -519,8 +520,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retention", type=_number(float, 0, 1, lo_open=True), default=d.retention,
                    help=f"share of each category pool kept by Stage 2, in (0, 1] (default "
                    f"{d.retention})")
-    p.add_argument("--k", type=_number(int, 1), default=d.k,
-                   help=f"categories kept by Stage 3, 1 .. the panel's categories (default {d.k})")
+    p.add_argument("--k", type=_number(int, 1), default=None,
+                   help=f"categories kept by Stage 3, 1 .. the panel's categories (default "
+                   f"{d.k}, or all categories when the panel has fewer)")
     p.add_argument("--alpha", type=_number(float, 0, 1), default=d.alpha,
                    help=f"VAW weight α in [0, 1] (default {d.alpha})")
     p.add_argument("--tau", type=_number(float, 0, 1), default=d.tau,
