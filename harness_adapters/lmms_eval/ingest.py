@@ -91,7 +91,9 @@ def read_run(output_dir: str | Path, model: str | None = None, suite_version: st
             raise InputError(f"task {task} was generated from suite "
                              f"{meta['primebench_suite']}, not {suite_version}",
                              file=str(res_path), field="primebench_suite")
+        n_lines = 0
         for ln, item in logged_items(samples, meta):
+            n_lines += 1
             if not isinstance(item.get("score"), (int, float)):
                 raise InputError(f"item {item['item_id']} has no per-item score (the upstream "
                                  f"task {meta.get('upstream_task')} computes its metric only at "
@@ -100,6 +102,13 @@ def read_run(output_dir: str | Path, model: str | None = None, suite_version: st
             rows.append({"model": name, "benchmark": meta["benchmark"],
                          "item_id": str(item["item_id"]), "condition": "vl",
                          "score": float(item["score"])})
+        if n_lines == 0:
+            raise InputError(f"the samples file of task {task} is empty (the task logged no "
+                             "sample)", file=str(samples))
+        want = ((res.get("n-samples") or {}).get(task) or {}).get("effective")
+        if isinstance(want, int) and n_lines < want:
+            raise InputError(f"the samples file of task {task} holds {n_lines} of its {want} "
+                             "samples (truncated?)", file=str(samples))
     if not rows:
         raise InputError("the run holds no PRIMEBench task", file=str(root))
     df = pd.DataFrame(rows)

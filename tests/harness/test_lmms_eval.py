@@ -116,3 +116,18 @@ def test_readme_coverage_table_is_the_generated_one():
     readme = (root / "README.md").read_text("utf-8")
     m = re.search(r"<!-- coverage-table:[^\n]*-->\n(.*?)<!-- /coverage-table -->", readme, re.S)
     assert m is not None and m.group(1) == table
+
+
+def test_ingest_refuses_empty_and_truncated_samples(tmp_path):
+    good = json.dumps({"doc_id": 0, "primebench_item": {"item_id": "4", "score": 1.0}})
+    _write_run(tmp_path / "e", [])
+    (tmp_path / "e" / "20260101_samples_primebench_x.jsonl").write_text("")
+    with pytest.raises(InputError, match="is empty"):
+        read_run(tmp_path / "e")
+    _write_run(tmp_path / "t", [good])
+    res = tmp_path / "t" / "20260101_results.json"
+    doc = json.loads(res.read_text())
+    doc["n-samples"] = {"primebench_x": {"original": 3, "effective": 3}}
+    res.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="holds 1 of its 3 samples"):
+        read_run(tmp_path / "t")
