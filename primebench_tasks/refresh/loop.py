@@ -134,8 +134,9 @@ def refresh(panel: Panel, record_files: list[str | Path], suite: str | Path | No
         current = latest_manifest(out)
         assert current is not None
         lines = []
+        known = {read_manifest(v / "manifest.json")["version"] for v in versions(out)}
         for f in record_files:
-            panel, rep = append_records(panel, read_records(f), str(f))
+            panel, rep = append_records(panel, read_records(f, known), str(f))
             lines += rep.lines()
         say(f"panel now {panel}")
         save_panel(out, panel)

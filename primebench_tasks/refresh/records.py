@@ -23,8 +23,10 @@ COVERAGE_FULL = 0.9
 fully evaluated; below it the model is *partial* (e.g. run on the compact suite only)."""
 
 
-def read_records(path: str | Path) -> pd.DataFrame:
-    """Read one records file into (model, benchmark, item_id, condition, score)."""
+def read_records(path: str | Path, suites: set[str] | None = None) -> pd.DataFrame:
+    """Read one records file into (model, benchmark, item_id, condition, score). ``suites``:
+    the suite versions the records may come from — a record whose ``suite`` (runner records
+    carry one) is another is an error naming its row."""
     p = Path(path)
     f = str(p)
     try:
@@ -48,6 +50,14 @@ def read_records(path: str | Path) -> pd.DataFrame:
                                       "suite", "seconds", "schema", "response"})
     if extra:
         raise InputError(f"unknown column(s) {extra}", file=f, row=1, field=extra[0])
+    if suites is not None and "suite" in df.columns:
+        other = df["suite"].notna() & ~df["suite"].astype(str).isin(suites)
+        if other.any():
+            i = int(np.flatnonzero(other.to_numpy())[0])
+            raise InputError(f"record of suite {df['suite'].iloc[i]!r}, not a version of this "
+                             f"suite directory ({', '.join(sorted(suites))})", file=f,
+                             row=i + 2 if p.suffix not in (".jsonl", ".json") else i + 1,
+                             field="suite")
     if "status" in df.columns:  # failed runner records are missing, not 0: they are not appended
         df = df[df["status"].fillna("ok") == "ok"]
     score = pd.to_numeric(df["score"], errors="coerce")

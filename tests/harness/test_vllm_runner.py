@@ -105,6 +105,12 @@ def test_refresh_reads_runner_records_without_failed_lines(tmp_path, suite20, ma
     assert len(df) == 6 and set(df["model"]) == {"base", "base+a1"}
     assert docs[1].item_id not in set(df["item_id"])
     assert set(df.columns) == {"model", "benchmark", "item_id", "condition", "score"}
+    # records of another suite version are refused (refresh passes its published versions)
+    from primebench_tasks.errors import InputError as _IE
+
+    assert len(read_records(rec.path, {"v1"})) == 6
+    with pytest.raises(_IE, match=r"row 1, field 'suite': record of suite 'v1', not a version"):
+        read_records(rec.path, {"other-version"})
 
 
 def test_failed_items_are_missing_and_retried(tmp_path, suite20, mathvision):
