@@ -17,7 +17,7 @@ from primebench_tasks.data.defaults import EMBEDDED_DESCRIPTIONS, default_kind, 
 from primebench_tasks.data.io import atomic_write_text
 from primebench_tasks.data.leaderboard import Leaderboard
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.errors import PrimeBenchError
+from primebench_tasks.errors import PrimeBenchError, shown
 from primebench_tasks.report.tables import markdown_table
 
 
@@ -341,7 +341,7 @@ def cmd_prism_aggregate(args: argparse.Namespace) -> int:
         bad = v.isna() | (v <= 0) | (v > 1)
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"axis mean {S[ax].iloc[i]!r} is not in (0, 1]", file=f,
+            raise InputError(f"axis mean {shown(S[ax].iloc[i])} is not in (0, 1]", file=f,
                              row=i + 2, field=ax)
         S[ax] = v
     weights = {}

@@ -35,3 +35,11 @@ class UnknownBenchmarkError(PrimeBenchError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable
         return str(self.args[0])
+
+
+def shown(value: object) -> str:
+    """``repr`` of a value for a message, numpy scalars as plain Python (``7``, not
+    ``np.int64(7)``)."""
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        value = value.item()  # type: ignore[union-attr]
+    return repr(value)

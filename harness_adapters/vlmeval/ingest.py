@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness_adapters.vlmeval.export import PREFIX
-from primebench_tasks.errors import InputError
+from primebench_tasks.errors import InputError, shown
 
 _KIND = re.compile(r"_(result|results)\.(xlsx|tsv|json)$")
 
@@ -62,7 +62,7 @@ def read_results(work_dir: str | Path, benchmarks: dict[str, str]) -> pd.DataFra
         bad = score.isna() | (score < 0) | (score > 1)
         if bad.any():
             i = int(bad.to_numpy().nonzero()[0][0])
-            raise InputError(f"{col} {df[col].iloc[i]!r} is not a score in [0, 1]",
+            raise InputError(f"{col} {shown(df[col].iloc[i])} is not a score in [0, 1]",
                              file=str(f), row=i + 2, field=col)
         for idx, s in zip(df["index"], score):
             rows.append({"model": model, "benchmark": benchmarks[ds],

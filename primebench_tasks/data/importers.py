@@ -23,7 +23,7 @@ import pyarrow as pa
 from primebench_tasks.data.catalogue import lookup
 from primebench_tasks.data.io import jsonl_records
 from primebench_tasks.data.panel import BENCHMARK_COLUMNS, Panel
-from primebench_tasks.errors import InputError
+from primebench_tasks.errors import InputError, shown
 
 CONDITION_PREFIXES = {"no_image": "blind", "no_question": "no_question", "no_info": "no_info"}
 """Column prefix ``<name>ID`` -> condition. ``<no_image>`` is the blind (image-free) run."""
@@ -149,7 +149,7 @@ def read_wide_csv(path: str | Path, orientation: str | None = None,
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         r, c = divmod(i, body.shape[1])
-        raise InputError(f"non-numeric score {flat[i]!r}", file=f, row=r + 2, field=col_keys[c])
+        raise InputError(f"non-numeric score {shown(flat[i])}", file=f, row=r + 2, field=col_keys[c])
     values = num.reshape(body.shape)
     if np.isinf(values).any():
         r, c = (int(x[0]) for x in np.nonzero(np.isinf(values)))
@@ -157,7 +157,7 @@ def read_wide_csv(path: str | Path, orientation: str | None = None,
     out = (values < score_min) | (values > score_max)
     if out.any():
         r, c = (int(x[0]) for x in np.nonzero(out))
-        raise InputError(f"score {values[r, c]!r} outside the metric range "
+        raise InputError(f"score {shown(values[r, c])} outside the metric range "
                          f"[{score_min}, {score_max}]", file=f, row=r + 2, field=col_keys[c])
 
     if orient == "models-x-items":

@@ -41,7 +41,7 @@ from primebench_tasks.data.io import (
     current_umask,
     fsync_dir,
 )
-from primebench_tasks.errors import InputError
+from primebench_tasks.errors import InputError, shown
 
 SCHEMA = "primebench.panel/1"
 CONDITIONS = ("vl", "blind")
@@ -593,7 +593,7 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
     out_of_range = (score < 0) | (score > 1)
     if out_of_range.any():
         i = int(np.flatnonzero(out_of_range)[0])
-        raise InputError(f"score {score[i]!r} is outside [0, 1] after scaling (model "
+        raise InputError(f"score {shown(score[i])} is outside [0, 1] after scaling (model "
                          f"{m_vals[m_idx[i]]!r}, item {i_vals[i_idx[i]]!r})", file=source,
                          row=i + 2, field="score")
     n_models = len(models)

@@ -16,7 +16,7 @@ import pandas as pd
 from primebench_tasks.data.importers import merge_records, panel_records
 from primebench_tasks.data.io import jsonl_records
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.errors import InputError
+from primebench_tasks.errors import InputError, shown
 
 COVERAGE_FULL = 0.9
 """A model with valid scores on at least this fraction of every benchmark's items counts as
@@ -64,7 +64,7 @@ def read_records(path: str | Path, suites: set[str] | None = None) -> pd.DataFra
     bad = score.isna() & df["score"].notna()
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"non-numeric score {df['score'].iloc[i]!r}", file=f, row=i + 2,
+        raise InputError(f"non-numeric score {shown(df['score'].iloc[i])}", file=f, row=i + 2,
                          field="score")
     out_of_range = (score < 0) | (score > 1)
     if out_of_range.any():

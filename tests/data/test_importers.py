@@ -145,3 +145,17 @@ def test_quoted_line_breaks_stay_in_keys_and_ambiguous_names_are_refused(tmp_pat
     f.write_text("model,i1\n m1,1\nm1,0\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"row 2.*white space"):
         read_wide_csv(f, "models-x-items")
+
+
+def test_messages_show_plain_numbers_not_numpy_reprs(tmp_path):
+    import numpy as np
+
+    from primebench_tasks.data.importers import read_wide_csv
+    from primebench_tasks.errors import InputError, shown
+
+    assert shown(np.int64(7)) == "7" and shown(np.float32(0.5)) == "0.5" and shown("a") == "'a'"
+    f = tmp_path / "a.csv"
+    f.write_text("item,mA\ni1,7\n", encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        read_wide_csv(f, "items-x-models")
+    assert "score 7 outside" in str(e.value) and "np." not in str(e.value)
