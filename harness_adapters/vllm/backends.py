@@ -286,10 +286,16 @@ class ServerBackend:
         import openai
 
         try:
-            return [m.id for m in self._client.models.list()]
+            page = self._client.models.list()
         except (openai.APIError, OSError) as exc:
             raise BackendError(redact(f"server {self.base_url} is down or not answering: "
                                       f"{exc}", self._key)) from None
+        try:
+            return [str(m.id) for m in page]
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise BackendError(f"server {self.base_url} answered GET /models with something "
+                               f"that is not a model list ({type(exc).__name__}: {exc})"
+                               ) from None
 
     def _one(self, messages: Messages, adapter: str | None, max_new_tokens: int | None,
              regex: str | None) -> str | Exception:
