@@ -241,13 +241,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
     panel = _load_panel(args)
     if args.benchmarks:
         panel = panel_with_benchmarks(panel, args.benchmarks.split(","))
-    rets = [float(x) for x in args.retentions.split(",")]
+    ret_parse, item_parse = _number(float, 0, 1, lo_open=True), _number(int, 1)
+    try:
+        rets = [ret_parse(x) for x in args.retentions.split(",") if x.strip()]
+        budgets = [item_parse(x) for x in (args.budgets or "").split(",") if x.strip()]
+    except argparse.ArgumentTypeError as exc:
+        raise PrimeBenchError(f"--retentions/--budgets: {exc}") from None
     t = time.time()
     summary = validate(panel, Path(args.out), args.protocol, args.selectors, rets, args.splits,
-                       args.seed, args.estimators.split(","), progress=_say)
+                       args.seed, args.estimators.split(","), progress=_say, floor=args.floor,
+                       budgets=budgets)
     _say(f"validate done in {time.time() - t:.1f}s")
-    table = summary[summary["estimator"] == "mean"].pivot_table(
-        index="selector", columns="retention", values="mean_rho").round(3)
+    mean = summary[summary["estimator"] == "mean"]
+    order = list(dict.fromkeys(mean["budget"]))
+    table = mean.pivot_table(index="selector", columns="budget",
+                             values="mean_rho").reindex(columns=order).round(3)
+    items = mean.groupby("budget", sort=False)["n_items"].mean()
+    table.columns = [f"{b} ({items[b]:.0f} items)" for b in order]
     print(table.to_string())
     print(f"wrote {args.out}/splits.csv, summary.csv, table.md, rho_vs_retention.png")
     return 0
@@ -564,7 +574,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--estimators", default="mean,pirt,gpirt,aipw")
     p.add_argument("--protocol", choices=["heldout", "chrono", "e2e", "same"],
                    default="heldout")
-    p.add_argument("--retentions", default="0.01,0.02,0.05,0.1,0.2,0.5")
+    p.add_argument("--retentions", default="0.01,0.02,0.05,0.1,0.2,0.5",
+                   help="comma list of retentions in (0, 1] (each with the --floor)")
+    p.add_argument("--budgets", default="",
+                   help="comma list of budgets in items per category pool, no floor "
+                   "(e.g. 10,25,50,100)")
+    p.add_argument("--floor", type=_number(int, 0), default=100,
+                   help="minimum items per category pool for the retention budgets")
     p.add_argument("--splits", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)

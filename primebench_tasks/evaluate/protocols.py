@@ -58,19 +58,29 @@ def _thresholds(pool: Pool, X_build: np.ndarray) -> np.ndarray:
     return th
 
 
+def budget_label(retention: float | None, items: int | None) -> str:
+    """The budget column's label: ``5%`` (a retention) or ``25 items`` (an item count)."""
+    return f"{100 * retention:g}%" if retention is not None else f"{items} per category"
+
+
 def score_split(pools: Sequence[Pool], build: np.ndarray, held: np.ndarray,
                 selectors: Sequence[str], retentions: Sequence[float], seed: int,
-                estimators: Sequence[str] = ESTIMATORS, floor: int = 100) -> list[dict]:
-    """One split: every selector × estimator × retention × category → a row with ρ, τ, top-5
-    overlap and MAE on the held-out models."""
+                estimators: Sequence[str] = ESTIMATORS, floor: int = 100,
+                budgets: Sequence[int] = ()) -> list[dict]:
+    """One split: every selector × estimator × budget × category → a row with ρ, τ, top-5
+    overlap, MAE and ``k`` (items kept) on the held-out models. Budgets: each retention r
+    (K = max(⌊r·n⌋, min(n, floor)) per category pool) and each item count in ``budgets`` (K =
+    min(count, n), no floor)."""
     rows = []
+    arms = [(float(r), None) for r in retentions] + [(None, int(b)) for b in budgets]
     for pool in pools:
         X = pool.data.X
         Xb, Xh = X[build], X[held]
         full_h = nanmean_rows(Xh)
         ctx = SelectorContext(thresholds=_thresholds(pool, Xb))
-        for r in retentions:
-            k = category_budget(X.shape[1], r, floor)
+        for r, items in arms:
+            k = category_budget(X.shape[1], r, floor) if r is not None else min(items,
+                                                                                X.shape[1])
             for name in selectors:
                 sel = SELECTORS[name](k, seed, ctx).fit(Xb, pool.data.features)
                 ests = list(estimators) + (["weighted"] if name in WEIGHTED else [])
@@ -80,7 +90,8 @@ def score_split(pools: Sequence[Pool], build: np.ndarray, held: np.ndarray,
                     pred = est.predict(Xh[:, sel.indices_])
                     rows.append({
                         "category": pool.data.category, "selector": name,
-                        "estimator": est_name, "retention": r, "k": int(len(sel.indices_)),
+                        "estimator": est_name, "retention": np.nan if r is None else r,
+                        "budget": budget_label(r, items), "k": int(len(sel.indices_)),
                         "rho": spearman(pred, full_h), "kendall": kendall(pred, full_h),
                         "top5": top_k_overlap(pred, full_h, 5),
                         "mae": float(np.nanmean(np.abs(pred - full_h)))})
@@ -88,10 +99,11 @@ def score_split(pools: Sequence[Pool], build: np.ndarray, held: np.ndarray,
 
 
 def _split_means(cat_rows: pd.DataFrame) -> pd.DataFrame:
-    keys = ["split", "selector", "estimator", "retention"]
+    keys = ["split", "selector", "estimator", "budget"]
     g = cat_rows.groupby(keys, sort=False)
-    out = g.agg(rho=("rho", "mean"), kendall=("kendall", "mean"), top5=("top5", "mean"),
-                mae=("mae", "mean"), k=("k", "sum")).reset_index()
+    out = g.agg(retention=("retention", "first"), rho=("rho", "mean"),
+                kendall=("kendall", "mean"), top5=("top5", "mean"), mae=("mae", "mean"),
+                k=("k", "sum")).reset_index()
     out["n_undefined"] = g["rho"].apply(lambda s: int(s.isna().sum())).to_numpy()
     return out
 
@@ -99,9 +111,10 @@ def _split_means(cat_rows: pd.DataFrame) -> pd.DataFrame:
 def run_protocol(panel: Panel, protocol: str, selectors: Sequence[str],
                  retentions: Sequence[float] = RETENTIONS, n_splits: int = 20, seed: int = 0,
                  estimators: Sequence[str] = ESTIMATORS,
-                 progress: Callable[[str], None] | None = None
-                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``heldout`` | ``chrono`` | ``same``: returns (per-category rows, per-split rows)."""
+                 progress: Callable[[str], None] | None = None, floor: int = 100,
+                 budgets: Sequence[int] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``heldout`` | ``chrono`` | ``same``: returns (per-category rows, per-split rows), one
+    budget per retention (with ``floor``) and per item count in ``budgets``."""
     say = progress or (lambda _m: None)
     M = len(panel.model_names)
     if protocol == "heldout":
@@ -118,7 +131,8 @@ def run_protocol(panel: Panel, protocol: str, selectors: Sequence[str],
     pools = prepare_pools(panel)
     rows = []
     for i, (build, held) in enumerate(splits):
-        for row in score_split(pools, build, held, selectors, retentions, seed + i, estimators):
+        for row in score_split(pools, build, held, selectors, retentions, seed + i, estimators,
+                               floor, budgets):
             row["split"] = i
             rows.append(row)
         say(f"{protocol}: split {i + 1}/{len(splits)} done")
@@ -161,6 +175,9 @@ def run_end_to_end(panel: Panel, selectors: Sequence[str], retentions: Sequence[
             score = selection_scores(ph, res.selected)
             all_cats = selection_scores(ph, res.stage2.selected) if res.stage2 else score
             rows.append({"split": i, "selector": name, "estimator": "mean", "retention": r,
+                         "budget": budget_label(r, None),
+                         "k": int(sum(len(v) for d in res.selected.values()
+                                      for v in d.values())),
                          "rho": spearman(score.to_numpy(), ref.reindex(score.index).to_numpy()),
                          "rho_no_stage3": spearman(all_cats.to_numpy(),
                                                    ref.reindex(all_cats.index).to_numpy()),
@@ -172,14 +189,18 @@ def run_end_to_end(panel: Panel, selectors: Sequence[str], retentions: Sequence[
 
 def summarise(split_rows: pd.DataFrame, default: tuple[str, str] = ("vaw_dc", "mean")
               ) -> pd.DataFrame:
-    """One row per selector × estimator × retention: mean, sd, se, min, max of the split ρ,
-    n_splits, wins (splits where the pair has the highest ρ among all pairs at that retention),
+    """One row per selector × estimator × budget: the retention (NaN for an item-count budget),
+    ``n_items`` (items kept, mean over splits), mean, sd, se, min, max of the split ρ,
+    n_splits, wins (splits where the pair has the highest ρ among all pairs at that budget),
     mean Kendall τ, top-5 overlap, MAE, undefined categories, and ``is_default``."""
     df = split_rows.copy()
-    keys = ["selector", "estimator", "retention"]
-    best = df.groupby(["split", "retention"])["rho"].transform("max")
+    if "budget" not in df.columns:  # end-to-end rows: retentions only
+        df["budget"] = [budget_label(r, None) for r in df["retention"]]
+    keys = ["selector", "estimator", "budget"]
+    best = df.groupby(["split", "budget"])["rho"].transform("max")
     df["win"] = np.isclose(df["rho"], best)
-    agg = {"mean_rho": ("rho", "mean"), "sd_rho": ("rho", "std"), "min_rho": ("rho", "min"),
+    agg = {"retention": ("retention", "first"), "n_items": ("k", "mean"),
+           "mean_rho": ("rho", "mean"), "sd_rho": ("rho", "std"), "min_rho": ("rho", "min"),
            "max_rho": ("rho", "max"), "n_splits": ("rho", "count"), "wins": ("win", "sum")}
     for c, out in (("kendall", "mean_kendall"), ("top5", "mean_top5"), ("mae", "mean_mae"),
                    ("n_undefined", "undefined_categories"), ("rho_no_stage3", "mean_rho_no_stage3")):
@@ -196,18 +217,25 @@ def default_meets_bar(summary: pd.DataFrame, default: tuple[str, str],
                       retentions: Sequence[float] = (0.02, 0.05, 0.10)) -> pd.DataFrame:
     """Per retention: the default pair's mean ρ, the best other pair's mean ρ and its standard
     error, and whether default ≥ best − SE (the issue's bar)."""
+    if "budget" not in summary.columns:
+        summary = summary.assign(budget=[budget_label(r, None) for r in summary["retention"]])
     out = []
-    for r in retentions:
-        s = summary[np.isclose(summary["retention"], r)]
+    labels = [budget_label(r, None) for r in retentions] + [
+        b for b in dict.fromkeys(summary["budget"]) if b.endswith(" per category")]
+    for label in labels:
+        s = summary[summary["budget"] == label]
         if s.empty:
             continue
+        r = s["retention"].iloc[0]
         d = s[(s["selector"] == default[0]) & (s["estimator"] == default[1])]
         others = s[~((s["selector"] == default[0]) & (s["estimator"] == default[1]))]
         if d.empty or others.empty:
             continue
         best = others.loc[others["mean_rho"].idxmax()]
         dv = float(d["mean_rho"].iloc[0])
-        out.append({"retention": r, "default_rho": dv, "best_other": f"{best.selector}/"
+        out.append({"budget": label, "retention": r,
+                    "n_items": float(d["n_items"].iloc[0]) if "n_items" in d else None,
+                    "default_rho": dv, "best_other": f"{best.selector}/"
                     f"{best.estimator}", "best_rho": float(best.mean_rho),
                     "best_se": float(best.se_rho),
                     "meets_bar": bool(dv >= best.mean_rho - best.se_rho - 1e-12)})

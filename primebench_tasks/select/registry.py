@@ -56,10 +56,19 @@ WEIGHTED = frozenset({"irt", "anchor_points"})
 """Selectors whose ``weights_`` are not uniform: they also get the weighted-mean estimator."""
 
 
-def resolve(names: str | list[str], has_embeddings: bool) -> tuple[list[str], list[str]]:
-    """``"all"`` or a comma list → (runnable names, skipped names)."""
+EQUAL_ON_BINARY = {"disco": "variance"}
+"""Arms that select exactly what another arm selects when every score is 0 or 1: DISCO needs
+class probabilities; on correctness alone its disagreement ranks items as the variance does."""
+
+
+def resolve(names: str | list[str], has_embeddings: bool, binary: bool = False
+            ) -> tuple[list[str], list[str]]:
+    """``"all"`` or a comma list → (runnable names, skipped names). ``"all"`` on a binary panel
+    leaves out the arms of :data:`EQUAL_ON_BINARY` (a duplicate of another arm there)."""
     wanted = list(SELECTORS) if names == "all" else (
         names.split(",") if isinstance(names, str) else list(names))
+    if names == "all" and binary:
+        wanted = [n for n in wanted if n not in EQUAL_ON_BINARY]
     unknown = [n for n in wanted if n not in SELECTORS]
     if unknown:
         raise ValueError(f"unknown selector(s) {unknown}; known: {', '.join(SELECTORS)}")

@@ -58,8 +58,8 @@ def test_heldout_protocol_rows_and_summary():
     assert s.groupby("retention")["wins"].sum().ge(3).all()
     assert s["is_default"].sum() == 2
     bar = default_meets_bar(s, ("variance", "mean"), retentions=[0.1])
-    assert list(bar.columns) == ["retention", "default_rho", "best_other", "best_rho", "best_se",
-                                 "meets_bar"]
+    assert list(bar.columns) == ["budget", "retention", "n_items", "default_rho", "best_other",
+                                 "best_rho", "best_se", "meets_bar"]
 
 
 def test_undefined_categories_are_counted():
@@ -115,3 +115,33 @@ def test_cli_validate(tmp_path, capsys):
     assert main(["validate", "--panel", str(tmp_path / "p"), "--protocol", "chrono",
                  "--selectors", "variance", "--retentions", "0.5", "--estimators", "mean",
                  "--out", str(tmp_path / "c")]) == 0
+
+
+def test_budgets_in_items_and_floor_and_item_counts_in_every_row(toy_panel, tmp_path):
+    """`validate` could not test small budgets: the 100-item floor was always applied and no
+    output had the item count. Item budgets take no floor; --floor applies to retentions."""
+    from primebench_tasks.evaluate.validate import validate
+
+    s = validate(toy_panel, tmp_path / "v", "same", "vaw_dc,random", [0.1], n_splits=1,
+                 estimators=["mean"], floor=0, budgets=[5, 10])
+    from primebench_tasks.evaluate.protocols import prepare_pools
+
+    sizes = [p.data.X.shape[1] for p in prepare_pools(toy_panel)]  # the category pools
+    n = s.set_index(["selector", "budget"])["n_items"]
+    assert len(sizes) == 2 and min(sizes) >= 10
+    assert n[("random", "5 per category")] == 10 and n[("random", "10 per category")] == 20
+    assert n[("random", "10%")] == sum(int(0.1 * m) for m in sizes)  # no floor
+    s2 = validate(toy_panel, tmp_path / "w", "same", "random", [0.1], n_splits=1,
+                  estimators=["mean"], floor=30)
+    assert s2["n_items"].iloc[0] == sum(min(m, 30) for m in sizes)  # the floor lifts them
+    table = (tmp_path / "v" / "table.md").read_text()
+    assert "5 per category (10 items)" in table
+
+
+def test_disco_is_left_out_of_all_on_binary_panels():
+    from primebench_tasks.select.registry import resolve
+
+    names, _ = resolve("all", has_embeddings=False, binary=True)
+    assert "disco" not in names and "variance" in names
+    assert "disco" in resolve("all", has_embeddings=False, binary=False)[0]
+    assert "disco" in resolve("disco", has_embeddings=False, binary=True)[0]  # asked by name
