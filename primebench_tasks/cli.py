@@ -373,7 +373,7 @@ def cmd_prism_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pairs(specs: list[str], option: str, form: str) -> dict[str, str]:
+def parse_pairs(specs: list[str], option: str, form: str) -> dict[str, str]:
     """``NAME=VALUE`` options as a dict; a malformed one is an error naming the option."""
     out: dict[str, str] = {}
     for spec in specs:
@@ -384,100 +384,65 @@ def _pairs(specs: list[str], option: str, form: str) -> dict[str, str]:
     return out
 
 
-def cmd_tasks_lmms(args: argparse.Namespace) -> int:
-    from harness_adapters.lmms_eval.taskgen import generate_tasks
-    from primebench_tasks.pipeline.manifest import read_manifest
-
-    keys = _pairs(args.upstream_key, "--upstream-key", "TASK=FIELD")
-    datasets = _pairs(args.dataset, "--dataset", "TASK=DIR")
-    manifest = read_manifest(args.manifest)
-    if manifest["params"].get("multi_source") and not (args.panel or args.default):
-        from primebench_tasks.pipeline.multi_source import source_panels
-
-        panels: Panel | dict[str, Panel] = source_panels(manifest)
-    else:
-        panels = _load_panel(args)
-    written = generate_tasks(manifest, panels, args.out, keys, args.upstream_path,
-                             datasets or None, args.keys)
-    print(f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
-          f"--tasks <suite name> --log_samples ...")
-    return 0
+PLUGIN_GROUP = "primebench.commands"
+"""Entry-point group of sub-command plugins: ``NAME = "module:add_commands"``, where
+``add_commands(tree: CommandTree) -> None`` adds its sub-commands (the harness adapters contribute
+``tasks``, ``ingest``, ``place``, ``keys``, ``vlmeval``, ``run``, ``rank-variants``, ``prism
+build|run|...`` this way; a third party can add its own)."""
 
 
-def cmd_lmms_path(args: argparse.Namespace) -> int:
-    from harness_adapters.lmms_eval import task_path
+class CommandTree:
+    """What a ``primebench.commands`` plugin receives: the top-level sub-parsers (``sub``) and
+    shared command groups (``primebench ingest ...``), created once whoever asks first."""
 
-    print(task_path())
-    return 0
+    def __init__(self, sub: argparse._SubParsersAction) -> None:
+        self.sub = sub
+        self._groups: dict[str, argparse._SubParsersAction] = {}
 
-
-def cmd_ingest_lmms(args: argparse.Namespace) -> int:
-    from harness_adapters.lmms_eval.ingest import read_run
-    from primebench_tasks.pipeline.manifest import read_manifest
-    from primebench_tasks.refresh.records import append_records
-
-    version = read_manifest(args.suite)["version"] if args.suite else None
-    records = read_run(args.output_dir, args.model, version)
-    root = Path(args.panel)
-    panel, rep = append_records(Panel.load(root), records, str(args.output_dir))
-    if rep.n_new:
-        panel.save(root)
-    print("\n".join(rep.lines()))
-    return 0
+    def group(self, name: str, help: str) -> argparse._SubParsersAction:  # noqa: A002
+        if name not in self._groups:
+            self._groups[name] = self.sub.add_parser(name, help=help).add_subparsers(
+                dest=f"{name.replace('-', '_')}_command", required=True)
+        return self._groups[name]
 
 
-def cmd_keys_build(args: argparse.Namespace) -> int:
-    from harness_adapters.lmms_eval.content_keys import build_keys, load_upstream_rows, write_keys
+def add_plugin_commands(tree: CommandTree) -> None:
+    """Let every installed ``primebench.commands`` plugin add its sub-commands (in name order;
+    one that cannot be imported is reported on stderr and left out)."""
+    from importlib.metadata import entry_points
 
-    rows = load_upstream_rows(args.upstream, args.split)
-    doc = build_keys(args.vlmeval_tsv, rows, args.task, args.dataset, str(args.upstream))
-    write_keys(doc, args.out)
-    print(f"wrote {args.out}: {doc['n_vlmeval_rows']} VLMEvalKit rows mapped 1:1 onto "
-          f"{doc['n_upstream_rows']} upstream rows of {args.task}; generate tasks with "
-          f"primebench tasks lmms-eval ... --keys {args.out}")
-    return 0
-
-
-def cmd_place(args: argparse.Namespace) -> int:
-    from harness_adapters.lmms_eval.place import place_run, report_markdown
-
-    panel = Panel.load(args.panel) if args.panel else None
-    doc = place_run(args.output_dir, args.out, args.suite, panel, args.model, args.estimator,
-                    args.n_boot, args.seed, args.allow_partial)
-    print(report_markdown(doc, doc["missing"]))
-    dest = Path(args.out) if args.out else Path(args.output_dir) / "primebench"
-    print(f"wrote {dest / 'report.json'}, report.md, placement.png")
-    return 0
+    seen: set[str] = set()
+    for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: (e.name, e.value)):
+        if ep.name in seen:  # the same plugin seen twice (e.g. an editable and a wheel install)
+            continue
+        seen.add(ep.name)
+        try:
+            add = ep.load()
+        except ImportError as exc:
+            print(f"primebench: plugin {ep.name} ({ep.value}) not loaded: {exc}", file=sys.stderr)
+            continue
+        add(tree)
 
 
-def cmd_vlmeval_export(args: argparse.Namespace) -> int:
-    from harness_adapters.vlmeval.export import export_suite
-    from primebench_tasks.pipeline.manifest import read_manifest
-
-    out = export_suite(read_manifest(args.manifest), args.source_tsv, args.lmudata)
-    for name, path in out.items():
-        print(f"{name}: {path}")
-    print(f"config: {Path(args.lmudata) / 'primebench_vlmeval_config.json'}")
-    return 0
-
-
-def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
-    from harness_adapters.vlmeval.export import dataset_name
-    from harness_adapters.vlmeval.ingest import read_results
-    from primebench_tasks.refresh.records import append_records
-
-    root = Path(args.panel)
-    panel = Panel.load(root)
-    records = read_results(args.work_dir, {dataset_name(b): b for b in panel.benchmark_names})
-    panel, rep = append_records(panel, records, str(args.work_dir))
-    if rep.n_new:
-        panel.save(root)
-    print("\n".join(rep.lines()))
-    return 0
+def load_panel(args: argparse.Namespace) -> Panel:
+    """The panel named by ``--default`` or ``--panel`` (for plugin commands)."""
+    return _load_panel(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="primebench", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="primebench",
+        description="PRIMEBench: compact VLM evaluation suites (PRIMEBench, ResampledBench, "
+        "PRISM axes) built from per-item results, and the harness adapters that run them "
+        "(lmms-eval, VLMEvalKit, vLLM) and place a model among known ones from a few percent "
+        "of the items.",
+        epilog="examples:\n"
+        "  primebench build primebench --default autojudger --out out/autojudger\n"
+        "  lmms-eval --model M --tasks primebench --log_samples --output_path out/ && "
+        "primebench place out/\n"
+        "  primebench run --model DIR --lora a=PATH --suite SUITE.json --out RUN\n"
+        "  primebench <command> --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
 
     panel = sub.add_parser("panel", help="inspect and import panels").add_subparsers(
@@ -616,91 +581,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir")
     p.set_defaults(func=cmd_history)
 
-    tasks = sub.add_parser("tasks", help="harness task configs from a manifest").add_subparsers(
-        dest="tasks_command", required=True)
-    p = tasks.add_parser("lmms-eval", help="lmms-eval task YAMLs for a suite")
-    p.add_argument("--manifest", required=True)
-    p.add_argument("--panel")
-    p.add_argument("--default", choices=[n for n in default_names()
-                                         if default_kind(n) == "panel"])
-    p.add_argument("--out", required=True)
-    p.add_argument("--upstream-key", action="append", default=[], metavar="TASK=FIELD",
-                   help="the upstream lmms-eval task's dataset field that holds the panel's "
-                   "item ids (checked by you); its benchmark then includes the upstream task")
-    p.add_argument("--upstream-path", action="append", default=[], metavar="DIR",
-                   help="more folders to search for upstream task YAMLs")
-    p.add_argument("--keys", action="append", default=[], metavar="FILE",
-                   help="row keys built by content (primebench keys build) for an upstream "
-                   "task whose rows carry no id, e.g. ai2d")
-    p.add_argument("--dataset", action="append", default=[], metavar="TASK=DIR",
-                   help="read upstream task TASK's data from a local datasets.save_to_disk "
-                   "folder (one sub-folder per subtask for groups such as blink) instead of "
-                   "the hub")
-    p.set_defaults(func=cmd_tasks_lmms)
-    p = sub.add_parser("lmms-eval-path", help="the released suites' lmms-eval task directory")
-    p.set_defaults(func=cmd_lmms_path)
-    ingest = sub.add_parser("ingest", help="harness results into a Panel").add_subparsers(
-        dest="ingest_command", required=True)
-    p = ingest.add_parser("lmms-eval", help="an lmms-eval --log_samples output directory")
-    p.add_argument("output_dir")
-    p.add_argument("--panel", required=True, help="a writable panel directory")
-    p.add_argument("--suite", help="refuse logs generated from another suite version")
-    p.add_argument("--model", help="model name (default: the run's model_name)")
-    p.set_defaults(func=cmd_ingest_lmms)
-
-    keys = sub.add_parser("keys", help="row keys by content for upstream datasets without ids"
-                          ).add_subparsers(dest="keys_command", required=True)
-    p = keys.add_parser(
-        "build", help="map a VLMEvalKit TSV's index onto the upstream lmms-eval rows by content",
-        description="Match every row of your VLMEvalKit TSV (index, question, options, image) "
-        "to exactly one row of a local copy of the upstream lmms-eval dataset (question, "
-        "options, image hash); ambiguous or missing matches are refused and nothing is written.",
-        epilog="example: primebench keys build --vlmeval-tsv ~/LMUData/AI2D_TEST.tsv --upstream "
-        "ai2d_local/ --split test --task ai2d --dataset AI2D_TEST --out ai2d_keys.json",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--vlmeval-tsv", required=True, help="the VLMEvalKit TSV (LMUData)")
-    p.add_argument("--upstream", required=True,
-                   help="local copy of the upstream dataset (datasets.save_to_disk folder)")
-    p.add_argument("--split", default="test", help="split of the upstream copy")
-    p.add_argument("--task", default="ai2d", help="the upstream lmms-eval task")
-    p.add_argument("--dataset", default="AI2D_TEST", help="the VLMEvalKit dataset name")
-    p.add_argument("--out", required=True, help="the mapping file to write")
-    p.set_defaults(func=cmd_keys_build)
-
-    p = sub.add_parser(
-        "place", help="score, predicted full-suite score and rank of an lmms-eval run",
-        description="Read an lmms-eval --log_samples output of a PRIMEBench suite and place "
-        "each model: suite score, per-category and per-benchmark scores, predicted full "
-        "scores and ranks among the reference models, with 95%% intervals.",
-        epilog="example: lmms-eval --model M --tasks primebench --log_samples --output_path "
-        "out/ && primebench place out/", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("output_dir", help="lmms-eval's --output_path")
-    p.add_argument("--out", help="report folder (default: OUTPUT_DIR/primebench)")
-    p.add_argument("--suite", help="the suite manifest (default: the released suite whose "
-                   "version the run's tasks name)")
-    p.add_argument("--panel", help="reference panel (default: the suite's embedded panels)")
-    p.add_argument("--model", help="model name (default: lmms-eval's model_name)")
-    p.add_argument("--estimator", default="aipw", help="full-score estimator")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    p.add_argument("--allow-partial", action="store_true",
-                   help="place a run in which some benchmarks have no result")
-    p.set_defaults(func=cmd_place)
-
-    p = ingest.add_parser("vlmeval", help="a VLMEvalKit work directory")
-    p.add_argument("work_dir")
-    p.add_argument("--panel", required=True, help="a writable panel directory")
-    p.set_defaults(func=cmd_ingest_vlmeval)
-    vlm = sub.add_parser("vlmeval", help="VLMEvalKit datasets").add_subparsers(
-        dest="vlmeval_command", required=True)
-    p = vlm.add_parser("export", help="LMUData TSVs holding exactly a suite's items")
-    p.add_argument("--manifest", required=True)
-    p.add_argument("--source-tsv", required=True, help="folder of the upstream <dataset>.tsv")
-    p.add_argument("--lmudata", required=True)
-    p.set_defaults(func=cmd_vlmeval_export)
-
-    prism = sub.add_parser("prism", help="PRISM-VLM axes").add_subparsers(
-        dest="prism_command", required=True)
+    tree = CommandTree(sub)
+    prism = tree.group("prism", "PRISM-VLM axes")
     p = prism.add_parser("aggregate", help="re-aggregate a per-axis leaderboard into PScore")
     p.add_argument("--axis-means", required=True, help="CSV: model,q,if,h,mq,sc,c,vis")
     p.add_argument("--weights", help="e.g. sc=0.5,h=2")
@@ -708,12 +590,6 @@ def build_parser() -> argparse.ArgumentParser:
                    default="harmonic")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_prism_aggregate)
-
-    from harness_adapters.prism.cli import add_commands as add_prism_commands
-    from harness_adapters.vllm.cli import add_commands as add_runner_commands
-
-    add_prism_commands(prism)
-    add_runner_commands(sub)
 
     p = sub.add_parser("replay", help="replay release order on a dated panel or leaderboard")
     p.add_argument("--panel")
@@ -723,6 +599,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--waves", type=int, default=4)
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_replay)
+    add_plugin_commands(tree)
     return ap
 
 

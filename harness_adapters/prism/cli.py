@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from harness_adapters.vllm.cli import _adapters, _reference_panel, _say
 from primebench_tasks.data.defaults import default_names
@@ -153,7 +154,10 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tensor-parallel-size", type=int)
 
 
-def add_commands(prism: argparse._SubParsersAction) -> None:
+def add_commands(tree: Any) -> None:
+    """``primebench prism build|run|tasks|ingest-lmms-eval|score`` (a ``primebench.commands``
+    plugin; ``tree``: :class:`primebench_tasks.cli.CommandTree`)."""
+    prism = tree.group("prism", "PRISM-VLM axes")
     p = prism.add_parser("build", help="sample the PRISM items and build their per-axis "
                          "artifacts (cached)")
     p.add_argument("--suite", help="suite manifest: its items are the pool (default pool)")

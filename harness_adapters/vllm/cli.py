@@ -6,6 +6,7 @@ import argparse
 import glob
 import sys
 from pathlib import Path
+from typing import Any
 
 from primebench_tasks.data.defaults import default_names
 from primebench_tasks.data.panel import Panel
@@ -138,7 +139,10 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
-def add_commands(sub: argparse._SubParsersAction) -> None:
+def add_commands(tree: Any) -> None:
+    """``primebench run``, ``rank-variants``, ``tiny-model`` (a ``primebench.commands``
+    plugin; ``tree``: :class:`primebench_tasks.cli.CommandTree`)."""
+    sub = tree.sub
     p = sub.add_parser("run", help="evaluate a model (+ LoRA adapters) on a suite with vLLM")
     p.add_argument("--model", required=True, help="model directory or cached repo id")
     p.add_argument("--lora", action="append", default=[], metavar="NAME=PATH")

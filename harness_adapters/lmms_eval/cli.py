@@ -1,0 +1,148 @@
+"""``primebench`` sub-commands of the lmms-eval adapter: `tasks lmms-eval`, `lmms-eval-path`, `ingest lmms-eval`, `keys build`, `place` (a ``primebench.commands`` plugin)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from primebench_tasks.cli import CommandTree, load_panel, parse_pairs
+from primebench_tasks.data.defaults import default_kind, default_names
+from primebench_tasks.data.panel import Panel
+
+
+def cmd_tasks_lmms(args: argparse.Namespace) -> int:
+    from harness_adapters.lmms_eval.taskgen import generate_tasks
+    from primebench_tasks.pipeline.manifest import read_manifest
+
+    keys = parse_pairs(args.upstream_key, "--upstream-key", "TASK=FIELD")
+    datasets = parse_pairs(args.dataset, "--dataset", "TASK=DIR")
+    manifest = read_manifest(args.manifest)
+    if manifest["params"].get("multi_source") and not (args.panel or args.default):
+        from primebench_tasks.pipeline.multi_source import source_panels
+
+        panels: Panel | dict[str, Panel] = source_panels(manifest)
+    else:
+        panels = load_panel(args)
+    written = generate_tasks(manifest, panels, args.out, keys, args.upstream_path,
+                             datasets or None, args.keys)
+    print(f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
+          f"--tasks <suite name> --log_samples ...")
+    return 0
+
+
+def cmd_lmms_path(args: argparse.Namespace) -> int:
+    from harness_adapters.lmms_eval import task_path
+
+    print(task_path())
+    return 0
+
+
+def cmd_ingest_lmms(args: argparse.Namespace) -> int:
+    from harness_adapters.lmms_eval.ingest import read_run
+    from primebench_tasks.pipeline.manifest import read_manifest
+    from primebench_tasks.refresh.records import append_records
+
+    version = read_manifest(args.suite)["version"] if args.suite else None
+    records = read_run(args.output_dir, args.model, version)
+    root = Path(args.panel)
+    panel, rep = append_records(Panel.load(root), records, str(args.output_dir))
+    if rep.n_new:
+        panel.save(root)
+    print("\n".join(rep.lines()))
+    return 0
+
+
+def cmd_keys_build(args: argparse.Namespace) -> int:
+    from harness_adapters.lmms_eval.content_keys import build_keys, load_upstream_rows, write_keys
+
+    rows = load_upstream_rows(args.upstream, args.split)
+    doc = build_keys(args.vlmeval_tsv, rows, args.task, args.dataset, str(args.upstream))
+    write_keys(doc, args.out)
+    print(f"wrote {args.out}: {doc['n_vlmeval_rows']} VLMEvalKit rows mapped 1:1 onto "
+          f"{doc['n_upstream_rows']} upstream rows of {args.task}; generate tasks with "
+          f"primebench tasks lmms-eval ... --keys {args.out}")
+    return 0
+
+
+def cmd_place(args: argparse.Namespace) -> int:
+    from harness_adapters.lmms_eval.place import place_run, report_markdown
+
+    panel = Panel.load(args.panel) if args.panel else None
+    doc = place_run(args.output_dir, args.out, args.suite, panel, args.model, args.estimator,
+                    args.n_boot, args.seed, args.allow_partial)
+    print(report_markdown(doc, doc["missing"]))
+    dest = Path(args.out) if args.out else Path(args.output_dir) / "primebench"
+    print(f"wrote {dest / 'report.json'}, report.md, placement.png")
+    return 0
+
+
+def add_commands(tree: CommandTree) -> None:
+    sub = tree.sub
+    tasks = tree.group("tasks", "harness task configs from a manifest")
+    p = tasks.add_parser("lmms-eval", help="lmms-eval task YAMLs for a suite")
+    p.add_argument("--manifest", required=True)
+    p.add_argument("--panel")
+    p.add_argument("--default", choices=[n for n in default_names()
+                                         if default_kind(n) == "panel"])
+    p.add_argument("--out", required=True)
+    p.add_argument("--upstream-key", action="append", default=[], metavar="TASK=FIELD",
+                   help="the upstream lmms-eval task's dataset field that holds the panel's "
+                   "item ids (checked by you); its benchmark then includes the upstream task")
+    p.add_argument("--upstream-path", action="append", default=[], metavar="DIR",
+                   help="more folders to search for upstream task YAMLs")
+    p.add_argument("--keys", action="append", default=[], metavar="FILE",
+                   help="row keys built by content (primebench keys build) for an upstream "
+                   "task whose rows carry no id, e.g. ai2d")
+    p.add_argument("--dataset", action="append", default=[], metavar="TASK=DIR",
+                   help="read upstream task TASK's data from a local datasets.save_to_disk "
+                   "folder (one sub-folder per subtask for groups such as blink) instead of "
+                   "the hub")
+    p.set_defaults(func=cmd_tasks_lmms)
+    p = sub.add_parser("lmms-eval-path", help="the released suites' lmms-eval task directory")
+    p.set_defaults(func=cmd_lmms_path)
+    ingest = tree.group("ingest", "harness results into a Panel")
+    p = ingest.add_parser("lmms-eval", help="an lmms-eval --log_samples output directory")
+    p.add_argument("output_dir")
+    p.add_argument("--panel", required=True, help="a writable panel directory")
+    p.add_argument("--suite", help="refuse logs generated from another suite version")
+    p.add_argument("--model", help="model name (default: the run's model_name)")
+    p.set_defaults(func=cmd_ingest_lmms)
+
+    keys = tree.group("keys", "row keys by content for upstream datasets without ids")
+    p = keys.add_parser(
+        "build", help="map a VLMEvalKit TSV's index onto the upstream lmms-eval rows by content",
+        description="Match every row of your VLMEvalKit TSV (index, question, options, image) "
+        "to exactly one row of a local copy of the upstream lmms-eval dataset (question, "
+        "options, image hash); ambiguous or missing matches are refused and nothing is written.",
+        epilog="example: primebench keys build --vlmeval-tsv ~/LMUData/AI2D_TEST.tsv --upstream "
+        "ai2d_local/ --split test --task ai2d --dataset AI2D_TEST --out ai2d_keys.json",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--vlmeval-tsv", required=True, help="the VLMEvalKit TSV (LMUData)")
+    p.add_argument("--upstream", required=True,
+                   help="local copy of the upstream dataset (datasets.save_to_disk folder)")
+    p.add_argument("--split", default="test", help="split of the upstream copy")
+    p.add_argument("--task", default="ai2d", help="the upstream lmms-eval task")
+    p.add_argument("--dataset", default="AI2D_TEST", help="the VLMEvalKit dataset name")
+    p.add_argument("--out", required=True, help="the mapping file to write")
+    p.set_defaults(func=cmd_keys_build)
+
+    p = sub.add_parser(
+        "place", help="score, predicted full-suite score and rank of an lmms-eval run",
+        description="Read an lmms-eval --log_samples output of a PRIMEBench suite and place "
+        "each model: suite score, per-category and per-benchmark scores, predicted full "
+        "scores and ranks among the reference models, with 95%% intervals.",
+        epilog="example: lmms-eval --model M --tasks primebench --log_samples --output_path "
+        "out/ && primebench place out/", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("output_dir", help="lmms-eval's --output_path")
+    p.add_argument("--out", help="report folder (default: OUTPUT_DIR/primebench)")
+    p.add_argument("--suite", help="the suite manifest (default: the released suite whose "
+                   "version the run's tasks name)")
+    p.add_argument("--panel", help="reference panel (default: the suite's embedded panels)")
+    p.add_argument("--model", help="model name (default: lmms-eval's model_name)")
+    p.add_argument("--estimator", default="aipw", help="full-score estimator")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="place a run in which some benchmarks have no result")
+    p.set_defaults(func=cmd_place)
+
