@@ -20,14 +20,18 @@ import base64
 import csv
 import hashlib
 import io
-import json
 import re
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from primebench_tasks.data.io import atomic_write_text, canonical_json, content_hash
+from primebench_tasks.data.io import (
+    atomic_write_text,
+    canonical_json,
+    content_hash,
+    read_json_document,
+)
 from primebench_tasks.errors import InputError
 
 SCHEMA = "primebench.keys/1"
@@ -140,14 +144,7 @@ def write_keys(doc: Mapping[str, Any], out: str | Path) -> Path:
 
 
 def read_keys(path: str | Path) -> dict[str, Any]:
-    p = Path(path)
-    try:
-        doc = json.loads(p.read_text("utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read keys: {exc}", file=str(p)) from None
-    if doc.get("schema") != SCHEMA:
-        raise InputError(f"not a {SCHEMA} file", file=str(p), field="schema")
-    return doc
+    return read_json_document(path, "keys", SCHEMA)
 
 
 def load_upstream_rows(folder: str | Path, split: str) -> list[dict[str, Any]]:

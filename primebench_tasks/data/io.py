@@ -118,3 +118,23 @@ def check_image_file(path: str | os.PathLike[str], limit: int = MAX_IMAGE_BYTES)
 def read_image_bytes(path: str | os.PathLike[str], limit: int = MAX_IMAGE_BYTES) -> bytes:
     """The bytes of an item image, bounded (see :func:`check_image_file`)."""
     return check_image_file(path, limit).read_bytes()
+
+
+def read_json_document(path: str | os.PathLike[str], what: str, schema: str) -> dict[str, Any]:
+    """A JSON object file of schema ``schema``; unreadable, invalid JSON, not an object or
+    another schema → ``InputError`` naming the file (and the line of a JSON error)."""
+    from primebench_tasks.errors import InputError
+
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text("utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=str(p)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{what} is not valid JSON: {exc.msg}", file=str(p),
+                         row=exc.lineno) from None
+    if not isinstance(doc, dict) or doc.get("schema") != schema:
+        found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise InputError(f"unsupported schema {found!r}, expected {schema}", file=str(p),
+                         field="schema")
+    return doc

@@ -6,13 +6,17 @@ stamps); ``version`` is the content hash of everything else in the manifest.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from primebench_tasks.data.io import atomic_write_text, canonical_json, content_hash
+from primebench_tasks.data.io import (
+    atomic_write_text,
+    canonical_json,
+    content_hash,
+    read_json_document,
+)
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 
@@ -79,13 +83,7 @@ def write_manifest(manifest: dict[str, Any], path: str | Path) -> Path:
 def read_manifest(path: str | Path) -> dict[str, Any]:
     """Read and check a manifest (schema, version hash, structure)."""
     p = Path(path)
-    try:
-        m = json.loads(p.read_text("utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read manifest: {exc}", file=str(p)) from None
-    if m.get("schema") != SCHEMA:
-        raise InputError(f"unsupported schema {m.get('schema')!r}, expected {SCHEMA}",
-                         file=str(p), field="schema")
+    m = read_json_document(p, "manifest", SCHEMA)
     body = {k: v for k, v in m.items() if k != "version"}
     if m.get("version") != content_hash(canonical_json(body)):
         raise InputError("version does not match the manifest's content (edited by hand?)",
