@@ -89,6 +89,13 @@ def test_main_job_prints_stage_table_and_fidelity(tmp_path, capsys):
     assert "Stage 0 (cleaning)" in out and "fidelity rho" in out
     m = json.loads((tmp_path / "manifest.json").read_text())
     assert m["built_from"]["panel"] == "autojudger" and len(m["built_from"]["models"]) == 169
+    # the README's figures for the main job are this run's
+    assert "suite: 254 items" in out and "fidelity rho = 0.976" in out
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text("utf-8")
+    assert "(254 items, ρ = 0.976)" in readme
+    assert len(m["placement_calibration"]["residuals"]) == 169
 
 
 def test_cli_resampled_and_frontier(tmp_path, sim):
