@@ -182,3 +182,25 @@ def test_malformed_replies_are_failed_calls_never_cached(server, tmp_path, raw):
 def test_judge_cache_is_keyed_by_url(server, tmp_path):
     a = make_judge(f"openai:judge-model@{server}", tmp_path)
     assert a is not None and server in a.id
+
+
+def test_a_models_reply_without_a_list_is_a_clear_error(tmp_path):
+    """A server whose GET /models has no "data" printed 'primebench: error: data'."""
+
+    class NoData(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"unexpected": 1}')
+
+        def log_message(self, *args):
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), NoData)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(PrimeBenchError, match=r"does not serve \['m'\]"):
+            ServerBackend(f"http://127.0.0.1:{srv.server_address[1]}/v1", "m", max_retries=0)
+    finally:
+        srv.shutdown()

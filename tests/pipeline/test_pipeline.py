@@ -107,3 +107,16 @@ def test_cli_resampled_and_frontier(tmp_path, sim):
                  "--out", str(tmp_path / "f")]) == 0
     assert main(["build", "resampled", "--default", "autojudger", "--out",
                  str(tmp_path / "x")]) == 2  # no embeddings: a clear error
+
+
+def test_a_broken_manifest_names_its_file_and_line(tmp_path):
+    """'Expecting value…' without a file name: a JSON error now names file and line."""
+    from primebench_tasks.errors import InputError
+
+    bad = tmp_path / "m.json"
+    bad.write_text('{\n  "schema": "primebench.suite/1",\n  "name": \n}')
+    with pytest.raises(InputError, match=rf"file {bad}, row 4: manifest is not valid JSON"):
+        read_manifest(bad)
+    bad.write_text("[1, 2]")
+    with pytest.raises(InputError, match="unsupported schema 'list'"):
+        read_manifest(bad)
