@@ -144,13 +144,14 @@ class _Suite:
             self.funcs.append(f"{alias} = _up({key[0]!r}, {key[1]!r})")
         return _Fn(f"primebench_suite.{self.aliases[key]}")
 
-    def convert(self, value: Any, directory: Path) -> Any:
+    def convert(self, value: Any) -> Any:
+        """``value`` with every ``FunctionRef`` (at any depth) as a ``!function`` value."""
         if isinstance(value, FunctionRef):
             return self.yaml_ref(value)
         if isinstance(value, dict):
-            return {k: self.convert(v, directory) for k, v in value.items()}
+            return {k: self.convert(v) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.convert(v, directory) for v in value]
+            return [self.convert(v) for v in value]
         return value
 
 
@@ -235,14 +236,13 @@ def _upstream_tasks(s: _Suite, names: _Names, manifest: Mapping[str, Any], b: st
             extra_meta = {"item_ids": member_ids,
                           "item_metric": cfg["metric_list"][0]["metric"],
                           "item_metric_range": [float(lo), float(hi)]}
-        body = {k: s.convert(v, member.path.parent) for k, v in cfg.items()
-                if k not in _DROPPED}
+        body = {k: s.convert(v) for k, v in cfg.items() if k not in _DROPPED}
         _local_data_files(body, member.path.parent, s.out)
         if dataset is not None:
             d = Path(dataset)
             body["dataset_path"] = str(d / member.dataset_name if member.dataset_name else d)
             body["dataset_kwargs"] = {"load_from_disk": True}
-        metrics = [s.convert(m, member.path.parent) for m in cfg["metric_list"]]
+        metrics = [s.convert(m) for m in cfg["metric_list"]]
         doc = {"task": t, **body, "process_docs": _Fn(f"primebench_suite.process_docs_{t}")}
         if isinstance(pr, FunctionRef):
             doc["process_results"] = _Fn(f"primebench_suite.process_results_{t}")
