@@ -47,7 +47,8 @@ def _say(msg: str) -> None:
     print(f"[primebench] {msg}", file=sys.stderr, flush=True)
 
 
-def _load_panel(args: argparse.Namespace) -> Panel:
+def load_panel(args: argparse.Namespace) -> Panel:
+    """The panel named by ``--default`` or ``--panel`` (also for plugin commands)."""
     if getattr(args, "default", None):
         if default_kind(args.default) != "panel":
             raise PrimeBenchError(f"{args.default!r} is a leaderboard, not an item-level panel")
@@ -108,7 +109,7 @@ def cmd_panel_info(args: argparse.Namespace) -> int:
         return 0
     if args.path and not args.panel:
         args.panel = args.path
-    print(panel_info_text(_load_panel(args)))
+    print(panel_info_text(load_panel(args)))
     return 0
 
 
@@ -150,7 +151,7 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
     from primebench_tasks.report.build_report import write_primebench_report
 
-    panel = _load_panel(args)
+    panel = load_panel(args)
     n_cat = len(panel.categories())
     if args.k is not None and args.until == "stage3" and args.k > n_cat:
         raise PrimeBenchError(f"--k {args.k}: panel {panel.name!r} has only {n_cat} categories "
@@ -186,7 +187,7 @@ def cmd_build_resampled(args: argparse.Namespace) -> int:
     from primebench_tasks.pipeline.manifest import build_manifest, write_manifest
     from primebench_tasks.pipeline.resampled import resampled_suite
 
-    panel = _load_panel(args)
+    panel = load_panel(args)
     res = resampled_suite(panel, n=args.n, space=args.space, per_benchmark=args.per_benchmark,
                           seed=args.seed)
     selected = {panel.category_of(b): {} for b in res.selected}
@@ -210,7 +211,7 @@ def cmd_build_frontier(args: argparse.Namespace) -> int:
     from primebench_tasks.pipeline.manifest import build_manifest, write_manifest
     from primebench_tasks.pipeline.stage0_clean import stage0_clean
 
-    panel = _load_panel(args)
+    panel = load_panel(args)
     s0 = stage0_clean(panel)
     fr = capability_frontier(panel, s0.keep, budget=args.budget)
     selected: dict[str, dict[str, np.ndarray]] = {}
@@ -238,7 +239,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from primebench_tasks.data.importers import panel_with_benchmarks
     from primebench_tasks.evaluate.validate import validate
 
-    panel = _load_panel(args)
+    panel = load_panel(args)
     if args.benchmarks:
         panel = panel_with_benchmarks(panel, args.benchmarks.split(","))
     ret_parse, item_parse = _number(float, 0, 1, lo_open=True), _number(int, 1)
@@ -267,7 +268,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     from primebench_tasks.refresh.loop import refresh
     from primebench_tasks.refresh.policy import RefreshPolicy
 
-    panel = _load_panel(args)
+    panel = load_panel(args)
     res = refresh(panel, args.records, args.suite, Path(args.out),
                   RefreshPolicy(args.max_drop, args.min_percentile, args.min_gain),
                   explore=args.explore, n_random=args.random_suites, progress=_say)
@@ -294,7 +295,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                                    start=args.start, waves=args.waves)
         head = f"frozen benchmarks: {', '.join(table.attrs['frozen'])}"
     else:
-        table = replay_panel(_load_panel(args), start=args.start, waves=args.waves,
+        table = replay_panel(load_panel(args), start=args.start, waves=args.waves,
                              progress=_say)
         head = "frozen: the PRIMEBench suite built on the oldest models"
     atomic_write_text(out / "replay.csv", table.to_csv(index=False))
@@ -422,11 +423,6 @@ def add_plugin_commands(tree: CommandTree) -> None:
             print(f"primebench: plugin {ep.name} ({ep.value}) not loaded: {exc}", file=sys.stderr)
             continue
         add(tree)
-
-
-def load_panel(args: argparse.Namespace) -> Panel:
-    """The panel named by ``--default`` or ``--panel`` (for plugin commands)."""
-    return _load_panel(args)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -221,12 +221,3 @@ def upstream_function(ref: str, folder: str | None = None, base: str | Path | No
     else:
         mod = importlib.import_module(module)
     return getattr(mod, name)
-
-
-def load_function(ref: FunctionRef | tuple[str, str]) -> Callable[..., Any]:
-    """Import ``module.name`` from ``module.py`` in the YAML's folder (lmms-eval's rule), else as
-    a normal import."""
-    r = ref if isinstance(ref, FunctionRef) else FunctionRef(*ref)
-    module = r.ref.rpartition(".")[0]
-    local = Path(r.directory) / f"{module.replace('.', '/')}.py"
-    return upstream_function(r.ref, r.directory if local.exists() else None)
