@@ -1,4 +1,4 @@
-"""``primebench`` sub-commands of the lmms-eval adapter: `tasks lmms-eval`, `lmms-eval-path`, `ingest lmms-eval`, `keys build`, `place` (a ``primebench.commands`` plugin)."""
+"""``primebench`` sub-commands of the lmms-eval adapter: `tasks lmms-eval`, `lmms-eval-path`, `ingest lmms-eval`, `keys build` (a ``primebench.commands`` plugin)."""
 
 from __future__ import annotations
 
@@ -64,18 +64,6 @@ def cmd_keys_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_place(args: argparse.Namespace) -> int:
-    from harness_adapters.lmms_eval.place import place_run, report_markdown
-
-    panel = Panel.load(args.panel) if args.panel else None
-    doc = place_run(args.output_dir, args.out, args.suite, panel, args.model, args.estimator,
-                    args.n_boot, args.seed, args.allow_partial)
-    print(report_markdown(doc, doc["missing"]))
-    dest = Path(args.out) if args.out else Path(args.output_dir) / "primebench"
-    print(f"wrote {dest / 'report.json'}, report.md, placement.png")
-    return 0
-
-
 def add_commands(tree: CommandTree) -> None:
     sub = tree.sub
     tasks = tree.group("tasks", "harness task configs from a manifest")
@@ -125,24 +113,4 @@ def add_commands(tree: CommandTree) -> None:
     p.add_argument("--dataset", default="AI2D_TEST", help="the VLMEvalKit dataset name")
     p.add_argument("--out", required=True, help="the mapping file to write")
     p.set_defaults(func=cmd_keys_build)
-
-    p = sub.add_parser(
-        "place", help="score, predicted full-suite score and rank of an lmms-eval run",
-        description="Read an lmms-eval --log_samples output of a PRIMEBench suite and place "
-        "each model: suite score, per-category and per-benchmark scores, predicted full "
-        "scores and ranks among the reference models, with 95%% intervals.",
-        epilog="example: lmms-eval --model M --tasks primebench --log_samples --output_path "
-        "out/ && primebench place out/", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("output_dir", help="lmms-eval's --output_path")
-    p.add_argument("--out", help="report folder (default: OUTPUT_DIR/primebench)")
-    p.add_argument("--suite", help="the suite manifest (default: the released suite whose "
-                   "version the run's tasks name)")
-    p.add_argument("--panel", help="reference panel (default: the suite's embedded panels)")
-    p.add_argument("--model", help="model name (default: lmms-eval's model_name)")
-    p.add_argument("--estimator", default="aipw", help="full-score estimator")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    p.add_argument("--allow-partial", action="store_true",
-                   help="place a run in which some benchmarks have no result")
-    p.set_defaults(func=cmd_place)
 

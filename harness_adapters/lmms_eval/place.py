@@ -3,181 +3,26 @@
 Reads the lmms-eval ``--log_samples`` output, finds the suite (a released one by its version, or
 ``--suite``), checks that the run is complete (every benchmark of the suite logged, and which
 items are missing), places every model of the run (:mod:`primebench_tasks.evaluate.suite_placement`)
-and writes ``report.json`` (schema ``primebench.placement/1``), ``report.md`` and
+and writes (:mod:`harness_adapters.placement`) ``report.json`` (schema ``primebench.placement/1``), ``report.md`` and
 ``placement.png`` into ``--out`` (default: ``OUT/primebench``).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from harness_adapters.lmms_eval import suites_path
 from harness_adapters.lmms_eval.ingest import logged_tasks, read_run
-from primebench_tasks.data.io import atomic_write_text, canonical_json
+from harness_adapters.placement import write_placement
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR
-from primebench_tasks.evaluate.suite_placement import place_on_suite
-from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
 
 
 def run_suite_versions(output_dir: str | Path) -> set[str]:
     """The suite versions the run's PRIMEBench tasks were generated from."""
     return {str(meta["primebench_suite"]) for *_, meta, _s in
             logged_tasks(output_dir, lambda m: "primebench_suite" in m)}
-
-
-def find_manifest(version: str, suite: str | Path | None = None) -> dict[str, Any]:
-    """``suite`` (checked against ``version``), else the released suite of that version."""
-    if suite is not None:
-        m = read_manifest(suite)
-        if m["version"] != version:
-            raise InputError(f"the run was made with suite {version}, this manifest is "
-                             f"{m['version']}", file=str(suite), field="version")
-        return m
-    for path in sorted(suites_path().glob("*.json")):
-        m = read_manifest(path)
-        if m["version"] == version:
-            return m
-    raise InputError(f"suite {version} is not a released suite of this primebench; pass its "
-                     "manifest with --suite")
-
-
-def reference_panels(manifest: dict[str, Any], panel: Panel | None = None) -> dict[str, Panel]:
-    """benchmark → reference panel: the manifest's source panels (multi-source), ``panel``, or
-    the embedded panel the suite was built from."""
-    from primebench_tasks.data.defaults import default_names
-
-    if manifest["params"].get("multi_source"):
-        from primebench_tasks.pipeline.multi_source import source_panels
-
-        return source_panels(manifest)
-    if panel is None:
-        name = manifest["built_from"]["panel"]
-        if name not in default_names():
-            raise InputError(f"the suite was built from panel {name!r}, which is not embedded; "
-                             "pass it with --panel")
-        panel = Panel.load_default(name)
-    if panel.content_hash != manifest["built_from"].get("panel_hash"):
-        raise InputError(f"panel {panel.name} (hash {panel.content_hash}) is not the one the "
-                         f"suite was built from ({manifest['built_from'].get('panel_hash')})")
-    return {b: panel for by_b in manifest_items(manifest).values() for b in by_b}
-
-
-def score_frame(records: pd.DataFrame, manifest: dict[str, Any], allow_partial: bool = False
-                ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """(models × (benchmark, item_id)) scores in suite order, and what is missing. A benchmark
-    with no logged item is an error unless ``allow_partial``."""
-    cols = [(b, str(i)) for by_b in manifest_items(manifest).values()
-            for b, ids in by_b.items() for i in ids]
-    index = pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"])
-    extra = records[~records.set_index(["benchmark", "item_id"]).index.isin(index)]
-    if len(extra):
-        r = extra.iloc[0]
-        raise InputError(f"the run logged item {r.item_id} of {r.benchmark}, which is not in the "
-                         "suite (tasks of another suite version in the same folder?)")
-    wide = records.pivot_table(index="model", columns=["benchmark", "item_id"], values="score",
-                               aggfunc="first").reindex(columns=index)
-    missing: dict[str, Any] = {}
-    for m in wide.index:
-        for b in dict.fromkeys(b for b, _ in cols):
-            row = wide.loc[m, b]
-            n = int(row.isna().sum())
-            if n:
-                missing.setdefault(str(m), {})[b] = {"missing": n, "of": int(len(row))}
-        absent = [b for b, v in missing.get(str(m), {}).items() if v["missing"] == v["of"]]
-        if absent and not allow_partial:
-            raise InputError(f"model {m}: the run has no result for {', '.join(absent)} (its "
-                             "lmms-eval task failed or was not run; check the lmms-eval log, or "
-                             "pass --allow-partial)")
-    return wide, missing
-
-
-def _fmt(v: dict[str, Any] | None, digits: int = 3) -> str:
-    if v is None or v.get("value") is None:
-        return "—"
-    if "out_of" in v:
-        return f"{v['value']:.0f} [{v['lo']:.0f}, {v['hi']:.0f}] of {v['out_of']}"
-    return f"{v['value']:.{digits}f} [{v['lo']:.{digits}f}, {v['hi']:.{digits}f}]"
-
-
-def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
-    lines = [f"# {doc['suite_name']} ({doc['suite']}): placement", "",
-             "Values with 95 % intervals (bootstrap over the suite's items; estimator "
-             f"`{doc['estimator']}`, {doc['n_boot']} resamples). Ranks: 1 = best, among the "
-             "reference models of each benchmark's source panel plus this model.", ""]
-    for model, r in doc["models"].items():
-        s = r["suite"]
-        lines += [f"## {model}", "",
-                  f"- suite score: {_fmt(s['score'])} ({s['n_scored']} of {s['n_items']} items "
-                  "scored)",
-                  f"- predicted full-suite score: {_fmt(s['predicted_full'])}",
-                  f"- predicted rank on the full suite: "
-                  f"{_fmt(s['predicted_rank']) if s['predicted_rank'] else s['no_rank_because']}",
-                  "", "| category | score | predicted full | predicted rank |",
-                  "|---|---|---|---|"]
-        for c, e in r["categories"].items():
-            rank = _fmt(e["predicted_rank"]) if e["predicted_rank"] else e["no_rank_because"]
-            lines.append(f"| {c} | {_fmt(e['score'])} | {_fmt(e['predicted_full'])} | "
-                         f"{rank} |")
-        lines += ["", "| benchmark | reference | items | score | predicted full | "
-                  "predicted rank |", "|---|---|---|---|---|---|"]
-        for b, e in r["benchmarks"].items():
-            lines.append(f"| {b} | {e['source']} ({e['n_reference']} models) | "
-                         f"{e['n_scored']}/{e['n_items']} | {_fmt(e['score'])} | "
-                         f"{_fmt(e['predicted_full'])} | {_fmt(e['predicted_rank'])} |")
-        if missing.get(model):
-            lines += ["", "Missing items: " + "; ".join(
-                f"{b}: {v['missing']} of {v['of']}" for b, v in missing[model].items())]
-        lines.append("")
-    return "\n".join(lines)
-
-
-def placement_figure(doc: dict[str, Any], panels: dict[str, Panel], path: Path) -> Path:
-    """One panel per benchmark: the reference models' full benchmark scores by rank, and each
-    placed model at its predicted rank and predicted full score with 95 % intervals."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from primebench_tasks.evaluate.metrics import nanmean_rows
-
-    benches = list(next(iter(doc["models"].values()))["benchmarks"])
-    fig, axes = plt.subplots(1, len(benches), figsize=(3.2 * len(benches), 3.4), squeeze=False)
-    for ax, b in zip(axes[0], benches, strict=True):
-        ref = np.sort(nanmean_rows(panels[b].matrix(b)))[::-1]
-        ref = ref[np.isfinite(ref)]
-        ax.scatter(np.arange(1, len(ref) + 1), ref, s=10, color="#999999",
-                   label=f"reference ({panels[b].name})")
-        for k, (model, r) in enumerate(doc["models"].items()):
-            e = r["benchmarks"][b]
-            t, rk = e["predicted_full"], e["predicted_rank"]
-            if t["value"] is None:
-                continue
-            ax.errorbar(rk["value"], t["value"],
-                        xerr=[[rk["value"] - rk["lo"]], [rk["hi"] - rk["value"]]],
-                        yerr=[[t["value"] - t["lo"]], [t["hi"] - t["value"]]],
-                        fmt="o", color=f"C{k % 10}", capsize=3, label=model)
-        ax.set_title(b, fontsize=9)
-        ax.set_xlabel("rank (1 = best)")
-        ax.xaxis.get_major_locator().set_params(integer=True)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    axes[0][0].set_ylabel("full benchmark score (predicted for the run)")
-    fig.suptitle(f"{doc['suite_name']}: predicted full scores and ranks per benchmark",
-                 fontsize=10)
-    fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
 
 
 def place_run(output_dir: str | Path, out: str | Path | None = None,
@@ -192,15 +37,7 @@ def place_run(output_dir: str | Path, out: str | Path | None = None,
                          f"({sorted(versions)}); place one run folder per suite",
                          file=str(output_dir))
     version = versions.pop()
-    manifest = find_manifest(version, suite)
     records = read_run(output_dir, model=model, suite_version=version)
-    new, missing = score_frame(records, manifest, allow_partial)
-    panels = reference_panels(manifest, panel)
-    doc = place_on_suite(manifest, panels, new, estimator, n_boot, seed)
-    doc["missing"] = missing
     dest = Path(out) if out is not None else Path(output_dir) / "primebench"
-    dest.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(dest / "report.json", canonical_json(json.loads(json.dumps(doc))))
-    atomic_write_text(dest / "report.md", report_markdown(doc, missing))
-    placement_figure(doc, panels, dest / "placement.png")
-    return doc
+    return write_placement(records, version, dest, suite, panel, estimator, n_boot, seed,
+                           allow_partial)

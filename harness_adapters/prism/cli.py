@@ -146,6 +146,26 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_vlmeval_export(args: argparse.Namespace) -> int:
+    from harness_adapters.prism.vlmeval_tasks import export_prism
+
+    axes = [a.strip() for a in args.axes.split(",") if a.strip()] if args.axes else None
+    out = export_prism(args.prism, args.lmudata, axes)
+    for name, path in out.items():
+        print(f"{name}: {path}")
+    print(f"run: LMUData={args.lmudata} primebench vlmeval run -- --data {' '.join(out)} "
+          "--model <model>")
+    return 0
+
+
+def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
+    from harness_adapters.prism.vlmeval_tasks import ingest_vlmeval
+
+    n = ingest_vlmeval(args.work_dir, args.prism, args.out, args.model)
+    print(f"appended {n} record(s) to {Path(args.out) / 'prism_records.jsonl'}")
+    return 0
+
+
 def _engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-model-len", type=int)
     p.add_argument("--max-num-seqs", type=int)
@@ -211,6 +231,21 @@ def add_commands(tree: Any) -> None:
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--model", required=True, help="the model's name in the records")
     p.set_defaults(func=cmd_ingest)
+
+    p = prism.add_parser("vlmeval-export",
+                         help="the single-turn axes as VLMEvalKit datasets (LMUData TSVs)")
+    p.add_argument("--prism", required=True, help="build directory")
+    p.add_argument("--lmudata", required=True, help="LMUData folder to write to")
+    p.add_argument("--axes", help="comma-separated single-turn axes (default: every built one)")
+    p.set_defaults(func=cmd_vlmeval_export)
+
+    p = prism.add_parser("ingest-vlmeval", help="VLMEvalKit PrimeBench_PRISM_<axis> results → "
+                         "run records")
+    p.add_argument("work_dir", help="run.py's --work-dir")
+    p.add_argument("--prism", required=True, help="build directory")
+    p.add_argument("--out", required=True, help="run directory")
+    p.add_argument("--model", required=True, help="the model's name in VLMEvalKit")
+    p.set_defaults(func=cmd_ingest_vlmeval)
 
     p = prism.add_parser("score", help="grade runs: leaderboard, PScore, separation, audit")
     p.add_argument("--prism", required=True, help="build directory")

@@ -16,48 +16,19 @@ sc is multi-turn and runs only through the vLLM runner.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
 from harness_adapters.lmms_eval.ingest import logged_items, logged_tasks
-from harness_adapters.lmms_eval.task_functions import exact_answer_score
 from harness_adapters.prism.build import read_build
-from harness_adapters.prism.run import BUDGETS, SINGLE_TURN, axis_text, records_file
+from harness_adapters.prism.run import BUDGETS, SINGLE_TURN, records_file
+from harness_adapters.prism.single_turn import axis_rows, build_id, rule_score
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.errors import InputError
-from primebench_tasks.prism import graders as g
-from primebench_tasks.prism.artifacts import usable
 
 ITEM_METRIC = "primebench_item"
-
-
-def build_id(root: str | Path) -> str:
-    """A content hash of the build's index (``prism.json``)."""
-    return hashlib.sha256((Path(root) / "prism.json").read_bytes()).hexdigest()[:16]
-
-
-def rule_score(axis: str, grade: dict[str, Any], response: str) -> float:
-    """The rule grader of ``axis`` (graders module) on one response."""
-    from harness_adapters.prism.score import MATCHERS
-
-    if axis == "q":
-        return exact_answer_score(grade["item"], response)
-    if axis == "if":
-        return g.grade_if(grade["payload"], response)
-    if axis == "h":
-        return g.grade_h([grade["payload"]], [response], None)[0]  # type: ignore[return-value]
-    if axis == "mq":
-        out = g.grade_mq([grade["item"]], [grade["payload"]], [response], None, MATCHERS)[0]
-        assert out is not None
-        return out[0]
-    if axis == "c":
-        return g.grade_count(grade["payload"]["count"], response)
-    if axis == "vis":
-        return g.grade_ab(grade["payload"]["gold"], response)
-    raise ValueError(f"axis {axis!r} has no single-turn task")
 
 
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None) -> str:
@@ -89,21 +60,10 @@ def generate_prism_tasks(build_dir: str | Path, out: str | Path) -> list[Path]:
              "    doc_to_text, make_process_results)", "",
              "doc_to_visual = make_doc_to_visual(Path(__file__).parent)"]
     for axis in SINGLE_TURN:
-        rows = []
-        for it in index["items"]:
-            art = None if axis == "q" else store.load(axis, it["benchmark"], it["item_id"])
-            if axis != "q" and not usable(art):
-                continue
-            doc = it["doc"]
-            payload = None if art is None else art["payload"]
-            image = doc.get("image")
-            rows.append({"key": f"{it['benchmark']}/{it['item_id']}",
-                         "text": axis_text(axis, doc, payload),
-                         "image": None if not image else os.path.relpath(image, out.resolve()),
-                         "grade": json.dumps({"item": {"answer": doc["answer"],
-                                                       "options": doc.get("options") or [],
-                                                       "question": doc["question"]},
-                                              "payload": payload}, sort_keys=True)})
+        rows = [{**r, "image": None if not r["image"] else os.path.relpath(r["image"],
+                                                                       out.resolve()),
+                 "grade": json.dumps(r["grade"], sort_keys=True)}
+                for r in axis_rows(index, store, axis)]
         if not rows:
             continue
         task = f"prism_{axis}"

@@ -1,33 +1,93 @@
-"""``primebench`` sub-commands of the VLMEvalKit adapter: `vlmeval export`, `ingest vlmeval` (a ``primebench.commands`` plugin)."""
+"""``primebench`` sub-commands of the VLMEvalKit adapter (a ``primebench.commands`` plugin):
+``vlmeval export`` (a suite's rows as LMUData TSVs), ``vlmeval run`` (VLMEvalKit's ``run.py``
+with the suite's datasets registered) and ``ingest vlmeval`` (results into a panel).
+``primebench place --vlmeval`` is in :mod:`harness_adapters.placement`."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import runpy
+import sys
 from pathlib import Path
 
-from primebench_tasks.cli import CommandTree
+from primebench_tasks.cli import CommandTree, parse_pairs
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import InputError
 
 
 def cmd_vlmeval_export(args: argparse.Namespace) -> int:
-    from harness_adapters.vlmeval.export import export_suite
-    from primebench_tasks.pipeline.manifest import read_manifest
+    from harness_adapters.placement import resolve_suite
+    from harness_adapters.vlmeval.export import CONFIG_NAME, export_suite
 
-    out = export_suite(read_manifest(args.manifest), args.source_tsv, args.lmudata)
+    manifest = resolve_suite(args.suite)
+    keys = parse_pairs(args.key or [], "--key", "BENCHMARK=COLUMN")
+    only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only else None
+    out = export_suite(manifest, args.source_tsv, args.lmudata, keys, only)
     for name, path in out.items():
         print(f"{name}: {path}")
-    print(f"config: {Path(args.lmudata) / 'primebench_vlmeval_config.json'}")
+    print(f"config: {Path(args.lmudata) / CONFIG_NAME}\nrun: LMUData={args.lmudata} primebench "
+          f"vlmeval run -- --data {' '.join(out)} --model <model>")
     return 0
 
 
+def vlmeval_run_py(root: str | None) -> Path:
+    """VLMEvalKit's ``run.py``: in ``root``, else next to the installed ``vlmeval`` package (a
+    source checkout, as VLMEvalKit is installed)."""
+    if root is None:
+        import vlmeval
+
+        root = str(Path(vlmeval.__file__).resolve().parents[1])
+    path = Path(root) / "run.py"
+    if not path.exists():
+        raise InputError("VLMEvalKit's run.py is not here; pass --vlmeval-root (the folder of "
+                         "your VLMEvalKit checkout)", file=str(path))
+    return path
+
+
+def cmd_vlmeval_run(args: argparse.Namespace) -> int:
+    """Register the export's datasets, import the user's modules, then run VLMEvalKit's run.py
+    in this process with the remaining arguments."""
+    import importlib
+
+    from harness_adapters.vlmeval.registration import PrimeBenchMixin, register
+
+    if args.lmudata:
+        os.environ["LMUData"] = str(Path(args.lmudata).resolve())
+    run_py = vlmeval_run_py(args.vlmeval_root)
+    names = register(os.environ.get("LMUData"))
+    for mod in args.import_ or []:
+        importlib.import_module(mod)
+    print(f"registered {len(names)} PrimeBench dataset(s): {', '.join(names)}", file=sys.stderr)
+    rest = list(args.run_args)
+    if rest[:1] == ["--"]:
+        rest = rest[1:]
+    argv, sys.argv = sys.argv, [str(run_py), *rest]
+    sys.path.insert(0, str(run_py.parent))
+    status = 0
+    try:
+        runpy.run_path(str(run_py), run_name="__main__")
+    except SystemExit as exc:  # run.py's own exit status
+        status = int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    finally:
+        sys.argv = argv
+    failed = {k: v for k, v in PrimeBenchMixin.OUTCOMES.items() if isinstance(v, BaseException)}
+    for name, exc in failed.items():  # run.py logs these and exits 0
+        print(f"error: VLMEvalKit's evaluation of {name} failed: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+    for name, side in PrimeBenchMixin.OUTCOMES.items():
+        if not isinstance(side, BaseException):
+            print(f"{name}: evaluated, results for primebench in {side}", file=sys.stderr)
+    return status or (1 if failed else 0)
+
+
 def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
-    from harness_adapters.vlmeval.export import dataset_name
     from harness_adapters.vlmeval.ingest import read_results
     from primebench_tasks.refresh.records import append_records
 
     root = Path(args.panel)
     panel = Panel.load(root)
-    records = read_results(args.work_dir, {dataset_name(b): b for b in panel.benchmark_names})
+    records = read_results(args.work_dir, args.model)
     panel, rep = append_records(panel, records, str(args.work_dir))
     if rep.n_new:
         panel.save(root)
@@ -37,14 +97,45 @@ def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
 
 def add_commands(tree: CommandTree) -> None:
     ingest = tree.group("ingest", "harness results into a Panel")
-    p = ingest.add_parser("vlmeval", help="a VLMEvalKit work directory")
-    p.add_argument("work_dir")
+    p = ingest.add_parser("vlmeval", help="a VLMEvalKit work directory",
+                          formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("work_dir", help="run.py's --work-dir (or one model's folder in it)")
     p.add_argument("--panel", required=True, help="a writable panel directory")
+    p.add_argument("--model", help="only this model (default: every model found)")
     p.set_defaults(func=cmd_ingest_vlmeval)
-    vlm = tree.group("vlmeval", "VLMEvalKit datasets")
-    p = vlm.add_parser("export", help="LMUData TSVs holding exactly a suite's items")
-    p.add_argument("--manifest", required=True)
-    p.add_argument("--source-tsv", required=True, help="folder of the upstream <dataset>.tsv")
-    p.add_argument("--lmudata", required=True)
+    vlm = tree.group("vlmeval", "VLMEvalKit datasets of a suite")
+    p = vlm.add_parser(
+        "export", help="LMUData TSVs holding exactly a suite's items",
+        description="Filter your upstream VLMEvalKit TSVs to the suite's items (every column "
+        "kept; shared images carried) and write the config that `vlmeval run` registers.",
+        epilog="example: primebench vlmeval export --suite primebench --source-tsv ~/LMUData "
+        "--lmudata ~/LMUData --only MMMU_DEV_VAL,MathVista_MINI",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--suite", required=True,
+                   help="a released suite's name (primebench, ...) or a manifest JSON")
+    p.add_argument("--source-tsv", required=True,
+                   help="folder of the upstream <dataset>.tsv files (usually $LMUData)")
+    p.add_argument("--lmudata", required=True, help="LMUData folder to write to")
+    p.add_argument("--key", action="append", metavar="BENCHMARK=COLUMN",
+                   help="the TSV column holding the suite's item ids (default: found from the "
+                   "data among index, id, pid, question_id)")
+    p.add_argument("--only", help="comma-separated benchmarks to export (default: all)")
     p.set_defaults(func=cmd_vlmeval_export)
-
+    p = vlm.add_parser(
+        "run", help="VLMEvalKit's run.py with the suite's datasets registered",
+        description="Registers the PrimeBench datasets of $LMUData's export with the installed "
+        "VLMEvalKit, then runs its run.py in this process with the arguments after `--`. "
+        "MathVista needs --judge exact_matching when no judge API is configured (rule-based "
+        "extraction only).",
+        epilog="example: LMUData=~/LMUData primebench vlmeval run -- --data "
+        "PrimeBench_MMMU_DEV_VAL PrimeBench_MathVista_MINI --model Qwen2-VL-2B-Instruct "
+        "--judge exact_matching --work-dir outputs",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--lmudata", help="the LMUData folder (default: $LMUData)")
+    p.add_argument("--vlmeval-root", help="VLMEvalKit checkout holding run.py (default: the "
+                   "folder above the installed vlmeval package)")
+    p.add_argument("--import", dest="import_", action="append", metavar="MODULE",
+                   help="import this module first (e.g. one that adds your model class to "
+                   "vlmeval.vlm)")
+    p.add_argument("run_args", nargs=argparse.REMAINDER, help="run.py's arguments, after --")
+    p.set_defaults(func=cmd_vlmeval_run)

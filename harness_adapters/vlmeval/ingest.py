@@ -1,73 +1,121 @@
-"""``primebench ingest vlmeval``: VLMEvalKit results into records.
+"""VLMEvalKit results of an exported suite → records ``(model, benchmark, item_id, score)``.
 
-Reads ``<model>_<dataset>_*_result.xlsx`` (per-row ``hit``, MCQ), ``*_results.xlsx``
-(``eval_score``, open-ended) and the same tables as ``.tsv`` / ``.json`` (``PRED_FORMAT``), for
-PrimeBench datasets; rows map to items by ``index``. Every file must parse before anything is
-returned."""
+Every evaluation of a registered PrimeBench dataset leaves ``<model>_<dataset>_primebench.json``
+next to VLMEvalKit's prediction file (:mod:`harness_adapters.vlmeval.registration`). It names the
+per-row result table VLMEvalKit wrote and how a row's score is read from it:
+
+- ``hit`` — the multiple-choice result (``*_<judge>_result.xlsx``; AI2D, MMMU, BLINK, …): 0/1;
+- ``mathvista_post_check`` — MathVista's ``*_<judge>.xlsx`` with the extracted ``res``: the row's
+  verdict is VLMEvalKit's own ``post_check(line, prefetch=False)``, the function its
+  ``MathVista_acc`` counts with.
+
+Rows map to items by ``index`` through the sidecar's index → item map. Every file must parse and
+every row must score before anything is returned; the same (model, benchmark) evaluated twice
+(two ``run.py`` eval folders) must agree, else it is an error naming both files.
+"""
 
 from __future__ import annotations
 
-import re
+import math
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from harness_adapters.vlmeval.export import PREFIX
+from harness_adapters.vlmeval.registration import SIDECAR_SCHEMA, SIDECAR_SUFFIX
+from primebench_tasks.data.io import read_json_document
 from primebench_tasks.errors import InputError, shown
 
-_KIND = re.compile(r"_(result|results)\.(xlsx|tsv|json)$")
 
-
-def _parse_name(name: str, datasets: list[str]) -> tuple[str, str, str] | None:
-    """(model, dataset, kind) of ``<model>_<dataset>_<judge>_result(s).<ext>``; dataset names
-    (which contain underscores, as judges do) are matched against the suite's, longest first."""
-    k = _KIND.search(name)
-    if not k:
-        return None
-    for ds in sorted(datasets, key=len, reverse=True):
-        pos = name.find(f"_{ds}_")
-        if pos > 0:
-            return name[:pos], ds, k.group(1)
-    return None
-
-
-def _read(path: Path) -> pd.DataFrame:
+def _table(path: Path) -> pd.DataFrame:
     try:
         if path.suffix == ".xlsx":
             return pd.read_excel(path)
-        if path.suffix == ".tsv":
-            return pd.read_csv(path, sep="\t")
+        if path.suffix in (".tsv", ".csv"):
+            return pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",")
         return pd.read_json(path)
     except Exception as exc:  # noqa: BLE001 - any unreadable table is reported the same way
         raise InputError(f"cannot read results table: {exc}", file=str(path)) from None
 
 
-def read_results(work_dir: str | Path, benchmarks: dict[str, str]) -> pd.DataFrame:
-    """Records from every PrimeBench result file under ``work_dir``. ``benchmarks`` maps
-    dataset names (``PrimeBench_<benchmark>``) to panel benchmarks."""
-    rows = []
-    files = sorted(Path(work_dir).rglob(f"*_{PREFIX}*_result*.*"))
-    for f in files:
-        parsed = _parse_name(f.name, list(benchmarks))
-        if parsed is None:
-            continue
-        model, ds, kind = parsed
-        df = _read(f)
-        if "index" not in df.columns:
-            raise InputError("no 'index' column", file=str(f), row=1, field="index")
-        col = "hit" if kind == "result" else "eval_score"
-        if col not in df.columns:
-            raise InputError(f"no {col!r} column", file=str(f), row=1, field=col)
-        score = pd.to_numeric(df[col], errors="coerce")
-        bad = score.isna() | (score < 0) | (score > 1)
+def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
+    if rule == "hit":
+        s = pd.to_numeric(df["hit"], errors="coerce")
+        bad = s.isna() | ~s.isin([0, 1])
         if bad.any():
             i = int(bad.to_numpy().nonzero()[0][0])
-            raise InputError(f"{col} {shown(df[col].iloc[i])} is not a score in [0, 1]",
-                             file=str(f), row=i + 2, field=col)
-        for idx, s in zip(df["index"], score):
-            rows.append({"model": model, "benchmark": benchmarks[ds],
-                         "item_id": str(idx), "condition": "vl", "score": float(s)})
-    if not rows:
-        raise InputError("no PrimeBench result files (<model>_PrimeBench_<benchmark>_<judge>_"
-                         "result.xlsx)", file=str(work_dir))
-    return pd.DataFrame(rows)
+            raise InputError(f"hit {shown(df['hit'].iloc[i])} is not 0 or 1", file=str(path),
+                             row=i + 2, field="hit")
+        return [float(x) for x in s]
+    if rule == "mathvista_post_check":
+        from vlmeval.dataset.utils.mathvista import post_check
+
+        return [1.0 if post_check(df.iloc[i], prefetch=False) else 0.0 for i in range(len(df))]
+    raise InputError(f"unknown score rule {rule!r}", file=str(path), field="score_rule")
+
+
+def read_sidecar(path: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    """One evaluation's records from its sidecar and result table."""
+    doc = read_json_document(path, "PrimeBench VLMEvalKit result", SIDECAR_SCHEMA)
+    if not doc.get("result_file"):
+        raise InputError(f"VLMEvalKit's evaluation of {doc['dataset']} ({doc['upstream_class']}) "
+                         "wrote no per-row result table that primebench can read",
+                         file=str(path), field="result_file")
+    table = path.with_name(doc["result_file"])
+    if not table.exists():
+        raise InputError("the result table this sidecar names is missing", file=str(table))
+    df = _table(table)
+    if "index" not in df.columns:
+        raise InputError("no 'index' column", file=str(table), row=1, field="index")
+    imap = doc["index_to_item"]
+    idx = [str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
+           for x in df["index"]]
+    stray = [i for i in idx if i not in imap]
+    if stray:
+        raise InputError(f"{len(stray)} row(s) are not items of the exported dataset, e.g. "
+                         f"{stray[:5]}", file=str(table), field="index")
+    missing = sorted(set(imap) - set(idx))
+    scores = _scores(df, doc["score_rule"], table)
+    rows = pd.DataFrame({"model": doc["model"], "benchmark": doc["benchmark"],
+                         "item_id": [imap[i] for i in idx], "condition": "vl",
+                         "score": scores})
+    doc = {**doc, "missing_items": missing, "table": str(table)}
+    return doc, rows
+
+
+def read_work_dir(work_dir: str | Path, model: str | None = None
+                  ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Records of every PrimeBench evaluation under ``work_dir`` (a ``run.py --work-dir`` or one
+    model's folder in it), and the sidecars read."""
+    side = sorted(Path(work_dir).rglob(f"*{SIDECAR_SUFFIX}"))
+    if not side:
+        raise InputError("no evaluated PrimeBench dataset here (no *_primebench.json; run "
+                         "VLMEvalKit through `primebench vlmeval run` so the datasets are "
+                         "registered)", file=str(work_dir))
+    seen: dict[tuple[str, str], tuple[str, pd.DataFrame]] = {}
+    docs = []
+    for p in side:
+        doc, rows = read_sidecar(p)
+        if model is not None and doc["model"] != model:
+            continue
+        key = (doc["model"], doc["benchmark"])
+        if key in seen:
+            other, prev = seen[key]
+            a = prev.set_index("item_id")["score"]
+            b = rows.set_index("item_id")["score"].reindex(a.index)
+            if len(a) != len(rows) or not all(
+                    math.isclose(x, y) for x, y in zip(a, b, strict=True)):
+                raise InputError(f"model {key[0]} has two different results for {key[1]} "
+                                 f"({other} and {p}); keep one eval folder or pass --model",
+                                 file=str(p))
+            continue
+        seen[key] = (str(p), rows)
+        docs.append(doc)
+    if not seen:
+        raise InputError(f"no PrimeBench evaluation of model {model!r} here", file=str(work_dir))
+    return pd.concat([r for _, r in seen.values()], ignore_index=True), docs
+
+
+def read_results(work_dir: str | Path, model: str | None = None) -> pd.DataFrame:
+    """Records of every PrimeBench evaluation under ``work_dir``."""
+    return read_work_dir(work_dir, model)[0]

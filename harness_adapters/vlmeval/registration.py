@@ -1,42 +1,191 @@
-"""Runtime registration of a PrimeBench dataset class in an installed VLMEvalKit (it has no entry
-points): ``import harness_adapters.vlmeval as a; a.register()`` then
-``vlmeval.dataset.build_dataset("PrimeBench_<benchmark>")`` loads the exported TSV from LMUData with
-the upstream dataset's own class (prompts, answer extraction, metrics)."""
+"""Runtime registration of a suite's exported datasets in an installed VLMEvalKit.
+
+VLMEvalKit has no plugin entry points: its ``build_dataset(name)`` walks
+``vlmeval.dataset.DATASET_CLASSES`` and ``run.py --config`` looks classes up on the
+``vlmeval.dataset`` module. :func:`register` reads ``LMUData/primebench_vlmeval_config.json``
+(written by ``primebench vlmeval export``) and, for each exported dataset, adds a subclass of **the
+upstream dataset's own VLMEvalKit class** — found the way ``build_dataset`` finds it, by the
+upstream name (``MMMU_DEV_VAL`` → ``MMMUDataset``, ``MathVista_MINI`` → ``MathVista``,
+``AI2D_TEST`` → ``ImageMCQDataset``) — so prompt building (MMMU's image interleaving), answer
+extraction and metrics are VLMEvalKit's, restricted to the suite's rows. ``primebench vlmeval run``
+calls it before VLMEvalKit's ``run.py``; in Python: ``register(); build_dataset(name)``.
+
+What the subclass adds:
+
+- ``supported_datasets()`` is the exported names; the TSV is ``LMUData/<name>.tsv`` with no MD5
+  (nothing is downloaded);
+- ``evaluate`` runs the upstream evaluation, then writes ``<eval file>_primebench.json`` next to
+  the prediction file: suite version, benchmark, the per-row result file VLMEvalKit wrote and how a
+  row's score is read from it, and the index → item map. ``primebench place --vlmeval`` and
+  ``ingest vlmeval`` read exactly that.
+- MathVista: VLMEvalKit's evaluation needs a judge model (``--judge``, an OpenAI-compatible API)
+  for the answers its rules cannot read. With ``--judge exact_matching`` (no judge) the subclass
+  runs the same evaluation with the rule-based path only — VLMEvalKit's own ``post_check``
+  pre-extraction (option letters / option text via ``can_infer``, integers, floats) — and an answer
+  the rules cannot settle scores 0, as an answer the judge fails on does upstream — a lower bound
+  for answers a judge could still read; their count is in the sidecar (``judge_needed``).
+
+Dataset-name checks inside the upstream classes see ``PrimeBench_<name>``: substring checks
+(``'MMMU' in dataset``) behave as for the upstream name; exact-name checks do not fire. For the
+classes used by the released suites (ImageMCQDataset for AI2D/BLINK, MMMUDataset, MathVista) no
+exact-name check changes prompts or scores (VLMEvalKit e8e78f05).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import time
+from pathlib import Path
 from typing import Any
 
-from harness_adapters.vlmeval.export import PREFIX
+from harness_adapters.vlmeval.export import read_config
+
+SIDECAR_SCHEMA = "primebench.vlmeval-result/1"
+SIDECAR_SUFFIX = "_primebench.json"
+NO_JUDGE = ("exact_matching", None, "")
 
 
-def register(upstream: dict[str, str] | None = None) -> Any:
-    """Add ``PrimeBenchDataset`` to ``vlmeval.dataset``. ``upstream`` maps PrimeBench dataset
-    names to the VLMEvalKit class whose evaluation they reuse (default: ImageMCQDataset)."""
+def upstream_class(D: Any, upstream: str) -> type:
+    """The VLMEvalKit class that ``build_dataset(upstream)`` would instantiate."""
+    for cls in D.DATASET_CLASSES:
+        if getattr(cls, "PRIMEBENCH", None) is not None or getattr(cls, "PRISM", None):
+            continue
+        if upstream in cls.supported_datasets():
+            return cls
+    raise LookupError(f"VLMEvalKit has no dataset class for {upstream!r}")
+
+
+def _table_files(eval_file: Path) -> list[Path]:
+    stem = eval_file.with_suffix("").name
+    return sorted((p for p in eval_file.parent.glob(f"{stem}_*")
+                   if p.suffix in (".xlsx", ".tsv", ".json", ".csv") and
+                   not p.name.endswith(SIDECAR_SUFFIX)),
+                  key=lambda p: (p.stat().st_mtime_ns, p.name), reverse=True)
+
+
+def per_row_result(eval_file: Path, since_ns: int) -> tuple[str, str] | tuple[None, None]:
+    """(file name, score rule) of the per-row result table the evaluation just wrote: a table
+    with ``index`` and ``hit`` (multiple choice), or ``index`` and ``res`` (MathVista: scored
+    with VLMEvalKit's ``post_check``)."""
+    from vlmeval.smp import load
+
+    for p in _table_files(eval_file):
+        if p.stat().st_mtime_ns < since_ns:
+            continue
+        try:
+            cols = set(load(str(p)).columns)
+        except Exception:  # noqa: BLE001 - a summary file that is no table is not a candidate
+            continue
+        if {"index", "hit"} <= cols:
+            return p.name, "hit"
+        if {"index", "res", "question_type", "answer_type"} <= cols:
+            return p.name, "mathvista_post_check"
+    return None, None
+
+
+def _mathvista_rule_based(eval_file: str) -> Any:
+    """VLMEvalKit's MathVista evaluation without a judge: its own ``post_check`` pre-extraction
+    for every row (``MathVista_auxeval``'s first step, whose truthiness test is kept as upstream
+    has it); rows it does not settle — the ones upstream sends to the judge — get ``res = ''``
+    (what upstream records when the judge fails), then upstream ``MathVista_acc``. Returns the
+    score table and the number of rows a judge would have been asked about."""
+    from vlmeval.dataset.utils.mathvista import MathVista_acc, post_check
+    from vlmeval.smp import dump, get_intermediate_file_path, load
+
+    data = load(eval_file)
+    res, log = [], []
+    for i in range(len(data)):
+        got = post_check(data.iloc[i], prefetch=True)
+        ok = bool(got)
+        res.append(got if ok else "")
+        log.append("Prefetch succeed" if ok else "No judge: rule-based extraction failed")
+    data["res"], data["log"] = res, log
+    storage = get_intermediate_file_path(eval_file, "_exact_matching")
+    dump(data, storage)
+    score = MathVista_acc(storage)
+    dump(score, get_intermediate_file_path(storage, "_score", "csv"))
+    return score, sum(x == "" for x in res)
+
+
+class PrimeBenchMixin:
+    """Mixed in before the upstream class; the spec of each exported dataset in ``PRIMEBENCH``."""
+
+    PRIMEBENCH: dict[str, dict[str, Any]] = {}
+    SUITE: dict[str, Any] = {}
+    #: evaluations in this process: dataset → sidecar path, or the error (run.py logs an
+    #: evaluation error and carries on with exit status 0; ``vlmeval run`` reports these)
+    OUTCOMES: dict[str, str | BaseException] = {}
+
+    @classmethod
+    def supported_datasets(cls) -> list[str]:
+        return sorted(cls.PRIMEBENCH)
+
+    def evaluate(self, eval_file: str, **judge_kwargs: Any) -> Any:
+        try:
+            return self._evaluate(eval_file, **judge_kwargs)
+        except BaseException as exc:
+            PrimeBenchMixin.OUTCOMES[self.dataset_name] = exc  # type: ignore[attr-defined]
+            raise
+
+    def _evaluate(self, eval_file: str, **judge_kwargs: Any) -> Any:
+        spec = self.PRIMEBENCH[self.dataset_name]  # type: ignore[attr-defined]
+        since = time.time_ns() - 2_000_000_000  # file systems with coarse mtimes
+        judge = judge_kwargs.get("model")
+        judge_needed = None
+        if spec["upstream_class"] == "MathVista" and judge in NO_JUDGE:
+            result, judge_needed = _mathvista_rule_based(eval_file)
+        else:
+            result = super().evaluate(eval_file, **judge_kwargs)  # type: ignore[misc]
+        path = Path(eval_file)
+        name, rule = per_row_result(path, since)
+        model = path.with_suffix("").name[: -len(f"_{self.dataset_name}")]  # type: ignore[attr-defined]
+        doc = {"schema": SIDECAR_SCHEMA, "suite": self.SUITE["suite"],
+               "suite_name": self.SUITE["suite_name"], "model": model,
+               "dataset": self.dataset_name, "benchmark": spec["benchmark"],  # type: ignore[attr-defined]
+               "upstream": spec["upstream"], "upstream_class": spec["upstream_class"],
+               "judge": judge if judge not in NO_JUDGE else "exact_matching",
+               "prediction_file": path.name, "result_file": name, "score_rule": rule,
+               "judge_needed": judge_needed, "index_to_item": spec["index_to_item"]}
+        side = path.with_name(path.with_suffix("").name + SIDECAR_SUFFIX)
+        tmp = side.with_name(f".{side.name}.tmp")
+        tmp.write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n", "utf-8")
+        os.replace(tmp, side)
+        PrimeBenchMixin.OUTCOMES[self.dataset_name] = str(side)  # type: ignore[attr-defined]
+        return result
+
+
+def register(lmudata: str | Path | None = None) -> dict[str, type]:
+    """Register the exports in ``lmudata`` (default: VLMEvalKit's ``LMUData``) with the installed
+    ``vlmeval`` — a suite's datasets and/or a PRISM build's axes
+    (:func:`harness_adapters.prism.vlmeval_tasks.register_prism`); returns dataset name → class.
+    Idempotent."""
     import vlmeval.dataset as D
+    from vlmeval.smp import LMUDataRoot
 
-    mapping = dict(upstream or {})
+    from harness_adapters.prism.vlmeval_tasks import register_prism
+    from harness_adapters.vlmeval.export import CONFIG_NAME
 
-    base = D.ImageMCQDataset
-
-    class PrimeBenchDataset(base):  # type: ignore[misc, valid-type]
-        """A suite benchmark exported by ``primebench vlmeval export`` (no MD5: used as-is)."""
-
-        TYPE = getattr(base, "TYPE", "MCQ")
-        DATASET_URL: dict[str, str] = {}
-        DATASET_MD5: dict[str, str] = {}
-
-        @classmethod
-        def supported_datasets(cls) -> list[str]:
-            return sorted(mapping) if mapping else []
-
-        def __init__(self, dataset: str = "", **kwargs: Any) -> None:
-            if not dataset.startswith(PREFIX):
-                raise ValueError(f"{dataset!r} is not a PrimeBench dataset ({PREFIX}<benchmark>)")
-            super().__init__(dataset=dataset, **kwargs)
-
-    if not hasattr(D, "PrimeBenchDataset"):
-        D.PrimeBenchDataset = PrimeBenchDataset
-        D.DATASET_CLASSES.append(PrimeBenchDataset)
-        D.SUPPORTED_DATASETS += PrimeBenchDataset.supported_datasets()
-    return D.PrimeBenchDataset
+    root = Path(lmudata if lmudata is not None else LMUDataRoot())
+    out: dict[str, type] = {}
+    prism = register_prism(root)
+    if not (root / CONFIG_NAME).exists() and prism:
+        return prism
+    cfg = read_config(root)
+    suite = {"suite": cfg["suite"], "suite_name": cfg["suite_name"]}
+    for name, spec in cfg["data"].items():
+        base = upstream_class(D, spec["upstream"])
+        cls = type(spec["class"], (PrimeBenchMixin, base), {
+            "PRIMEBENCH": {name: {**spec, "upstream_class": base.__name__}},
+            "SUITE": suite, "DATASET_URL": {name: f"{name}.tsv"}, "DATASET_MD5": {},
+            "__module__": "vlmeval.dataset",
+            "__doc__": f"{name}: {spec['upstream']} ({base.__name__}) restricted to suite "
+                       f"{cfg['suite_name']} {cfg['suite']}."})
+        D.DATASET_CLASSES[:] = [c for c in D.DATASET_CLASSES
+                                if name not in getattr(c, "PRIMEBENCH", {})]
+        D.DATASET_CLASSES.insert(0, cls)
+        setattr(D, spec["class"], cls)
+        if name not in D.SUPPORTED_DATASETS:
+            D.SUPPORTED_DATASETS.append(name)
+        out[name] = cls
+    return {**out, **prism}

@@ -1,0 +1,265 @@
+"""Placement of a harness run on a PRIMEBench suite, whatever the harness: the suite manifest of
+a version, the reference panels, the (model × item) score frame with what is missing, and the
+report (``report.json`` schema ``primebench.placement/1``, ``report.md``, ``placement.png``).
+
+The harness adapters read their own output into records (``model, benchmark, item_id, score``)
+and a suite version; :func:`write_placement` does the rest. ``primebench place`` (lmms-eval
+``--log_samples`` output, or ``--vlmeval`` a VLMEvalKit work dir) is defined here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from harness_adapters.lmms_eval import suites_path
+from primebench_tasks.cli import CommandTree
+from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import InputError
+from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR
+from primebench_tasks.evaluate.suite_placement import place_on_suite
+from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
+
+
+def resolve_suite(spec: str | Path) -> dict[str, Any]:
+    """A suite manifest: a JSON file, or a released suite by name (``primebench``, ...)."""
+    path = Path(spec)
+    if path.suffix == ".json" or path.exists():
+        return read_manifest(path)
+    released = {}
+    for p in sorted(suites_path().glob("*.json")):
+        m = read_manifest(p)
+        released[m["name"]] = m
+    if str(spec) not in released:
+        import difflib
+
+        near = difflib.get_close_matches(str(spec), list(released), n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise InputError(f"no manifest file and no released suite named {str(spec)!r} (released: "
+                         f"{sorted(released)}){hint}", field="--suite")
+    return released[str(spec)]
+
+
+def find_manifest(version: str, suite: str | Path | None = None) -> dict[str, Any]:
+    """``suite`` (checked against ``version``), else the released suite of that version."""
+    if suite is not None:
+        m = read_manifest(suite)
+        if m["version"] != version:
+            raise InputError(f"the run was made with suite {version}, this manifest is "
+                             f"{m['version']}", file=str(suite), field="version")
+        return m
+    for path in sorted(suites_path().glob("*.json")):
+        m = read_manifest(path)
+        if m["version"] == version:
+            return m
+    raise InputError(f"suite {version} is not a released suite of this primebench; pass its "
+                     "manifest with --suite")
+
+
+def reference_panels(manifest: dict[str, Any], panel: Panel | None = None) -> dict[str, Panel]:
+    """benchmark → reference panel: the manifest's source panels (multi-source), ``panel``, or
+    the embedded panel the suite was built from."""
+    from primebench_tasks.data.defaults import default_names
+
+    if manifest["params"].get("multi_source"):
+        from primebench_tasks.pipeline.multi_source import source_panels
+
+        return source_panels(manifest)
+    if panel is None:
+        name = manifest["built_from"]["panel"]
+        if name not in default_names():
+            raise InputError(f"the suite was built from panel {name!r}, which is not embedded; "
+                             "pass it with --panel")
+        panel = Panel.load_default(name)
+    if panel.content_hash != manifest["built_from"].get("panel_hash"):
+        raise InputError(f"panel {panel.name} (hash {panel.content_hash}) is not the one the "
+                         f"suite was built from ({manifest['built_from'].get('panel_hash')})")
+    return {b: panel for by_b in manifest_items(manifest).values() for b in by_b}
+
+
+def score_frame(records: pd.DataFrame, manifest: dict[str, Any], allow_partial: bool = False
+                ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """(models × (benchmark, item_id)) scores in suite order, and what is missing. A benchmark
+    with no logged item is an error unless ``allow_partial``."""
+    cols = [(b, str(i)) for by_b in manifest_items(manifest).values()
+            for b, ids in by_b.items() for i in ids]
+    index = pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"])
+    extra = records[~records.set_index(["benchmark", "item_id"]).index.isin(index)]
+    if len(extra):
+        r = extra.iloc[0]
+        raise InputError(f"the run logged item {r.item_id} of {r.benchmark}, which is not in the "
+                         "suite (tasks of another suite version in the same folder?)")
+    wide = records.pivot_table(index="model", columns=["benchmark", "item_id"], values="score",
+                               aggfunc="first").reindex(columns=index)
+    missing: dict[str, Any] = {}
+    for m in wide.index:
+        for b in dict.fromkeys(b for b, _ in cols):
+            row = wide.loc[m, b]
+            n = int(row.isna().sum())
+            if n:
+                missing.setdefault(str(m), {})[b] = {"missing": n, "of": int(len(row))}
+        absent = [b for b, v in missing.get(str(m), {}).items() if v["missing"] == v["of"]]
+        if absent and not allow_partial:
+            raise InputError(f"model {m}: the run has no result for {', '.join(absent)} (its "
+                             "task failed or was not run; check the harness log, or pass "
+                             "--allow-partial)")
+    return wide, missing
+
+
+def _fmt(v: dict[str, Any] | None, digits: int = 3) -> str:
+    if v is None or v.get("value") is None:
+        return "—"
+    if "out_of" in v:
+        return f"{v['value']:.0f} [{v['lo']:.0f}, {v['hi']:.0f}] of {v['out_of']}"
+    return f"{v['value']:.{digits}f} [{v['lo']:.{digits}f}, {v['hi']:.{digits}f}]"
+
+
+def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
+    lines = [f"# {doc['suite_name']} ({doc['suite']}): placement", "",
+             "Values with 95 % intervals (bootstrap over the suite's items; estimator "
+             f"`{doc['estimator']}`, {doc['n_boot']} resamples). Ranks: 1 = best, among the "
+             "reference models of each benchmark's source panel plus this model.", ""]
+    for model, r in doc["models"].items():
+        s = r["suite"]
+        lines += [f"## {model}", "",
+                  f"- suite score: {_fmt(s['score'])} ({s['n_scored']} of {s['n_items']} items "
+                  "scored)",
+                  f"- predicted full-suite score: {_fmt(s['predicted_full'])}",
+                  f"- predicted rank on the full suite: "
+                  f"{_fmt(s['predicted_rank']) if s['predicted_rank'] else s['no_rank_because']}",
+                  "", "| category | score | predicted full | predicted rank |",
+                  "|---|---|---|---|"]
+        for c, e in r["categories"].items():
+            rank = _fmt(e["predicted_rank"]) if e["predicted_rank"] else e["no_rank_because"]
+            lines.append(f"| {c} | {_fmt(e['score'])} | {_fmt(e['predicted_full'])} | "
+                         f"{rank} |")
+        lines += ["", "| benchmark | reference | items | score | predicted full | "
+                  "predicted rank |", "|---|---|---|---|---|---|"]
+        for b, e in r["benchmarks"].items():
+            lines.append(f"| {b} | {e['source']} ({e['n_reference']} models) | "
+                         f"{e['n_scored']}/{e['n_items']} | {_fmt(e['score'])} | "
+                         f"{_fmt(e['predicted_full'])} | {_fmt(e['predicted_rank'])} |")
+        if missing.get(model):
+            lines += ["", "Missing items: " + "; ".join(
+                f"{b}: {v['missing']} of {v['of']}" for b, v in missing[model].items())]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def placement_figure(doc: dict[str, Any], panels: dict[str, Panel], path: Path) -> Path:
+    """One panel per benchmark: the reference models' full benchmark scores by rank, and each
+    placed model at its predicted rank and predicted full score with 95 % intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from primebench_tasks.evaluate.metrics import nanmean_rows
+
+    benches = list(next(iter(doc["models"].values()))["benchmarks"])
+    fig, axes = plt.subplots(1, len(benches), figsize=(3.2 * len(benches), 3.4), squeeze=False)
+    for ax, b in zip(axes[0], benches, strict=True):
+        ref = np.sort(nanmean_rows(panels[b].matrix(b)))[::-1]
+        ref = ref[np.isfinite(ref)]
+        ax.scatter(np.arange(1, len(ref) + 1), ref, s=10, color="#999999",
+                   label=f"reference ({panels[b].name})")
+        for k, (model, r) in enumerate(doc["models"].items()):
+            e = r["benchmarks"][b]
+            t, rk = e["predicted_full"], e["predicted_rank"]
+            if t["value"] is None:
+                continue
+            ax.errorbar(rk["value"], t["value"],
+                        xerr=[[rk["value"] - rk["lo"]], [rk["hi"] - rk["value"]]],
+                        yerr=[[t["value"] - t["lo"]], [t["hi"] - t["value"]]],
+                        fmt="o", color=f"C{k % 10}", capsize=3, label=model)
+        ax.set_title(b, fontsize=9)
+        ax.set_xlabel("rank (1 = best)")
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("full benchmark score (predicted for the run)")
+    fig.suptitle(f"{doc['suite_name']}: predicted full scores and ranks per benchmark",
+                 fontsize=10)
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
+
+
+def write_placement(records: pd.DataFrame, version: str, dest: str | Path,
+                    suite: str | Path | None = None, panel: Panel | None = None,
+                    estimator: str = DEFAULT_ESTIMATOR, n_boot: int = 1000, seed: int = 0,
+                    allow_partial: bool = False) -> dict[str, Any]:
+    """Place every model of ``records`` (made with suite ``version``) and write the reports into
+    ``dest``; returns report.json's content (with ``missing``)."""
+    manifest = find_manifest(version, suite)
+    new, missing = score_frame(records, manifest, allow_partial)
+    panels = reference_panels(manifest, panel)
+    doc = place_on_suite(manifest, panels, new, estimator, n_boot, seed)
+    doc["missing"] = missing
+    out = Path(dest)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "report.json", canonical_json(json.loads(json.dumps(doc))))
+    atomic_write_text(out / "report.md", report_markdown(doc, missing))
+    placement_figure(doc, panels, out / "placement.png")
+    return doc
+
+
+def cmd_place(args: argparse.Namespace) -> int:
+    panel = Panel.load(args.panel) if args.panel else None
+    dest = Path(args.out) if args.out else Path(args.output_dir) / "primebench"
+    if args.vlmeval:
+        from harness_adapters.vlmeval.ingest import read_work_dir
+
+        records, docs = read_work_dir(args.output_dir, args.model)
+        versions = sorted({d["suite"] for d in docs})
+        if len(versions) != 1:
+            raise InputError(f"the work dir holds results of {len(versions)} suite versions "
+                             f"({versions}); place one suite at a time (--model, or one folder)",
+                             file=str(args.output_dir))
+        doc = write_placement(records, versions[0], dest, args.suite, panel, args.estimator,
+                              args.n_boot, args.seed, args.allow_partial)
+    else:
+        from harness_adapters.lmms_eval.place import place_run
+
+        doc = place_run(args.output_dir, dest, args.suite, panel, args.model, args.estimator,
+                        args.n_boot, args.seed, args.allow_partial)
+    print(report_markdown(doc, doc["missing"]))
+    print(f"wrote {dest / 'report.json'}, report.md, placement.png")
+    return 0
+
+
+def add_commands(tree: CommandTree) -> None:
+    p = tree.sub.add_parser(
+        "place", help="score, predicted full-suite score and rank of a harness run",
+        description="Read a harness run of a PRIMEBench suite — lmms-eval's --log_samples "
+        "output, or with --vlmeval a VLMEvalKit work dir — and place each model: suite score, "
+        "per-category and per-benchmark scores, predicted full scores and ranks among the "
+        "reference models, with 95%% intervals.",
+        epilog="examples: lmms-eval --model M --tasks primebench --log_samples --output_path "
+        "out/ && primebench place out/  |  primebench vlmeval run -- --data "
+        "PrimeBench_MMMU_DEV_VAL --model M && primebench place --vlmeval outputs/M",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("output_dir", help="lmms-eval's --output_path, or a VLMEvalKit work dir")
+    p.add_argument("--vlmeval", action="store_true",
+                   help="OUTPUT_DIR is a VLMEvalKit work dir (run.py --work-dir or a model's "
+                   "folder in it)")
+    p.add_argument("--out", help="report folder (default: OUTPUT_DIR/primebench)")
+    p.add_argument("--suite", help="the suite manifest (default: the released suite whose "
+                   "version the run names)")
+    p.add_argument("--panel", help="reference panel (default: the suite's embedded panels)")
+    p.add_argument("--model", help="place only this model (default: every model of the run)")
+    p.add_argument("--estimator", default=DEFAULT_ESTIMATOR, help="full-score estimator")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="place a run in which some benchmarks have no result")
+    p.set_defaults(func=cmd_place)

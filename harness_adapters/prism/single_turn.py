@@ -1,0 +1,60 @@
+"""The single-turn PRISM axes as harness-neutral rows — what the evaluated model reads, its image,
+and what the rule grader needs — shared by the lmms-eval tasks (:mod:`.lmms_tasks`) and the
+VLMEvalKit datasets (:mod:`.vlmeval_tasks`)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from harness_adapters.lmms_eval.task_functions import exact_answer_score
+from harness_adapters.prism.run import axis_text
+from primebench_tasks.prism import graders as g
+from primebench_tasks.prism.artifacts import ArtifactStore, usable
+
+
+def build_id(root: str | Path) -> str:
+    """A content hash of the build's index (``prism.json``)."""
+    return hashlib.sha256((Path(root) / "prism.json").read_bytes()).hexdigest()[:16]
+
+
+def rule_score(axis: str, grade: dict[str, Any], response: str) -> float:
+    """The rule grader of ``axis`` (graders module) on one response."""
+    from harness_adapters.prism.score import MATCHERS
+
+    if axis == "q":
+        return exact_answer_score(grade["item"], response)
+    if axis == "if":
+        return g.grade_if(grade["payload"], response)
+    if axis == "h":
+        return g.grade_h([grade["payload"]], [response], None)[0]  # type: ignore[return-value]
+    if axis == "mq":
+        out = g.grade_mq([grade["item"]], [grade["payload"]], [response], None, MATCHERS)[0]
+        assert out is not None
+        return out[0]
+    if axis == "c":
+        return g.grade_count(grade["payload"]["count"], response)
+    if axis == "vis":
+        return g.grade_ab(grade["payload"]["gold"], response)
+    raise ValueError(f"axis {axis!r} has no single-turn task")
+
+
+def axis_rows(index: dict[str, Any], store: ArtifactStore, axis: str) -> list[dict[str, Any]]:
+    """One row per usable item of ``axis``: ``key`` (``benchmark/item_id``), ``text`` (exactly
+    what the vLLM runner sends), ``image`` (absolute path or None) and ``grade`` (item answer,
+    options, question and the artifact's payload)."""
+    rows = []
+    for it in index["items"]:
+        art = None if axis == "q" else store.load(axis, it["benchmark"], it["item_id"])
+        if axis != "q" and not usable(art):
+            continue
+        doc = it["doc"]
+        payload = None if art is None else art["payload"]
+        rows.append({"key": f"{it['benchmark']}/{it['item_id']}",
+                     "text": axis_text(axis, doc, payload), "image": doc.get("image") or None,
+                     "grade": {"item": {"answer": doc["answer"],
+                                        "options": doc.get("options") or [],
+                                        "question": doc["question"]},
+                               "payload": payload}})
+    return rows
