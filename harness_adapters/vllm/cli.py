@@ -34,8 +34,20 @@ def _reference_panel(args: argparse.Namespace, suite: dict) -> Panel:
 
 
 def _adapters(specs: list[str]) -> dict[str, str]:
+    """``NAME=PATH`` or ``PATH`` (named by its folder); a ``PATH`` with ``*?[`` is a glob of
+    adapter folders (those holding ``adapter_config.json``)."""
     out: dict[str, str] = {}
+    expanded: list[str] = []
     for s in specs:
+        if "=" not in s and any(c in s for c in "*?["):
+            hits = sorted(p for p in glob.glob(s) if (Path(p) / "adapter_config.json").exists())
+            if not hits:
+                raise PrimeBenchError(f"--lora {s!r}: no adapter folder (with "
+                                      "adapter_config.json) matches")
+            expanded += hits
+        else:
+            expanded.append(s)
+    for s in expanded:
         if "=" in s:
             name, path = s.split("=", 1)
         else:
@@ -47,10 +59,12 @@ def _adapters(specs: list[str]) -> dict[str, str]:
 
 
 def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignore[no-untyped-def]
+    from harness_adapters.placement import resolve_suite
     from harness_adapters.vllm.session import RunRequest, engine_settings
-    from primebench_tasks.pipeline.manifest import read_manifest
 
-    suite = read_manifest(args.suite)
+    suite = resolve_suite(args.suite)
+    if args.ray:
+        args.backend = "ray"
     engine = engine_settings(
         max_model_len=args.max_model_len, tensor_parallel_size=args.tensor_parallel_size,
         gpu_memory_utilization=args.gpu_memory_utilization, max_lora_rank=args.max_lora_rank,
@@ -61,7 +75,8 @@ def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignor
                      base_url=args.base_url, served_model=args.served_model,
                      timeout_s=args.timeout, engine=engine, batch_size=args.batch_size,
                      max_new_tokens=args.max_new_tokens, concurrency=args.concurrency,
-                     api_key_env=args.api_key_env)
+                     api_key_env=args.api_key_env, replicas=args.replicas,
+                     ray_address=args.ray_address, cpus_per_replica=args.cpus_per_replica)
     return req, _reference_panel(args, suite)
 
 
@@ -107,12 +122,23 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
 
 
 def _engine_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--suite", required=True, help="suite manifest JSON")
+    p.add_argument("--suite", required=True,
+                   help="suite manifest JSON, or a released suite's name (primebench, ...)")
     p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
     p.add_argument("--name", help="the base model's name in records (default: directory name)")
     p.add_argument("--panel", help="reference panel directory (default: the suite's own)")
     p.add_argument("--default", choices=default_names())
-    p.add_argument("--backend", choices=["vllm", "server"], default="vllm")
+    p.add_argument("--backend", choices=["vllm", "server", "ray"], default="vllm",
+                   help="vllm: one offline engine here; server: a running OpenAI-compatible "
+                   "server; ray: --replicas vLLM engines on a Ray cluster")
+    p.add_argument("--ray", action="store_true", help="same as --backend ray")
+    p.add_argument("--replicas", type=int, default=1,
+                   help="ray: vLLM engines (Ray Data actors), each with --tensor-parallel-size "
+                   "GPUs on a GPU cluster")
+    p.add_argument("--ray-address", help="ray: the cluster (default: $RAY_ADDRESS, else a "
+                   "local cluster started for this run)")
+    p.add_argument("--cpus-per-replica", type=float, default=1.0,
+                   help="ray on a CPU-only cluster: CPUs reserved per replica")
     p.add_argument("--base-url", help="server backend: http://HOST:PORT/v1")
     p.add_argument("--served-model", help="server backend: served name of the base model")
     p.add_argument("--timeout", type=float, default=120.0, help="server request timeout (s)")
@@ -122,7 +148,8 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--api-key-env", metavar="NAME",
                    help="server backend: environment variable holding this endpoint's API key "
                    "(default: no key; OPENAI_API_KEY is sent only to api.openai.com)")
-    p.add_argument("--tensor-parallel-size", type=int)
+    p.add_argument("--tensor-parallel-size", "--tp", type=int,
+                   help="GPUs per engine (tensor parallelism)")
     p.add_argument("--gpu-memory-utilization", type=float)
     p.add_argument("--max-model-len", type=int)
     p.add_argument("--max-lora-rank", type=int)

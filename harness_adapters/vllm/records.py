@@ -7,6 +7,10 @@ or ``<base>+<adapter>``), ``adapter`` (null for the base model), ``benchmark``, 
 when failed — missing, never 0), ``response`` (the model's text), ``answer`` (the gold answer),
 ``error``, ``suite`` (manifest version), ``seconds`` (the batch's generation time per item).
 
+Several writers (two runs into one folder, the Ray path's driver): :meth:`RecordFile.append` takes
+a file lock (``records.jsonl.lock``, ``filelock``) and, with ``skip_done``, drops ``ok`` lines
+whose key another writer has recorded meanwhile — an item is never recorded ``ok`` twice.
+
 Failed items are retried on the next run; their failed line stays (a later ``ok`` line supersedes
 it). ``primebench refresh --records FILE`` and ``read_records`` take the file as it is (failed
 lines are not appended to the panel).  A SIGKILL during a write can leave a partial last line
@@ -45,6 +49,29 @@ class RecordFile:
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
+        self._done_keys: set[tuple[str, ...]] = set()
+        self._offset = 0  # bytes of the file already folded into _done_keys
+
+    def _recorded_ok(self) -> set[tuple[str, ...]]:
+        """Keys recorded ``ok``, reading only what was appended since the last call (the whole
+        file again if it shrank)."""
+        if not self.path.exists():
+            self._done_keys, self._offset = set(), 0
+            return self._done_keys
+        size = self.path.stat().st_size
+        if size < self._offset:
+            self._done_keys, self._offset = set(), 0
+        with open(self.path, "rb") as fh:
+            fh.seek(self._offset)
+            data = fh.read()
+        complete = data[: data.rfind(b"\n") + 1]
+        for line in complete.decode("utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                if rec.get("status") == "ok":
+                    self._done_keys.add(tuple(str(rec[f]) for f in self.key))
+        self._offset += len(complete)
+        return self._done_keys
 
     def read(self) -> list[dict[str, Any]]:
         """All complete lines, in file order. A line that is not valid JSON, or lacks a required
@@ -78,13 +105,28 @@ class RecordFile:
             done[key] = rec
         return done
 
-    def append(self, records: Iterable[dict[str, Any]]) -> int:
-        """Append ``records`` (one line each) and fsync; returns how many were written."""
-        lines = [json.dumps({"schema": self.schema, **r}, ensure_ascii=False, sort_keys=True,
-                            allow_nan=False) + "\n" for r in records]
-        if not lines:
+    def append(self, records: Iterable[dict[str, Any]], skip_done: bool = True) -> int:
+        """Append ``records`` (one line each) under the file lock and fsync; with ``skip_done``,
+        ``ok`` records whose key is already recorded ``ok`` are left out. Returns how many lines
+        were written."""
+        from filelock import FileLock
+
+        rows = list(records)
+        if not rows:
             return 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock"):
+            if skip_done:
+                done = self._recorded_ok()
+                rows = [r for r in rows if r.get("status") != "ok" or
+                        tuple(str(r[f]) for f in self.key) not in done]
+            return self._append_locked(rows)
+
+    def _append_locked(self, rows: list[dict[str, Any]]) -> int:
+        lines = [json.dumps({"schema": self.schema, **r}, ensure_ascii=False, sort_keys=True,
+                            allow_nan=False) + "\n" for r in rows]
+        if not lines:
+            return 0
         with open(self.path, "a+b") as fh:
             size = fh.seek(0, os.SEEK_END)
             if size:

@@ -70,6 +70,9 @@ class RunRequest:
     engine: EngineSettings = field(default_factory=EngineSettings)
     batch_size: int = 32
     max_new_tokens: int | None = None
+    replicas: int = 1
+    ray_address: str | None = None
+    cpus_per_replica: float = 1.0
 
     @property
     def model_name(self) -> str:
@@ -125,6 +128,13 @@ def execute(req: RunRequest, panel: Panel, progress: Callable[[str], None] | Non
     names = [variant_name(req.model_name, a) for a in req.variants()]
     if backend is None and all((n, d.benchmark, d.item_id) in done for n in names for d in docs):
         backend = _NothingToRun()  # every item of every variant is recorded: no engine start
+    if backend is None and req.backend == "ray":
+        from harness_adapters.vllm.ray_runner import run_on_ray
+
+        return run_on_ray(docs, req.model_name, str(req.model), adapters, req.variants(),
+                          records, req.suite["version"], req.engine, req.replicas,
+                          req.batch_size, req.max_new_tokens, req.ray_address,
+                          req.cpus_per_replica, progress)
     if backend is None:
         if req.backend == "server":
             if not req.base_url:

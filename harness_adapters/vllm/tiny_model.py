@@ -38,9 +38,27 @@ def _corpus(n: int = 400) -> list[str]:
     return lines
 
 
-def build_tiny_qwen2vl(out: str | Path, seed: int = 0) -> Path:
-    """Write a ~0.6 M-parameter Qwen2-VL (random weights, seed ``seed``) with its tokenizer and
-    processor to ``out``; returns ``out``.  Same seed → same weights."""
+#: model sizes: ``tiny`` (≈ 0.6 M parameters, float32, CI) and ``2b`` (Qwen2-VL-2B's shapes:
+#: text 1536 × 28 layers, vision 1280 × 32 blocks; ≈ 2.1 B parameters with this small vocabulary,
+#: bfloat16; the GPU check, benchmarks/gpu_check.py)
+SIZES: dict[str, dict] = {
+    "tiny": {"text": dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                          num_attention_heads=4, num_key_value_heads=2),
+             "mrope": [4, 6, 6],
+             "vision": dict(depth=1, embed_dim=64, hidden_size=128, num_heads=2, mlp_ratio=2),
+             "max_pixels": 28 * 28 * 64, "dtype": "float32"},
+    "2b": {"text": dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28,
+                        num_attention_heads=12, num_key_value_heads=2),
+           "mrope": [16, 24, 24],
+           "vision": dict(depth=32, embed_dim=1280, hidden_size=1536, num_heads=16,
+                          mlp_ratio=4),
+           "max_pixels": 28 * 28 * 256, "dtype": "bfloat16"},
+}
+
+
+def build_tiny_qwen2vl(out: str | Path, seed: int = 0, size: str = "tiny") -> Path:
+    """Write a Qwen2-VL of ``size`` (:data:`SIZES`; random weights, seed ``seed``) with its
+    tokenizer and processor to ``out``; returns ``out``.  Same seed → same weights."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import (
@@ -64,28 +82,29 @@ def build_tiny_qwen2vl(out: str | Path, seed: int = 0) -> Path:
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
         additional_special_tokens=SPECIAL_TOKENS[1:], chat_template=CHAT_TEMPLATE)
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
+    spec = SIZES[size]
     config = Qwen2VLConfig(
         text_config=dict(
-            vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256,
-            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-            max_position_embeddings=2048, bos_token_id=ids["<|endoftext|>"],
+            vocab_size=len(tokenizer), **spec["text"],
+            max_position_embeddings=32768 if size != "tiny" else 2048,
+            bos_token_id=ids["<|endoftext|>"],
             eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"],
             rope_parameters={"rope_type": "default", "rope_theta": 1e6,
-                             "mrope_section": [4, 6, 6]}),
-        vision_config=dict(depth=1, embed_dim=64, hidden_size=128, num_heads=2, mlp_ratio=2,
-                           patch_size=14, spatial_merge_size=2, temporal_patch_size=2),
+                             "mrope_section": spec["mrope"]}),
+        vision_config=dict(**spec["vision"], patch_size=14, spatial_merge_size=2,
+                           temporal_patch_size=2),
         image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
     )
     torch.manual_seed(seed)
-    model = Qwen2VLForConditionalGeneration(config).eval()
+    model = Qwen2VLForConditionalGeneration(config).eval().to(getattr(torch, spec["dtype"]))
     model.generation_config.eos_token_id = ids["<|im_end|>"]
     model.generation_config.pad_token_id = ids["<|endoftext|>"]
     model.save_pretrained(out)
-    size = {"shortest_edge": 56 * 56, "longest_edge": 28 * 28 * 64}
+    pixels = {"shortest_edge": 56 * 56, "longest_edge": spec["max_pixels"]}
     processor = Qwen2VLProcessor(
-        image_processor=Qwen2VLImageProcessorPil(size=size),
-        video_processor=Qwen2VLVideoProcessor(size=size), tokenizer=tokenizer,
+        image_processor=Qwen2VLImageProcessorPil(size=pixels),
+        video_processor=Qwen2VLVideoProcessor(size=pixels), tokenizer=tokenizer,
         chat_template=CHAT_TEMPLATE)
     processor.save_pretrained(out)
     tokenizer.save_pretrained(out)
@@ -101,7 +120,7 @@ def build_lora_adapter(base: str | Path, out: str | Path, seed: int, r: int = 8,
     from peft import LoraConfig, get_peft_model
     from transformers import Qwen2VLForConditionalGeneration
 
-    model = Qwen2VLForConditionalGeneration.from_pretrained(base)
+    model = Qwen2VLForConditionalGeneration.from_pretrained(base, dtype="auto")
     cfg = LoraConfig(r=r, lora_alpha=2 * r, lora_dropout=0.0,
                      target_modules=r"^(?!.*visual).*\.(q_proj|v_proj)$")
     peft_model = get_peft_model(model, cfg)
