@@ -49,6 +49,8 @@ def _say(msg: str) -> None:
 
 def load_panel(args: argparse.Namespace) -> Panel:
     """The panel named by ``--default`` or ``--panel`` (also for plugin commands)."""
+    if getattr(args, "default", None) and getattr(args, "panel", None):
+        raise PrimeBenchError("give --panel DIR or --default NAME, not both")
     if getattr(args, "default", None):
         if default_kind(args.default) != "panel":
             raise PrimeBenchError(f"{args.default!r} is a leaderboard, not an item-level panel")
@@ -57,6 +59,18 @@ def load_panel(args: argparse.Namespace) -> Panel:
         raise PrimeBenchError("give --panel DIR or --default NAME "
                               f"(embedded: {', '.join(default_names())})")
     return Panel.load(args.panel)
+
+
+def check_out_dir(args: argparse.Namespace) -> Path:
+    """``--out`` of a build: a folder that does not exist or is empty, or with ``--overwrite``
+    any folder (its outputs are replaced); never a file. Checked before any work."""
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise PrimeBenchError(f"--out {out}: a file is there, not a folder")
+    if out.is_dir() and any(out.iterdir()) and not getattr(args, "overwrite", False):
+        raise PrimeBenchError(f"--out {out} exists and is not empty; pass --overwrite to replace "
+                              "its outputs, or choose another folder")
+    return out
 
 
 # ---------------------------------------------------------------- panel
@@ -151,6 +165,7 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
     from primebench_tasks.report.build_report import write_primebench_report
 
+    check_out_dir(args)
     panel = load_panel(args)
     n_cat = len(panel.categories())
     if args.k is not None and args.until == "stage3" and args.k > n_cat:
@@ -187,6 +202,7 @@ def cmd_build_resampled(args: argparse.Namespace) -> int:
     from primebench_tasks.pipeline.manifest import build_manifest, write_manifest
     from primebench_tasks.pipeline.resampled import resampled_suite
 
+    check_out_dir(args)
     panel = load_panel(args)
     res = resampled_suite(panel, n=args.n, space=args.space, per_benchmark=args.per_benchmark,
                           seed=args.seed)
@@ -211,9 +227,16 @@ def cmd_build_frontier(args: argparse.Namespace) -> int:
     from primebench_tasks.pipeline.manifest import build_manifest, write_manifest
     from primebench_tasks.pipeline.stage0_clean import stage0_clean
 
+    check_out_dir(args)
     panel = load_panel(args)
     s0 = stage0_clean(panel)
     fr = capability_frontier(panel, s0.keep, budget=args.budget)
+    n_kept = sum(len(pos) for pos in fr.selected.values())
+    if n_kept == 0:
+        raise PrimeBenchError(
+            f"the Capability Frontier kept no item of panel {panel.name!r}: {fr.n_candidates} "
+            f"candidate(s), {fr.n_in_band} in the 10-50 % accuracy band; it needs items that "
+            "few models solve (App. I.2) — nothing was written")
     selected: dict[str, dict[str, np.ndarray]] = {}
     for b, pos in fr.selected.items():
         selected.setdefault(panel.category_of(b), {})[b] = pos
@@ -230,7 +253,8 @@ def cmd_build_frontier(args: argparse.Namespace) -> int:
     atomic_write_text(out / "report.md", "# Capability Frontier\n\n"
                       f"candidates {fr.n_candidates}, in band {fr.n_in_band}, budget {fr.budget}"
                       "\n\n## Model axes\n\n" + markdown_table(fr.axes))
-    print(f"Frontier: {fr.n_candidates} candidates, {fr.n_in_band} in band, kept {fr.budget}")
+    print(f"Frontier: {fr.n_candidates} candidates, {fr.n_in_band} in band, kept {n_kept} "
+          f"(budget {fr.budget})")
     print(markdown_table(fr.axes))
     return 0
 
@@ -481,7 +505,9 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--default", choices=[n for n in default_names()
                                              if default_kind(n) == "panel"])
         q.add_argument("--seed", type=int, default=0)
-        q.add_argument("--out", required=True)
+        q.add_argument("--out", required=True, help="output folder (new or empty)")
+        q.add_argument("--overwrite", action="store_true",
+                       help="replace the outputs in an existing --out folder")
 
     from primebench_tasks.pipeline.primebench import PipelineParams
 
@@ -603,9 +629,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except (PrimeBenchError, KeyError, ValueError) as exc:
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"primebench: error: {msg}", file=sys.stderr)
+    except PrimeBenchError as exc:  # bad input: one line; anything else is a bug: a traceback
+        print(f"primebench: error: {exc}", file=sys.stderr)
         return 2
 
 

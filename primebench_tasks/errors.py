@@ -30,6 +30,18 @@ class InputError(PrimeBenchError, ValueError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
+class ConfigError(PrimeBenchError, ValueError):
+    """A parameter or option outside what a function accepts (a ``ValueError``)."""
+
+
+class NotFoundError(PrimeBenchError, KeyError):
+    """A named thing (benchmark, panel, embedding space, models) that is not there (a
+    ``KeyError`` with a readable message)."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable
+        return str(self.args[0]) if self.args else ""
+
+
 class UnknownBenchmarkError(PrimeBenchError, KeyError):
     """A benchmark that the catalogue does not know and that was given no category."""
 

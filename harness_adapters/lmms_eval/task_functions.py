@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from primebench_tasks.errors import NotFoundError
+
 ITEM_METRIC = "primebench_item"
 
 
@@ -158,7 +160,7 @@ def make_upstream_process_results(key: str, upstream: Callable[[dict, list], dic
         fn = upstream.resolve() if isinstance(upstream, LazyFunction) else upstream
         out = dict(fn(doc, results))
         if metric not in out:
-            raise KeyError(f"upstream process_results returned no {metric!r} (got {sorted(out)})")
+            raise NotFoundError(f"upstream process_results returned no {metric!r} (got {sorted(out)})")
         module = inspect.getmodule(fn)
         out[ITEM_METRIC] = {"item_id": str(doc[key]), "score": score(out[metric], module)}
         return out

@@ -26,6 +26,7 @@ from harness_adapters.suite_docs import PROMPT_KWARGS
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.requests import ItemInputError, Messages, user_turn
 from harness_adapters.vllm.runner import Backend
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.prism.artifacts import ArtifactStore, usable
 from primebench_tasks.prism.graders import Matchers, same_answers
 from primebench_tasks.prism.judging import Judge
@@ -59,7 +60,7 @@ def axis_text(axis: str, doc: dict[str, Any], payload: dict[str, Any] | None) ->
         return f"{payload['question']} {EVALUEE['c_suffix']}"
     if axis == "vis":
         return VIS_TEMPLATE.format(a=payload["a"], b=payload["b"])
-    raise ValueError(f"no single-turn prompt for axis {axis!r}")
+    raise ConfigError(f"no single-turn prompt for axis {axis!r}")
 
 
 @dataclass

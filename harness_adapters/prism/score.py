@@ -25,7 +25,7 @@ from harness_adapters.lmms_eval.task_functions import exact_answer_score, extrac
 from harness_adapters.prism.build import read_build
 from harness_adapters.prism.run import records_file
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
-from primebench_tasks.errors import InputError
+from primebench_tasks.errors import ConfigError, InputError
 from primebench_tasks.prism import graders as g
 from primebench_tasks.prism.artifacts import ArtifactStore, usable
 from primebench_tasks.prism.audit import audit_sample, audit_table
@@ -98,7 +98,7 @@ def grade(index: dict[str, Any], store: ArtifactStore, records: Sequence[dict[st
     applicable), grader; sc rows add correct0 / flip_turn / adopted (score: ``sc_variant``), mq
     rows partial (the score is all-or-nothing unless ``mq_partial``)."""
     if sc_variant not in SC_VARIANTS:
-        raise ValueError(f"sc_variant must be one of {SC_VARIANTS}")
+        raise ConfigError(f"sc_variant must be one of {SC_VARIANTS}")
     docs = {(it["benchmark"], it["item_id"]): it["doc"] for it in index["items"]}
     by_axis: dict[str, list[dict[str, Any]]] = {}
     for r in records:

@@ -10,6 +10,7 @@ from typing import Any
 
 from harness_adapters.lmms_eval.task_functions import exact_answer_score
 from harness_adapters.prism.run import axis_text
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.prism import graders as g
 from primebench_tasks.prism.artifacts import ArtifactStore, usable
 
@@ -37,7 +38,7 @@ def rule_score(axis: str, grade: dict[str, Any], response: str) -> float:
         return g.grade_count(grade["payload"]["count"], response)
     if axis == "vis":
         return g.grade_ab(grade["payload"]["gold"], response)
-    raise ValueError(f"axis {axis!r} has no single-turn task")
+    raise ConfigError(f"axis {axis!r} has no single-turn task")
 
 
 def axis_rows(index: dict[str, Any], store: ArtifactStore, axis: str) -> list[dict[str, Any]]:

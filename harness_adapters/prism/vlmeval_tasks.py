@@ -81,7 +81,9 @@ def register_prism(lmudata: str | Path) -> dict[str, type]:
     path = Path(lmudata) / CONFIG_NAME
     if not path.exists():
         return {}
-    import vlmeval.dataset as D
+    from harness_adapters.vlmeval.registration import import_vlmeval
+
+    D = import_vlmeval()
     from vlmeval.dataset.image_base import ImageBaseDataset
 
     cfg = read_json_document(path, "PRISM VLMEvalKit export config", SCHEMA)

@@ -34,6 +34,15 @@ SCHEMA = "primebench.run_record/1"
 REQUIRED = ("model", "item_id", "benchmark", "status")
 
 
+def records_lock(path: str | Path) -> Any:
+    """The lock of the record file at ``path`` (``<path>.lock``): one reentrant instance per
+    path in a process (``is_singleton``), so a caller that holds it (the training callback) can
+    append."""
+    from filelock import FileLock
+
+    return FileLock(str(path) + ".lock", is_singleton=True)
+
+
 def variant_name(model: str, adapter: str | None) -> str:
     return model if adapter is None else f"{model}+{adapter}"
 
@@ -109,13 +118,11 @@ class RecordFile:
         """Append ``records`` (one line each) under the file lock and fsync; with ``skip_done``,
         ``ok`` records whose key is already recorded ``ok`` are left out. Returns how many lines
         were written."""
-        from filelock import FileLock
-
         rows = list(records)
         if not rows:
             return 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock"):
+        with records_lock(self.path):
             if skip_done:
                 done = self._recorded_ok()
                 rows = [r for r in rows if r.get("status") != "ok" or

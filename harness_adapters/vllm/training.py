@@ -118,10 +118,10 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
         return self
 
     def _evaluate(self, ckpt: Path, step: int) -> dict[str, Any]:
-        from filelock import FileLock
+        from harness_adapters.vllm.records import records_lock
 
         self.out.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.out / "records.jsonl.lock")):
+        with records_lock(self.out / "records.jsonl"):
             return evaluate_checkpoint(ckpt, self.suite, self.panel, self.out, self.base_url,
                                        self.served_model, name=f"step-{step}",
                                        timeout_s=self.timeout_s)

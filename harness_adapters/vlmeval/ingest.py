@@ -48,6 +48,9 @@ def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
                              row=i + 2, field="hit")
         return [float(x) for x in s]
     if rule == "mathvista_post_check":
+        from harness_adapters.vlmeval.registration import import_vlmeval
+
+        import_vlmeval()
         from vlmeval.dataset.utils.mathvista import post_check
 
         return [1.0 if post_check(df.iloc[i], prefetch=False) else 0.0 for i in range(len(df))]

@@ -46,6 +46,23 @@ SIDECAR_SUFFIX = "_primebench.json"
 NO_JUDGE = ("exact_matching", None, "")
 
 
+def import_vlmeval() -> Any:
+    """``vlmeval.dataset``, imported without the side effect of ``vlmeval.vlm``'s import:
+    ``torch.set_grad_enabled(False)`` for the whole process (it would stop a training loop in
+    the same process from computing gradients); the caller's grad mode is restored."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - VLMEvalKit needs torch
+        torch = None
+    prev = torch.is_grad_enabled() if torch is not None else None
+    try:
+        import vlmeval.dataset as D
+    finally:
+        if torch is not None and prev is not None:
+            torch.set_grad_enabled(prev)
+    return D
+
+
 def upstream_class(D: Any, upstream: str) -> type:
     """The VLMEvalKit class that ``build_dataset(upstream)`` would instantiate."""
     for cls in D.DATASET_CLASSES:
@@ -160,7 +177,7 @@ def register(lmudata: str | Path | None = None) -> dict[str, type]:
     ``vlmeval`` — a suite's datasets and/or a PRISM build's axes
     (:func:`harness_adapters.prism.vlmeval_tasks.register_prism`); returns dataset name → class.
     Idempotent."""
-    import vlmeval.dataset as D
+    D = import_vlmeval()
     from vlmeval.smp import LMUDataRoot
 
     from harness_adapters.prism.vlmeval_tasks import register_prism

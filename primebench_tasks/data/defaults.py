@@ -6,6 +6,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from primebench_tasks.errors import NotFoundError
+
 EMBEDDED_DESCRIPTIONS = {
     "autojudger": "VLMEvalKit records of 168-169 VLMs on AI2D_TEST and MMMU_DEV_VAL (Apache-2.0)",
     "blink": "BLINK validation: 19 VLMs x 1,901 items, the authors' own predictions (Apache-2.0)",
@@ -29,7 +31,7 @@ def default_path(name: str) -> Path:
     """Directory of embedded data set ``name``."""
     path = embedded_root() / name
     if not path.is_dir():
-        raise KeyError(f"no embedded data set {name!r}; available: {', '.join(default_names())}")
+        raise NotFoundError(f"no embedded data set {name!r}; available: {', '.join(default_names())}")
     return path
 
 

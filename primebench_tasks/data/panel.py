@@ -41,7 +41,7 @@ from primebench_tasks.data.io import (
     current_umask,
     fsync_dir,
 )
-from primebench_tasks.errors import InputError, shown
+from primebench_tasks.errors import ConfigError, InputError, NotFoundError, shown
 
 SCHEMA = "primebench.panel/1"
 CONDITIONS = ("vl", "blind")
@@ -264,7 +264,7 @@ class Panel:
         kill or a full disk at any moment leaves either the previous panel or the new one
         loadable, never a mix (the previous data folder is kept until the switch)."""
         if self._rows is not None:
-            raise ValueError("save the full panel, not a model subset")
+            raise ConfigError("save the full panel, not a model subset")
         root = Path(path)
         root.mkdir(parents=True, exist_ok=True)
         version = f"data-{self.content_hash}"
@@ -390,7 +390,7 @@ class Panel:
     def category_of(self, benchmark: str) -> str:
         row = self.benchmarks.loc[self.benchmarks["benchmark"] == benchmark]
         if row.empty:
-            raise KeyError(f"benchmark {benchmark!r} is not in panel {self.name!r}")
+            raise NotFoundError(f"benchmark {benchmark!r} is not in panel {self.name!r}")
         return str(row["category"].iloc[0])
 
     def categories(self) -> dict[str, list[str]]:
@@ -420,7 +420,7 @@ class Panel:
         try:
             mat = self._scores[condition][benchmark]
         except KeyError:
-            raise KeyError(f"panel {self.name!r} has no {condition!r} scores for "
+            raise NotFoundError(f"panel {self.name!r} has no {condition!r} scores for "
                            f"{benchmark!r}") from None
         return mat if self._rows is None else mat[self._rows]
 
@@ -431,7 +431,7 @@ class Panel:
         pos = index.get_indexer(names)
         if (pos < 0).any():
             missing = [n for n, p in zip(names, pos) if p < 0]
-            raise KeyError(f"models not in panel {self.name!r}: {missing[:5]}")
+            raise NotFoundError(f"models not in panel {self.name!r}: {missing[:5]}")
         return Panel(name=self.name, models=self.models, benchmarks=self.benchmarks,
                      items=self.items, _scores=self._scores, _rows=pos.astype(np.int64),
                      _embeddings=self._embeddings, _hash=self._hash, root=self.root)
@@ -454,7 +454,7 @@ class Panel:
     def embeddings(self, benchmark: str, space: str) -> tuple[np.ndarray, np.ndarray]:
         """(vectors (N_b, d) float32 with NaN rows for items without one, has (N_b,) bool)."""
         if space not in self._embeddings:
-            raise KeyError(f"panel {self.name!r} has no {space!r} embeddings; compute them with "
+            raise NotFoundError(f"panel {self.name!r} has no {space!r} embeddings; compute them with "
                            f"`primebench embed` (spaces here: {self.embedding_spaces})")
         ids, vecs = self._embeddings[space]
         sel = (ids["benchmark"] == benchmark).to_numpy()

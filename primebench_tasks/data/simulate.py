@@ -32,6 +32,7 @@ import pyarrow as pa
 
 from primebench_tasks.data.catalogue import paper_benchmarks
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import ConfigError
 
 RANK = 5
 EMBED_DIM = 64
@@ -97,7 +98,7 @@ def simulate_panel(scale: float = 0.01, n_models: int = 30, seed: int = 0,
     """Simulate a panel; see the module docstring. ``scale`` multiplies Table 4's item counts
     (each benchmark keeps at least ``min_items``; scale 1.0 gives exactly 386,324 items)."""
     if not 0 < scale <= 1.0:
-        raise ValueError("scale must be in (0, 1]")
+        raise ConfigError("scale must be in (0, 1]")
     rng = np.random.default_rng(seed)
     models = _models(n_models, rng)
     M = len(models)

@@ -25,7 +25,7 @@ import pandas as pd
 from primebench_tasks.data.io import atomic_write, read_image_bytes
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.embed.encoders import Encoder
-from primebench_tasks.errors import InputError
+from primebench_tasks.errors import ConfigError, InputError
 
 SPACES = ("text", "vl")
 
@@ -111,7 +111,7 @@ def embed_panel(panel: Panel, panel_dir: str | Path, encoder: Encoder, space: st
     """Encode every item of ``panel`` into ``space`` (``text`` or ``vl``), resuming from the
     cache, attach the vectors to the panel and save it. Returns the panel and a report."""
     if space not in SPACES:
-        raise ValueError(f"space must be one of {SPACES}")
+        raise ConfigError(f"space must be one of {SPACES}")
     root = Path(panel_dir)
     say = progress or (lambda _m: None)
     items = panel.items

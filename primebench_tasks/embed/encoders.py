@@ -24,6 +24,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from primebench_tasks.errors import ConfigError
+
 INSTRUCTION = "Represent this benchmark question for clustering similar questions."
 
 
@@ -236,6 +238,6 @@ def build_encoder(spec: str) -> Encoder:
         text, _, image = spec[7:].partition("+")
         img = build_encoder(image)
         if not isinstance(img, HFDualEncoder):
-            raise ValueError("concat: the image part must be a CLIP/SigLIP-style hf:PATH")
+            raise ConfigError("concat: the image part must be a CLIP/SigLIP-style hf:PATH")
         return ConcatEncoder(build_encoder(text), img)
-    raise ValueError(f"unknown encoder {spec!r} (minilm, hf:PATH, concat:TEXT+IMAGE, file:PATH)")
+    raise ConfigError(f"unknown encoder {spec!r} (minilm, hf:PATH, concat:TEXT+IMAGE, file:PATH)")

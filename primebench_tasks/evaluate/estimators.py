@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.metrics import nanmean_rows
 from primebench_tasks.select.irt import binarize, estimate_theta, fit_2pl_cached
 
@@ -157,7 +158,7 @@ ESTIMATORS: dict[str, type[ScoreEstimator]] = {
 
 def make_estimator(name: str, thresholds: np.ndarray | None = None) -> ScoreEstimator:
     if name not in ESTIMATORS:
-        raise ValueError(f"unknown estimator {name!r}; known: {', '.join(ESTIMATORS)}")
+        raise ConfigError(f"unknown estimator {name!r}; known: {', '.join(ESTIMATORS)}")
     if name in ("pirt", "gpirt"):
         return ESTIMATORS[name](thresholds)  # type: ignore[call-arg]
     return ESTIMATORS[name]()

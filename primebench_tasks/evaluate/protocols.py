@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.evaluate.metrics import kendall, nanmean_rows, spearman, top_k_overlap
 from primebench_tasks.evaluate.splits import chronological_split, random_splits
@@ -125,9 +126,9 @@ def run_protocol(panel: Panel, protocol: str, selectors: Sequence[str],
         allm = np.arange(M)
         splits = [(allm, allm)]
     else:
-        raise ValueError(f"unknown protocol {protocol!r} (heldout, chrono, same, e2e)")
+        raise ConfigError(f"unknown protocol {protocol!r} (heldout, chrono, same, e2e)")
     if protocol != "same" and min(len(h) for _, h in splits) < MIN_HELDOUT:
-        raise ValueError(f"{protocol}: fewer than {MIN_HELDOUT} held-out models")
+        raise ConfigError(f"{protocol}: fewer than {MIN_HELDOUT} held-out models")
     pools = prepare_pools(panel)
     rows = []
     for i, (build, held) in enumerate(splits):

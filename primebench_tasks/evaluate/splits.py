@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from primebench_tasks.errors import ConfigError
+
 
 def random_splits(n_models: int, n_splits: int, seed: int = 0, build_fraction: float = 0.5
                   ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -24,7 +26,7 @@ def chronological_split(models: pd.DataFrame, build_fraction: float = 0.5
     undated models sort last and never enter the build set."""
     dated = models["release_date"].notna().to_numpy()
     if dated.sum() < 2:
-        raise ValueError("the chronological split needs release dates (model metadata)")
+        raise ConfigError("the chronological split needs release dates (model metadata)")
     order = np.lexsort((models["model"].to_numpy(),
                         models["release_date"].fillna("9999").to_numpy()))
     n_build = min(int(dated.sum()), int(round(len(models) * build_fraction)))

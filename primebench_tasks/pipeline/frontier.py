@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.metrics import nanmean_rows
 from primebench_tasks.select.base import item_variance
 
@@ -87,7 +88,7 @@ def capability_frontier(panel: Panel, keep: dict[str, np.ndarray], budget: int |
     gain = float(axes["per_step"].max()) if len(axes) else None
     if budget is None:
         if gain is None or gain <= 0:
-            raise ValueError("no model axis with a positive per-step gain (needs families with "
+            raise ConfigError("no model axis with a positive per-step gain (needs families with "
                              "≥ 2 dated models in the model metadata); pass an explicit budget")
         budget = int(round(in_band.sum() * gain))
     cand = np.flatnonzero(in_band)

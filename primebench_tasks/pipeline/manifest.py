@@ -18,7 +18,7 @@ from primebench_tasks.data.io import (
     read_json_document,
 )
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.errors import InputError
+from primebench_tasks.errors import ConfigError, InputError
 
 SCHEMA = "primebench.suite/1"
 AGGREGATES = ("mean_of_category_means", "item_mean")
@@ -47,7 +47,7 @@ def build_manifest(name: str, panel: Panel, selected: dict[str, dict[str, np.nda
     """Assemble a manifest from selected item positions (category → benchmark → positions);
     ``extra`` fields (e.g. ``placement_calibration``) are part of the hashed body."""
     if aggregate not in AGGREGATES:
-        raise ValueError(f"aggregate must be one of {AGGREGATES}")
+        raise ConfigError(f"aggregate must be one of {AGGREGATES}")
     bench = panel.benchmarks.set_index("benchmark")
     cats: dict[str, Any] = {}
     for cat, by_b in selected.items():

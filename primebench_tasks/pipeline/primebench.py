@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.metrics import spearman
 from primebench_tasks.pipeline.manifest import build_manifest
 from primebench_tasks.pipeline.stage0_clean import MIN_BLIND_MODELS, TAU, Stage0Result, stage0_clean
@@ -134,7 +135,7 @@ def run_pipeline(panel: Panel, params: PipelineParams | None = None,
     (e.g. on the whole panel, when ``panel`` is a split's build models) is used as given."""
     p = params or PipelineParams()
     if p.until not in STAGES:
-        raise ValueError(f"until must be one of {STAGES}")
+        raise ConfigError(f"until must be one of {STAGES}")
     say = progress or (lambda _m: None)
     s0 = stage0 if stage0 is not None else stage0_clean(panel, p.tau, p.min_blind_models)
     say(f"stage 0: kept {s0.n_out} of {s0.n_in} items")

@@ -11,6 +11,7 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.embed.projection import random_projection, vision_dependence
+from primebench_tasks.errors import ConfigError, NotFoundError
 from primebench_tasks.pipeline.stage1_representatives import CategoryPool
 from primebench_tasks.select.base import ItemFeatures, Selector
 from primebench_tasks.select.vaw import ALPHA, VAWSelector, category_budget
@@ -45,7 +46,7 @@ def resolve_cell_space(panel: Panel, cell_space: str) -> str | None:
     if cell_space == "none":
         return None
     if cell_space not in panel.embedding_spaces:
-        raise KeyError(f"panel {panel.name!r} has no {cell_space!r} embeddings "
+        raise NotFoundError(f"panel {panel.name!r} has no {cell_space!r} embeddings "
                        f"(has {panel.embedding_spaces})")
     return cell_space
 
@@ -101,7 +102,7 @@ def stage2_factory(name: str = DEFAULT_SELECTOR, alpha: float = ALPHA, cells: st
     from primebench_tasks.select.registry import SELECTORS, SelectorContext
 
     if name not in SELECTORS:
-        raise ValueError(f"unknown selector {name!r}; known: {', '.join(SELECTORS)}")
+        raise ConfigError(f"unknown selector {name!r}; known: {', '.join(SELECTORS)}")
     return lambda k: SELECTORS[name](k, random_state, SelectorContext())
 
 

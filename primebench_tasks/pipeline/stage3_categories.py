@@ -10,6 +10,7 @@ from math import comb
 import numpy as np
 import pandas as pd
 
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.metrics import spearman, spearman_many
 
 K = 5
@@ -39,7 +40,7 @@ def stage3_select(S: pd.DataFrame, k: int = K, max_subsets: int = MAX_SUBSETS,
     cats = sorted(S.columns)
     n = len(cats)
     if not 1 <= k <= n:
-        raise ValueError(f"k must be in [1, {n}], got {k}")
+        raise ConfigError(f"k must be in [1, {n}], got {k}")
     V = S[cats].to_numpy(dtype=np.float64)
     ref = V.mean(axis=1)
     total = comb(n, k)

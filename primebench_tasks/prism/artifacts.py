@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from primebench_tasks.data.io import atomic_write_text, canonical_json, content_hash
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.prism.builders import ArtifactRejected, Builder
 from primebench_tasks.prism.judging import Judge, JudgeRequest
 
@@ -57,7 +58,7 @@ class ArtifactStore:
             return None
         art = json.loads(p.read_text("utf-8"))
         if (art.get("benchmark"), art.get("item_id")) != (benchmark, str(item_id)):
-            raise ValueError(f"{p} holds the artifact of {art.get('benchmark')!r}/"
+            raise ConfigError(f"{p} holds the artifact of {art.get('benchmark')!r}/"
                              f"{art.get('item_id')!r}, not {benchmark!r}/{item_id!r}")
         return art
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.metrics import spearman
 
 AXES = ("q", "if", "h", "mq", "sc", "c", "vis")
@@ -24,11 +25,11 @@ def aggregate(S: pd.DataFrame, aggregator: str = "harmonic",
     ``weights`` (axis → nominal weight, default 1) apply to every aggregator; a zero weight drops
     the axis. A model with a missing axis gets NaN."""
     if aggregator not in AGGREGATORS:
-        raise ValueError(f"aggregator must be one of {AGGREGATORS}")
+        raise ConfigError(f"aggregator must be one of {AGGREGATORS}")
     axes = list(S.columns)
     w = np.array([float((weights or {}).get(a, 1.0)) for a in axes])
     if (w < 0).any() or w.sum() <= 0:
-        raise ValueError("weights must be >= 0 with a positive sum")
+        raise ConfigError("weights must be >= 0 with a positive sum")
     V = S[axes].to_numpy(dtype=float)
     keep = w > 0
     V, w = V[:, keep], w[keep]

@@ -16,6 +16,7 @@ import pandas as pd
 
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.metrics import spearman
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest, write_manifest
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline, selection_scores
@@ -48,7 +49,7 @@ def pipeline_params(manifest: dict[str, Any]) -> PipelineParams:
     """The PipelineParams a PRIMEBench manifest was built with."""
     p = manifest.get("params", {})
     if "retention" not in p:
-        raise ValueError("refresh needs a PRIMEBench suite manifest (params.retention missing)")
+        raise ConfigError("refresh needs a PRIMEBench suite manifest (params.retention missing)")
     names = {f.name for f in dataclasses.fields(PipelineParams)}
     kw = {k: v for k, v in p.items() if k in names}
     if kw.get("cell_space") == "none":
@@ -127,7 +128,7 @@ def refresh(panel: Panel, record_files: list[str | Path], suite: str | Path | No
         clean_temporaries(out)
         if not versions(out):
             if suite is None:
-                raise ValueError(f"{out} has no published suite; pass --suite MANIFEST")
+                raise ConfigError(f"{out} has no published suite; pass --suite MANIFEST")
             first = read_manifest(suite)
             publish(out, lambda d: write_manifest(first, d / "manifest.json"))
             say(f"published the given suite as {versions(out)[-1].name}")

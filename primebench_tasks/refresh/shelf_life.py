@@ -15,6 +15,7 @@ import pandas as pd
 
 from primebench_tasks.data.leaderboard import Leaderboard
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import NotFoundError
 from primebench_tasks.evaluate.metrics import spearman, spearman_many
 from primebench_tasks.pipeline.primebench import cleaned_reference, selection_scores
 from primebench_tasks.pipeline.stage0_clean import Stage0Result
@@ -45,11 +46,11 @@ def positions(panel: Panel, items: dict[str, dict[str, list[str]]]
         out[cat] = {}
         for b, ids in by_b.items():
             if b not in panel.benchmark_names:
-                raise KeyError(f"suite benchmark {b!r} is not in panel {panel.name!r}")
+                raise NotFoundError(f"suite benchmark {b!r} is not in panel {panel.name!r}")
             pos = pd.Index(panel.item_ids(b)).get_indexer(ids)
             if (pos < 0).any():
                 missing = [i for i, p in zip(ids, pos) if p < 0][:5]
-                raise KeyError(f"suite items of {b!r} not in the panel, e.g. {missing}")
+                raise NotFoundError(f"suite items of {b!r} not in the panel, e.g. {missing}")
             out[cat][b] = pos
     return out
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from primebench_tasks.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class ItemFeatures:
@@ -40,12 +42,12 @@ class Selector:
     def _check(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
-            raise ValueError(f"X must be (n_models, n_items), got shape {X.shape}")
+            raise ConfigError(f"X must be (n_models, n_items), got shape {X.shape}")
         if not 0 < self.k:
-            raise ValueError(f"k must be positive, got {self.k}")
+            raise ConfigError(f"k must be positive, got {self.k}")
         finite = X[np.isfinite(X)]
         if finite.size and (finite.min() < 0 or finite.max() > 1):
-            raise ValueError("scores must be scaled to [0, 1]")
+            raise ConfigError("scores must be scaled to [0, 1]")
         return X
 
     def _set(self, indices: np.ndarray, weights: np.ndarray | None = None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.select.base import ItemFeatures, Selector
 
 
@@ -41,19 +42,19 @@ class FPSSelector(Selector):
     def fit(self, X: np.ndarray, items: ItemFeatures | None = None) -> FPSSelector:
         X = self._check(X)
         if items is None or items.embedding is None:
-            raise ValueError("FPS needs item embeddings (items.embedding)")
+            raise ConfigError("FPS needs item embeddings (items.embedding)")
         emb = np.asarray(items.embedding)
         if len(emb) != X.shape[1]:
-            raise ValueError(f"{len(emb)} embeddings for {X.shape[1]} items")
+            raise ConfigError(f"{len(emb)} embeddings for {X.shape[1]} items")
         ok = np.flatnonzero(np.isfinite(emb).all(axis=1))
         if len(ok) == 0:
-            raise ValueError("no item has an embedding")
+            raise ConfigError("no item has an embedding")
         if self.start == "random":
             first = int(np.random.default_rng(self.random_state).integers(len(ok)))
         elif self.start == "index0":
             first = 0
         else:
-            raise ValueError(f"start must be 'random' or 'index0', got {self.start!r}")
+            raise ConfigError(f"start must be 'random' or 'index0', got {self.start!r}")
         self._set(ok[farthest_points(emb[ok], self.k, first)])
         return self
 

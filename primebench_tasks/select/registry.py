@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.select.anchor_points import AnchorPointsSelector
 from primebench_tasks.select.base import Selector
 from primebench_tasks.select.datbench import DatBenchSelector
@@ -71,7 +72,7 @@ def resolve(names: str | list[str], has_embeddings: bool, binary: bool = False
         wanted = [n for n in wanted if n not in EQUAL_ON_BINARY]
     unknown = [n for n in wanted if n not in SELECTORS]
     if unknown:
-        raise ValueError(f"unknown selector(s) {unknown}; known: {', '.join(SELECTORS)}")
+        raise ConfigError(f"unknown selector(s) {unknown}; known: {', '.join(SELECTORS)}")
     if has_embeddings:
         return wanted, []
     return [n for n in wanted if n not in NEEDS_EMBEDDINGS], \

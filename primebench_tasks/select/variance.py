@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.select.base import (
     ItemFeatures,
     Selector,
@@ -36,6 +37,6 @@ class VarianceSelector(Selector):
         elif self.ties == "index":
             keys = np.arange(n)
         else:
-            raise ValueError(f"ties must be 'seeded' or 'index', got {self.ties!r}")
+            raise ConfigError(f"ties must be 'seeded' or 'index', got {self.ties!r}")
         self._set(rank_by_score(var, keys)[: min(self.k, n)])
         return self

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.select.base import (
     ItemFeatures,
     Selector,
@@ -35,7 +36,7 @@ DPP_MAX_ENTRIES = 50_000_000
 def category_budget(n: int, retention: float, floor: int = 100) -> int:
     """K_C = max(⌊r·n_C⌋, min(n_C, floor)) (§4.3)."""
     if not 0 < retention <= 1:
-        raise ValueError(f"retention must be in (0, 1], got {retention}")
+        raise ConfigError(f"retention must be in (0, 1], got {retention}")
     return max(int(np.floor(retention * n + 1e-9)), min(n, floor))
 
 
@@ -81,7 +82,7 @@ def vaw_rank_score(X: np.ndarray, delta: np.ndarray | None, alpha: float,
         base = discrimination_signal(X)
         m = np.isfinite(X).sum(axis=0)
     else:
-        raise ValueError(f"signal must be 'variance' or 'discrimination', got {signal!r}")
+        raise ConfigError(f"signal must be 'variance' or 'discrimination', got {signal!r}")
     if delta is None or alpha == 0:
         return base
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -244,15 +245,15 @@ class VAWSelector(Selector):
     def fit(self, X: np.ndarray, items: ItemFeatures | None = None) -> VAWSelector:
         X = self._check(X)
         if self.cells not in CELL_MODES:
-            raise ValueError(f"cells must be one of {CELL_MODES}, got {self.cells!r}")
+            raise ConfigError(f"cells must be one of {CELL_MODES}, got {self.cells!r}")
         if self.alpha < 0:
-            raise ValueError("alpha must be >= 0")
+            raise ConfigError("alpha must be >= 0")
         items = items or ItemFeatures()
         n = X.shape[1]
         labels = np.asarray(items.benchmark) if (self.shares and items.benchmark is not None) \
             else np.zeros(n, dtype=object)
         if len(labels) != n:
-            raise ValueError(f"items.benchmark has {len(labels)} entries for {n} items")
+            raise ConfigError(f"items.benchmark has {len(labels)} entries for {n} items")
         names, first = np.unique(labels.astype(str), return_index=True)
         names = names[np.argsort(first)]
         groups = [np.flatnonzero(labels.astype(str) == b) for b in names]
@@ -262,7 +263,7 @@ class VAWSelector(Selector):
         if self.cells == "responses":
             emb = response_vectors(X)
         if self.cells in ("embedding", "responses") and emb is not None and len(emb) != n:
-            raise ValueError(f"items.embedding has {len(emb)} rows for {n} items")
+            raise ConfigError(f"items.embedding has {len(emb)} rows for {n} items")
         picked = []
         self.n_cells_ = {}
         for b, pos, share in zip(names, groups, shares):
@@ -285,7 +286,7 @@ class VAWSelector(Selector):
                 e = emb[pos]
                 member = np.isfinite(e).all(axis=1)
                 if len(pos) * share > DPP_MAX_ENTRIES:
-                    raise ValueError(f"DPP arm: share of {share} over {len(pos)} items of {b!r} "
+                    raise ConfigError(f"DPP arm: share of {share} over {len(pos)} items of {b!r} "
                                      f"exceeds {DPP_MAX_ENTRIES:,} kernel entries")
                 if member.any():
                     em = e[member].astype(np.float64)

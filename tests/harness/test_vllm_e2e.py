@@ -306,15 +306,18 @@ def _prism(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.heavy
-def test_prism_axes_end_to_end_with_the_tiny_model_as_judge(server, suite_file, tmp_path):
+def test_prism_axes_end_to_end_with_the_tiny_model_as_judge(server, mathvision, tmp_path):
+    # 8 items: the random generator writes its full budget (up to 1,024 tokens) per artifact
+    suite_file = tmp_path / "suite8.json"
+    write_manifest(small_suite(mathvision, 8), suite_file)
     judge = f"vllm-server:tiny@{server}"
     build = tmp_path / "build"
     first = _prism("build", "--suite", str(suite_file), "--default", "mathvision", "--out",
                    str(build), "--judge", judge)
     index = json.loads((build / "prism.json").read_text())
-    assert len(index["items"]) == 20 and index["generator"] == judge
+    assert len(index["items"]) == 8 and index["generator"] == judge
     for axis in ("h", "mq", "c", "vis"):
-        assert sum(index["axes"][axis].values()) == 20
+        assert sum(index["axes"][axis].values()) == 8
         assert index["axes"][axis].get("built", 0) > 0, (axis, first.stdout)
     again = _prism("build", "--suite", str(suite_file), "--default", "mathvision", "--out",
                    str(build), "--judge", judge)

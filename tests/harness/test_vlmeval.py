@@ -30,11 +30,21 @@ VLMEVAL_COMMIT = "e8e78f05"
 
 
 def _vlmeval_available() -> bool:
-    try:
-        import vlmeval.dataset  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Without importing it: importing ``vlmeval`` turns gradients off process-wide
+    (``vlmeval/vlm/__init__.py``), which would break the training tests of this session."""
+    import importlib.util
+
+    return importlib.util.find_spec("vlmeval") is not None
+
+
+@pytest.fixture(autouse=True)
+def _keep_grad_mode():
+    """VLMEvalKit's import turns gradients off process-wide; give every later test its mode."""
+    import torch
+
+    prev = torch.is_grad_enabled()
+    yield
+    torch.set_grad_enabled(prev)
 
 
 needs_vlmeval = pytest.mark.skipif(not _vlmeval_available(), reason="VLMEvalKit not installed")
@@ -318,3 +328,14 @@ def test_prism_axis_built_offline_runs_in_vlmeval_and_lands_in_run_records(tmp_p
                  str(tmp_path / "build"), "--out", str(tmp_path / "run"), "--model",
                  "Echo"]) == 0
     assert len(records_file(tmp_path / "run").read()) == 6  # idempotent
+
+
+@needs_vlmeval
+def test_registration_leaves_the_callers_grad_mode():
+    """`import vlmeval` alone turns torch gradients off process-wide; the adapter's import does
+    not (a training loop may register datasets)."""
+    code = ("import torch; from harness_adapters.vlmeval.registration import import_vlmeval; "
+            "import_vlmeval(); import vlmeval; assert torch.is_grad_enabled(), 'grad off'")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]

@@ -1,0 +1,44 @@
+"""The ``primebench`` command as a user meets it: clear one-line errors for bad input, before any
+work; tracebacks for bugs."""
+
+import argparse
+
+import pytest
+
+from primebench_tasks import cli
+from primebench_tasks.cli import main
+
+
+def test_panel_and_default_together_is_an_error(capsys):
+    assert main(["panel", "info", "--default", "autojudger", "--panel", "somewhere"]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def test_build_refuses_a_non_empty_out_before_any_work(tmp_path, capsys, monkeypatch):
+    (tmp_path / "old.txt").write_text("an earlier build")
+    ran = []
+    monkeypatch.setattr(cli, "load_panel", lambda args: ran.append(1))
+    assert main(["build", "primebench", "--default", "autojudger", "--out", str(tmp_path)]) == 2
+    assert "--overwrite" in capsys.readouterr().err and not ran
+    f = tmp_path / "old.txt"
+    assert main(["build", "resampled", "--default", "autojudger", "--out", str(f)]) == 2
+    assert "a file is there" in capsys.readouterr().err and not ran
+    args = argparse.Namespace(out=str(tmp_path), overwrite=True)
+    assert cli.check_out_dir(args) == tmp_path  # --overwrite lets it through
+    assert cli.check_out_dir(argparse.Namespace(out=str(tmp_path / "new"))) == tmp_path / "new"
+
+
+def test_an_empty_frontier_writes_nothing_and_fails(tmp_path, capsys):
+    out = tmp_path / "frontier"
+    assert main(["build", "frontier", "--default", "autojudger", "--budget", "100", "--out",
+                 str(out)]) == 2
+    assert "kept no item" in capsys.readouterr().err and not out.exists()
+
+
+def test_internal_errors_are_not_swallowed(monkeypatch):
+    def broken(args):
+        raise KeyError("an internal bug")
+
+    monkeypatch.setattr(cli, "cmd_panel_list", broken)
+    with pytest.raises(KeyError, match="an internal bug"):
+        main(["panel", "list"])
