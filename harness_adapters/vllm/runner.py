@@ -50,30 +50,42 @@ def run_variants(backend: Backend, docs: Sequence[SuiteDoc], model: str,
                  batch_size: int = 32, progress: Callable[[str], None] | None = _stderr
                  ) -> RunSummary:
     """Evaluate every variant (``None`` = the base model) on ``docs``; see the module docstring.
-    ``model`` names the base model in the records."""
+    ``model`` names the base model in the records.
+
+    Batch-major: each batch of documents has its requests built once (images decoded and
+    encoded once, not once per variant) and is then sent for every variant that still needs it,
+    each variant's answers recorded as soon as they are scored."""
     say = progress or (lambda _m: None)
     summary = RunSummary()
     done = records.finished()
-    for adapter in adapters:
-        name = variant_name(model, adapter)
-        pending = [d for d in docs if (name, d.benchmark, d.item_id) not in done]
-        summary.skipped[name] = len(docs) - len(pending)
+    names = {a: variant_name(model, a) for a in adapters}
+    pending = {a: {(d.benchmark, d.item_id) for d in docs
+                   if (names[a], d.benchmark, d.item_id) not in done} for a in adapters}
+    for a in adapters:
+        name = names[a]
+        summary.skipped[name] = len(docs) - len(pending[a])
         summary.scored[name] = summary.failed[name] = 0
-        if not pending:
-            say(f"{name}: all {len(docs)} items already done")
-            continue
-        say(f"{name}: {len(pending)} of {len(docs)} items to run")
-        for start in range(0, len(pending), batch_size):
-            batch = pending[start:start + batch_size]
+        say(f"{name}: all {len(docs)} items already done" if not pending[a] else
+            f"{name}: {len(pending[a])} of {len(docs)} items to run")
+    todo = [d for d in docs if any((d.benchmark, d.item_id) in pending[a] for a in adapters)]
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start:start + batch_size]
+        built: list[tuple[SuiteDoc, Messages | None, str | None]] = []
+        for d in batch:
+            try:
+                built.append((d, chat_messages(d), None))
+            except ItemInputError as exc:
+                built.append((d, None, str(exc)))
+        for adapter in adapters:
+            name = names[adapter]
+            mine = [t for t in built if (t[0].benchmark, t[0].item_id) in pending[adapter]]
+            if not mine:
+                continue
             base = {"model": name, "adapter": adapter, "condition": "vl",
                     "suite": suite_version}
-            rows: list[dict[str, Any]] = []
-            sendable: list[tuple[SuiteDoc, Messages]] = []
-            for d in batch:
-                try:
-                    sendable.append((d, chat_messages(d)))
-                except ItemInputError as exc:
-                    rows.append(_failed(base, d, str(exc)))
+            rows: list[dict[str, Any]] = [_failed(base, d, err) for d, _m, err in mine
+                                          if err is not None]
+            sendable = [(d, m) for d, m, err in mine if err is None and m is not None]
             if sendable:
                 t0 = time.perf_counter()
                 outs = backend.generate([m for _, m in sendable], adapter)
