@@ -25,7 +25,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +132,7 @@ def run_server(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
                max_new_tokens: int, work: Path) -> dict[str, Any]:
     from openai import OpenAI
 
-    from harness_adapters.vllm.backends import ServerBackend
+    from harness_adapters.vllm.backends import ServerBackend, wait_until_healthy
     from harness_adapters.vllm.requests import chat_messages
 
     port = _free_port()
@@ -151,16 +150,7 @@ def run_server(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.perf_counter() - t0 > 900:
-                raise RuntimeError(f"the vLLM server did not start; see {work / 'server.log'}")
-            time.sleep(1)
+        wait_until_healthy(url, proc, 900, str(work / "server.log"))
         start = time.perf_counter() - t0
         backend = ServerBackend(url + "/v1", "m", [a.name for a in adapters],
                                 max_new_tokens=max_new_tokens,

@@ -216,6 +216,27 @@ def _has_cuda() -> bool:
         return False
 
 
+def wait_until_healthy(url: str, proc: Any, timeout_s: float, log: str) -> float:
+    """Poll ``url``/health of a vLLM server started as ``proc`` (a ``subprocess.Popen``) until it
+    answers 200; returns the seconds waited. The process exiting or ``timeout_s`` passing kills
+    it and raises ``BackendError`` naming ``log``."""
+    import time
+    import urllib.request
+
+    t0 = time.perf_counter()
+    while True:
+        try:
+            with urllib.request.urlopen(url.rstrip("/") + "/health", timeout=2) as r:
+                if r.status == 200:
+                    return time.perf_counter() - t0
+        except OSError:
+            pass
+        if proc.poll() is not None or time.perf_counter() - t0 > timeout_s:
+            proc.kill()
+            raise BackendError(f"the vLLM server did not start; see {log}")
+        time.sleep(1)
+
+
 OPENAI_HOSTS = ("api.openai.com",)
 """Hosts that receive ``OPENAI_API_KEY`` when no key is tied to an endpoint."""
 

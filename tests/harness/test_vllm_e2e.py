@@ -19,11 +19,11 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from harness_adapters.vllm.backends import wait_until_healthy
 from harness_adapters.vllm.records import RecordFile
 from primebench_tasks.pipeline.manifest import write_manifest
 from tests.harness.conftest import small_suite
@@ -76,18 +76,7 @@ def server(tiny, tmp_path_factory):
         stdout=log, stderr=subprocess.STDOUT,
         env={**ENV, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"})
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 300
-    while True:
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            raise RuntimeError(f"vLLM server did not start; see {log.name}")
-        time.sleep(1)
+    wait_until_healthy(url, proc, 300, log.name)
     yield url + "/v1"
     proc.terminate()
     try:

@@ -283,3 +283,15 @@ def test_a_device_or_huge_file_as_image_is_refused_not_read(tmp_path):
     big.write_bytes(b"\0" * 2048)
     with pytest.raises(OSError, match="above the 1024-byte limit"):
         read_image_bytes(big, limit=1024)
+
+
+def test_a_server_process_that_dies_is_a_clear_error(tmp_path):
+    import subprocess
+    import sys
+
+    from harness_adapters.vllm.backends import BackendError, wait_until_healthy
+
+    proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    proc.wait()
+    with pytest.raises(BackendError, match="did not start; see server.log"):
+        wait_until_healthy("http://127.0.0.1:9", proc, 30, "server.log")
