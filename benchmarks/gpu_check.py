@@ -132,7 +132,7 @@ def run_server(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
                max_new_tokens: int, work: Path) -> dict[str, Any]:
     from openai import OpenAI
 
-    from harness_adapters.vllm.backends import ServerBackend, wait_until_healthy
+    from harness_adapters.vllm.backends import ServerBackend, stop_server, wait_until_healthy
     from harness_adapters.vllm.requests import chat_messages
 
     port = _free_port()
@@ -176,11 +176,7 @@ def run_server(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
                 "items_per_s": round(n / gen, 2),
                 "time_to_first_token_s": round(statistics.median(ttft), 4) if ttft else None}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
         log.close()
 
 

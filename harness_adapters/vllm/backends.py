@@ -237,6 +237,17 @@ def wait_until_healthy(url: str, proc: Any, timeout_s: float, log: str) -> float
         time.sleep(1)
 
 
+def stop_server(proc: Any, grace_s: float = 60) -> None:
+    """Stop a server process started by the caller: SIGTERM, then SIGKILL after ``grace_s``."""
+    import subprocess
+
+    proc.terminate()
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 OPENAI_HOSTS = ("api.openai.com",)
 """Hosts that receive ``OPENAI_API_KEY`` when no key is tied to an endpoint."""
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_adapters.vllm.backends import wait_until_healthy
+from harness_adapters.vllm.backends import stop_server, wait_until_healthy
 from harness_adapters.vllm.records import RecordFile
 from primebench_tasks.pipeline.manifest import write_manifest
 from tests.harness.conftest import small_suite
@@ -78,11 +78,7 @@ def server(tiny, tmp_path_factory):
     url = f"http://127.0.0.1:{port}"
     wait_until_healthy(url, proc, 300, log.name)
     yield url + "/v1"
-    proc.terminate()
-    try:
-        proc.wait(60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop_server(proc)
     log.close()
 
 
