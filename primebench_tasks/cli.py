@@ -528,9 +528,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"minimum items per category pool, >= 0 (default {d.floor})")
     p.add_argument("--min-blind-models", type=int, default=3,
                    help="blind filter only where at least this many models ran without images")
-    p.add_argument("--selector", default="vaw_dc",
-                   help="Stage 2 selector: vaw_dc (default), vaw (the paper's; uses --alpha "
-                   "and --cells), or any name of `primebench validate --selectors`")
+    p.add_argument("--selector", default=d.selector,
+                   help=f"Stage 2 selector (default {d.selector}): vaw (the paper's; uses "
+                   "--alpha and --cells) or any name of `primebench validate --selectors`")
     p.add_argument("--cells", choices=["embedding", "random", "none", "dpp", "responses"],
                    default="embedding", help="cells of --selector vaw")
     p.add_argument("--cell-space", default="auto", help="auto|vl|text|none")

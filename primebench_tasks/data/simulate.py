@@ -200,3 +200,61 @@ def _long(models: np.ndarray, benchmark: str, ids: np.ndarray, X: np.ndarray, co
                                                     pa.array([cond])),
         "score": pa.array(X[r, c], pa.float32()),
     })
+
+
+def simulate_leaderboard(n_models: int = 2000, n_benchmarks: int = 5, seed: int = 0,
+                         items: tuple[int, int] = (100, 250), chance_share: float = 0.2,
+                         easy_share: float = 0.5, log_a_mean: float = 1.0,
+                         log_a_sd: float = 0.5, guessing: float = 0.25,
+                         name: str | None = None) -> Panel:
+    """A text-LLM-leaderboard-like panel: many models, few items per benchmark, near-ceiling
+    items and large discriminations — the regime where a selector tuned on VLM panels can lose to
+    random (issue #16's 6,300-model panel).
+
+    * **Models**: ``n_models``; a share ``chance_share`` is near chance (θ ~ N(−3, 0.3): broken
+      merges, untrained checkpoints), the rest a dense competent cluster (θ ~ N(1, 0.5)). Each
+      benchmark adds a model × benchmark interaction (sd 0.3).
+    * **Items**: per benchmark a count drawn uniformly in ``items`` (inclusive); 3PL multiple
+      choice, P = c + (1 − c)·σ(a·θ − a·β) with c = ``guessing``, a ~ LogNormal(``log_a_mean``,
+      ``log_a_sd``) (median e¹ ≈ 2.7), β ~ N(−2, 0.7) for a share ``easy_share`` of near-ceiling
+      items, else N(0.3, 1). Binary scores; every record present.
+    * Each benchmark is its own category (budgets per benchmark = per category pool).
+
+    With the defaults the items of highest item-rest correlation are the ones that split the two
+    model clusters, so a discrimination-ranked selection does not order the competent models (the
+    guard test in ``tests/select/test_cross_validated.py``); ``chance_share=0`` gives a unimodal
+    panel where it does.
+    """
+    if n_models < 2 or n_benchmarks < 1:
+        raise ConfigError("need at least 2 models and 1 benchmark")
+    if not (0 <= chance_share < 1 and 0 <= easy_share <= 1 and 0 <= guessing < 1):
+        raise ConfigError("chance_share in [0, 1), easy_share in [0, 1], guessing in [0, 1)")
+    lo, hi = items
+    if not 1 <= lo <= hi:
+        raise ConfigError(f"items must be (low, high) with 1 <= low <= high, got {items}")
+    rng = np.random.default_rng(seed)
+    M = n_models
+    chance = rng.random(M) < chance_share
+    theta = np.where(chance, rng.normal(-3.0, 0.3, M), rng.normal(1.0, 0.5, M))
+    model_names = np.array([f"llm{i:05d}" for i in range(M)], dtype=object)
+    bench_rows, item_frames, tables = [], [], []
+    for bi in range(n_benchmarks):
+        bname = f"LLM-{bi}"
+        n = int(rng.integers(lo, hi + 1))
+        ability = theta + rng.normal(0, 0.3, M)
+        a = rng.lognormal(log_a_mean, log_a_sd, n)
+        easy = rng.random(n) < easy_share
+        beta = np.where(easy, rng.normal(-2.0, 0.7, n), rng.normal(0.3, 1.0, n))
+        P = guessing + (1 - guessing) / (1 + np.exp(-a[None, :] * (ability[:, None] - beta)))
+        X = (rng.random((M, n)) < P).astype(np.float32)
+        ids = np.array([f"{bname}:{i}" for i in range(n)], dtype=object)
+        tables.append(_long(model_names, bname, ids, X, "vl"))
+        bench_rows.append({"benchmark": bname, "category": f"Category {bi}",
+                           "metric": "accuracy (MCQ)", "metric_kind": "binary",
+                           "score_min": 0.0, "score_max": 1.0})
+        item_frames.append(pd.DataFrame({"benchmark": bname, "item_id": ids,
+                                         "source_index": ids}))
+    models = pd.DataFrame({"model": model_names})
+    return Panel._from_arrow(name or f"leaderboard-m{M}-b{n_benchmarks}-seed{seed}",
+                             pa.concat_tables(tables), models, pd.DataFrame(bench_rows),
+                             pd.concat(item_frames, ignore_index=True), "<simulator>")

@@ -25,13 +25,14 @@ from primebench_tasks.evaluate.variants import CEILING_BAR, bootstrap_suite_scor
 from primebench_tasks.pipeline.stage0_clean import stage0_clean
 from primebench_tasks.pipeline.stage1_representatives import stage1_representatives
 from primebench_tasks.pipeline.stage2_prune import PoolData, pool_data, resolve_cell_space
+from primebench_tasks.select.default import DEFAULT_SELECTOR
 from primebench_tasks.select.irt import paper_thresholds
 from primebench_tasks.select.registry import SELECTORS, WEIGHTED, SelectorContext
 from primebench_tasks.select.vaw import category_budget
 
 RETENTIONS = (0.01, 0.02, 0.05, 0.10, 0.20, 0.50)
 ESTIMATORS = ("mean", "pirt", "gpirt", "aipw")
-MIN_HELDOUT = 10
+MIN_HELDOUT = 8
 
 
 @dataclass
@@ -188,7 +189,7 @@ def run_end_to_end(panel: Panel, selectors: Sequence[str], retentions: Sequence[
     return df, df
 
 
-def summarise(split_rows: pd.DataFrame, default: tuple[str, str] = ("vaw_dc", "mean")
+def summarise(split_rows: pd.DataFrame, default: tuple[str, str] = (DEFAULT_SELECTOR, "mean")
               ) -> pd.DataFrame:
     """One row per selector × estimator × budget: the retention (NaN for an item-count budget),
     ``n_items`` (items kept, mean over splits), mean, sd, se, min, max of the split ρ,

@@ -20,6 +20,7 @@ from primebench_tasks.evaluate.protocols import (
 )
 from primebench_tasks.report.plots import retention_plot
 from primebench_tasks.report.tables import markdown_table
+from primebench_tasks.select.default import DEFAULT_SELECTOR
 from primebench_tasks.select.registry import resolve
 
 
@@ -38,8 +39,6 @@ def _binary(panel: Panel) -> bool:
 def default_pair(panel: Panel) -> tuple[str, str]:
     """The pair the pipeline uses by default: its Stage 2 selector with subset-mean scoring (the
     suite is scored by its item means)."""
-    from primebench_tasks.pipeline.stage2_prune import DEFAULT_SELECTOR
-
     return (DEFAULT_SELECTOR, "mean")
 
 

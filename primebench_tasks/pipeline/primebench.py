@@ -39,6 +39,7 @@ from primebench_tasks.pipeline.stage3_categories import (
     spectrum,
     stage3_select,
 )
+from primebench_tasks.select.default import DEFAULT_SELECTOR
 from primebench_tasks.select.vaw import ALPHA
 
 STAGES = ("stage0", "stage1", "stage2", "stage3")
@@ -56,7 +57,7 @@ class PipelineParams:
     seed: int = 0
     target_rho: float = TARGET_RHO
     min_blind_models: int = MIN_BLIND_MODELS
-    selector: str = "vaw_dc"
+    selector: str = DEFAULT_SELECTOR
     cells: str = "embedding"
     cell_space: str = "auto"
     max_subsets: int = MAX_SUBSETS

@@ -14,6 +14,7 @@ from primebench_tasks.embed.projection import random_projection, vision_dependen
 from primebench_tasks.errors import ConfigError, NotFoundError
 from primebench_tasks.pipeline.stage1_representatives import CategoryPool
 from primebench_tasks.select.base import ItemFeatures, Selector
+from primebench_tasks.select.default import DEFAULT_SELECTOR
 from primebench_tasks.select.vaw import ALPHA, VAWSelector, category_budget
 
 RETENTION = 0.05
@@ -89,8 +90,6 @@ class Stage2Result:
         return int(sum(len(v) for d in self.selected.values() for v in d.values()))
 
 
-DEFAULT_SELECTOR = "vaw_dc"
-"""The default Stage 2 selector: discrimination in response cells (README, "Which selector")."""
 
 
 def stage2_factory(name: str = DEFAULT_SELECTOR, alpha: float = ALPHA, cells: str = "embedding",
@@ -129,7 +128,8 @@ def stage2_prune(panel: Panel, pools: list[CategoryPool], retention: float = RET
         selected[pool.category] = by_b
         rows.append({"category": pool.category, "representative": pool.representative,
                      "pool": data.X.shape[1], "budget": k, "kept": len(idx),
-                     "cells": int(sum(getattr(sel, "n_cells_", {}).values()))})
+                     "cells": int(sum(getattr(sel, "n_cells_", {}).values())),
+                     "chosen": getattr(sel, "chosen_", "")})
         if progress:
             progress(f"stage 2: {pool.category}: {len(idx)} of {data.X.shape[1]} items")
     return Stage2Result(selected=selected, table=pd.DataFrame(rows))

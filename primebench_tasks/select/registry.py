@@ -10,6 +10,7 @@ import numpy as np
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.select.anchor_points import AnchorPointsSelector
 from primebench_tasks.select.base import Selector
+from primebench_tasks.select.cross_validated import CrossValidatedSelector
 from primebench_tasks.select.datbench import DatBenchSelector
 from primebench_tasks.select.disco import DISCOSelector
 from primebench_tasks.select.fps import FPSSelector, KCenterSelector
@@ -31,6 +32,7 @@ Factory = Callable[[int, int, SelectorContext], Selector]
 SELECTORS: dict[str, Factory] = {
     "vaw_dc": lambda k, rs, c: VAWSelector(k, rs, signal="discrimination", cells="responses",
                                            cell_quantile=0.5),
+    "cross_validated": lambda k, rs, c: CrossValidatedSelector(k, rs),
     "random": lambda k, rs, c: RandomSelector(k, rs),
     "variance": lambda k, rs, c: VarianceSelector(k, rs, ties="seeded"),
     "variance_index": lambda k, rs, c: VarianceSelector(k, rs, ties="index"),

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from primebench_tasks.data.simulate import simulate_panel
+from primebench_tasks.data.simulate import simulate_leaderboard, simulate_panel
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.pipeline.stage0_clean import stage0_clean
 from primebench_tasks.pipeline.stage1_representatives import benchmark_scores
 from primebench_tasks.pipeline.stage3_categories import spectrum
@@ -61,3 +62,15 @@ def test_paper_scale_panel_loads_under_2gb(tmp_path):
     assert n_items == 386_324
     assert rss_kb < 2 * 1024 * 1024
     assert resource  # peak RSS measured in the child process above
+
+
+def test_simulate_leaderboard_shapes_and_determinism():
+    a = simulate_leaderboard(50, n_benchmarks=2, seed=4, items=(20, 30))
+    b = simulate_leaderboard(50, n_benchmarks=2, seed=4, items=(20, 30))
+    assert a.content_hash == b.content_hash
+    assert len(a.model_names) == 50 and len(a.benchmark_names) == 2
+    for bname in a.benchmark_names:
+        X = a.matrix(bname)
+        assert 20 <= X.shape[1] <= 30 and np.isin(X, (0.0, 1.0)).all()
+    with pytest.raises(ConfigError):
+        simulate_leaderboard(10, items=(0, 5))

@@ -1,0 +1,6 @@
+"""The default Stage 2 selector, defined once (pipeline, CLI, fidelity protocols and reports read
+it from here)."""
+
+DEFAULT_SELECTOR = "cross_validated"
+"""Cross-validation on the build models between ``vaw_dc`` (preferred) and three other arms
+(:mod:`primebench_tasks.select.cross_validated`; README, "Which selector")."""
