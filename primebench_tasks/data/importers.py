@@ -50,10 +50,24 @@ def split_condition(key: str, file: str, row: int, field: str) -> tuple[str, str
 
 @dataclass
 class WideMatrix:
-    """A response matrix read from a wide CSV, in long form (raw metric units)."""
+    """A response matrix read from a wide CSV: ``values`` (models, columns) with NaN = missing
+    (raw metric units, or scaled to [0, 1] when read with ``scale=True``), the model names and,
+    per column, its (condition, item id)."""
 
-    scores: pd.DataFrame  # model, item_id, condition, score (raw, NaN = missing)
+    models: list[str]
+    columns: list[tuple[str, str]]
+    values: np.ndarray
     orientation: str
+
+    @property
+    def scores(self) -> pd.DataFrame:
+        """Long form: model, item_id, condition, score (one row per cell, NaN kept)."""
+        M, C = self.values.shape
+        conds = np.array([c for c, _ in self.columns], dtype=object)
+        items = np.array([i for _, i in self.columns], dtype=object)
+        return pd.DataFrame({"model": np.repeat(np.array(self.models, dtype=object), C),
+                             "item_id": np.tile(items, M), "condition": np.tile(conds, M),
+                             "score": self.values.ravel().astype(np.float64)})
 
 
 def _read_csv_rows(path: Path) -> list[list[str]]:
@@ -98,27 +112,120 @@ def _detect_orientation(rows: list[list[str]], file: str) -> str:
                      field=rows[0][0])
 
 
-def read_wide_csv(path: str | Path, orientation: str | None = None,
-                  score_min: float = 0.0, score_max: float = 1.0) -> WideMatrix:
-    """Read a wide response matrix.
-
-    ``items-x-models``: first column = item id, other columns = models (AutoJudger).
-    ``models-x-items``: first column = model, other columns = item ids, optionally prefixed with a
-    condition (``<no_image>ID``; M3IRT). Raw scores must lie in [score_min, score_max].
-    """
-    p = Path(path)
-    f = str(p)
-    rows = _read_csv_rows(p)
-    orient = orientation or _detect_orientation(rows, f)
-    if orient not in ("items-x-models", "models-x-items"):
-        raise InputError(f"unknown orientation {orient!r}", file=f, field="orientation")
+def _parse_careful(path: Path) -> tuple[list[str], list[str], np.ndarray]:
+    """The csv module on the whole text: (header, first-column keys, raw values) with an exact
+    file/row/field error for every malformed row or cell."""
+    rows = _read_csv_rows(path)
+    f = str(path)
     header = rows[0]
     width = len(header)
     for ln, r in enumerate(rows[1:], start=2):
         if len(r) != width:
             raise InputError(f"row has {len(r)} cells, the header has {width}", file=f, row=ln)
     body = np.array([r[1:] for r in rows[1:]], dtype=object)
-    row_keys = [r[0] for r in rows[1:]]
+    flat = body.ravel()
+    num = pd.to_numeric(pd.Series(flat), errors="coerce").to_numpy()
+    empty = np.array([str(v).strip() == "" for v in flat])
+    bad = np.isnan(num) & ~empty & ~np.array([str(v).strip().lower() == "nan" for v in flat])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        r, c = divmod(i, body.shape[1])
+        raise InputError(f"non-numeric score {shown(flat[i])}", file=f, row=r + 2,
+                         field=header[c + 1])
+    return header, [r[0] for r in rows[1:]], num.reshape(body.shape)
+
+
+_NAN_CELLS = ["", "nan", "NaN", "NAN", "Nan"]
+_FAST_BLOCK = 1 << 20
+
+
+def _parse_fast(path: Path, lo: float, hi: float, dtype: type, scale: bool
+                ) -> tuple[list[str], list[str], np.ndarray] | None:
+    """pyarrow's CSV parser, streamed in blocks into one ``dtype`` array of the values (scaled
+    to [0, 1] when ``scale``): no per-cell Python objects, so a 20k × 1k matrix stays within a
+    few times its dense size. Returns None for anything unusual (a quoted header, a malformed
+    row, a cell that is not a plain number, a value out of range): the careful parser then reads
+    the file again and names the row and field."""
+    import pyarrow.csv as pacsv
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\x00" in data:
+        return None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    nl = data.find(b"\n")
+    head = data[: nl if nl >= 0 else len(data)].rstrip(b"\r")
+    if not head.strip() or b'"' in head or b"\r" in head or nl < 0:
+        return None
+    try:
+        header = head.decode("utf-8").split(",")
+    except UnicodeDecodeError:
+        return None
+    if len(header) < 2:
+        return None
+    names = [f"c{i}" for i in range(len(header))]
+    types = {n: pa.float64() for n in names[1:]}
+    types[names[0]] = pa.string()
+    try:
+        reader = pacsv.open_csv(
+            pa.BufferReader(data[nl + 1:]),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=_FAST_BLOCK,
+                                           use_threads=False),
+            parse_options=pacsv.ParseOptions(newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(column_types=types, null_values=_NAN_CELLS,
+                                                 strings_can_be_null=False,
+                                                 quoted_strings_can_be_null=False))
+        keys: list[str] = []
+        # one output array sized by the line count (an upper bound on the rows), filled block by
+        # block: no list of blocks to concatenate (that would hold the values twice)
+        values = np.empty((data.count(b"\n") + 1, len(names) - 1), dtype=dtype)
+        for batch in reader:
+            if batch.num_rows == 0:
+                continue
+            raw = np.empty((batch.num_rows, len(names) - 1), dtype=np.float64)
+            for j in range(1, len(names)):
+                raw[:, j - 1] = batch.column(j).to_numpy(zero_copy_only=False)
+            finite = raw[np.isfinite(raw)]
+            if np.isinf(raw).any() or (finite.size and (finite.min() < lo
+                                                        or finite.max() > hi)):
+                return None
+            r0 = len(keys)
+            keys.extend(batch.column(0).to_pylist())
+            values[r0:len(keys)] = (raw - lo) / (hi - lo) if scale else raw
+            del raw, finite
+    except (pa.ArrowException, UnicodeDecodeError, ValueError):
+        return None
+    if not keys:
+        return None
+    return header, keys, values[: len(keys)]
+
+
+def read_wide_csv(path: str | Path, orientation: str | None = None,
+                  score_min: float = 0.0, score_max: float = 1.0, *, scale: bool = False,
+                  dtype: type = np.float64) -> WideMatrix:
+    """Read a wide response matrix.
+
+    ``items-x-models``: first column = item id, other columns = models (AutoJudger).
+    ``models-x-items``: first column = model, other columns = item ids, optionally prefixed with a
+    condition (``<no_image>ID``; M3IRT). Raw scores must lie in [score_min, score_max]; with
+    ``scale`` the values are returned as (raw − score_min) / (score_max − score_min), computed
+    in float64 and stored as ``dtype``.
+    """
+    p = Path(path)
+    f = str(p)
+    lo, hi = float(score_min), float(score_max)
+    fast = _parse_fast(p, lo, hi, dtype, scale)
+    if fast is None:
+        header, row_keys, values = _parse_careful(p)
+    else:
+        header, row_keys, values = fast
+    rows_for_detection = [header] + [[k] for k in row_keys]
+    orient = orientation or _detect_orientation(rows_for_detection, f)
+    if orient not in ("items-x-models", "models-x-items"):
+        raise InputError(f"unknown orientation {orient!r}", file=f, field="orientation")
     col_keys = header[1:]
     seen: dict[str, int] = {}
     for ln, k in enumerate(row_keys, start=2):
@@ -141,45 +248,30 @@ def read_wide_csv(path: str | Path, orientation: str | None = None,
     if dup_cols.any():
         k = col_keys[int(np.flatnonzero(dup_cols)[0])]
         raise InputError(f"duplicate column {k!r}", file=f, row=1, field=k)
-
-    flat = body.ravel()
-    num = pd.to_numeric(pd.Series(flat), errors="coerce").to_numpy()
-    empty = np.array([str(v).strip() == "" for v in flat])
-    bad = np.isnan(num) & ~empty & ~np.array([str(v).strip().lower() == "nan" for v in flat])
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        r, c = divmod(i, body.shape[1])
-        raise InputError(f"non-numeric score {shown(flat[i])}", file=f, row=r + 2, field=col_keys[c])
-    values = num.reshape(body.shape)
-    if np.isinf(values).any():
-        r, c = (int(x[0]) for x in np.nonzero(np.isinf(values)))
-        raise InputError("infinite score", file=f, row=r + 2, field=col_keys[c])
-    out = (values < score_min) | (values > score_max)
-    if out.any():
-        r, c = (int(x[0]) for x in np.nonzero(out))
-        raise InputError(f"score {shown(values[r, c])} outside the metric range "
-                         f"[{score_min}, {score_max}]", file=f, row=r + 2, field=col_keys[c])
+    if fast is None:
+        if np.isinf(values).any():
+            r, c = (int(x[0]) for x in np.nonzero(np.isinf(values)))
+            raise InputError("infinite score", file=f, row=r + 2, field=col_keys[c])
+        out = (values < lo) | (values > hi)
+        if out.any():
+            r, c = (int(x[0]) for x in np.nonzero(out))
+            raise InputError(f"score {shown(values[r, c])} outside the metric range "
+                             f"[{score_min}, {score_max}]", file=f, row=r + 2, field=col_keys[c])
+        values = ((values - lo) / (hi - lo) if scale else values).astype(dtype, copy=False)
 
     if orient == "models-x-items":
-        models = np.repeat(np.array(row_keys, dtype=object), len(col_keys))
-        conds_items = [split_condition(k, f, 1, k) for k in col_keys]
-        conds = np.tile(np.array([c for c, _ in conds_items], dtype=object), len(row_keys))
-        item_ids = np.tile(np.array([i for _, i in conds_items], dtype=object), len(row_keys))
-        vals = values.ravel()
+        columns = [split_condition(k, f, 1, k) for k in col_keys]
+        models = list(row_keys)
     else:
-        conds_items = [split_condition(k, f, ln, header[0])
-                       for ln, k in enumerate(row_keys, start=2)]
-        models = np.tile(np.array(col_keys, dtype=object), len(row_keys))
-        conds = np.repeat(np.array([c for c, _ in conds_items], dtype=object), len(col_keys))
-        item_ids = np.repeat(np.array([i for _, i in conds_items], dtype=object), len(col_keys))
-        vals = values.ravel()
-    df = pd.DataFrame({"model": models, "item_id": item_ids, "condition": conds, "score": vals})
-    dup = df.duplicated(["model", "item_id", "condition"])
+        columns = [split_condition(k, f, ln, header[0]) for ln, k in enumerate(row_keys, start=2)]
+        models = list(col_keys)
+        values = np.ascontiguousarray(values.T)
+    dup = pd.Index(columns).duplicated()
     if dup.any():
-        r = df[dup].iloc[0]
-        raise InputError(f"duplicate key (model={r.model!r}, item_id={r.item_id!r}, "
-                         f"condition={r.condition!r})", file=f, field="item_id")
-    return WideMatrix(scores=df, orientation=orient)
+        c, i = columns[int(np.flatnonzero(dup)[0])]
+        raise InputError(f"duplicate key (item_id={i!r}, condition={c!r})", file=f,
+                         field="item_id")
+    return WideMatrix(models=models, columns=columns, values=values, orientation=orient)
 
 
 def read_item_metadata(path: str | Path, benchmark: str, id_field: str | None = None,
@@ -385,13 +477,22 @@ def import_matrix(scores_csv: str | Path, benchmark: str, *, category: str | Non
     lo, hi = score_range if score_range is not None else (spec.score_min, spec.score_max)
     if not hi > lo:
         raise InputError(f"empty metric range [{lo}, {hi}]", field="score_range")
-    wide = read_wide_csv(scores_csv, orientation, lo, hi)
-    df = wide.scores
-    notes: list[str] = []
-    if model_aliases:
-        df["model"] = df["model"].map(lambda m: model_aliases.get(m, m))
+    # scaled to [0, 1] while parsing, float32 as the panel stores it (computed in float64)
+    wide = read_wide_csv(scores_csv, orientation, lo, hi, scale=True, dtype=np.float32)
     f = str(scores_csv)
-    scored_ids = pd.unique(df["item_id"])
+    notes: list[str] = []
+    names = list(wide.models)
+    if model_aliases:
+        renamed = [model_aliases.get(m, m) for m in names]
+        first: dict[str, str] = {}
+        for raw, new in zip(names, renamed):
+            if new in first:
+                raise InputError(f"models {first[new]!r} and {raw!r} both map to {new!r} "
+                                 "(model aliases)", file=f, field="model")
+            first[new] = raw
+        names = renamed
+    columns = wide.columns
+    scored_ids = list(dict.fromkeys(i for _, i in columns))
     if items is not None:
         meta = read_item_metadata(items, benchmark, image_dir=image_dir)
         meta_ids = set(meta["item_id"])
@@ -402,10 +503,9 @@ def import_matrix(scores_csv: str | Path, benchmark: str, *, category: str | Non
                              "--restrict-to-items to import only the metadata's items",
                              file=f, row=1, field="item_id")
         if absent:
-            df = df[df["item_id"].isin(meta_ids)]
             notes.append(f"{len(absent)} scored items outside {Path(items).name} left out "
                          "(--restrict-to-items)")
-        scored_set = set(df["item_id"])
+        scored_set = set(scored_ids)
         unscored = [i for i in meta["item_id"] if i not in scored_set]
         if unscored:
             raise InputError(f"{len(unscored)} item id(s) in the metadata file have no column in "
@@ -417,34 +517,73 @@ def import_matrix(scores_csv: str | Path, benchmark: str, *, category: str | Non
             notes.append(f"{len(missing_images)} image files not found (e.g. "
                          f"{missing_images[0]})")
     else:
-        item_table = pd.DataFrame({"benchmark": benchmark, "item_id": pd.unique(df["item_id"])})
+        item_table = pd.DataFrame({"benchmark": benchmark, "item_id": scored_ids})
         item_table["source_index"] = item_table["item_id"]
-    df = df.assign(benchmark=benchmark, score=(df["score"] - lo) / (hi - lo))
-    model_names = sorted(pd.unique(df["model"]))
-    model_table = pd.DataFrame({"model": model_names})
+    # the columns of each condition, placed at their item's position in the item table
+    pos_of = {str(i): k for k, i in enumerate(item_table["item_id"].astype(str))}
+    by_cond: dict[str, list[tuple[int, int]]] = {}
+    for col, (cond, item) in enumerate(columns):
+        if item in pos_of:
+            by_cond.setdefault(cond, []).append((col, pos_of[item]))
+    M, n = len(names), len(item_table)
+    dense: dict[str, dict[str, np.ndarray]] = {}
+    n_records = n_missing = 0
+    for cond, pairs in by_cond.items():
+        cols = np.array([c for c, _ in pairs], dtype=np.int64)
+        at = np.array([q for _, q in pairs], dtype=np.int64)
+        whole = len(cols) == wide.values.shape[1] and (cols == np.arange(len(cols))).all()
+        if whole and len(at) == n and (at == np.arange(n)).all():
+            mat = wide.values  # the common case: no copy
+        else:
+            mat = np.full((M, n), np.nan, dtype=np.float32)
+            mat[:, at] = wide.values[:, cols]
+        valid = int(np.isfinite(mat if mat is wide.values else mat[:, at]).sum())
+        n_records += valid
+        n_missing += M * len(at) - valid
+        if cond == "vl" or valid:  # a condition without a single record is not stored
+            dense[cond] = {benchmark: mat}
+    model_table = pd.DataFrame({"model": sorted(names)})
     if models is not None:
         meta_m = read_model_metadata(models)
-        unknown = sorted(set(meta_m["model"]) - set(model_names))
+        unknown = sorted(set(meta_m["model"]) - set(names))
         if unknown:
-            notes.append(f"{len(unknown)} models in {Path(models).name} have no scores here "
-                         f"(e.g. {unknown[:3]}); not added")
+            notes.append(f"{len(unknown)} models in {Path(models).name} have no scores "
+                         f"here (e.g. {unknown[:3]}); not added")
         model_table = model_table.merge(meta_m, on="model", how="left")
         notes.append(f"metadata joined for {int(model_table['release_date'].notna().sum())} of "
                      f"{len(model_table)} models")
     bench_table = pd.DataFrame([{c: getattr(spec, c) for c in BENCHMARK_COLUMNS}])
-    valid = df["score"].notna()
-    report = ImportReport(benchmark=benchmark, n_models=len(model_names),
-                          n_items=len(item_table), n_records=int(valid.sum()),
-                          n_missing=int((~valid).sum()),
-                          conditions=sorted(pd.unique(df["condition"])), notes=notes)
-    df = df.loc[valid, ["model", "benchmark", "item_id", "condition", "score"]]
+    report = ImportReport(benchmark=benchmark, n_models=len(names),
+                          n_items=len(item_table), n_records=n_records, n_missing=n_missing,
+                          conditions=sorted(dense), notes=notes)
     if existing is not None:
         if benchmark in existing.benchmark_names:
             raise InputError(f"panel {existing.name!r} already holds benchmark {benchmark!r}",
                              file=f, field="benchmark")
-        return merge_records(existing, df, model_table, bench_table, item_table, f), report
-    panel = Panel.from_records(name or benchmark, df, model_table, bench_table, item_table, f)
+        records = _dense_records(dense, names, item_table["item_id"].astype(str).to_numpy(),
+                                 benchmark)
+        return merge_records(existing, records, model_table, bench_table, item_table, f), report
+    # rows in the model table's (sorted) order
+    order = np.argsort(np.array(names, dtype=object), kind="stable")
+    if not (order == np.arange(M)).all():
+        dense = {c: {b: m[order] for b, m in d.items()} for c, d in dense.items()}
+    panel = Panel.from_dense(name or benchmark, dense, model_table, bench_table, item_table, f)
     return panel, report
+
+
+def _dense_records(dense: dict[str, dict[str, np.ndarray]], models: list[str],
+                   item_ids: np.ndarray, benchmark: str) -> pd.DataFrame:
+    """The valid cells of dense matrices as long records (model, benchmark, item_id,
+    condition, score)."""
+    parts = []
+    names = np.array(models, dtype=object)
+    for cond, by_b in dense.items():
+        mat = by_b[benchmark]
+        r, c = np.nonzero(np.isfinite(mat))
+        parts.append(pd.DataFrame({"model": names[r], "benchmark": benchmark,
+                                   "item_id": item_ids[c], "condition": cond,
+                                   "score": mat[r, c]}))
+    return pd.concat(parts, ignore_index=True)
 
 
 def panel_records(panel: Panel) -> pd.DataFrame:

@@ -127,64 +127,51 @@ class Panel:
     @classmethod
     def _from_arrow(cls, name: str, table: pa.Table, models: pd.DataFrame,
                     benchmarks: pd.DataFrame, items: pd.DataFrame, source: str) -> Panel:
-        models = _check_columns(models.copy(), MODEL_COLUMNS, source, required=("model",))
-        benchmarks = _check_columns(benchmarks.copy(), BENCHMARK_COLUMNS, source,
-                                    required=("benchmark", "category"))
-        items = _check_columns(items.copy(), ITEM_COLUMNS, source,
-                               required=("benchmark", "item_id"))
-        models["model"] = models["model"].astype(str)
-        dup = models["model"].duplicated()
-        if dup.any():
-            i = int(np.flatnonzero(dup.to_numpy())[0])
-            raise InputError(f"duplicate model {models['model'].iloc[i]!r}", file=source,
-                             row=i + 2, field="model")
-        models = models.sort_values("model", kind="stable").reset_index(drop=True)
-        models["family"] = _nullable_str(models["family"])
-        models["release_date"] = _nullable_str(models["release_date"])
-        models["params_b"] = pd.to_numeric(models["params_b"]).astype(float)
-
-        benchmarks = benchmarks.copy()
-        for i, row in enumerate(benchmarks.itertuples(index=False)):
-            if row.category is None or (isinstance(row.category, float) and np.isnan(row.category)) \
-                    or str(row.category) == "":
-                raise InputError("benchmark has no category", file=source, row=i + 2,
-                                 field="category")
-        if benchmarks["benchmark"].duplicated().any():
-            b = benchmarks["benchmark"][benchmarks["benchmark"].duplicated()].iloc[0]
-            raise InputError(f"duplicate benchmark {b!r}", file=source, field="benchmark")
-        benchmarks["score_min"] = benchmarks["score_min"].fillna(0.0).astype(float)
-        benchmarks["score_max"] = benchmarks["score_max"].fillna(1.0).astype(float)
-        for c in ("metric", "metric_kind", "lmms_eval_task", "vlmeval_dataset"):
-            benchmarks[c] = _nullable_str(benchmarks[c])
-        order = category_order(set(benchmarks["category"]))
-        rank = {c: i for i, c in enumerate(order)}
-        benchmarks["_o"] = benchmarks["category"].map(rank)
-        benchmarks = benchmarks.sort_values(["_o"], kind="stable").drop(columns="_o")
-        benchmarks = benchmarks.reset_index(drop=True)
-
-        items = items.copy()
-        items["benchmark"] = items["benchmark"].astype(str)
-        items["item_id"] = items["item_id"].astype(str)
-        known_b = set(benchmarks["benchmark"])
-        bad = ~items["benchmark"].isin(known_b)
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"item's benchmark {items['benchmark'].iloc[i]!r} is not in the "
-                             "benchmarks table", file=source, row=i + 2, field="benchmark")
-        dup = items.duplicated(["benchmark", "item_id"])
-        if dup.any():
-            i = int(np.flatnonzero(dup.to_numpy())[0])
-            raise InputError(f"duplicate item {items['item_id'].iloc[i]!r} of benchmark "
-                             f"{items['benchmark'].iloc[i]!r}", file=source, row=i + 2,
-                             field="item_id")
-        for c in ("question", "options", "answer", "image_ref", "source_index"):
-            items[c] = _nullable_str(items[c])
-        # group items by benchmark in benchmark order, keeping within-benchmark order
-        b_rank = {b: i for i, b in enumerate(benchmarks["benchmark"])}
-        items["_o"] = items["benchmark"].map(b_rank)
-        items = items.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
-
+        models, benchmarks, items = _checked_tables(models, benchmarks, items, source)
         scores = _scatter_scores(table, models, benchmarks, items, source)
+        return cls._assemble(name, models, benchmarks, items, scores, source)
+
+    @classmethod
+    def from_dense(cls, name: str, scores: dict[str, dict[str, np.ndarray]],
+                   models: pd.DataFrame, benchmarks: pd.DataFrame, items: pd.DataFrame,
+                   source: str = "<dense>") -> Panel:
+        """Build a Panel from dense score matrices without a long table (the importers' path
+        for large wide matrices: no per-record rows are ever held).
+
+        ``scores[condition][benchmark]`` is (len(models), n_b) in [0, 1] with NaN = missing;
+        its rows follow ``models``' row order and its columns the order of that benchmark's rows
+        in ``items``. The tables get the same checks as :meth:`from_records`, and the result is
+        the same Panel (same ``content_hash``) as the records of those matrices would give."""
+        for cond, by_b in scores.items():
+            for b, mat in by_b.items():
+                n_b = int((items["benchmark"].astype(str) == b).sum())
+                if mat.shape != (len(models), n_b):
+                    raise InputError(f"scores[{cond!r}][{b!r}] has shape {mat.shape}, expected "
+                                     f"({len(models)}, {n_b})", file=source, field="score")
+                lo = np.nanmin(mat) if np.isfinite(mat).any() else 0.0  # no copy of the values
+                hi = np.nanmax(mat) if np.isfinite(mat).any() else 1.0
+                if np.isinf(mat).any() or lo < 0 or hi > 1:
+                    raise InputError(f"scores[{cond!r}][{b!r}] has values outside [0, 1]",
+                                     file=source, field="score")
+        order = np.argsort(models["model"].astype(str).to_numpy(), kind="stable")
+        same = bool((order == np.arange(len(order))).all())
+        models, benchmarks, items = _checked_tables(models, benchmarks, items, source)
+        out: dict[str, dict[str, np.ndarray]] = {}
+        for cond, by_b in scores.items():
+            out[cond] = {b: np.asarray(m if same else m[order], dtype=np.float32)
+                         for b, m in by_b.items()}
+        if "vl" not in out:
+            out["vl"] = {}
+        counts = items.groupby("benchmark", sort=False).size()
+        for b in benchmarks["benchmark"]:
+            out["vl"].setdefault(b, np.full((len(models), int(counts.get(b, 0))), np.nan,
+                                            np.float32))
+        return cls._assemble(name, models, benchmarks, items, out, source)
+
+    @classmethod
+    def _assemble(cls, name: str, models: pd.DataFrame, benchmarks: pd.DataFrame,
+                  items: pd.DataFrame, scores: dict[str, dict[str, np.ndarray]], source: str
+                  ) -> Panel:
         panel = cls(name=name, models=models, benchmarks=benchmarks, items=items, _scores=scores)
         for b, mat in scores.get("vl", {}).items():
             if mat.shape[1] == 0:
@@ -198,6 +185,7 @@ class Panel:
             raise InputError(f"model {m!r} has no valid score", file=source, row=f"model={m}",
                              field="score")
         return panel
+
 
     # ------------------------------------------------------------------ persistence
     @classmethod
@@ -635,3 +623,66 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
                      for b in benchmarks["benchmark"]}
     return out
 
+
+def _checked_tables(models: pd.DataFrame, benchmarks: pd.DataFrame, items: pd.DataFrame,
+                source: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The model, benchmark and item tables checked and put in panel order: models sorted by
+    name, benchmarks in category order, items grouped by benchmark (order kept within one)."""
+    models = _check_columns(models.copy(), MODEL_COLUMNS, source, required=("model",))
+    benchmarks = _check_columns(benchmarks.copy(), BENCHMARK_COLUMNS, source,
+                                required=("benchmark", "category"))
+    items = _check_columns(items.copy(), ITEM_COLUMNS, source,
+                           required=("benchmark", "item_id"))
+    models["model"] = models["model"].astype(str)
+    dup = models["model"].duplicated()
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise InputError(f"duplicate model {models['model'].iloc[i]!r}", file=source,
+                         row=i + 2, field="model")
+    models = models.sort_values("model", kind="stable").reset_index(drop=True)
+    models["family"] = _nullable_str(models["family"])
+    models["release_date"] = _nullable_str(models["release_date"])
+    models["params_b"] = pd.to_numeric(models["params_b"]).astype(float)
+
+    benchmarks = benchmarks.copy()
+    for i, row in enumerate(benchmarks.itertuples(index=False)):
+        if row.category is None or (isinstance(row.category, float) and np.isnan(row.category)) \
+                or str(row.category) == "":
+            raise InputError("benchmark has no category", file=source, row=i + 2,
+                             field="category")
+    if benchmarks["benchmark"].duplicated().any():
+        b = benchmarks["benchmark"][benchmarks["benchmark"].duplicated()].iloc[0]
+        raise InputError(f"duplicate benchmark {b!r}", file=source, field="benchmark")
+    benchmarks["score_min"] = benchmarks["score_min"].fillna(0.0).astype(float)
+    benchmarks["score_max"] = benchmarks["score_max"].fillna(1.0).astype(float)
+    for c in ("metric", "metric_kind", "lmms_eval_task", "vlmeval_dataset"):
+        benchmarks[c] = _nullable_str(benchmarks[c])
+    order = category_order(set(benchmarks["category"]))
+    rank = {c: i for i, c in enumerate(order)}
+    benchmarks["_o"] = benchmarks["category"].map(rank)
+    benchmarks = benchmarks.sort_values(["_o"], kind="stable").drop(columns="_o")
+    benchmarks = benchmarks.reset_index(drop=True)
+
+    items = items.copy()
+    items["benchmark"] = items["benchmark"].astype(str)
+    items["item_id"] = items["item_id"].astype(str)
+    known_b = set(benchmarks["benchmark"])
+    bad = ~items["benchmark"].isin(known_b)
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"item's benchmark {items['benchmark'].iloc[i]!r} is not in the "
+                         "benchmarks table", file=source, row=i + 2, field="benchmark")
+    dup = items.duplicated(["benchmark", "item_id"])
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise InputError(f"duplicate item {items['item_id'].iloc[i]!r} of benchmark "
+                         f"{items['benchmark'].iloc[i]!r}", file=source, row=i + 2,
+                         field="item_id")
+    for c in ("question", "options", "answer", "image_ref", "source_index"):
+        items[c] = _nullable_str(items[c])
+    # group items by benchmark in benchmark order, keeping within-benchmark order
+    b_rank = {b: i for i, b in enumerate(benchmarks["benchmark"])}
+    items["_o"] = items["benchmark"].map(b_rank)
+    items = items.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
+
+    return models, benchmarks, items

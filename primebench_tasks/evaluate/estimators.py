@@ -140,9 +140,16 @@ class AIPW(ScoreEstimator):
         self.mu_x_ = Xs[ok].mean(axis=0)
         self.mu_y_ = float(target[ok].mean()) if ok.any() else 0.0
         Xc = Xs[ok] - self.mu_x_
-        # dual form: k features may exceed the number of source models
-        G = Xc @ Xc.T + self.alpha * np.eye(len(Xc))
-        self.coef_ = Xc.T @ np.linalg.solve(G, target[ok] - self.mu_y_)
+        t = target[ok] - self.mu_y_
+        # the same ridge solution in whichever form has the smaller system: primal (k × k) when
+        # there are more source models than selected items, else dual (M × M) — cost
+        # O(M·k·min(M, k)), linear in the number of models at a fixed budget
+        if Xc.shape[1] <= Xc.shape[0]:
+            A = Xc.T @ Xc + self.alpha * np.eye(Xc.shape[1])
+            self.coef_ = np.linalg.solve(A, Xc.T @ t)
+        else:
+            G = Xc @ Xc.T + self.alpha * np.eye(len(Xc))
+            self.coef_ = Xc.T @ np.linalg.solve(G, t)
         return self
 
     def predict(self, Y_subset: np.ndarray) -> np.ndarray:

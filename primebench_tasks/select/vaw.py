@@ -73,13 +73,13 @@ def discrimination_signal(X: np.ndarray, power: float = DISCRIMINATION_POWER) ->
 
 
 def vaw_rank_score(X: np.ndarray, delta: np.ndarray | None, alpha: float,
-                   signal: str = "variance") -> np.ndarray:
+                   signal: str = "variance", power: float = DISCRIMINATION_POWER) -> np.ndarray:
     """s_i + α·δ_i/√M_i with s_i = v̂_i (Eq. 4-5 divided by √M) or the discrimination signal;
     shape (n,); NaN for items without a valid record."""
     if signal == "variance":
         base, m = item_variance(X)
     elif signal == "discrimination":
-        base = discrimination_signal(X)
+        base = discrimination_signal(X, power)
         m = np.isfinite(X).sum(axis=0)
     else:
         raise ConfigError(f"signal must be 'variance' or 'discrimination', got {signal!r}")
@@ -228,11 +228,13 @@ class VAWSelector(Selector):
     cell_quantile : items whose score is below this quantile of their benchmark's scores may not
         win a cell (0 = the paper: every item with a vector may); cells left without a winner
         leave their place to the fill rule.
+    power : exponent of |r| in the discrimination signal (``vaw_dc``: 4).
     """
 
     def __init__(self, k: int, random_state: int = 0, alpha: float = ALPHA,
                  cells: str = "embedding", shares: bool = True, kmeans_iter: int = 4,
-                 signal: str = "variance", cell_quantile: float = 0.0) -> None:
+                 signal: str = "variance", cell_quantile: float = 0.0,
+                 power: float = DISCRIMINATION_POWER) -> None:
         self.k = k
         self.random_state = random_state
         self.alpha = alpha
@@ -241,6 +243,7 @@ class VAWSelector(Selector):
         self.kmeans_iter = kmeans_iter
         self.signal = signal
         self.cell_quantile = cell_quantile
+        self.power = power
 
     def fit(self, X: np.ndarray, items: ItemFeatures | None = None) -> VAWSelector:
         X = self._check(X)
@@ -258,7 +261,7 @@ class VAWSelector(Selector):
         names = names[np.argsort(first)]
         groups = [np.flatnonzero(labels.astype(str) == b) for b in names]
         shares = benchmark_shares(min(self.k, n), np.array([len(g) for g in groups]))
-        score = vaw_rank_score(X, items.delta, self.alpha, self.signal)
+        score = vaw_rank_score(X, items.delta, self.alpha, self.signal, self.power)
         emb = items.embedding
         if self.cells == "responses":
             emb = response_vectors(X)

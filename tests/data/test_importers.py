@@ -1,6 +1,7 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -159,3 +160,49 @@ def test_messages_show_plain_numbers_not_numpy_reprs(tmp_path):
     with pytest.raises(InputError) as e:
         read_wide_csv(f, "items-x-models")
     assert "score 7 outside" in str(e.value) and "np." not in str(e.value)
+
+
+@pytest.mark.parametrize("orientation", ["models-x-items", "items-x-models"])
+def test_dense_import_equals_the_records_path(tmp_path, orientation):
+    """The importer builds the panel from dense matrices (no long table); it must be the panel
+    the long records give: same matrices, conditions and content hash — with unsorted models,
+    missing cells, a blind condition on some items, and NaN spelled three ways."""
+    from primebench_tasks.data.catalogue import lookup
+    from primebench_tasks.data.panel import BENCHMARK_COLUMNS
+
+    rng = np.random.default_rng(1)
+    models = ["zeta", "alpha", "mid", "beta"]
+    cols = [str(i) for i in range(6)] + ["<no_image>1", "<no_image>4"]
+    vals = rng.choice(["0", "1", "0.5", "", "nan", "NaN"], size=(4, len(cols)))
+    if orientation == "models-x-items":
+        text = "model," + ",".join(cols) + "\n" + "".join(
+            m + "," + ",".join(r) + "\n" for m, r in zip(models, vals))
+    else:
+        cols = [str(i) for i in range(6)]
+        vals = vals[:, :6]
+        text = "item," + ",".join(models) + "\n" + "".join(
+            c + "," + ",".join(vals[:, j]) + "\n" for j, c in enumerate(cols))
+    f = write(tmp_path, "m.csv", text)
+    panel, rep = import_matrix(f, "MathVista_MINI")
+    w = read_wide_csv(f)
+    rec = w.scores.dropna(subset=["score"]).assign(benchmark="MathVista_MINI")
+    spec = lookup("MathVista_MINI")
+    ref = Panel.from_records(
+        "MathVista_MINI", rec, pd.DataFrame({"model": models}),
+        pd.DataFrame([{c: getattr(spec, c) for c in BENCHMARK_COLUMNS}]),
+        pd.DataFrame({"benchmark": "MathVista_MINI",
+                      "item_id": list(dict.fromkeys(i for _, i in w.columns)),
+                      "source_index": list(dict.fromkeys(i for _, i in w.columns))}))
+    assert panel.content_hash == ref.content_hash
+    assert sorted(panel.conditions) == sorted(ref.conditions)
+    for c in ref.conditions:
+        np.testing.assert_array_equal(panel.matrix("MathVista_MINI", c),
+                                      ref.matrix("MathVista_MINI", c))
+    assert rep.n_records == len(rec)
+    assert panel.model_names == sorted(models)
+
+
+def test_model_aliases_that_collide_are_refused(tmp_path):
+    f = write(tmp_path, "m.csv", "model,1,2\nA,1,0\nB,0,1\n")
+    with pytest.raises(InputError, match="'A' and 'B' both map to 'X'"):
+        import_matrix(f, "MathVista_MINI", model_aliases={"A": "X", "B": "X"})

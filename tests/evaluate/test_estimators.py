@@ -43,16 +43,18 @@ def test_pirt_and_gpirt_predict_full_means():
     np.testing.assert_allclose(PIRT().fit(src, allidx).predict(tgt), full)
 
 
-def test_aipw_equals_ridge_imputation_of_the_rest():
+@pytest.mark.parametrize("n_source, step", [(40, 4), (12, 2)])
+def test_aipw_equals_ridge_imputation_of_the_rest(n_source, step):
+    """Primal form (10 items < 40 source models) and dual form (20 items > 12 models)."""
     from sklearn.linear_model import Ridge
 
     rng = np.random.default_rng(0)
     ability = rng.random(60)
     Y = np.clip(ability[:, None] + rng.normal(0, 0.05, (60, 40)), 0, 1)
-    idx = np.arange(0, 40, 4)
+    idx = np.arange(0, 40, step)
     rest = np.setdiff1d(np.arange(40), idx)
-    pred = AIPW().fit(Y[:40], idx).predict(Y[40:, idx])
-    ridge = Ridge(alpha=10.0).fit(Y[:40, idx], Y[:40, rest].mean(axis=1))
+    pred = AIPW().fit(Y[:n_source], idx).predict(Y[40:, idx])
+    ridge = Ridge(alpha=10.0).fit(Y[:n_source, idx], Y[:n_source, rest].mean(axis=1))
     rest_hat = np.clip(ridge.predict(Y[40:, idx]), 0, 1)
     expected = (Y[40:, idx].sum(axis=1) + len(rest) * rest_hat) / 40
     np.testing.assert_allclose(pred, expected, atol=1e-10)
