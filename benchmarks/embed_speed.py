@@ -24,8 +24,11 @@ def main() -> None:
 
     from primebench_tasks.embed.encoders import MiniLMEncoder
 
-    texts = [f"Question {i}: how many digits can you find in the picture, and which option "
-             f"({i % 4}) names the largest one?" for i in range(args.items)]
+    texts = [
+        f"Question {i}: how many digits can you find in the picture, and which option "
+        f"({i % 4}) names the largest one?"
+        for i in range(args.items)
+    ]
     for threads in (1, 2):
         torch.set_num_threads(threads)
         for batch in (16, 64, 128):
@@ -50,10 +53,12 @@ def main() -> None:
     start = 0
     for n in sizes:
         k = max(int(0.05 * n), min(n, 100))
-        kmeans_labels(P[start:start + n], k, 0)
+        kmeans_labels(P[start : start + n], k, 0)
         start += n
-    print(f"paper scale: project {len(X):,} x 384 -> 64 in {t_proj:.1f}s; k-means cells for all "
-          f"43 benchmarks (5 %) in {time.perf_counter() - t:.1f}s")
+    print(
+        f"paper scale: project {len(X):,} x 384 -> 64 in {t_proj:.1f}s; k-means cells for all "
+        f"43 benchmarks (5 %) in {time.perf_counter() - t:.1f}s"
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ process tree's RSS).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -50,9 +51,12 @@ class MemoryPeak:
 
     def _sample(self) -> float:
         if self.gpu:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used",
-                                  "--format=csv,noheader,nounits"], capture_output=True,
-                                 text=True, check=False).stdout
+            out = subprocess.run(
+                ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                capture_output=True,
+                text=True,
+                check=False,
+            ).stdout
             return float(sum(float(x) for x in out.split() if x.strip()))
         import psutil
 
@@ -60,10 +64,8 @@ class MemoryPeak:
         procs = [me, *me.children(recursive=True)]
         total = 0
         for p in procs:
-            try:
+            with contextlib.suppress(psutil.Error):  # a child that just exited
                 total += p.memory_info().rss
-            except psutil.Error:
-                pass
         return total / 2**20
 
     def _poll(self) -> None:
@@ -89,13 +91,23 @@ def _free_port() -> int:
 def engine_settings(gpu: bool, max_lora_rank: int, n_adapters: int) -> Any:
     from harness_adapters.vllm.backends import EngineSettings
 
-    return EngineSettings(max_model_len=4096 if gpu else 1024, max_num_seqs=64 if gpu else 4,
-                          enforce_eager=not gpu, max_lora_rank=max_lora_rank,
-                          max_loras=max(1, n_adapters))
+    return EngineSettings(
+        max_model_len=4096 if gpu else 1024,
+        max_num_seqs=64 if gpu else 4,
+        enforce_eager=not gpu,
+        max_lora_rank=max_lora_rank,
+        max_loras=max(1, n_adapters),
+    )
 
 
-def run_offline(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
-                max_new_tokens: int, batch_size: int) -> dict[str, Any]:
+def run_offline(
+    model: Path,
+    adapters: list[Any],
+    docs: list[Any],
+    gpu: bool,
+    max_new_tokens: int,
+    batch_size: int,
+) -> dict[str, Any]:
     from harness_adapters.vllm.backends import OfflineBackend
     from harness_adapters.vllm.requests import chat_messages
 
@@ -109,7 +121,7 @@ def run_offline(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
     n = 0
     for v in variants:
         for k in range(0, len(msgs), batch_size):
-            outs = backend.generate(msgs[k:k + batch_size], v)
+            outs = backend.generate(msgs[k : k + batch_size], v)
             n += sum(not isinstance(o, Exception) for o in outs)
     gen = time.perf_counter() - t0
     switch = []
@@ -122,14 +134,19 @@ def run_offline(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
         backend.generate(msgs[:1], a.name)
         switch.append(cold - (time.perf_counter() - t1))
     del backend
-    return {"engine_start_s": round(start, 2), "items": n, "generate_s": round(gen, 2),
-            "items_per_s": round(n / gen, 2),
-            "adapter_switch_overhead_s": round(statistics.mean(switch), 4),
-            "engine_start_per_variant_instead_s": round(start * len(variants), 2)}
+    return {
+        "engine_start_s": round(start, 2),
+        "items": n,
+        "generate_s": round(gen, 2),
+        "items_per_s": round(n / gen, 2),
+        "adapter_switch_overhead_s": round(statistics.mean(switch), 4),
+        "engine_start_per_variant_instead_s": round(start * len(variants), 2),
+    }
 
 
-def run_server(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
-               max_new_tokens: int, work: Path) -> dict[str, Any]:
+def run_server(
+    model: Path, adapters: list[Any], docs: list[Any], gpu: bool, max_new_tokens: int, work: Path
+) -> dict[str, Any]:
     from openai import OpenAI
 
     from harness_adapters.vllm.backends import ServerBackend, stop_server, wait_until_healthy
@@ -137,12 +154,32 @@ def run_server(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
 
     port = _free_port()
     s = engine_settings(gpu, max(a.rank for a in adapters), len(adapters))
-    cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
-           "--served-model-name", "m", "--host", "127.0.0.1", "--port", str(port),
-           "--max-model-len", str(s.max_model_len), "--max-num-seqs", str(s.max_num_seqs),
-           "--limit-mm-per-prompt", '{"image": 1}', "--enable-lora", "--max-lora-rank",
-           str(s.max_lora_rank), "--max-loras", str(s.max_loras),
-           "--lora-modules", *[f"{a.name}={a.path}" for a in adapters]]
+    cmd = [
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model),
+        "--served-model-name",
+        "m",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--max-model-len",
+        str(s.max_model_len),
+        "--max-num-seqs",
+        str(s.max_num_seqs),
+        "--limit-mm-per-prompt",
+        '{"image": 1}',
+        "--enable-lora",
+        "--max-lora-rank",
+        str(s.max_lora_rank),
+        "--max-loras",
+        str(s.max_loras),
+        "--lora-modules",
+        *[f"{a.name}={a.path}" for a in adapters],
+    ]
     if not gpu:
         cmd.append("--enforce-eager")
     log = open(work / "server.log", "w")  # noqa: SIM115
@@ -152,9 +189,13 @@ def run_server(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
     try:
         wait_until_healthy(url, proc, 900, str(work / "server.log"))
         start = time.perf_counter() - t0
-        backend = ServerBackend(url + "/v1", "m", [a.name for a in adapters],
-                                max_new_tokens=max_new_tokens,
-                                concurrency=s.max_num_seqs)
+        backend = ServerBackend(
+            url + "/v1",
+            "m",
+            [a.name for a in adapters],
+            max_new_tokens=max_new_tokens,
+            concurrency=s.max_num_seqs,
+        )
         msgs = [chat_messages(d) for d in docs]
         t0 = time.perf_counter()
         n = 0
@@ -165,23 +206,35 @@ def run_server(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
         ttft = []
         for m in msgs[:5]:
             t1 = time.perf_counter()
-            stream = client.chat.completions.create(model="m", messages=m, stream=True,
-                                                    max_tokens=max_new_tokens, temperature=0)
+            stream = client.chat.completions.create(
+                model="m", messages=m, stream=True, max_tokens=max_new_tokens, temperature=0
+            )
             for chunk in stream:
                 if chunk.choices and chunk.choices[0].delta.content:
                     ttft.append(time.perf_counter() - t1)
                     break
             stream.close()
-        return {"server_start_s": round(start, 2), "items": n, "generate_s": round(gen, 2),
-                "items_per_s": round(n / gen, 2),
-                "time_to_first_token_s": round(statistics.median(ttft), 4) if ttft else None}
+        return {
+            "server_start_s": round(start, 2),
+            "items": n,
+            "generate_s": round(gen, 2),
+            "items_per_s": round(n / gen, 2),
+            "time_to_first_token_s": round(statistics.median(ttft), 4) if ttft else None,
+        }
     finally:
         stop_server(proc)
         log.close()
 
 
-def run_ray(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
-            max_new_tokens: int, batch_size: int, work: Path) -> dict[str, Any]:
+def run_ray(
+    model: Path,
+    adapters: list[Any],
+    docs: list[Any],
+    gpu: bool,
+    max_new_tokens: int,
+    batch_size: int,
+    work: Path,
+) -> dict[str, Any]:
     import ray
 
     from harness_adapters.vllm.ray_runner import run_on_ray
@@ -196,26 +249,38 @@ def run_ray(model: Path, adapters: list[Any], docs: list[Any], gpu: bool,
     s = engine_settings(gpu, max(a.rank for a in adapters), len(adapters))
     records = RecordFile(work / "ray_records.jsonl")
     t0 = time.perf_counter()
-    summary = run_on_ray(docs, "m", str(model), adapters,
-                         [None, *[a.name for a in adapters]], records, "gpu-check", s,
-                         replicas=replicas, batch_size=batch_size,
-                         max_new_tokens=max_new_tokens)
+    summary = run_on_ray(
+        docs,
+        "m",
+        str(model),
+        adapters,
+        [None, *[a.name for a in adapters]],
+        records,
+        "gpu-check",
+        s,
+        replicas=replicas,
+        batch_size=batch_size,
+        max_new_tokens=max_new_tokens,
+    )
     wall = time.perf_counter() - t0
     ray.shutdown()
     n = sum(summary.scored.values())
-    return {"replicas": replicas, "items": n, "wall_s_including_start": round(wall, 2),
-            "items_per_s_including_start": round(n / wall, 2)}
+    return {
+        "replicas": replicas,
+        "items": n,
+        "wall_s_including_start": round(wall, 2),
+        "items_per_s_including_start": round(n / wall, 2),
+    }
 
 
-def _phase(name: str, work: Path, docs: list[Any], adapters: list[Any], gpu: bool,
-           args: argparse.Namespace) -> dict[str, Any]:
+def _phase(
+    name: str, work: Path, docs: list[Any], adapters: list[Any], gpu: bool, args: argparse.Namespace
+) -> dict[str, Any]:
     if name == "offline":
-        return run_offline(work / "base", adapters, docs, gpu, args.max_new_tokens,
-                           args.batch_size)
+        return run_offline(work / "base", adapters, docs, gpu, args.max_new_tokens, args.batch_size)
     if name == "server":
         return run_server(work / "base", adapters, docs, gpu, args.max_new_tokens, work)
-    return run_ray(work / "base", adapters, docs, gpu, args.max_new_tokens, args.batch_size,
-                   work)
+    return run_ray(work / "base", adapters, docs, gpu, args.max_new_tokens, args.batch_size, work)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,8 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     docs = docs[: args.limit] if args.limit else docs
     if args.phase:  # a child: one backend, its figures to --out
         work = Path(args.work)
-        adapters = [Adapter(f"lora{i + 1}", work / f"lora{i + 1}", 8)
-                    for i in range(args.adapters)]
+        adapters = [Adapter(f"lora{i + 1}", work / f"lora{i + 1}", 8) for i in range(args.adapters)]
         res = _phase(args.phase, work, docs, adapters, gpu, args)
         Path(args.out).write_text(json.dumps(res))
         return 0
@@ -262,20 +326,49 @@ def main(argv: list[str] | None = None) -> int:
     import vllm
 
     doc: dict[str, Any] = {
-        "schema": "primebench.gpu_check/1", "date": time.strftime("%Y-%m-%d"),
-        "device": (subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                                  capture_output=True, text=True).stdout.strip() if gpu
-                   else "cpu"),
-        "vllm": vllm.__version__, "model_size": args.size, "adapters": args.adapters,
-        "suite": suite["name"], "documents": len(docs), "variants": args.adapters + 1,
-        "max_new_tokens": args.max_new_tokens, "build_s": round(built, 2)}
+        "schema": "primebench.gpu_check/1",
+        "date": time.strftime("%Y-%m-%d"),
+        "device": (
+            subprocess.run(
+                ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            if gpu
+            else "cpu"
+        ),
+        "vllm": vllm.__version__,
+        "model_size": args.size,
+        "adapters": args.adapters,
+        "suite": suite["name"],
+        "documents": len(docs),
+        "variants": args.adapters + 1,
+        "max_new_tokens": args.max_new_tokens,
+        "build_s": round(built, 2),
+    }
     for name in args.backends.split(","):
         print(f"[gpu_check] {name} ...", file=sys.stderr, flush=True)
         part = work / f"{name}.json"
-        cmd = [sys.executable, __file__, "--phase", name, "--work", str(work), "--out",
-               str(part), "--size", args.size, "--adapters", str(args.adapters), "--suite",
-               args.suite, "--max-new-tokens", str(args.max_new_tokens), "--batch-size",
-               str(args.batch_size)] + (["--limit", str(args.limit)] if args.limit else [])
+        cmd = [
+            sys.executable,
+            __file__,
+            "--phase",
+            name,
+            "--work",
+            str(work),
+            "--out",
+            str(part),
+            "--size",
+            args.size,
+            "--adapters",
+            str(args.adapters),
+            "--suite",
+            args.suite,
+            "--max-new-tokens",
+            str(args.max_new_tokens),
+            "--batch-size",
+            str(args.batch_size),
+        ] + (["--limit", str(args.limit)] if args.limit else [])
         with MemoryPeak(gpu) as mem:
             rc = subprocess.run(cmd, check=False).returncode
         if rc != 0:

@@ -27,8 +27,14 @@ from pathlib import Path
 def _engine(model: str, lora: bool, rank: int):  # type: ignore[no-untyped-def]
     from vllm import LLM
 
-    kw = dict(model=model, max_model_len=512, limit_mm_per_prompt={"image": 1},
-              enforce_eager=True, max_num_seqs=8, seed=0)
+    kw = dict(
+        model=model,
+        max_model_len=512,
+        limit_mm_per_prompt={"image": 1},
+        enforce_eager=True,
+        max_num_seqs=8,
+        seed=0,
+    )
     if lora:
         kw.update(enable_lora=True, max_lora_rank=rank, max_loras=2)
     return LLM(**kw)
@@ -38,8 +44,12 @@ def _run(llm, messages, lora_request=None) -> float:  # type: ignore[no-untyped-
     from vllm import SamplingParams
 
     t = time.perf_counter()
-    llm.chat(messages, SamplingParams(temperature=0.0, max_tokens=64), lora_request=lora_request,
-             use_tqdm=False)
+    llm.chat(
+        messages,
+        SamplingParams(temperature=0.0, max_tokens=64),
+        lora_request=lora_request,
+        use_tqdm=False,
+    )
     return time.perf_counter() - t
 
 
@@ -68,8 +78,9 @@ def main() -> None:
     merged = []
     for i, n in enumerate(names):
         build_lora_adapter(base, work / n, seed=i + 1, r=args.rank)
-        m = PeftModel.from_pretrained(Qwen2VLForConditionalGeneration.from_pretrained(base),
-                                      work / n).merge_and_unload()
+        m = PeftModel.from_pretrained(
+            Qwen2VLForConditionalGeneration.from_pretrained(base), work / n
+        ).merge_and_unload()
         m.save_pretrained(work / f"merged_{n}")
         AutoProcessor.from_pretrained(base).save_pretrained(work / f"merged_{n}")
         merged.append(work / f"merged_{n}")
@@ -77,8 +88,9 @@ def main() -> None:
 
     panel = Panel.load_default("mathvision")
     b = panel.benchmark_names[0]
-    suite = build_manifest("bench", panel, {panel.category_of(b): {b: np.arange(args.items)}},
-                           {}, [], {})
+    suite = build_manifest(
+        "bench", panel, {panel.category_of(b): {b: np.arange(args.items)}}, {}, [], {}
+    )
     messages = [chat_messages(d) for d in suite_docs(suite, panel)]
     n_runs = 1 + args.adapters
 
@@ -105,11 +117,15 @@ def main() -> None:
 
     items = n_runs * len(messages)
     print(f"{args.adapters} adapters + base, {len(messages)} items each ({items} generations)")
-    print(f"A one engine + LoRARequest : {total_a:7.1f} s (start {start_a:.1f} s, generation "
-          f"{gen_a:.1f} s) → {items / total_a:.2f} items/s, {items / gen_a:.1f} items/s "
-          "without the start")
-    print(f"B one engine per variant   : {total_b:7.1f} s ({n_runs} starts {starts_b:.1f} s, "
-          f"generation {gen_b:.1f} s) → {items / total_b:.2f} items/s")
+    print(
+        f"A one engine + LoRARequest : {total_a:7.1f} s (start {start_a:.1f} s, generation "
+        f"{gen_a:.1f} s) → {items / total_a:.2f} items/s, {items / gen_a:.1f} items/s "
+        "without the start"
+    )
+    print(
+        f"B one engine per variant   : {total_b:7.1f} s ({n_runs} starts {starts_b:.1f} s, "
+        f"generation {gen_b:.1f} s) → {items / total_b:.2f} items/s"
+    )
     print(f"ratio B / A: {total_b / total_a:.2f}x")
 
 

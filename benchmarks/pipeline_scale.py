@@ -67,7 +67,7 @@ def reference_ratios(panel) -> None:  # type: ignore[no-untyped-def]
     s = benchmark_scores(panel, s0.keep)
     t_fast = t_ref = 0.0
     steps = 0
-    for cat, benches in panel.categories().items():
+    for benches in panel.categories().values():
         if len(benches) < 2:
             continue
         rep, rho, _, sc = choose_representative(s, benches)
@@ -77,8 +77,9 @@ def reference_ratios(panel) -> None:  # type: ignore[no-untyped-def]
         # reference: the same candidate order, one spearmanr per step, up to the same stop
         t = time.perf_counter()
         X_rep = panel.matrix(rep)[:, s0.keep[rep]].astype(float)
-        cands = np.concatenate([panel.matrix(b)[:, s0.keep[b]] for b in benches if b != rep],
-                               axis=1).astype(float)
+        cands = np.concatenate(
+            [panel.matrix(b)[:, s0.keep[b]] for b in benches if b != rep], axis=1
+        ).astype(float)
         order = np.argsort(-np.nanvar(cands, axis=0), kind="stable")
         n_steps = added if rho < 0.95 and prefix[added] >= 0.95 else avail
         pool_sum = np.nansum(X_rep, axis=1)
@@ -90,8 +91,10 @@ def reference_ratios(panel) -> None:  # type: ignore[no-untyped-def]
             stats.spearmanr(pool_sum / pool_cnt, sc)
         t_ref += time.perf_counter() - t
         steps += n_steps
-    print(f"supplementation ({steps} steps): all-prefixes {t_fast:.2f}s vs one spearmanr per "
-          f"step {t_ref:.2f}s -> {t_ref / max(t_fast, 1e-9):.1f}x")
+    print(
+        f"supplementation ({steps} steps): all-prefixes {t_fast:.2f}s vs one spearmanr per "
+        f"step {t_ref:.2f}s -> {t_ref / max(t_fast, 1e-9):.1f}x"
+    )
 
     pools = stage1_representatives(panel, s0.keep).pools
     space = resolve_cell_space(panel, "auto")
@@ -102,7 +105,7 @@ def reference_ratios(panel) -> None:  # type: ignore[no-untyped-def]
         labels = data.benchmark
         names = list(dict.fromkeys(labels))
         shares = benchmark_shares(k, np.array([(labels == b).sum() for b in names]))
-        for b, share in zip(names, shares):
+        for b, share in zip(names, shares, strict=True):
             e = data.features.embedding[labels == b]
             if share < 2 or share >= len(e):
                 continue
@@ -112,8 +115,10 @@ def reference_ratios(panel) -> None:  # type: ignore[no-untyped-def]
             t = time.perf_counter()
             KMeans(n_clusters=int(share), random_state=0).fit(e)
             t_ref += time.perf_counter() - t
-    print(f"k-means cells: bounded Lloyd {t_fast:.2f}s vs scikit-learn KMeans defaults "
-          f"{t_ref:.2f}s -> {t_ref / max(t_fast, 1e-9):.1f}x")
+    print(
+        f"k-means cells: bounded Lloyd {t_fast:.2f}s vs scikit-learn KMeans defaults "
+        f"{t_ref:.2f}s -> {t_ref / max(t_fast, 1e-9):.1f}x"
+    )
 
 
 def main() -> None:
@@ -127,16 +132,21 @@ def main() -> None:
     args = ap.parse_args()
     t = time.perf_counter()
     panel = Panel.load(args.panel) if args.panel else simulate_panel(scale=args.scale)
-    print(f"panel: {panel} ({time.perf_counter() - t:.1f}s to "
-          f"{'load' if args.panel else 'simulate'})")
+    print(
+        f"panel: {panel} ({time.perf_counter() - t:.1f}s to {'load' if args.panel else 'simulate'})"
+    )
     times, s0, s1, s2, s3 = run_stages(panel)
     total = sum(times.values())
     for k, v in times.items():
         print(f"  {k}: {v:6.2f}s")
-    print(f"Stages 0-3: {total:.1f}s wall (target <= 60s); peak RSS {peak_rss_gb():.2f} GB "
-          "(target <= 4 GB)")
-    print(f"  kept {s0.n_out} after Stage 0, pools {sum(p.size for p in s1.pools)}, "
-          f"Stage 2 {s2.n_items}, Stage 3 {', '.join(s3.categories)}")
+    print(
+        f"Stages 0-3: {total:.1f}s wall (target <= 60s); peak RSS {peak_rss_gb():.2f} GB "
+        "(target <= 4 GB)"
+    )
+    print(
+        f"  kept {s0.n_out} after Stage 0, pools {sum(p.size for p in s1.pools)}, "
+        f"Stage 2 {s2.n_items}, Stage 3 {', '.join(s3.categories)}"
+    )
     ref = simulate_panel(scale=args.ref_scale, seed=1)
     print(f"reference comparison on {ref}")
     reference_ratios(ref)

@@ -46,7 +46,8 @@ def evaluate_panel(name: str, panel: Panel, splits: int, n_boot: int) -> list[di
         params = PipelineParams(seed=s)
         # the build's calibration: suites rebuilt without a tenth of the reference models
         manifest = run_pipeline(ref, params).manifest(
-            ref, "split", calibration_entry(ref, params, seed=s))
+            ref, "split", calibration_entry(ref, params, seed=s)
+        )
         new = suite_responses(panel, manifest, held)
         ref_full = full_suite_scores(ref).to_numpy()
         t = full[held].to_numpy()
@@ -55,32 +56,43 @@ def evaluate_panel(name: str, panel: Panel, splits: int, n_boot: int) -> list[di
             r = place_models(ref, manifest, new, est, n_boot, seed=s)
             for j in range(len(held)):
                 row = r.iloc[j]
-                out.append({
-                    "panel": name, "models": len(models), "held": n_held,
-                    "items": int(row.n_items), "share": row.n_items / n_total,
-                    "estimator": est, "split": s,
-                    "err": abs(row.predicted_full - t[j]),
-                    "rank_err": abs(row.predicted_rank - true_rank[j]),
-                    "cover95": row.predicted_full_lo <= t[j] <= row.predicted_full_hi,
-                    "cover90": row.predicted_full_lo90 <= t[j] <= row.predicted_full_hi90,
-                    "rank_cover95": row.predicted_rank_lo <= true_rank[j]
-                    <= row.predicted_rank_hi})
+                out.append(
+                    {
+                        "panel": name,
+                        "models": len(models),
+                        "held": n_held,
+                        "items": int(row.n_items),
+                        "share": row.n_items / n_total,
+                        "estimator": est,
+                        "split": s,
+                        "err": abs(row.predicted_full - t[j]),
+                        "rank_err": abs(row.predicted_rank - true_rank[j]),
+                        "cover95": row.predicted_full_lo <= t[j] <= row.predicted_full_hi,
+                        "cover90": row.predicted_full_lo90 <= t[j] <= row.predicted_full_hi90,
+                        "rank_cover95": row.predicted_rank_lo
+                        <= true_rank[j]
+                        <= row.predicted_rank_hi,
+                    }
+                )
     return out
 
 
 def table(rows: list[dict], splits: int) -> str:
     df = pd.DataFrame(rows)
     g = df.groupby(["panel", "estimator"], sort=False)
-    lines = ["| panel (models) | held out × splits | suite items (share) | estimator | "
-             "full-score MAE | rank MAE | 90 % covers | 95 % covers | rank 95 % covers |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| panel (models) | held out × splits | suite items (share) | estimator | "
+        "full-score MAE | rank MAE | 90 % covers | 95 % covers | rank 95 % covers |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for (panel, est), d in g:
         lines.append(
             f"| {panel} ({d.models.iloc[0]}) | {d.held.iloc[0]} × {splits} | "
             f"{d['items'].mean():.0f} ({100 * d.share.mean():.0f} %) | "
             f"{est}{' (default)' if est == 'aipw' else ''} | {d.err.mean():.3f} | "
             f"{d.rank_err.mean():.1f} | {100 * d.cover90.mean():.0f} % | "
-            f"{100 * d.cover95.mean():.0f} % | {100 * d.rank_cover95.mean():.0f} % |")
+            f"{100 * d.cover95.mean():.0f} % | {100 * d.rank_cover95.mean():.0f} % |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -92,8 +104,9 @@ def main() -> None:
     args = ap.parse_args()
     rows: list[dict] = []
     panels = [(n, Panel.load_default(n)) for n in REAL]
-    panels += [(f"simulated-{m}", simulate_panel(scale=0.004, n_models=m, seed=7))
-               for m in (40, 150)]
+    panels += [
+        (f"simulated-{m}", simulate_panel(scale=0.004, n_models=m, seed=7)) for m in (40, 150)
+    ]
     for name, panel in panels:
         t = time.time()
         rows += evaluate_panel(name, panel, args.splits, args.n_boot)

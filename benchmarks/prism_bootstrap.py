@@ -39,10 +39,13 @@ def main() -> None:
     t2 = time.perf_counter()
     chunk_mb = 250 * a.items * 8 / 2**20 + 2 * a.items * a.models * 7 * 8 / 2**20
     print(f"{a.models} models × {a.items} items × 7 axes, B = {a.boot}")
-    print(f"bootstrap replicates: {t1 - t0:.1f} s; separation + BH over {len(pairs)} pairs: "
-          f"{t2 - t1:.1f} s; working set ≈ {chunk_mb:.0f} MB")
-    print(f"separated pairs: {pairs['separated'].mean():.1%} "
-          f"(BH {pairs['separated_bh'].mean():.1%})")
+    print(
+        f"bootstrap replicates: {t1 - t0:.1f} s; separation + BH over {len(pairs)} pairs: "
+        f"{t2 - t1:.1f} s; working set ≈ {chunk_mb:.0f} MB"
+    )
+    print(
+        f"separated pairs: {pairs['separated'].mean():.1%} (BH {pairs['separated_bh'].mean():.1%})"
+    )
 
 
 if __name__ == "__main__":

@@ -36,12 +36,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def _settings() -> Any:
     from harness_adapters.vllm.backends import EngineSettings
 
-    return EngineSettings(max_model_len=1024, max_num_seqs=4, enforce_eager=True,
-                          max_lora_rank=8, max_loras=3)
+    return EngineSettings(
+        max_model_len=1024, max_num_seqs=4, enforce_eager=True, max_lora_rank=8, max_loras=3
+    )
 
 
-def runner_overhead(work: Path, adapters: list[Any], docs: list[Any], max_new_tokens: int,
-                    batch_size: int) -> dict[str, Any]:
+def runner_overhead(
+    work: Path, adapters: list[Any], docs: list[Any], max_new_tokens: int, batch_size: int
+) -> dict[str, Any]:
     from vllm import SamplingParams
 
     from harness_adapters.vllm.backends import OfflineBackend, _sampling_kwargs
@@ -61,7 +63,7 @@ def runner_overhead(work: Path, adapters: list[Any], docs: list[Any], max_new_to
         for v in variants:
             lora = backend._lora(v)
             for k in range(0, len(msgs), batch_size):
-                backend.llm.chat(msgs[k:k + batch_size], sp, lora_request=lora, use_tqdm=False)
+                backend.llm.chat(msgs[k : k + batch_size], sp, lora_request=lora, use_tqdm=False)
         return time.perf_counter() - t
 
     def runner(k: int) -> float:
@@ -77,13 +79,20 @@ def runner_overhead(work: Path, adapters: list[Any], docs: list[Any], max_new_to
         times_runner.append(runner(k))
     n = len(msgs) * len(variants)
     b, r = min(times_bare), min(times_runner)
-    return {"requests": n, "engine_start_s": round(start, 2), "bare_llm_chat_s": round(b, 2),
-            "runner_s": round(r, 2), "ratio": round(r / b, 3),
-            "bare_items_per_s": round(n / b, 2), "runner_items_per_s": round(n / r, 2)}
+    return {
+        "requests": n,
+        "engine_start_s": round(start, 2),
+        "bare_llm_chat_s": round(b, 2),
+        "runner_s": round(r, 2),
+        "ratio": round(r / b, 3),
+        "bare_items_per_s": round(n / b, 2),
+        "runner_items_per_s": round(n / r, 2),
+    }
 
 
-def ray_runs(work: Path, adapters: list[Any], docs: list[Any], max_new_tokens: int,
-             batch_size: int) -> list[dict[str, Any]]:
+def ray_runs(
+    work: Path, adapters: list[Any], docs: list[Any], max_new_tokens: int, batch_size: int
+) -> list[dict[str, Any]]:
     import ray
 
     from harness_adapters.vllm import ray_runner
@@ -91,6 +100,7 @@ def ray_runs(work: Path, adapters: list[Any], docs: list[Any], max_new_tokens: i
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+
     class TimedRecords(RecordFile):
         """Notes when the first answers arrive."""
 
@@ -107,15 +117,30 @@ def ray_runs(work: Path, adapters: list[Any], docs: list[Any], max_new_tokens: i
         rec = TimedRecords(work / f"ray_{replicas}.jsonl")
         t0 = time.perf_counter()
         summary = ray_runner.run_on_ray(
-            docs, "tiny", str(work / "base"), adapters, [None, *[a.name for a in adapters]],
-            rec, "bench", _settings(), replicas=replicas, batch_size=batch_size,
-            max_new_tokens=max_new_tokens)
+            docs,
+            "tiny",
+            str(work / "base"),
+            adapters,
+            [None, *[a.name for a in adapters]],
+            rec,
+            "bench",
+            _settings(),
+            replicas=replicas,
+            batch_size=batch_size,
+            max_new_tokens=max_new_tokens,
+        )
         end = time.perf_counter()
         n = sum(summary.scored.values())
         first = rec.first or end
-        out.append({"replicas": replicas, "requests": n, "wall_s": round(end - t0, 2),
-                    "first_answer_after_s": round(first - t0, 2),
-                    "steady_items_per_s": round(n / max(end - first, 1e-9), 2)})
+        out.append(
+            {
+                "replicas": replicas,
+                "requests": n,
+                "wall_s": round(end - t0, 2),
+                "first_answer_after_s": round(first - t0, 2),
+                "steady_items_per_s": round(n / max(end - first, 1e-9), 2),
+            }
+        )
     ray.shutdown()
     return out
 
@@ -124,24 +149,32 @@ def markdown(doc: dict[str, Any]) -> str:
     o = doc["runner_overhead"]
     single = o["engine_start_s"] + o["runner_s"]
     lines = [
-        "# Runner overhead and the Ray path (`python benchmarks/ray_scale.py`)", "",
+        "# Runner overhead and the Ray path (`python benchmarks/ray_scale.py`)",
+        "",
         f"{doc['machine']}; suite {doc['suite']} × {doc['variants']} variants = "
         f"{o['requests']} requests, tiny Qwen2-VL, {doc['max_new_tokens']} new tokens, "
-        f"batches of {doc['batch_size']}.", "",
-        "| path | wall (s) | items/s | vs |", "|---|---|---|---|",
+        f"batches of {doc['batch_size']}.",
+        "",
+        "| path | wall (s) | items/s | vs |",
+        "|---|---|---|---|",
         f"| bare `LLM.chat` loop (engine already up) | {o['bare_llm_chat_s']} | "
         f"{o['bare_items_per_s']} | — |",
         f"| `primebench run` loop, same engine | {o['runner_s']} | {o['runner_items_per_s']} "
         f"| **{o['ratio']}×** the bare loop (goal ≤ 1.05) |",
-        f"| single machine: engine start + run | {single:.2f} | "
-        f"{o['requests'] / single:.2f} | — |"]
+        f"| single machine: engine start + run | {single:.2f} | {o['requests'] / single:.2f} | — |",
+    ]
     for r in doc["ray"]:
-        lines.append(f"| Ray, {r['replicas']} replica(s): start + run | {r['wall_s']} | "
-                     f"{r['requests'] / r['wall_s']:.2f} (steady {r['steady_items_per_s']}) | "
-                     f"{r['wall_s'] / single:.2f}× the single machine |")
-    lines += ["", "Two CPU replicas share this machine's 2 cores, so they add an engine start "
-              "and no speed here; on a machine with one device per replica the steady rate "
-              "scales with the replicas (the GPU check measures that when a GPU is lent)."]
+        lines.append(
+            f"| Ray, {r['replicas']} replica(s): start + run | {r['wall_s']} | "
+            f"{r['requests'] / r['wall_s']:.2f} (steady {r['steady_items_per_s']}) | "
+            f"{r['wall_s'] / single:.2f}× the single machine |"
+        )
+    lines += [
+        "",
+        "Two CPU replicas share this machine's 2 cores, so they add an engine start "
+        "and no speed here; on a machine with one device per replica the steady rate "
+        "scales with the replicas (the GPU check measures that when a GPU is lent).",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -162,14 +195,24 @@ def main(argv: list[str] | None = None) -> int:
 
     work = Path(tempfile.mkdtemp(prefix="ray_scale_"))
     build_tiny_qwen2vl(work / "base")
-    adapters = [Adapter(f"lora{i + 1}", build_lora_adapter(work / "base", work / f"lora{i + 1}",
-                                                           seed=i + 1), 8) for i in range(3)]
+    adapters = [
+        Adapter(
+            f"lora{i + 1}", build_lora_adapter(work / "base", work / f"lora{i + 1}", seed=i + 1), 8
+        )
+        for i in range(3)
+    ]
     suite = resolve_suite("primebench_mathvision")
     docs = suite_docs(suite, Panel.load_default("mathvision"))
-    doc = {"machine": f"{os.cpu_count()} CPU cores, no GPU", "suite": suite["name"],
-           "variants": 4, "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size,
-           "runner_overhead": runner_overhead(work, adapters, docs, args.max_new_tokens,
-                                              args.batch_size)}
+    doc = {
+        "machine": f"{os.cpu_count()} CPU cores, no GPU",
+        "suite": suite["name"],
+        "variants": 4,
+        "max_new_tokens": args.max_new_tokens,
+        "batch_size": args.batch_size,
+        "runner_overhead": runner_overhead(
+            work, adapters, docs, args.max_new_tokens, args.batch_size
+        ),
+    }
     doc["ray"] = ray_runs(work, adapters, docs, args.max_new_tokens, args.batch_size)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

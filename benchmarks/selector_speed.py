@@ -64,8 +64,10 @@ def main() -> None:
     t = time.perf_counter()
     m = fit_2pl(Y)
     secs = time.perf_counter() - t
-    print(f"2PL fit, 50,000 items x 30 models: {secs:.1f}s (target <= 30s); "
-          f"corr(b, truth) = {np.corrcoef(m.b, b)[0, 1]:.3f}")
+    print(
+        f"2PL fit, 50,000 items x 30 models: {secs:.1f}s (target <= 30s); "
+        f"corr(b, truth) = {np.corrcoef(m.b, b)[0, 1]:.3f}"
+    )
 
     Ys, bs = simulate_2pl(30, 2_000, seed=1)
     t = time.perf_counter()
@@ -75,17 +77,22 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             np.save(Path(tmp) / "y.npy", Ys)
             (Path(tmp) / "run.py").write_text(PYIRT_SCRIPT)
-            r = subprocess.run([args.pyirt_python, str(Path(tmp) / "run.py"),
-                                str(Path(tmp) / "y.npy")], capture_output=True, text=True)
+            r = subprocess.run(
+                [args.pyirt_python, str(Path(tmp) / "run.py"), str(Path(tmp) / "y.npy")],
+                capture_output=True,
+                text=True,
+            )
         if r.returncode != 0:
             print("py-irt failed:", r.stderr[-2000:])
         else:
             res = json.loads(r.stdout.strip().splitlines()[-1])
-            print(f"2,000 x 30: primebench {ours:.2f}s vs py-irt {res['seconds']:.1f}s -> "
-                  f"{res['seconds'] / ours:.0f}x; corr of difficulties "
-                  f"{np.corrcoef(ms.b, res['diff'])[0, 1]:.3f} (ours vs truth "
-                  f"{np.corrcoef(ms.b, bs)[0, 1]:.3f}, py-irt vs truth "
-                  f"{np.corrcoef(res['diff'], bs)[0, 1]:.3f})")
+            print(
+                f"2,000 x 30: primebench {ours:.2f}s vs py-irt {res['seconds']:.1f}s -> "
+                f"{res['seconds'] / ours:.0f}x; corr of difficulties "
+                f"{np.corrcoef(ms.b, res['diff'])[0, 1]:.3f} (ours vs truth "
+                f"{np.corrcoef(ms.b, bs)[0, 1]:.3f}, py-irt vs truth "
+                f"{np.corrcoef(res['diff'], bs)[0, 1]:.3f})"
+            )
     else:
         print(f"2,000 x 30: primebench {ours:.2f}s (py-irt not run: pass --pyirt-python)")
 
@@ -94,10 +101,23 @@ def main() -> None:
 
         with tempfile.TemporaryDirectory() as tmp:
             t = time.perf_counter()
-            cli(["validate", "--default", "autojudger", "--benchmarks", "AI2D_TEST",
-                 "--splits", "20", "--out", tmp])
-            print(f"AI2D held-out sweep (20 splits x all selectors x 6 retentions): "
-                  f"{time.perf_counter() - t:.0f}s (target <= 600s)")
+            cli(
+                [
+                    "validate",
+                    "--default",
+                    "autojudger",
+                    "--benchmarks",
+                    "AI2D_TEST",
+                    "--splits",
+                    "20",
+                    "--out",
+                    tmp,
+                ]
+            )
+            print(
+                f"AI2D held-out sweep (20 splits x all selectors x 6 retentions): "
+                f"{time.perf_counter() - t:.0f}s (target <= 600s)"
+            )
 
 
 if __name__ == "__main__":

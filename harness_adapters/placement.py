@@ -41,8 +41,11 @@ def resolve_suite(spec: str | Path) -> dict[str, Any]:
 
         near = difflib.get_close_matches(str(spec), list(released), n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
-        raise InputError(f"no manifest file and no released suite named {str(spec)!r} (released: "
-                         f"{sorted(released)}){hint}", field="--suite")
+        raise InputError(
+            f"no manifest file and no released suite named {str(spec)!r} (released: "
+            f"{sorted(released)}){hint}",
+            field="--suite",
+        )
     return released[str(spec)]
 
 
@@ -51,15 +54,20 @@ def find_manifest(version: str, suite: str | Path | None = None) -> dict[str, An
     if suite is not None:
         m = read_manifest(suite)
         if m["version"] != version:
-            raise InputError(f"the run was made with suite {version}, this manifest is "
-                             f"{m['version']}", file=str(suite), field="version")
+            raise InputError(
+                f"the run was made with suite {version}, this manifest is {m['version']}",
+                file=str(suite),
+                field="version",
+            )
         return m
     for path in sorted(suites_path().glob("*.json")):
         m = read_manifest(path)
         if m["version"] == version:
             return m
-    raise InputError(f"suite {version} is not a released suite of this primebench; pass its "
-                     "manifest with --suite")
+    raise InputError(
+        f"suite {version} is not a released suite of this primebench; pass its "
+        "manifest with --suite"
+    )
 
 
 def reference_panels(manifest: dict[str, Any], panel: Panel | None = None) -> dict[str, Panel]:
@@ -74,29 +82,41 @@ def reference_panels(manifest: dict[str, Any], panel: Panel | None = None) -> di
     if panel is None:
         name = manifest["built_from"]["panel"]
         if name not in default_names():
-            raise InputError(f"the suite was built from panel {name!r}, which is not embedded; "
-                             "pass it with --panel")
+            raise InputError(
+                f"the suite was built from panel {name!r}, which is not embedded; "
+                "pass it with --panel"
+            )
         panel = Panel.load_default(name)
     if panel.content_hash != manifest["built_from"].get("panel_hash"):
-        raise InputError(f"panel {panel.name} (hash {panel.content_hash}) is not the one the "
-                         f"suite was built from ({manifest['built_from'].get('panel_hash')})")
+        raise InputError(
+            f"panel {panel.name} (hash {panel.content_hash}) is not the one the "
+            f"suite was built from ({manifest['built_from'].get('panel_hash')})"
+        )
     return {b: panel for by_b in manifest_items(manifest).values() for b in by_b}
 
 
-def score_frame(records: pd.DataFrame, manifest: dict[str, Any], allow_partial: bool = False
-                ) -> tuple[pd.DataFrame, dict[str, Any]]:
+def score_frame(
+    records: pd.DataFrame, manifest: dict[str, Any], allow_partial: bool = False
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """(models × (benchmark, item_id)) scores in suite order, and what is missing. A benchmark
     with no logged item is an error unless ``allow_partial``."""
-    cols = [(b, str(i)) for by_b in manifest_items(manifest).values()
-            for b, ids in by_b.items() for i in ids]
+    cols = [
+        (b, str(i))
+        for by_b in manifest_items(manifest).values()
+        for b, ids in by_b.items()
+        for i in ids
+    ]
     index = pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"])
     extra = records[~records.set_index(["benchmark", "item_id"]).index.isin(index)]
     if len(extra):
         r = extra.iloc[0]
-        raise InputError(f"the run logged item {r.item_id} of {r.benchmark}, which is not in the "
-                         "suite (tasks of another suite version in the same folder?)")
-    wide = records.pivot_table(index="model", columns=["benchmark", "item_id"], values="score",
-                               aggfunc="first").reindex(columns=index)
+        raise InputError(
+            f"the run logged item {r.item_id} of {r.benchmark}, which is not in the "
+            "suite (tasks of another suite version in the same folder?)"
+        )
+    wide = records.pivot_table(
+        index="model", columns=["benchmark", "item_id"], values="score", aggfunc="first"
+    ).reindex(columns=index)
     missing: dict[str, Any] = {}
     for m in wide.index:
         for b in dict.fromkeys(b for b, _ in cols):
@@ -106,9 +126,11 @@ def score_frame(records: pd.DataFrame, manifest: dict[str, Any], allow_partial: 
                 missing.setdefault(str(m), {})[b] = {"missing": n, "of": int(len(row))}
         absent = [b for b, v in missing.get(str(m), {}).items() if v["missing"] == v["of"]]
         if absent and not allow_partial:
-            raise InputError(f"model {m}: the run has no result for {', '.join(absent)} (its "
-                             "task failed or was not run; check the harness log, or pass "
-                             "--allow-partial)")
+            raise InputError(
+                f"model {m}: the run has no result for {', '.join(absent)} (its "
+                "task failed or was not run; check the harness log, or pass "
+                "--allow-partial)"
+            )
     return wide, missing
 
 
@@ -121,33 +143,47 @@ def _fmt(v: dict[str, Any] | None, digits: int = 3) -> str:
 
 
 def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
-    lines = [f"# {doc['suite_name']} ({doc['suite']}): placement", "",
-             "Values with 95 % intervals (bootstrap over the suite's items; estimator "
-             f"`{doc['estimator']}`, {doc['n_boot']} resamples). Ranks: 1 = best, among the "
-             "reference models of each benchmark's source panel plus this model.", ""]
+    lines = [
+        f"# {doc['suite_name']} ({doc['suite']}): placement",
+        "",
+        "Values with 95 % intervals (bootstrap over the suite's items; estimator "
+        f"`{doc['estimator']}`, {doc['n_boot']} resamples). Ranks: 1 = best, among the "
+        "reference models of each benchmark's source panel plus this model.",
+        "",
+    ]
     for model, r in doc["models"].items():
         s = r["suite"]
-        lines += [f"## {model}", "",
-                  f"- suite score: {_fmt(s['score'])} ({s['n_scored']} of {s['n_items']} items "
-                  "scored)",
-                  f"- predicted full-suite score: {_fmt(s['predicted_full'])}",
-                  f"- predicted rank on the full suite: "
-                  f"{_fmt(s['predicted_rank']) if s['predicted_rank'] else s['no_rank_because']}",
-                  "", "| category | score | predicted full | predicted rank |",
-                  "|---|---|---|---|"]
+        lines += [
+            f"## {model}",
+            "",
+            f"- suite score: {_fmt(s['score'])} ({s['n_scored']} of {s['n_items']} items scored)",
+            f"- predicted full-suite score: {_fmt(s['predicted_full'])}",
+            f"- predicted rank on the full suite: "
+            f"{_fmt(s['predicted_rank']) if s['predicted_rank'] else s['no_rank_because']}",
+            "",
+            "| category | score | predicted full | predicted rank |",
+            "|---|---|---|---|",
+        ]
         for c, e in r["categories"].items():
             rank = _fmt(e["predicted_rank"]) if e["predicted_rank"] else e["no_rank_because"]
-            lines.append(f"| {c} | {_fmt(e['score'])} | {_fmt(e['predicted_full'])} | "
-                         f"{rank} |")
-        lines += ["", "| benchmark | reference | items | score | predicted full | "
-                  "predicted rank |", "|---|---|---|---|---|---|"]
+            lines.append(f"| {c} | {_fmt(e['score'])} | {_fmt(e['predicted_full'])} | {rank} |")
+        lines += [
+            "",
+            "| benchmark | reference | items | score | predicted full | predicted rank |",
+            "|---|---|---|---|---|---|",
+        ]
         for b, e in r["benchmarks"].items():
-            lines.append(f"| {b} | {e['source']} ({e['n_reference']} models) | "
-                         f"{e['n_scored']}/{e['n_items']} | {_fmt(e['score'])} | "
-                         f"{_fmt(e['predicted_full'])} | {_fmt(e['predicted_rank'])} |")
+            lines.append(
+                f"| {b} | {e['source']} ({e['n_reference']} models) | "
+                f"{e['n_scored']}/{e['n_items']} | {_fmt(e['score'])} | "
+                f"{_fmt(e['predicted_full'])} | {_fmt(e['predicted_rank'])} |"
+            )
         if missing.get(model):
-            lines += ["", "Missing items: " + "; ".join(
-                f"{b}: {v['missing']} of {v['of']}" for b, v in missing[model].items())]
+            lines += [
+                "",
+                "Missing items: "
+                + "; ".join(f"{b}: {v['missing']} of {v['of']}" for b, v in missing[model].items()),
+            ]
         lines.append("")
     return "\n".join(lines)
 
@@ -167,25 +203,35 @@ def placement_figure(doc: dict[str, Any], panels: dict[str, Panel], path: Path) 
     for ax, b in zip(axes[0], benches, strict=True):
         ref = np.sort(nanmean_rows(panels[b].matrix(b)))[::-1]
         ref = ref[np.isfinite(ref)]
-        ax.scatter(np.arange(1, len(ref) + 1), ref, s=10, color="#999999",
-                   label=f"reference ({panels[b].name})")
+        ax.scatter(
+            np.arange(1, len(ref) + 1),
+            ref,
+            s=10,
+            color="#999999",
+            label=f"reference ({panels[b].name})",
+        )
         for k, (model, r) in enumerate(doc["models"].items()):
             e = r["benchmarks"][b]
             t, rk = e["predicted_full"], e["predicted_rank"]
             if t["value"] is None:
                 continue
-            ax.errorbar(rk["value"], t["value"],
-                        xerr=[[rk["value"] - rk["lo"]], [rk["hi"] - rk["value"]]],
-                        yerr=[[t["value"] - t["lo"]], [t["hi"] - t["value"]]],
-                        fmt="o", color=f"C{k % 10}", capsize=3, label=model)
+            ax.errorbar(
+                rk["value"],
+                t["value"],
+                xerr=[[rk["value"] - rk["lo"]], [rk["hi"] - rk["value"]]],
+                yerr=[[t["value"] - t["lo"]], [t["hi"] - t["value"]]],
+                fmt="o",
+                color=f"C{k % 10}",
+                capsize=3,
+                label=model,
+            )
         ax.set_title(b, fontsize=9)
         ax.set_xlabel("rank (1 = best)")
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     axes[0][0].set_ylabel("full benchmark score (predicted for the run)")
-    fig.suptitle(f"{doc['suite_name']}: predicted full scores and ranks per benchmark",
-                 fontsize=10)
+    fig.suptitle(f"{doc['suite_name']}: predicted full scores and ranks per benchmark", fontsize=10)
     fig.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp.png")
     fig.savefig(tmp, dpi=120)
@@ -194,10 +240,17 @@ def placement_figure(doc: dict[str, Any], panels: dict[str, Panel], path: Path) 
     return path
 
 
-def write_placement(records: pd.DataFrame, version: str, dest: str | Path,
-                    suite: str | Path | None = None, panel: Panel | None = None,
-                    estimator: str = DEFAULT_ESTIMATOR, n_boot: int = 1000, seed: int = 0,
-                    allow_partial: bool = False) -> dict[str, Any]:
+def write_placement(
+    records: pd.DataFrame,
+    version: str,
+    dest: str | Path,
+    suite: str | Path | None = None,
+    panel: Panel | None = None,
+    estimator: str = DEFAULT_ESTIMATOR,
+    n_boot: int = 1000,
+    seed: int = 0,
+    allow_partial: bool = False,
+) -> dict[str, Any]:
     """Place every model of ``records`` (made with suite ``version``) and write the reports into
     ``dest``; returns report.json's content (with ``missing``)."""
     manifest = find_manifest(version, suite)
@@ -222,16 +275,36 @@ def cmd_place(args: argparse.Namespace) -> int:
         records, docs = read_work_dir(args.output_dir, args.model)
         versions = sorted({d["suite"] for d in docs})
         if len(versions) != 1:
-            raise InputError(f"the work dir holds results of {len(versions)} suite versions "
-                             f"({versions}); place one suite at a time (--model, or one folder)",
-                             file=str(args.output_dir))
-        doc = write_placement(records, versions[0], dest, args.suite, panel, args.estimator,
-                              args.n_boot, args.seed, args.allow_partial)
+            raise InputError(
+                f"the work dir holds results of {len(versions)} suite versions "
+                f"({versions}); place one suite at a time (--model, or one folder)",
+                file=str(args.output_dir),
+            )
+        doc = write_placement(
+            records,
+            versions[0],
+            dest,
+            args.suite,
+            panel,
+            args.estimator,
+            args.n_boot,
+            args.seed,
+            args.allow_partial,
+        )
     else:
         from harness_adapters.lmms_eval.place import place_run
 
-        doc = place_run(args.output_dir, dest, args.suite, panel, args.model, args.estimator,
-                        args.n_boot, args.seed, args.allow_partial)
+        doc = place_run(
+            args.output_dir,
+            dest,
+            args.suite,
+            panel,
+            args.model,
+            args.estimator,
+            args.n_boot,
+            args.seed,
+            args.allow_partial,
+        )
     print(report_markdown(doc, doc["missing"]))
     print(f"wrote {dest / 'report.json'}, report.md, placement.png")
     return 0
@@ -239,7 +312,8 @@ def cmd_place(args: argparse.Namespace) -> int:
 
 def add_commands(tree: CommandTree) -> None:
     p = tree.sub.add_parser(
-        "place", help="score, predicted full-suite score and rank of a harness run",
+        "place",
+        help="score, predicted full-suite score and rank of a harness run",
         description="Read a harness run of a PRIMEBench suite — lmms-eval's --log_samples "
         "output, or with --vlmeval a VLMEvalKit work dir — and place each model: suite score, "
         "per-category and per-benchmark scores, predicted full scores and ranks among the "
@@ -247,19 +321,27 @@ def add_commands(tree: CommandTree) -> None:
         epilog="examples: lmms-eval --model M --tasks primebench --log_samples --output_path "
         "out/ && primebench place out/  |  primebench vlmeval run -- --data "
         "PrimeBench_MMMU_DEV_VAL --model M && primebench place --vlmeval outputs/M",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     p.add_argument("output_dir", help="lmms-eval's --output_path, or a VLMEvalKit work dir")
-    p.add_argument("--vlmeval", action="store_true",
-                   help="OUTPUT_DIR is a VLMEvalKit work dir (run.py --work-dir or a model's "
-                   "folder in it)")
+    p.add_argument(
+        "--vlmeval",
+        action="store_true",
+        help="OUTPUT_DIR is a VLMEvalKit work dir (run.py --work-dir or a model's folder in it)",
+    )
     p.add_argument("--out", help="report folder (default: OUTPUT_DIR/primebench)")
-    p.add_argument("--suite", help="the suite manifest (default: the released suite whose "
-                   "version the run names)")
+    p.add_argument(
+        "--suite",
+        help="the suite manifest (default: the released suite whose version the run names)",
+    )
     p.add_argument("--panel", help="reference panel (default: the suite's embedded panels)")
     p.add_argument("--model", help="place only this model (default: every model of the run)")
     p.add_argument("--estimator", default=DEFAULT_ESTIMATOR, help="full-score estimator")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    p.add_argument("--allow-partial", action="store_true",
-                   help="place a run in which some benchmarks have no result")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="place a run in which some benchmarks have no result",
+    )
     p.set_defaults(func=cmd_place)

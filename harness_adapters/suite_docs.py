@@ -46,16 +46,25 @@ def benchmark_rows(panel: Panel, benchmark: str) -> list[dict[str, Any]]:
     rows = []
     for r in panel.items_of(benchmark).itertuples(index=False):
         if r.question is None or r.answer is None:
-            raise InputError(f"benchmark {benchmark!r} has no item text/answer in panel "
-                             f"{panel.name!r}, so its prompts cannot be built",
-                             row=str(r.item_id), field="question/answer")
+            raise InputError(
+                f"benchmark {benchmark!r} has no item text/answer in panel "
+                f"{panel.name!r}, so its prompts cannot be built",
+                row=str(r.item_id),
+                field="question/answer",
+            )
         image = None
         if r.image_ref:
             p = Path(r.image_ref)
             image = str(p if p.is_absolute() or root is None else (Path(root) / p).resolve())
-        rows.append({"id": str(r.item_id), "question": r.question,
-                     "options": json.loads(r.options) if r.options else [],
-                     "answer": r.answer, "image": image})
+        rows.append(
+            {
+                "id": str(r.item_id),
+                "question": r.question,
+                "options": json.loads(r.options) if r.options else [],
+                "answer": r.answer,
+                "image": image,
+            }
+        )
     return rows
 
 
@@ -65,12 +74,16 @@ def suite_docs(manifest: dict[str, Any], panel: Panel) -> list[SuiteDoc]:
     for cat, by_b in manifest_items(manifest).items():
         for b, ids in by_b.items():
             if b not in panel.benchmark_names:
-                raise InputError(f"manifest benchmark {b!r} is not in panel {panel.name!r}",
-                                 field="categories")
+                raise InputError(
+                    f"manifest benchmark {b!r} is not in panel {panel.name!r}", field="categories"
+                )
             rows = {r["id"]: r for r in benchmark_rows(panel, b)}
             for i in ids:
                 if str(i) not in rows:
-                    raise InputError(f"manifest item {i!r} of {b!r} is not in panel "
-                                     f"{panel.name!r}", row=str(i), field="item_ids")
+                    raise InputError(
+                        f"manifest item {i!r} of {b!r} is not in panel {panel.name!r}",
+                        row=str(i),
+                        field="item_ids",
+                    )
                 out.append(SuiteDoc(str(i), b, cat, rows[str(i)]))
     return out

@@ -21,8 +21,9 @@ from primebench_tasks.errors import PrimeBenchError, shown
 from primebench_tasks.report.tables import markdown_table
 
 
-def _number(kind: type, lo: float | None = None, hi: float | None = None,
-            lo_open: bool = False) -> Callable[[str], Any]:
+def _number(
+    kind: type, lo: float | None = None, hi: float | None = None, lo_open: bool = False
+) -> Callable[[str], Any]:
     """An argparse type: a finite ``kind`` within [lo, hi] (``lo_open``: (lo, hi])."""
 
     def parse(text: str) -> Any:
@@ -36,8 +37,9 @@ def _number(kind: type, lo: float | None = None, hi: float | None = None,
         if below or (hi is not None and v > hi):
             low = "" if lo is None else f"{'>' if lo_open else '>='} {lo}"
             high = "" if hi is None else f"<= {hi}"
-            raise argparse.ArgumentTypeError(f"{v} is out of range (must be "
-                                             f"{' and '.join(x for x in (low, high) if x)})")
+            raise argparse.ArgumentTypeError(
+                f"{v} is out of range (must be {' and '.join(x for x in (low, high) if x)})"
+            )
         return v
 
     return parse
@@ -56,8 +58,9 @@ def load_panel(args: argparse.Namespace) -> Panel:
             raise PrimeBenchError(f"{args.default!r} is a leaderboard, not an item-level panel")
         return Panel.load_default(args.default)
     if not getattr(args, "panel", None):
-        raise PrimeBenchError("give --panel DIR or --default NAME "
-                              f"(embedded: {', '.join(default_names())})")
+        raise PrimeBenchError(
+            f"give --panel DIR or --default NAME (embedded: {', '.join(default_names())})"
+        )
     return Panel.load(args.panel)
 
 
@@ -68,8 +71,10 @@ def check_out_dir(args: argparse.Namespace) -> Path:
     if out.exists() and not out.is_dir():
         raise PrimeBenchError(f"--out {out}: a file is there, not a folder")
     if out.is_dir() and any(out.iterdir()) and not getattr(args, "overwrite", False):
-        raise PrimeBenchError(f"--out {out} exists and is not empty; pass --overwrite to replace "
-                              "its outputs, or choose another folder")
+        raise PrimeBenchError(
+            f"--out {out} exists and is not empty; pass --overwrite to replace "
+            "its outputs, or choose another folder"
+        )
     return out
 
 
@@ -84,29 +89,41 @@ def panel_info_text(panel: Panel, tau: float = 2 / 3) -> str:
     """What ``primebench panel info`` prints."""
     from primebench_tasks.pipeline.stage0_clean import MIN_BLIND_MODELS, blind_mean
 
-    lines = [f"panel {panel.name}  (hash {panel.content_hash})",
-             f"models: {len(panel.model_names)}   benchmarks: {len(panel.benchmark_names)}   "
-             f"categories: {len(panel.categories())}   items: {len(panel.items)}   "
-             f"conditions: {', '.join(panel.conditions)}"]
+    lines = [
+        f"panel {panel.name}  (hash {panel.content_hash})",
+        f"models: {len(panel.model_names)}   benchmarks: {len(panel.benchmark_names)}   "
+        f"categories: {len(panel.categories())}   items: {len(panel.items)}   "
+        f"conditions: {', '.join(panel.conditions)}",
+    ]
     dated = panel.model_table["release_date"].notna().sum()
-    lines.append(f"model metadata: {dated} of {len(panel.model_names)} with a release date, "
-                 f"{panel.model_table['family'].notna().sum()} with a family")
+    lines.append(
+        f"model metadata: {dated} of {len(panel.model_names)} with a release date, "
+        f"{panel.model_table['family'].notna().sum()} with a family"
+    )
     rows = []
     for b in panel.benchmark_names:
         X = panel.matrix(b)
         beta, qualifies, n_blind = blind_mean(panel, b, MIN_BLIND_MODELS)
         with np.errstate(invalid="ignore"):
             frac = float(np.mean(beta >= tau)) if n_blind else float("nan")
-        rows.append({"benchmark": b, "category": panel.category_of(b), "items": X.shape[1],
-                     "models": int(np.isfinite(X).any(axis=1).sum()),
-                     "missing_pct": round(100 * float(np.mean(~np.isfinite(X))), 2),
-                     "mean_score": round(float(np.nanmean(X)), 3), "blind_models": n_blind,
-                     "blind_ge_tau_frac": round(frac, 3) if n_blind else None})
+        rows.append(
+            {
+                "benchmark": b,
+                "category": panel.category_of(b),
+                "items": X.shape[1],
+                "models": int(np.isfinite(X).any(axis=1).sum()),
+                "missing_pct": round(100 * float(np.mean(~np.isfinite(X))), 2),
+                "mean_score": round(float(np.nanmean(X)), 3),
+                "blind_models": n_blind,
+                "blind_ge_tau_frac": round(frac, 3) if n_blind else None,
+            }
+        )
     lines.append("")
     lines.append(markdown_table(pd.DataFrame(rows)).rstrip())
     lines.append("")
-    lines.append("categories: " + "; ".join(f"{c} ({', '.join(bs)})"
-                                            for c, bs in panel.categories().items()))
+    lines.append(
+        "categories: " + "; ".join(f"{c} ({', '.join(bs)})" for c, bs in panel.categories().items())
+    )
     if panel.embedding_spaces:
         lines.append(f"embedding spaces: {', '.join(panel.embedding_spaces)}")
     return "\n".join(lines)
@@ -116,9 +133,11 @@ def cmd_panel_info(args: argparse.Namespace) -> int:
     if args.default and default_kind(args.default) == "leaderboard":
         lb = Leaderboard.load_default(args.default)
         print(f"leaderboard {lb.name}  (hash {lb.content_hash})")
-        print(f"models: {len(lb.scores)}   benchmarks: {lb.scores.shape[1]}   categories: "
-              f"{len(set(lb.categories.values()))}   release dates: "
-              f"{lb.models['release_date'].min()} .. {lb.models['release_date'].max()}")
+        print(
+            f"models: {len(lb.scores)}   benchmarks: {lb.scores.shape[1]}   categories: "
+            f"{len(set(lb.categories.values()))}   release dates: "
+            f"{lb.models['release_date'].min()} .. {lb.models['release_date'].max()}"
+        )
         print("categories: " + "; ".join(f"{b} -> {c}" for b, c in lb.categories.items()))
         return 0
     if args.path and not args.panel:
@@ -137,10 +156,18 @@ def cmd_panel_import(args: argparse.Namespace) -> int:
         lo, hi = (float(x) for x in args.score_range.split(","))
         rng = (lo, hi)
     panel, report = import_matrix(
-        args.scores, args.benchmark, category=args.category, orientation=args.orientation,
-        items=args.items, models=args.models, image_dir=args.image_dir,
-        restrict_to_items=args.restrict_to_items, score_range=rng, existing=existing,
-        name=args.name or (existing.name if existing else out.name))
+        args.scores,
+        args.benchmark,
+        category=args.category,
+        orientation=args.orientation,
+        items=args.items,
+        models=args.models,
+        image_dir=args.image_dir,
+        restrict_to_items=args.restrict_to_items,
+        score_range=rng,
+        existing=existing,
+        name=args.name or (existing.name if existing else out.name),
+    )
     panel.save(out)
     for line in report.lines():
         print(line)
@@ -152,8 +179,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from primebench_tasks.data.simulate import simulate_panel
 
     t = time.time()
-    panel = simulate_panel(scale=args.scale, n_models=args.models, seed=args.seed,
-                           missing=args.missing, progress=_say)
+    panel = simulate_panel(
+        scale=args.scale, n_models=args.models, seed=args.seed, missing=args.missing, progress=_say
+    )
     _say(f"simulated in {time.time() - t:.1f}s; writing {args.out}")
     panel.save(args.out)
     print(f"wrote {args.out}: {panel}")
@@ -169,14 +197,24 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     panel = load_panel(args)
     n_cat = len(panel.categories())
     if args.k is not None and args.until == "stage3" and args.k > n_cat:
-        raise PrimeBenchError(f"--k {args.k}: panel {panel.name!r} has only {n_cat} categories "
-                              f"(give --k {n_cat} or fewer)")
+        raise PrimeBenchError(
+            f"--k {args.k}: panel {panel.name!r} has only {n_cat} categories "
+            f"(give --k {n_cat} or fewer)"
+        )
     k = PipelineParams().k if args.k is None else args.k
-    params = PipelineParams(selector=args.selector, retention=args.retention, k=k,
-                            alpha=args.alpha, tau=args.tau,
-                            floor=args.floor, seed=args.seed, cells=args.cells,
-                            min_blind_models=args.min_blind_models,
-                            cell_space=args.cell_space, until=args.until)
+    params = PipelineParams(
+        selector=args.selector,
+        retention=args.retention,
+        k=k,
+        alpha=args.alpha,
+        tau=args.tau,
+        floor=args.floor,
+        seed=args.seed,
+        cells=args.cells,
+        min_blind_models=args.min_blind_models,
+        cell_space=args.cell_space,
+        until=args.until,
+    )
     t = time.time()
     res = run_pipeline(panel, params, progress=_say)
     _say(f"pipeline done in {time.time() - t:.1f}s")
@@ -187,13 +225,17 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
 
         t = time.time()
         calibration = calibration_entry(panel, params, seed=args.seed)
-        _say(f"placement calibration ({len(calibration['residuals'])} held-out placements) in "
-             f"{time.time() - t:.1f}s")
+        _say(
+            f"placement calibration ({len(calibration['residuals'])} held-out placements) in "
+            f"{time.time() - t:.1f}s"
+        )
     manifest = res.manifest(panel, args.name, calibration)
     write_primebench_report(out, panel, res, manifest)
     print(markdown_table(res.stage_table))
-    print(f"suite: {manifest['n_items']} items in {len(manifest['categories'])} categories; "
-          f"end-to-end fidelity rho = {res.fidelity:.3f} ({len(panel.model_names)} models)")
+    print(
+        f"suite: {manifest['n_items']} items in {len(manifest['categories'])} categories; "
+        f"end-to-end fidelity rho = {res.fidelity:.3f} ({len(panel.model_names)} models)"
+    )
     print(f"manifest: {out / 'manifest.json'} (version {manifest['version']})")
     return 0
 
@@ -204,17 +246,32 @@ def cmd_build_resampled(args: argparse.Namespace) -> int:
 
     check_out_dir(args)
     panel = load_panel(args)
-    res = resampled_suite(panel, n=args.n, space=args.space, per_benchmark=args.per_benchmark,
-                          seed=args.seed)
-    selected = {panel.category_of(b): {} for b in res.selected}
+    res = resampled_suite(
+        panel, n=args.n, space=args.space, per_benchmark=args.per_benchmark, seed=args.seed
+    )
+    selected: dict[str, dict[str, np.ndarray]] = {panel.category_of(b): {} for b in res.selected}
     for b, pos in res.selected.items():
         selected[panel.category_of(b)][b] = pos
     manifest = build_manifest(
-        args.name, panel, selected,
-        {"selector": "fps", "n": args.n, "space": args.space, "per_benchmark": args.per_benchmark,
-         "seed": args.seed, "projection_dim": 64},
-        [], {"rho": res.rho, "protocol": "same-models: mean on selected items vs -AvgRank (Eq. 1)",
-             "n_models": len(panel.model_names)}, aggregate="item_mean")
+        args.name,
+        panel,
+        selected,
+        {
+            "selector": "fps",
+            "n": args.n,
+            "space": args.space,
+            "per_benchmark": args.per_benchmark,
+            "seed": args.seed,
+            "projection_dim": 64,
+        },
+        [],
+        {
+            "rho": res.rho,
+            "protocol": "same-models: mean on selected items vs -AvgRank (Eq. 1)",
+            "n_models": len(panel.model_names),
+        },
+        aggregate="item_mean",
+    )
     out = Path(args.out)
     write_manifest(manifest, out / "manifest.json")
     print(f"ResampledBench: {res.n} items; rho with AvgRank = {res.rho:.3f}")
@@ -236,25 +293,41 @@ def cmd_build_frontier(args: argparse.Namespace) -> int:
         raise PrimeBenchError(
             f"the Capability Frontier kept no item of panel {panel.name!r}: {fr.n_candidates} "
             f"candidate(s), {fr.n_in_band} in the 10-50 % accuracy band; it needs items that "
-            "few models solve (App. I.2) — nothing was written")
+            "few models solve (App. I.2) — nothing was written"
+        )
     selected: dict[str, dict[str, np.ndarray]] = {}
     for b, pos in fr.selected.items():
         selected.setdefault(panel.category_of(b), {})[b] = pos
     manifest = build_manifest(
-        args.name, panel, selected,
-        {"selector": "frontier", "budget": fr.budget, "family_max": 0.5, "band": [0.10, 0.50],
-         "per_step_gain": fr.per_step_gain},
-        [{"stage": "candidates", "output": fr.n_candidates},
-         {"stage": "in band", "output": fr.n_in_band}],
+        args.name,
+        panel,
+        selected,
+        {
+            "selector": "frontier",
+            "budget": fr.budget,
+            "family_max": 0.5,
+            "band": [0.10, 0.50],
+            "per_step_gain": fr.per_step_gain,
+        },
+        [
+            {"stage": "candidates", "output": fr.n_candidates},
+            {"stage": "in band", "output": fr.n_in_band},
+        ],
         {"rho": None, "protocol": "descriptive stress set (App. I.2); no ranking target"},
-        aggregate="item_mean")
+        aggregate="item_mean",
+    )
     out = Path(args.out)
     write_manifest(manifest, out / "manifest.json")
-    atomic_write_text(out / "report.md", "# Capability Frontier\n\n"
-                      f"candidates {fr.n_candidates}, in band {fr.n_in_band}, budget {fr.budget}"
-                      "\n\n## Model axes\n\n" + markdown_table(fr.axes))
-    print(f"Frontier: {fr.n_candidates} candidates, {fr.n_in_band} in band, kept {n_kept} "
-          f"(budget {fr.budget})")
+    atomic_write_text(
+        out / "report.md",
+        "# Capability Frontier\n\n"
+        f"candidates {fr.n_candidates}, in band {fr.n_in_band}, budget {fr.budget}"
+        "\n\n## Model axes\n\n" + markdown_table(fr.axes),
+    )
+    print(
+        f"Frontier: {fr.n_candidates} candidates, {fr.n_in_band} in band, kept {n_kept} "
+        f"(budget {fr.budget})"
+    )
     print(markdown_table(fr.axes))
     return 0
 
@@ -273,14 +346,27 @@ def cmd_validate(args: argparse.Namespace) -> int:
     except argparse.ArgumentTypeError as exc:
         raise PrimeBenchError(f"--retentions/--budgets: {exc}") from None
     t = time.time()
-    summary = validate(panel, Path(args.out), args.protocol, args.selectors, rets, args.splits,
-                       args.seed, args.estimators.split(","), progress=_say, floor=args.floor,
-                       budgets=budgets)
+    summary = validate(
+        panel,
+        Path(args.out),
+        args.protocol,
+        args.selectors,
+        rets,
+        args.splits,
+        args.seed,
+        args.estimators.split(","),
+        progress=_say,
+        floor=args.floor,
+        budgets=budgets,
+    )
     _say(f"validate done in {time.time() - t:.1f}s")
     mean = summary[summary["estimator"] == "mean"]
     order = list(dict.fromkeys(mean["budget"]))
-    table = mean.pivot_table(index="selector", columns="budget",
-                             values="mean_rho").reindex(columns=order).round(3)
+    table = (
+        mean.pivot_table(index="selector", columns="budget", values="mean_rho")
+        .reindex(columns=order)
+        .round(3)
+    )
     items = mean.groupby("budget", sort=False)["n_items"].mean()
     table.columns = [f"{b} ({items[b]:.0f} items)" for b in order]
     print(table.to_string())
@@ -293,9 +379,16 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     from primebench_tasks.refresh.policy import RefreshPolicy
 
     panel = load_panel(args)
-    res = refresh(panel, args.records, args.suite, Path(args.out),
-                  RefreshPolicy(args.max_drop, args.min_percentile, args.min_gain),
-                  explore=args.explore, n_random=args.random_suites, progress=_say)
+    res = refresh(
+        panel,
+        args.records,
+        args.suite,
+        Path(args.out),
+        RefreshPolicy(args.max_drop, args.min_percentile, args.min_gain),
+        explore=args.explore,
+        n_random=args.random_suites,
+        progress=_say,
+    )
     print(res.report)
     return 0
 
@@ -315,12 +408,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     if args.default and default_kind(args.default) == "leaderboard":
-        table = replay_leaderboard(Leaderboard.load_default(args.default), k=args.k,
-                                   start=args.start, waves=args.waves)
+        table = replay_leaderboard(
+            Leaderboard.load_default(args.default), k=args.k, start=args.start, waves=args.waves
+        )
         head = f"frozen benchmarks: {', '.join(table.attrs['frozen'])}"
     else:
-        table = replay_panel(load_panel(args), start=args.start, waves=args.waves,
-                             progress=_say)
+        table = replay_panel(load_panel(args), start=args.start, waves=args.waves, progress=_say)
         head = "frozen: the PRIMEBench suite built on the oldest models"
     atomic_write_text(out / "replay.csv", table.to_csv(index=False))
     md = f"# Replay on {args.default or args.panel}\n\n{head}\n\n" + markdown_table(table)
@@ -376,24 +469,33 @@ def cmd_prism_aggregate(args: argparse.Namespace) -> int:
         bad = v.isna() | (v <= 0) | (v > 1)
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"axis mean {shown(S[ax].iloc[i])} is not in (0, 1]", file=f,
-                             row=i + 2, field=ax)
+            raise InputError(
+                f"axis mean {shown(S[ax].iloc[i])} is not in (0, 1]", file=f, row=i + 2, field=ax
+            )
         S[ax] = v
     weights = {}
-    for part in (args.weights.split(",") if args.weights else []):
+    for part in args.weights.split(",") if args.weights else []:
         k, _, v = part.partition("=")
         if k not in AXES:
             raise InputError(f"unknown axis {k!r} in --weights", field="weights")
         weights[k] = float(v)
     out = Path(args.out)
     ps = aggregate(S, args.aggregator, weights or None)
-    table = pd.DataFrame({"model": S.index, "pscore": ps.round(4).to_numpy(),
-                          "dominant_axis": dominant_axis(S).to_numpy()})
+    table = pd.DataFrame(
+        {
+            "model": S.index,
+            "pscore": ps.round(4).to_numpy(),
+            "dominant_axis": dominant_axis(S).to_numpy(),
+        }
+    )
     atomic_write_text(out / "pscore.csv", table.to_csv(index=False))
-    atomic_write_text(out / "effective_weights.csv",
-                      effective_weights(S).round(4).reset_index().to_csv(index=False))
-    atomic_write_text(out / "loao.csv", leave_one_axis_out(S, args.aggregator).round(4)
-                      .to_csv(index=False))
+    atomic_write_text(
+        out / "effective_weights.csv",
+        effective_weights(S).round(4).reset_index().to_csv(index=False),
+    )
+    atomic_write_text(
+        out / "loao.csv", leave_one_axis_out(S, args.aggregator).round(4).to_csv(index=False)
+    )
     print(markdown_table(table.sort_values("pscore", ascending=False)))
     return 0
 
@@ -427,7 +529,8 @@ class CommandTree:
     def group(self, name: str, help: str) -> argparse._SubParsersAction:  # noqa: A002
         if name not in self._groups:
             self._groups[name] = self.sub.add_parser(name, help=help).add_subparsers(
-                dest=f"{name.replace('-', '_')}_command", required=True)
+                dest=f"{name.replace('-', '_')}_command", required=True
+            )
         return self._groups[name]
 
 
@@ -462,11 +565,13 @@ def build_parser() -> argparse.ArgumentParser:
         "primebench place out/\n"
         "  primebench run --model DIR --lora a=PATH --suite SUITE.json --out RUN\n"
         "  primebench <command> --help",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = ap.add_subparsers(dest="command", required=True)
 
     panel = sub.add_parser("panel", help="inspect and import panels").add_subparsers(
-        dest="panel_command", required=True)
+        dest="panel_command", required=True
+    )
     p = panel.add_parser("list", help="list the embedded data sets")
     p.set_defaults(func=cmd_panel_list)
     p = panel.add_parser("info", help="summarise a panel or leaderboard")
@@ -482,8 +587,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--items", help="item metadata JSON/JSONL joined by id")
     p.add_argument("--models", help="model metadata CSV")
     p.add_argument("--image-dir", help="where to look up images by file name")
-    p.add_argument("--restrict-to-items", action="store_true",
-                   help="import only the items of --items (the others are counted)")
+    p.add_argument(
+        "--restrict-to-items",
+        action="store_true",
+        help="import only the items of --items (the others are counted)",
+    )
     p.add_argument("--score-range", help="LO,HI metric range (default: the catalogue's)")
     p.add_argument("--name")
     p.add_argument("--out", required=True)
@@ -498,47 +606,85 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_simulate)
 
     build = sub.add_parser("build", help="build a compact suite").add_subparsers(
-        dest="build_command", required=True)
+        dest="build_command", required=True
+    )
 
     def source(q: argparse.ArgumentParser) -> None:
         q.add_argument("--panel")
-        q.add_argument("--default", choices=[n for n in default_names()
-                                             if default_kind(n) == "panel"])
+        q.add_argument(
+            "--default", choices=[n for n in default_names() if default_kind(n) == "panel"]
+        )
         q.add_argument("--seed", type=int, default=0)
         q.add_argument("--out", required=True, help="output folder (new or empty)")
-        q.add_argument("--overwrite", action="store_true",
-                       help="replace the outputs in an existing --out folder")
+        q.add_argument(
+            "--overwrite",
+            action="store_true",
+            help="replace the outputs in an existing --out folder",
+        )
 
     from primebench_tasks.pipeline.primebench import PipelineParams
 
     p = build.add_parser("primebench", help="the four-stage PRIMEBench pipeline")
     source(p)
     d = PipelineParams()
-    p.add_argument("--retention", type=_number(float, 0, 1, lo_open=True), default=d.retention,
-                   help=f"share of each category pool kept by Stage 2, in (0, 1] (default "
-                   f"{d.retention})")
-    p.add_argument("--k", type=_number(int, 1), default=None,
-                   help=f"categories kept by Stage 3, 1 .. the panel's categories (default "
-                   f"{d.k}, or all categories when the panel has fewer)")
-    p.add_argument("--alpha", type=_number(float, 0, 1), default=d.alpha,
-                   help=f"VAW weight α in [0, 1] (default {d.alpha})")
-    p.add_argument("--tau", type=_number(float, 0, 1), default=d.tau,
-                   help=f"Stage 0 blind-solvable threshold τ in [0, 1] (default {d.tau:.4f})")
-    p.add_argument("--floor", type=_number(int, 0), default=d.floor,
-                   help=f"minimum items per category pool, >= 0 (default {d.floor})")
-    p.add_argument("--min-blind-models", type=int, default=3,
-                   help="blind filter only where at least this many models ran without images")
-    p.add_argument("--selector", default=d.selector,
-                   help=f"Stage 2 selector (default {d.selector}): vaw (the paper's; uses "
-                   "--alpha and --cells) or any name of `primebench validate --selectors`")
-    p.add_argument("--cells", choices=["embedding", "random", "none", "dpp", "responses"],
-                   default="embedding", help="cells of --selector vaw")
+    p.add_argument(
+        "--retention",
+        type=_number(float, 0, 1, lo_open=True),
+        default=d.retention,
+        help=f"share of each category pool kept by Stage 2, in (0, 1] (default {d.retention})",
+    )
+    p.add_argument(
+        "--k",
+        type=_number(int, 1),
+        default=None,
+        help=f"categories kept by Stage 3, 1 .. the panel's categories (default "
+        f"{d.k}, or all categories when the panel has fewer)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=_number(float, 0, 1),
+        default=d.alpha,
+        help=f"VAW weight α in [0, 1] (default {d.alpha})",
+    )
+    p.add_argument(
+        "--tau",
+        type=_number(float, 0, 1),
+        default=d.tau,
+        help=f"Stage 0 blind-solvable threshold τ in [0, 1] (default {d.tau:.4f})",
+    )
+    p.add_argument(
+        "--floor",
+        type=_number(int, 0),
+        default=d.floor,
+        help=f"minimum items per category pool, >= 0 (default {d.floor})",
+    )
+    p.add_argument(
+        "--min-blind-models",
+        type=int,
+        default=3,
+        help="blind filter only where at least this many models ran without images",
+    )
+    p.add_argument(
+        "--selector",
+        default=d.selector,
+        help=f"Stage 2 selector (default {d.selector}): vaw (the paper's; uses "
+        "--alpha and --cells) or any name of `primebench validate --selectors`",
+    )
+    p.add_argument(
+        "--cells",
+        choices=["embedding", "random", "none", "dpp", "responses"],
+        default="embedding",
+        help="cells of --selector vaw",
+    )
     p.add_argument("--cell-space", default="auto", help="auto|vl|text|none")
     p.add_argument("--until", choices=["stage0", "stage1", "stage2", "stage3"], default="stage3")
     p.add_argument("--name", default="primebench")
-    p.add_argument("--no-calibration", action="store_true",
-                   help="skip the placement calibration (10 suites rebuilt without a tenth of "
-                   "the models, stored in the manifest for honest placement intervals)")
+    p.add_argument(
+        "--no-calibration",
+        action="store_true",
+        help="skip the placement calibration (10 suites rebuilt without a tenth of "
+        "the models, stored in the manifest for honest placement intervals)",
+    )
     p.set_defaults(func=cmd_build_primebench)
     p = build.add_parser("resampled", help="ResampledBench (farthest point sampling)")
     source(p)
@@ -554,20 +700,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_build_frontier)
     p = sub.add_parser("validate", help="selector fidelity on held-out models")
     p.add_argument("--panel")
-    p.add_argument("--default", choices=[n for n in default_names()
-                                         if default_kind(n) == "panel"])
+    p.add_argument("--default", choices=[n for n in default_names() if default_kind(n) == "panel"])
     p.add_argument("--benchmarks", help="comma list: restrict the panel to these benchmarks")
     p.add_argument("--selectors", default="all")
     p.add_argument("--estimators", default="mean,pirt,gpirt,aipw")
-    p.add_argument("--protocol", choices=["heldout", "chrono", "e2e", "same"],
-                   default="heldout")
-    p.add_argument("--retentions", default="0.01,0.02,0.05,0.1,0.2,0.5",
-                   help="comma list of retentions in (0, 1] (each with the --floor)")
-    p.add_argument("--budgets", default="",
-                   help="comma list of budgets in items per category pool, no floor "
-                   "(e.g. 10,25,50,100)")
-    p.add_argument("--floor", type=_number(int, 0), default=100,
-                   help="minimum items per category pool for the retention budgets")
+    p.add_argument("--protocol", choices=["heldout", "chrono", "e2e", "same"], default="heldout")
+    p.add_argument(
+        "--retentions",
+        default="0.01,0.02,0.05,0.1,0.2,0.5",
+        help="comma list of retentions in (0, 1] (each with the --floor)",
+    )
+    p.add_argument(
+        "--budgets",
+        default="",
+        help="comma list of budgets in items per category pool, no floor (e.g. 10,25,50,100)",
+    )
+    p.add_argument(
+        "--floor",
+        type=_number(int, 0),
+        default=100,
+        help="minimum items per category pool for the retention budgets",
+    )
     p.add_argument("--splits", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
@@ -575,8 +728,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("embed", help="item embeddings for cells, δ^VL and FPS (cached, resumable)")
     p.add_argument("--panel", required=True, help="a writable panel directory")
-    p.add_argument("--encoder", default="minilm",
-                   help="minilm | hf:PATH | concat:TEXT+IMAGE | file:PATH (.npy + ids, parquet)")
+    p.add_argument(
+        "--encoder",
+        default="minilm",
+        help="minilm | hf:PATH | concat:TEXT+IMAGE | file:PATH (.npy + ids, parquet)",
+    )
     p.add_argument("--space", choices=["text", "vl"], default="text")
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--threads", type=int, help="torch.set_num_threads")
@@ -584,21 +740,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("refresh", help="append new records, check the frozen suite, refit")
     p.add_argument("--panel")
-    p.add_argument("--default", choices=[n for n in default_names()
-                                         if default_kind(n) == "panel"])
+    p.add_argument("--default", choices=[n for n in default_names() if default_kind(n) == "panel"])
     p.add_argument("--records", nargs="*", default=[], help="CSV/JSONL/parquet records")
     p.add_argument("--suite", help="the published manifest (first refresh of --out)")
     p.add_argument("--out", required=True, help="the suite directory")
     p.add_argument("--max-drop", type=float, default=0.02)
     p.add_argument("--min-percentile", type=float, default=50.0)
     p.add_argument("--min-gain", type=float, default=0.005)
-    p.add_argument("--explore", type=int, default=0,
-                   help="random unselected items per benchmark for new models' runs")
+    p.add_argument(
+        "--explore",
+        type=int,
+        default=0,
+        help="random unselected items per benchmark for new models' runs",
+    )
     p.add_argument("--random-suites", type=int, default=200)
     p.set_defaults(func=cmd_refresh)
 
     suites = sub.add_parser("suites", help="published suite versions").add_subparsers(
-        dest="suites_command", required=True)
+        dest="suites_command", required=True
+    )
     p = suites.add_parser("history", help="list the versions of a suite directory")
     p.add_argument("dir")
     p.set_defaults(func=cmd_history)
@@ -608,8 +768,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = prism.add_parser("aggregate", help="re-aggregate a per-axis leaderboard into PScore")
     p.add_argument("--axis-means", required=True, help="CSV: model,q,if,h,mq,sc,c,vis")
     p.add_argument("--weights", help="e.g. sc=0.5,h=2")
-    p.add_argument("--aggregator", choices=["harmonic", "arithmetic", "geometric", "min"],
-                   default="harmonic")
+    p.add_argument(
+        "--aggregator", choices=["harmonic", "arithmetic", "geometric", "min"], default="harmonic"
+    )
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_prism_aggregate)
 

@@ -14,8 +14,14 @@ class InputError(PrimeBenchError, ValueError):
     stable key such as ``model=X item_id=Y`` where line numbers do not apply.
     """
 
-    def __init__(self, message: str, *, file: str | None = None, row: int | str | None = None,
-                 field: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        row: int | str | None = None,
+        field: str | None = None,
+    ) -> None:
         self.file = file
         self.row = row
         self.field = field
@@ -53,5 +59,5 @@ def shown(value: object) -> str:
     """``repr`` of a value for a message, numpy scalars as plain Python (``7``, not
     ``np.int64(7)``)."""
     if type(value).__module__ == "numpy" and hasattr(value, "item"):
-        value = value.item()  # type: ignore[union-attr]
+        value = value.item()
     return repr(value)

@@ -7,9 +7,14 @@ import pytest
 from primebench_tasks.data.panel import Panel
 
 
-def make_panel(mats: dict[str, np.ndarray], categories: dict[str, str],
-               blind: dict[str, np.ndarray] | None = None, models: list[str] | None = None,
-               families: list[str] | None = None, dates: list[str] | None = None) -> Panel:
+def make_panel(
+    mats: dict[str, np.ndarray],
+    categories: dict[str, str],
+    blind: dict[str, np.ndarray] | None = None,
+    models: list[str] | None = None,
+    families: list[str] | None = None,
+    dates: list[str] | None = None,
+) -> Panel:
     """A small panel from dense matrices (models x items), NaN = missing."""
     n_models = next(iter(mats.values())).shape[0]
     models = models or [f"m{i:02d}" for i in range(n_models)]
@@ -38,6 +43,9 @@ def toy_panel() -> Panel:
         diff = rng.normal(0, 1, n)
         p = 1 / (1 + np.exp(-(ability[:, None] - diff[None, :]) * 1.5))
         mats[b] = (rng.random(p.shape) < p).astype(float)
-    cats = {"bench_a": "Science Knowledge", "bench_b": "Science Knowledge",
-            "bench_c": "Academic Knowledge"}
+    cats = {
+        "bench_a": "Science Knowledge",
+        "bench_b": "Science Knowledge",
+        "bench_c": "Academic Knowledge",
+    }
     return make_panel(mats, cats)

@@ -30,8 +30,10 @@ def test_build_refuses_a_non_empty_out_before_any_work(tmp_path, capsys, monkeyp
 
 def test_an_empty_frontier_writes_nothing_and_fails(tmp_path, capsys):
     out = tmp_path / "frontier"
-    assert main(["build", "frontier", "--default", "autojudger", "--budget", "100", "--out",
-                 str(out)]) == 2
+    assert (
+        main(["build", "frontier", "--default", "autojudger", "--budget", "100", "--out", str(out)])
+        == 2
+    )
     assert "kept no item" in capsys.readouterr().err and not out.exists()
 
 

@@ -22,25 +22,40 @@ from primebench_tasks.data.leaderboard import Leaderboard
 OUT = Path("primebench_tasks/data/embedded")
 
 SOURCES = {
-    "autojudger": ("autojudger", "github.com/IMNearth/AutoJudger at commit adbae655eb90, "
-                   "`model_performance/` (AI2D_TEST.csv, MMMU_DEV_VAL.csv, "
-                   "model_information_new.csv). Licence: Apache-2.0 (LICENSE)."),
-    "m3irt": ("m3irt", "github.com/CyberAgentAILab/M3IRT at commit 962f57ed48df, `responses/` "
-              "(normal_mathvista.csv, normal_mmmu.csv). `<no_image>` columns are the blind "
-              "condition; `<no_question>`/`<no_info>` are kept as extra conditions. MathVista item "
-              "text is CC BY-SA 4.0 and is not included. Licence: MIT (LICENSE)."),
-    "mathvision": ("mathvision", "github.com/mathllm/MATH-V at commit a1f5cc3add20: testmini.jsonl, "
-                   "images_testmini/ and the per-item correctness of 16 model set-ups derived from "
-                   "the upstream outputs/ (restricted to the 304 testmini items). "
-                   "Licence: MIT (LICENSE)."),
-    "blink": ("blink", "github.com/zeyofu/BLINK_Benchmark at commit 2d6a779be4aa, "
-              "`eval/saved_val_predictions/` and `eval/val_answers.json`: the authors' own "
-              "predictions of 19 VLMs on the 1,901 BLINK validation items, scored as the authors "
-              "score them (exact option equality; an unparsed \"(Z)\" is wrong). Item ids are "
-              "the dataset's `idx` (e.g. `val_Art_Style_1`). Licence: Apache-2.0 (LICENSE)."),
-    "openvlm": ("openvlm", "github.com/finn1901/VLM-Chart at commit c9d89a53180f, flattened from "
-                "src/data/models.json (OpenVLM leaderboard snapshot of 2025-09-17); scores are "
-                "percentages scaled to [0, 1]. Licence: MIT (LICENSE)."),
+    "autojudger": (
+        "autojudger",
+        "github.com/IMNearth/AutoJudger at commit adbae655eb90, "
+        "`model_performance/` (AI2D_TEST.csv, MMMU_DEV_VAL.csv, "
+        "model_information_new.csv). Licence: Apache-2.0 (LICENSE).",
+    ),
+    "m3irt": (
+        "m3irt",
+        "github.com/CyberAgentAILab/M3IRT at commit 962f57ed48df, `responses/` "
+        "(normal_mathvista.csv, normal_mmmu.csv). `<no_image>` columns are the blind "
+        "condition; `<no_question>`/`<no_info>` are kept as extra conditions. MathVista item "
+        "text is CC BY-SA 4.0 and is not included. Licence: MIT (LICENSE).",
+    ),
+    "mathvision": (
+        "mathvision",
+        "github.com/mathllm/MATH-V at commit a1f5cc3add20: testmini.jsonl, "
+        "images_testmini/ and the per-item correctness of 16 model set-ups derived from "
+        "the upstream outputs/ (restricted to the 304 testmini items). "
+        "Licence: MIT (LICENSE).",
+    ),
+    "blink": (
+        "blink",
+        "github.com/zeyofu/BLINK_Benchmark at commit 2d6a779be4aa, "
+        "`eval/saved_val_predictions/` and `eval/val_answers.json`: the authors' own "
+        "predictions of 19 VLMs on the 1,901 BLINK validation items, scored as the authors "
+        'score them (exact option equality; an unparsed "(Z)" is wrong). Item ids are '
+        "the dataset's `idx` (e.g. `val_Art_Style_1`). Licence: Apache-2.0 (LICENSE).",
+    ),
+    "openvlm": (
+        "openvlm",
+        "github.com/finn1901/VLM-Chart at commit c9d89a53180f, flattened from "
+        "src/data/models.json (OpenVLM leaderboard snapshot of 2025-09-17); scores are "
+        "percentages scaled to [0, 1]. Licence: MIT (LICENSE).",
+    ),
 }
 
 
@@ -53,7 +68,8 @@ def finish(name: str, shared: Path) -> None:
         (OUT / name / "LICENSE").write_text(
             "MIT License. The upstream repository named in SOURCE.md holds the full licence text "
             "and copyright notice; it was not part of the copy this data was vendored from.\n",
-            encoding="utf-8")
+            encoding="utf-8",
+        )
     (OUT / name / "SOURCE.md").write_text(f"# {name}\n\nSource: {text}\n", encoding="utf-8")
 
 
@@ -64,10 +80,15 @@ def main() -> None:
     if OUT.exists():
         shutil.rmtree(OUT)
     aj = shared / "autojudger"
-    p, _ = import_matrix(aj / "AI2D_TEST.csv", "AI2D_TEST", models=aj / "model_information_new.csv",
-                         name="autojudger")
-    p, _ = import_matrix(aj / "MMMU_DEV_VAL.csv", "MMMU_DEV_VAL",
-                         models=aj / "model_information_new.csv", existing=p)
+    p, _ = import_matrix(
+        aj / "AI2D_TEST.csv",
+        "AI2D_TEST",
+        models=aj / "model_information_new.csv",
+        name="autojudger",
+    )
+    p, _ = import_matrix(
+        aj / "MMMU_DEV_VAL.csv", "MMMU_DEV_VAL", models=aj / "model_information_new.csv", existing=p
+    )
     p.save(OUT / "autojudger")
     finish("autojudger", shared)
 
@@ -78,25 +99,40 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         fam_csv = Path(tmp) / "families.csv"
         families.to_csv(fam_csv, index=False)
-        p, _ = import_matrix(m3 / "normal_mathvista.csv", "MathVista_MINI", name="m3irt",
-                             models=fam_csv,
-                             model_aliases=dict(zip(names["raw_mathvista"], names["model"])))
-        p, _ = import_matrix(m3 / "normal_mmmu.csv", "MMMU_DEV_VAL", existing=p, models=fam_csv,
-                             model_aliases=dict(zip(names["raw_mmmu"], names["model"])))
+        p, _ = import_matrix(
+            m3 / "normal_mathvista.csv",
+            "MathVista_MINI",
+            name="m3irt",
+            models=fam_csv,
+            model_aliases=dict(zip(names["raw_mathvista"], names["model"], strict=True)),
+        )
+        p, _ = import_matrix(
+            m3 / "normal_mmmu.csv",
+            "MMMU_DEV_VAL",
+            existing=p,
+            models=fam_csv,
+            model_aliases=dict(zip(names["raw_mmmu"], names["model"], strict=True)),
+        )
     p.save(OUT / "m3irt")
     finish("m3irt", shared)
 
     mv = shared / "mathvision"
     images = OUT / "mathvision" / "images"
     images.mkdir(parents=True)
-    p, _ = import_matrix(mv / "mathvision_test_responses.csv", "MATH-Vision_MINI",
-                         orientation="models-x-items", items=mv / "testmini.jsonl",
-                         image_dir=mv / "images_testmini", restrict_to_items=True,
-                         name="mathvision")
+    p, _ = import_matrix(
+        mv / "mathvision_test_responses.csv",
+        "MATH-Vision_MINI",
+        orientation="models-x-items",
+        items=mv / "testmini.jsonl",
+        image_dir=mv / "images_testmini",
+        restrict_to_items=True,
+        name="mathvision",
+    )
     for ref in p.items["image_ref"].dropna():
         shutil.copy(ref, images / Path(ref).name)
     p.items["image_ref"] = p.items["image_ref"].map(
-        lambda r: None if r is None else f"images/{Path(r).name}")
+        lambda r: None if r is None else f"images/{Path(r).name}"
+    )
     p._hash = None
     p.save(OUT / "mathvision")
     finish("mathvision", shared)

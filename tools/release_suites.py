@@ -33,10 +33,16 @@ from primebench_tasks.pipeline.manifest import write_manifest
 from primebench_tasks.pipeline.multi_source import Source, build_multi_source_suite
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
 
-SINGLE = {"primebench_mathvision": ("mathvision", "stage3"),
-          "primebench_mathvision_testmini": ("mathvision", "stage0")}
-RELEASED_SOURCES = (("m3irt", "MathVista_MINI"), ("mathvision", "MATH-Vision_MINI"),
-                    ("m3irt", "MMMU_DEV_VAL"), ("blink", "BLINK"))
+SINGLE = {
+    "primebench_mathvision": ("mathvision", "stage3"),
+    "primebench_mathvision_testmini": ("mathvision", "stage0"),
+}
+RELEASED_SOURCES = (
+    ("m3irt", "MathVista_MINI"),
+    ("mathvision", "MATH-Vision_MINI"),
+    ("m3irt", "MMMU_DEV_VAL"),
+    ("blink", "BLINK"),
+)
 """(embedded panel, benchmark) of the ``primebench`` suite, in manifest order."""
 
 
@@ -47,14 +53,30 @@ def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
     for s in sources:
         task = s.panel.benchmarks.set_index("benchmark").loc[s.benchmark, "lmms_eval_task"]
         up = VERIFIED_UPSTREAM.get(task)
-        kind = ("task" if up is None or (up.variant is None and up.subtask_pattern is None)
-                else f"variant of group {up.task}" if up.variant else
-                f"one task per subtask of group {up.task}")
-        notes[s.benchmark] = ({"upstream": {"task": up.variant or up.task, "key": up.key,
-                                            "kind": kind, "evidence": up.evidence}} if up else
-                              {"upstream": None, "local_task": "item text, options, answers and "
-                               "images are embedded; lmms-eval's mathvision_testmini reads no "
-                               "row key that could be checked here"})
+        kind = (
+            "task"
+            if up is None or (up.variant is None and up.subtask_pattern is None)
+            else f"variant of group {up.task}"
+            if up.variant
+            else f"one task per subtask of group {up.task}"
+        )
+        notes[s.benchmark] = (
+            {
+                "upstream": {
+                    "task": up.variant or up.task,
+                    "key": up.key,
+                    "kind": kind,
+                    "evidence": up.evidence,
+                }
+            }
+            if up
+            else {
+                "upstream": None,
+                "local_task": "item text, options, answers and "
+                "images are embedded; lmms-eval's mathvision_testmini reads no "
+                "row key that could be checked here",
+            }
+        )
     manifest = build_multi_source_suite("primebench", sources, annotations=notes)
     return manifest, {s.benchmark: s.panel for s in sources}
 
@@ -77,17 +99,24 @@ def build(root: Path) -> list[str]:
 
 def coverage_table(manifest: dict[str, Any]) -> str:
     """The README's table of the released ``primebench`` suite (generated, checked by a test)."""
-    lines = ["| benchmark | category | source panel (models) | suite items | lmms-eval task | "
-             "row key |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| benchmark | category | source panel (models) | suite items | lmms-eval task | row key |",
+        "|---|---|---|---|---|---|",
+    ]
     for cat, c in manifest["categories"].items():
         for b, e in c["benchmarks"].items():
             up = e.get("upstream")
-            task = (f"`{up['task']}` (upstream {up['kind']})" if up else
-                    f"local task (embedded items and images; `{e['lmms_eval_task']}` not used)")
+            task = (
+                f"`{up['task']}` (upstream {up['kind']})"
+                if up
+                else f"local task (embedded items and images; `{e['lmms_eval_task']}` not used)"
+            )
             key = f"`{up['key']}`" if up else "`id` (embedded)"
-            lines.append(f"| {b} | {cat} | {e['source']['panel']} "
-                         f"({len(e['source']['models'])}) | {len(e['item_ids'])} | {task} | "
-                         f"{key} |")
+            lines.append(
+                f"| {b} | {cat} | {e['source']['panel']} "
+                f"({len(e['source']['models'])}) | {len(e['item_ids'])} | {task} | "
+                f"{key} |"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -41,9 +41,17 @@ class BackendJudge:
     called after each. ``calls`` counts backend requests; ``failures`` keeps the last error of
     every request that gave up."""
 
-    def __init__(self, backend: Any, cache_dir: str | Path, judge_id: str | None = None,
-                 retries: int = 3, backoff: float = 0.5, use_patterns: bool = True,
-                 chunk_size: int = 64, progress: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        backend: Any,
+        cache_dir: str | Path,
+        judge_id: str | None = None,
+        retries: int = 3,
+        backoff: float = 0.5,
+        use_patterns: bool = True,
+        chunk_size: int = 64,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
         self.chunk_size = chunk_size
         self.progress = progress
         self.backend = backend
@@ -59,9 +67,18 @@ class BackendJudge:
         img = b""
         if req.image:
             img = hashlib.sha256(read_image_bytes(req.image)).digest()
-        h = hashlib.sha256(b"\0".join([
-            self.id.encode(), req.version.encode(), req.prompt.encode(), img,
-            (req.pattern or "").encode(), str(req.max_tokens).encode()])).hexdigest()
+        h = hashlib.sha256(
+            b"\0".join(
+                [
+                    self.id.encode(),
+                    req.version.encode(),
+                    req.prompt.encode(),
+                    img,
+                    (req.pattern or "").encode(),
+                    str(req.max_tokens).encode(),
+                ]
+            )
+        ).hexdigest()
         return self.cache / h[:2] / f"{h}.json"
 
     def complete(self, req: JudgeRequest) -> str | None:
@@ -94,8 +111,9 @@ class BackendJudge:
             groups: dict[tuple[str | None, int], list[int]] = {}
             for n in pending:
                 r = requests[n]
-                groups.setdefault((r.pattern if self.use_patterns else None, r.max_tokens),
-                                  []).append(n)
+                groups.setdefault(
+                    (r.pattern if self.use_patterns else None, r.max_tokens), []
+                ).append(n)
             for (pattern, budget), ns in groups.items():
                 msgs: list[Messages] = []
                 sendable: list[int] = []
@@ -106,10 +124,11 @@ class BackendJudge:
                     except ItemInputError as exc:
                         self.failures.append(str(exc))
                 for start in range(0, len(sendable), self.chunk_size):
-                    part = sendable[start:start + self.chunk_size]
+                    part = sendable[start : start + self.chunk_size]
                     self.calls += len(part)
-                    replies = self.backend.generate(msgs[start:start + self.chunk_size], None,
-                                                    budget, pattern)
+                    replies = self.backend.generate(
+                        msgs[start : start + self.chunk_size], None, budget, pattern
+                    )
                     for n, reply in zip(part, replies, strict=True):
                         if isinstance(reply, Exception):
                             last[n] = f"{type(reply).__name__}: {reply}"
@@ -118,10 +137,18 @@ class BackendJudge:
                         out[n] = reply
                         key = keys[n]
                         assert key is not None
-                        atomic_write_text(key, canonical_json(
-                            {"judge": self.id, "version": requests[n].version,
-                             "prompt": requests[n].prompt, "image": requests[n].image,
-                             "reply": reply}))
+                        atomic_write_text(
+                            key,
+                            canonical_json(
+                                {
+                                    "judge": self.id,
+                                    "version": requests[n].version,
+                                    "prompt": requests[n].prompt,
+                                    "image": requests[n].image,
+                                    "reply": reply,
+                                }
+                            ),
+                        )
                     done += len(part)
                     if self.progress is not None:
                         self.progress(f"{self.id}: {done}/{total} judge call(s)")
@@ -130,10 +157,16 @@ class BackendJudge:
         return out
 
 
-def make_judge(spec: str, cache_dir: str | Path,
-               progress: Callable[[str], None] | None = None, *, timeout_s: float = 120.0,
-               max_retries: int = 2, api_key_env: str | None = None, **engine: Any
-               ) -> BackendJudge | None:
+def make_judge(
+    spec: str,
+    cache_dir: str | Path,
+    progress: Callable[[str], None] | None = None,
+    *,
+    timeout_s: float = 120.0,
+    max_retries: int = 2,
+    api_key_env: str | None = None,
+    **engine: Any,
+) -> BackendJudge | None:
     """A judge from its spec (module docstring); ``rules`` → None. ``engine``: EngineSettings
     fields for a ``vllm:`` judge. A server judge gets ``timeout_s`` per request, the client's
     ``max_retries``, and a key only from ``api_key_env`` (or ``OPENAI_API_KEY`` for OpenAI's own
@@ -146,14 +179,26 @@ def make_judge(spec: str, cache_dir: str | Path,
     kind, _, rest = spec.partition(":")
     if kind == "vllm" and rest:
         backend = OfflineBackend(str(check_model(rest)), (), engine_settings(**engine))
-        return BackendJudge(backend, cache_dir, f"vllm:{Path(rest.rstrip('/')).name}",
-                            progress=progress)
+        return BackendJudge(
+            backend, cache_dir, f"vllm:{Path(rest.rstrip('/')).name}", progress=progress
+        )
     if kind in ("vllm-server", "openai") and "@" in rest:
         model, url = rest.split("@", 1)
-        backend = ServerBackend(url, model, vllm_extensions=kind == "vllm-server",
-                                timeout_s=timeout_s, max_retries=max_retries,
-                                api_key_env=api_key_env)
-        return BackendJudge(backend, cache_dir, f"{kind}:{model}@{url.rstrip('/')}",
-                            use_patterns=kind == "vllm-server", progress=progress)
-    raise PrimeBenchError(f"judge {spec!r}: expected vllm:MODEL_DIR, vllm-server:MODEL@URL, "
-                          "openai:MODEL@URL or rules")
+        backend = ServerBackend(
+            url,
+            model,
+            vllm_extensions=kind == "vllm-server",
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            api_key_env=api_key_env,
+        )
+        return BackendJudge(
+            backend,
+            cache_dir,
+            f"{kind}:{model}@{url.rstrip('/')}",
+            use_patterns=kind == "vllm-server",
+            progress=progress,
+        )
+    raise PrimeBenchError(
+        f"judge {spec!r}: expected vllm:MODEL_DIR, vllm-server:MODEL@URL, openai:MODEL@URL or rules"
+    )

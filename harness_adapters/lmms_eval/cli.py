@@ -23,10 +23,13 @@ def cmd_tasks_lmms(args: argparse.Namespace) -> int:
         panels: Panel | dict[str, Panel] = source_panels(manifest)
     else:
         panels = load_panel(args)
-    written = generate_tasks(manifest, panels, args.out, keys, args.upstream_path,
-                             datasets or None, args.keys)
-    print(f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
-          f"--tasks <suite name> --log_samples ...")
+    written = generate_tasks(
+        manifest, panels, args.out, keys, args.upstream_path, datasets or None, args.keys
+    )
+    print(
+        f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
+        f"--tasks <suite name> --log_samples ..."
+    )
     return 0
 
 
@@ -58,9 +61,11 @@ def cmd_keys_build(args: argparse.Namespace) -> int:
     rows = load_upstream_rows(args.upstream, args.split)
     doc = build_keys(args.vlmeval_tsv, rows, args.task, args.dataset, str(args.upstream))
     write_keys(doc, args.out)
-    print(f"wrote {args.out}: {doc['n_vlmeval_rows']} VLMEvalKit rows mapped 1:1 onto "
-          f"{doc['n_upstream_rows']} upstream rows of {args.task}; generate tasks with "
-          f"primebench tasks lmms-eval ... --keys {args.out}")
+    print(
+        f"wrote {args.out}: {doc['n_vlmeval_rows']} VLMEvalKit rows mapped 1:1 onto "
+        f"{doc['n_upstream_rows']} upstream rows of {args.task}; generate tasks with "
+        f"primebench tasks lmms-eval ... --keys {args.out}"
+    )
     return 0
 
 
@@ -70,21 +75,40 @@ def add_commands(tree: CommandTree) -> None:
     p = tasks.add_parser("lmms-eval", help="lmms-eval task YAMLs for a suite")
     p.add_argument("--manifest", required=True)
     p.add_argument("--panel")
-    p.add_argument("--default", choices=[n for n in default_names()
-                                         if default_kind(n) == "panel"])
+    p.add_argument("--default", choices=[n for n in default_names() if default_kind(n) == "panel"])
     p.add_argument("--out", required=True)
-    p.add_argument("--upstream-key", action="append", default=[], metavar="TASK=FIELD",
-                   help="the upstream lmms-eval task's dataset field that holds the panel's "
-                   "item ids (checked by you); its benchmark then includes the upstream task")
-    p.add_argument("--upstream-path", action="append", default=[], metavar="DIR",
-                   help="more folders to search for upstream task YAMLs")
-    p.add_argument("--keys", action="append", default=[], metavar="FILE",
-                   help="row keys built by content (primebench keys build) for an upstream "
-                   "task whose rows carry no id, e.g. ai2d")
-    p.add_argument("--dataset", action="append", default=[], metavar="TASK=DIR",
-                   help="read upstream task TASK's data from a local datasets.save_to_disk "
-                   "folder (one sub-folder per subtask for groups such as blink) instead of "
-                   "the hub")
+    p.add_argument(
+        "--upstream-key",
+        action="append",
+        default=[],
+        metavar="TASK=FIELD",
+        help="the upstream lmms-eval task's dataset field that holds the panel's "
+        "item ids (checked by you); its benchmark then includes the upstream task",
+    )
+    p.add_argument(
+        "--upstream-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="more folders to search for upstream task YAMLs",
+    )
+    p.add_argument(
+        "--keys",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="row keys built by content (primebench keys build) for an upstream "
+        "task whose rows carry no id, e.g. ai2d",
+    )
+    p.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        metavar="TASK=DIR",
+        help="read upstream task TASK's data from a local datasets.save_to_disk "
+        "folder (one sub-folder per subtask for groups such as blink) instead of "
+        "the hub",
+    )
     p.set_defaults(func=cmd_tasks_lmms)
     p = sub.add_parser("lmms-eval-path", help="the released suites' lmms-eval task directory")
     p.set_defaults(func=cmd_lmms_path)
@@ -98,19 +122,23 @@ def add_commands(tree: CommandTree) -> None:
 
     keys = tree.group("keys", "row keys by content for upstream datasets without ids")
     p = keys.add_parser(
-        "build", help="map a VLMEvalKit TSV's index onto the upstream lmms-eval rows by content",
+        "build",
+        help="map a VLMEvalKit TSV's index onto the upstream lmms-eval rows by content",
         description="Match every row of your VLMEvalKit TSV (index, question, options, image) "
         "to exactly one row of a local copy of the upstream lmms-eval dataset (question, "
         "options, image hash); ambiguous or missing matches are refused and nothing is written.",
         epilog="example: primebench keys build --vlmeval-tsv ~/LMUData/AI2D_TEST.tsv --upstream "
         "ai2d_local/ --split test --task ai2d --dataset AI2D_TEST --out ai2d_keys.json",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     p.add_argument("--vlmeval-tsv", required=True, help="the VLMEvalKit TSV (LMUData)")
-    p.add_argument("--upstream", required=True,
-                   help="local copy of the upstream dataset (datasets.save_to_disk folder)")
+    p.add_argument(
+        "--upstream",
+        required=True,
+        help="local copy of the upstream dataset (datasets.save_to_disk folder)",
+    )
     p.add_argument("--split", default="test", help="split of the upstream copy")
     p.add_argument("--task", default="ai2d", help="the upstream lmms-eval task")
     p.add_argument("--dataset", default="AI2D_TEST", help="the VLMEvalKit dataset name")
     p.add_argument("--out", required=True, help="the mapping file to write")
     p.set_defaults(func=cmd_keys_build)
-

@@ -87,25 +87,36 @@ def vlmeval_fingerprints(tsv: str | Path) -> dict[str, str]:
         try:
             img = _decode_b64(data)
         except Exception as exc:  # noqa: BLE001 - any decode failure is bad input
-            raise InputError(f"image does not decode: {exc}", file=str(path), row=n,
-                             field="image") from None
+            raise InputError(
+                f"image does not decode: {exc}", file=str(path), row=n, field="image"
+            ) from None
         options = [r[c] for c in letters if r.get(c) not in (None, "", "nan")]
         if r["index"] in out:
-            raise InputError(f"index {r['index']} appears twice", file=str(path), row=n,
-                             field="index")
+            raise InputError(
+                f"index {r['index']} appears twice", file=str(path), row=n, field="index"
+            )
         out[r["index"]] = fingerprint(r["question"], options, img)
     return out
 
 
-def upstream_fingerprints(rows: Iterable[Mapping[str, Any]], question: str = "question",
-                          options: str = "options", image: str = "image") -> list[str]:
+def upstream_fingerprints(
+    rows: Iterable[Mapping[str, Any]],
+    question: str = "question",
+    options: str = "options",
+    image: str = "image",
+) -> list[str]:
     """The fingerprint of every upstream row (field names as in lmms-eval's AI2D rows)."""
     return [fingerprint(r[question], r[options] or [], r[image]) for r in rows]
 
 
-def build_keys(tsv: str | Path, upstream_rows: list[Mapping[str, Any]], task: str,
-               dataset: str, source: str, fields: Mapping[str, str] | None = None
-               ) -> dict[str, Any]:
+def build_keys(
+    tsv: str | Path,
+    upstream_rows: list[Mapping[str, Any]],
+    task: str,
+    dataset: str,
+    source: str,
+    fields: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """The mapping document: VLMEvalKit index → upstream row fingerprint, checked 1:1."""
     f = {"question": "question", "options": "options", "image": "image", **(fields or {})}
     ours = vlmeval_fingerprints(tsv)
@@ -121,22 +132,27 @@ def build_keys(tsv: str | Path, upstream_rows: list[Mapping[str, Any]], task: st
     collide = [v for v in shared.values() if len(v) > 1]
     problems = []
     if missing:
-        problems.append(f"{len(missing)} TSV rows match no upstream row (e.g. index "
-                        f"{missing[:5]})")
+        problems.append(f"{len(missing)} TSV rows match no upstream row (e.g. index {missing[:5]})")
     if ambiguous:
-        problems.append(f"{len(ambiguous)} TSV rows match several upstream rows (e.g. index "
-                        f"{ambiguous[:5]})")
+        problems.append(
+            f"{len(ambiguous)} TSV rows match several upstream rows (e.g. index {ambiguous[:5]})"
+        )
     if collide:
-        problems.append(f"{len(collide)} groups of TSV rows share one content (e.g. "
-                        f"{collide[:3]})")
+        problems.append(f"{len(collide)} groups of TSV rows share one content (e.g. {collide[:3]})")
     if problems:
         raise InputError("no mapping written: " + "; ".join(problems), file=str(tsv))
-    return {"schema": SCHEMA, "task": task, "vlmeval_dataset": dataset,
-            "upstream_source": source, "fields": f,
-            "fingerprint": "sha256(question, options, 16x16 grey mean-hash of the image)[:16]",
-            "n_vlmeval_rows": len(ours), "n_upstream_rows": len(theirs),
-            "tsv_hash": content_hash(Path(tsv).read_bytes()),
-            "keys": dict(sorted(ours.items(), key=lambda kv: kv[0]))}
+    return {
+        "schema": SCHEMA,
+        "task": task,
+        "vlmeval_dataset": dataset,
+        "upstream_source": source,
+        "fields": f,
+        "fingerprint": "sha256(question, options, 16x16 grey mean-hash of the image)[:16]",
+        "n_vlmeval_rows": len(ours),
+        "n_upstream_rows": len(theirs),
+        "tsv_hash": content_hash(Path(tsv).read_bytes()),
+        "keys": dict(sorted(ours.items(), key=lambda kv: kv[0])),
+    }
 
 
 def write_keys(doc: Mapping[str, Any], out: str | Path) -> Path:

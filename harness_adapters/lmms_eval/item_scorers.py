@@ -49,8 +49,10 @@ def score_number(lo: float, hi: float) -> ItemScorer:
         if isinstance(value, bool):
             value = float(value)
         if isinstance(value, dict):
-            raise NoItemScore("the upstream metric is a dict for an aggregation function and "
-                              "no item scorer is registered for this task")
+            raise NoItemScore(
+                "the upstream metric is a dict for an aggregation function and "
+                "no item scorer is registered for this task"
+            )
         if not isinstance(value, (int, float)) or value != value:
             return None
         return (float(value) - lo) / (hi - lo)

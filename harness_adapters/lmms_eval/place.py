@@ -21,23 +21,35 @@ from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR
 
 def run_suite_versions(output_dir: str | Path) -> set[str]:
     """The suite versions the run's PRIMEBench tasks were generated from."""
-    return {str(meta["primebench_suite"]) for *_, meta, _s in
-            logged_tasks(output_dir, lambda m: "primebench_suite" in m)}
+    return {
+        str(meta["primebench_suite"])
+        for *_, meta, _s in logged_tasks(output_dir, lambda m: "primebench_suite" in m)
+    }
 
 
-def place_run(output_dir: str | Path, out: str | Path | None = None,
-              suite: str | Path | None = None, panel: Panel | None = None,
-              model: str | None = None, estimator: str = DEFAULT_ESTIMATOR, n_boot: int = 1000,
-              seed: int = 0, allow_partial: bool = False) -> dict[str, Any]:
+def place_run(
+    output_dir: str | Path,
+    out: str | Path | None = None,
+    suite: str | Path | None = None,
+    panel: Panel | None = None,
+    model: str | None = None,
+    estimator: str = DEFAULT_ESTIMATOR,
+    n_boot: int = 1000,
+    seed: int = 0,
+    allow_partial: bool = False,
+) -> dict[str, Any]:
     """Place the lmms-eval run in ``output_dir``; write the reports; return report.json's
     content."""
     versions = run_suite_versions(output_dir)
     if len(versions) != 1:
-        raise InputError(f"the run holds tasks of {len(versions)} suite versions "
-                         f"({sorted(versions)}); place one run folder per suite",
-                         file=str(output_dir))
+        raise InputError(
+            f"the run holds tasks of {len(versions)} suite versions "
+            f"({sorted(versions)}); place one run folder per suite",
+            file=str(output_dir),
+        )
     version = versions.pop()
     records = read_run(output_dir, model=model, suite_version=version)
     dest = Path(out) if out is not None else Path(output_dir) / "primebench"
-    return write_placement(records, version, dest, suite, panel, estimator, n_boot, seed,
-                           allow_partial)
+    return write_placement(
+        records, version, dest, suite, panel, estimator, n_boot, seed, allow_partial
+    )

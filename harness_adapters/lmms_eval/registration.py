@@ -23,10 +23,12 @@ def register() -> list[Any]:
     if getattr(original, "_primebench", False):
         return []
 
-    def initialize_tasks(self: Any, include_path: Any = None, include_defaults: bool = True
-                         ) -> Any:
-        paths = [] if include_path is None else (
-            [include_path] if isinstance(include_path, str) else list(include_path))
+    def initialize_tasks(self: Any, include_path: Any = None, include_defaults: bool = True) -> Any:
+        paths = (
+            []
+            if include_path is None
+            else ([include_path] if isinstance(include_path, str) else list(include_path))
+        )
         extra = str(task_path())
         if extra not in paths:
             paths.append(extra)

@@ -49,15 +49,18 @@ class LazyFunction:
         return inspect.signature(self.resolve())
 
 
-def lazy_upstream(ref: str, folder: str | None = None, base: Path | None = None
-                  ) -> LazyFunction:
+def lazy_upstream(ref: str, folder: str | None = None, base: Path | None = None) -> LazyFunction:
     """``ref`` (``module.name``) from ``folder`` relative to ``base``, or a full module path."""
     return LazyFunction(ref, folder, base)
 
 
-def make_process_docs(item_ids: Iterable[str], key: str, task: str,
-                      upstream: Callable[[Any], Any] | None = None,
-                      content_keys: str | Path | None = None) -> Callable[[Any], Any]:
+def make_process_docs(
+    item_ids: Iterable[str],
+    key: str,
+    task: str,
+    upstream: Callable[[Any], Any] | None = None,
+    content_keys: str | Path | None = None,
+) -> Callable[[Any], Any]:
     """A ``process_docs`` that keeps exactly the manifest's items (by ``doc[key]``), in manifest
     order (so that a row's ``doc_id`` in the log is its manifest position), and refuses a
     dataset that lacks any of them; ``upstream``: the upstream task's own ``process_docs``,
@@ -72,19 +75,25 @@ def make_process_docs(item_ids: Iterable[str], key: str, task: str,
             dataset = _with_content_key(dataset, key, content_keys, set(wanted))
         columns = getattr(dataset, "column_names", None)
         if columns is not None and key not in columns:
-            raise ManifestItemsMissing(f"{task}: the dataset has no field {key!r} (the row key "
-                                       "declared for it)")
+            raise ManifestItemsMissing(
+                f"{task}: the dataset has no field {key!r} (the row key declared for it)"
+            )
         have = [str(k) for k in dataset[key]]
         missing = [i for i in wanted if i not in set(have)]
         if missing:
-            raise ManifestItemsMissing(f"{task}: {len(missing)} manifest item(s) are not in the "
-                                       f"dataset (field {key!r}), e.g. {missing[:10]}")
+            raise ManifestItemsMissing(
+                f"{task}: {len(missing)} manifest item(s) are not in the "
+                f"dataset (field {key!r}), e.g. {missing[:10]}"
+            )
         first: dict[str, int] = {}
         for row, k in enumerate(have):
             first.setdefault(k, row)
         order = [first[i] for i in wanted]
-        return dataset.select(order) if hasattr(dataset, "select") else dataset.filter(
-            lambda doc: str(doc[key]) in set(wanted))
+        return (
+            dataset.select(order)
+            if hasattr(dataset, "select")
+            else dataset.filter(lambda doc: str(doc[key]) in set(wanted))
+        )
 
     return process_docs
 
@@ -140,9 +149,9 @@ def make_process_results(key: str, metric: str) -> Callable[[dict, list], dict]:
     return process_results
 
 
-def make_upstream_process_results(key: str, upstream: Callable[[dict, list], dict],
-                                  scorer: str | tuple[str, float, float]
-                                  ) -> Callable[[dict, list], dict]:
+def make_upstream_process_results(
+    key: str, upstream: Callable[[dict, list], dict], scorer: str | tuple[str, float, float]
+) -> Callable[[dict, list], dict]:
     """Wrap the upstream ``process_results``: its metrics unchanged, plus the stable item id and
     the item's score in ``primebench_item``. ``scorer``: a registered item scorer's name
     (:data:`~harness_adapters.lmms_eval.item_scorers.ITEM_SCORERS`), or (metric, lo, hi) for an
@@ -160,7 +169,9 @@ def make_upstream_process_results(key: str, upstream: Callable[[dict, list], dic
         fn = upstream.resolve() if isinstance(upstream, LazyFunction) else upstream
         out = dict(fn(doc, results))
         if metric not in out:
-            raise NotFoundError(f"upstream process_results returned no {metric!r} (got {sorted(out)})")
+            raise NotFoundError(
+                f"upstream process_results returned no {metric!r} (got {sorted(out)})"
+            )
         module = inspect.getmodule(fn)
         out[ITEM_METRIC] = {"item_id": str(doc[key]), "score": score(out[metric], module)}
         return out
@@ -185,7 +196,7 @@ def resolve_image(path: str, base: Path) -> Path:
     if path.startswith(EMBEDDED_PREFIX):
         from primebench_tasks.data.defaults import embedded_root
 
-        return embedded_root() / path[len(EMBEDDED_PREFIX):]
+        return embedded_root() / path[len(EMBEDDED_PREFIX) :]
     p = Path(path)
     return p if p.is_absolute() else base / p
 
@@ -206,8 +217,9 @@ def make_doc_to_visual(base: Path) -> Callable[[dict[str, Any]], list[Any]]:
     return doc_to_visual
 
 
-def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None
-                ) -> str:
+def doc_to_text(
+    doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None
+) -> str:
     """MATH-Vision-style prompt: the question, lettered options, and the answer instruction."""
     kw = lmms_eval_specific_kwargs or {}
     q = str(doc["question"]).replace("<image1>", "").strip()

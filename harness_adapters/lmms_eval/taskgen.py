@@ -63,8 +63,18 @@ ITEM_METRIC = "primebench_item"
 """Every task reports it (the item mean on [0, 1]); the groups aggregate it, so a suite mixing
 local and upstream tasks (whose own metrics differ) has one score."""
 MANIFEST_FILE = "primebench_manifest.json"
-_DROPPED = ("task", "tag", "group", "process_docs", "process_results", "metric_list",
-            "metadata", "include", "task_alias", "group_alias")
+_DROPPED = (
+    "task",
+    "tag",
+    "group",
+    "process_docs",
+    "process_results",
+    "metric_list",
+    "metadata",
+    "include",
+    "task_alias",
+    "group_alias",
+)
 _LOCAL_BUILDERS = ("csv", "json", "parquet", "text", "pandas", "arrow")
 
 
@@ -102,11 +112,17 @@ class _Names:
 
     def claim(self, name: str, what: str) -> str:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or name.endswith("_"):
-            raise InputError(f"{what} gives the task name {name!r}, which is empty or not a "
-                             "valid name after slugging; rename it", field="name")
+            raise InputError(
+                f"{what} gives the task name {name!r}, which is empty or not a "
+                "valid name after slugging; rename it",
+                field="name",
+            )
         if name in self.owner:
-            raise InputError(f"{what} and {self.owner[name]} both become the lmms-eval task "
-                             f"{name!r}; rename one of them", field="name")
+            raise InputError(
+                f"{what} and {self.owner[name]} both become the lmms-eval task "
+                f"{name!r}; rename one of them",
+                field="name",
+            )
         self.owner[name] = what
         return name
 
@@ -156,13 +172,21 @@ class _Suite:
 
 
 def _metadata(manifest: Mapping[str, Any], b: str, cat: str, **more: Any) -> dict[str, Any]:
-    return {"version": 1.0, "primebench_suite": manifest["version"], "benchmark": b,
-            "category": cat, **more}
+    return {
+        "version": 1.0,
+        "primebench_suite": manifest["version"],
+        "benchmark": b,
+        "category": cat,
+        **more,
+    }
 
 
 def _item_metric() -> dict[str, Any]:
-    return {"metric": ITEM_METRIC,
-            "aggregation": _Fn("primebench_suite.item_aggregation"), "higher_is_better": True}
+    return {
+        "metric": ITEM_METRIC,
+        "aggregation": _Fn("primebench_suite.item_aggregation"),
+        "higher_is_better": True,
+    }
 
 
 def _local_data_files(body: dict[str, Any], upstream_dir: Path, out: Path) -> None:
@@ -185,40 +209,67 @@ def _local_data_files(body: dict[str, Any], upstream_dir: Path, out: Path) -> No
         body["dataset_kwargs"] = {**kw, "data_files": fix(kw["data_files"])}
 
 
-def _upstream_tasks(s: _Suite, names: _Names, manifest: Mapping[str, Any], b: str, cat: str,
-                    ids: list[str], up: UpstreamBenchmark, dataset: str | None,
-                    base_name: str) -> str:
+def _upstream_tasks(
+    s: _Suite,
+    names: _Names,
+    manifest: Mapping[str, Any],
+    b: str,
+    cat: str,
+    ids: list[str],
+    up: UpstreamBenchmark,
+    dataset: str | None,
+    base_name: str,
+) -> str:
     """Write the task(s) of benchmark ``b`` on its upstream task; returns the name the category
     group lists (the task, or the benchmark's group of subtasks)."""
     members = resolve_members(up, ids, s.upstream_paths)
-    entry = next(v for c in manifest["categories"].values() for k, v in
-                 c["benchmarks"].items() if k == b)
+    entry = next(
+        v for c in manifest["categories"].values() for k, v in c["benchmarks"].items() if k == b
+    )
     lo, hi = entry.get("score_range") or [0.0, 1.0]
     written = []
     for member, member_ids in members.items():
-        t = base_name if up.subtask_pattern is None else names.claim(
-            f"{base_name}_{slug(member.dataset_name or member.task)}",
-            f"subtask {member.dataset_name!r} of benchmark {b!r}")
+        t = (
+            base_name
+            if up.subtask_pattern is None
+            else names.claim(
+                f"{base_name}_{slug(member.dataset_name or member.task)}",
+                f"subtask {member.dataset_name!r} of benchmark {b!r}",
+            )
+        )
         cfg = load_task_config(member.path)
         pr = cfg.get("process_results")
         if not cfg.get("metric_list"):
-            raise InputError(f"upstream task {member.task} ({member.path}) has no metric_list",
-                             field="metric_list")
+            raise InputError(
+                f"upstream task {member.task} ({member.path}) has no metric_list",
+                field="metric_list",
+            )
         if not isinstance(pr, FunctionRef) and up.scorer != "metric":
-            raise InputError(f"upstream task {member.task} ({member.path}) is scored through "
-                             "filters and a metric without process_results: declare its scorer "
-                             "'metric'", field="process_results")
+            raise InputError(
+                f"upstream task {member.task} ({member.path}) is scored through "
+                "filters and a metric without process_results: declare its scorer "
+                "'metric'",
+                field="process_results",
+            )
         if isinstance(pr, FunctionRef) and up.scorer == "metric":
-            raise InputError(f"upstream task {member.task} has a process_results; its per-item "
-                             "value needs an item scorer, not 'metric'", field="scorer")
+            raise InputError(
+                f"upstream task {member.task} has a process_results; its per-item "
+                "value needs an item scorer, not 'metric'",
+                field="scorer",
+            )
         if up.scorer not in ("number", "metric"):
             from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS
 
             if up.scorer not in ITEM_SCORERS:
-                raise InputError(f"no item scorer {up.scorer!r} is registered (upstream task "
-                                 f"{member.task})", field="scorer")
-        scorer = (repr(up.scorer) if up.scorer != "number" else
-                  repr((cfg["metric_list"][0]["metric"], float(lo), float(hi))))
+                raise InputError(
+                    f"no item scorer {up.scorer!r} is registered (upstream task {member.task})",
+                    field="scorer",
+                )
+        scorer = (
+            repr(up.scorer)
+            if up.scorer != "number"
+            else repr((cfg["metric_list"][0]["metric"], float(lo), float(hi)))
+        )
         pd_ref = cfg.get("process_docs")
         keys_arg = ""
         if up.task in s.content_keys:
@@ -227,15 +278,20 @@ def _upstream_tasks(s: _Suite, names: _Names, manifest: Mapping[str, Any], b: st
             keys_arg = f", _HERE / {keys_name!r}"
         s.funcs.append(
             f"process_docs_{t} = make_process_docs(_ITEMS[{t!r}], {up.key!r}, {t!r}, "
-            f"{s.fn_expr(pd_ref) if isinstance(pd_ref, FunctionRef) else 'None'}{keys_arg})")
+            f"{s.fn_expr(pd_ref) if isinstance(pd_ref, FunctionRef) else 'None'}{keys_arg})"
+        )
         extra_meta: dict[str, Any] = {}
         if isinstance(pr, FunctionRef):
-            s.funcs.append(f"process_results_{t} = make_upstream_process_results({up.key!r}, "
-                           f"{s.fn_expr(pr)}, {scorer})")
+            s.funcs.append(
+                f"process_results_{t} = make_upstream_process_results({up.key!r}, "
+                f"{s.fn_expr(pr)}, {scorer})"
+            )
         else:  # scored by filters + metric: ingest maps doc_id (manifest order) to the item
-            extra_meta = {"item_ids": member_ids,
-                          "item_metric": cfg["metric_list"][0]["metric"],
-                          "item_metric_range": [float(lo), float(hi)]}
+            extra_meta = {
+                "item_ids": member_ids,
+                "item_metric": cfg["metric_list"][0]["metric"],
+                "item_metric_range": [float(lo), float(hi)],
+            }
         body = {k: s.convert(v) for k, v in cfg.items() if k not in _DROPPED}
         _local_data_files(body, member.path.parent, s.out)
         if dataset is not None:
@@ -248,18 +304,24 @@ def _upstream_tasks(s: _Suite, names: _Names, manifest: Mapping[str, Any], b: st
             doc["process_results"] = _Fn(f"primebench_suite.process_results_{t}")
             metrics.append(_item_metric())
         doc["metric_list"] = metrics
-        doc["metadata"] = _metadata(manifest, b, cat, upstream_task=member.task,
-                                    upstream_key=up.key, **extra_meta)
+        doc["metadata"] = _metadata(
+            manifest, b, cat, upstream_task=member.task, upstream_key=up.key, **extra_meta
+        )
         s.files[f"{t}.yaml"] = _yaml_dump(doc)
         s.items[t] = member_ids
         written.append(t)
     if up.subtask_pattern is None:
         return written[0]
     s.files[f"{base_name}.yaml"] = _yaml_dump(
-        {"group": base_name, "task": written,
-         "aggregate_metric_list": [{"metric": ITEM_METRIC, "aggregation": "mean",
-                                    "weight_by_size": True}],
-         "metadata": {"version": 1.0}})
+        {
+            "group": base_name,
+            "task": written,
+            "aggregate_metric_list": [
+                {"metric": ITEM_METRIC, "aggregation": "mean", "weight_by_size": True}
+            ],
+            "metadata": {"version": 1.0},
+        }
+    )
     return base_name
 
 
@@ -273,56 +335,84 @@ def _image_path(path: str | None, out: Path) -> str | None:
     return os.path.relpath(p, out.resolve())
 
 
-def _local_task(s: _Suite, manifest: Mapping[str, Any], panel: Panel, b: str, cat: str,
-                ids: list[str], t: str, upstream: str | None) -> str:
+def _local_task(
+    s: _Suite,
+    manifest: Mapping[str, Any],
+    panel: Panel,
+    b: str,
+    cat: str,
+    ids: list[str],
+    t: str,
+    upstream: str | None,
+) -> str:
     try:
         rows = benchmark_rows(panel, b)
     except InputError as exc:
         task = f"upstream task {upstream!r}" if upstream else "no upstream lmms-eval task"
-        raise InputError(f"{exc}; no lmms-eval row key is known for its upstream task either "
-                         f"({task}; pass --upstream-key TASK=FIELD once you have checked which "
-                         "dataset field holds the panel's item ids): it cannot be generated"
-                         ) from None
+        raise InputError(
+            f"{exc}; no lmms-eval row key is known for its upstream task either "
+            f"({task}; pass --upstream-key TASK=FIELD once you have checked which "
+            "dataset field holds the panel's item ids): it cannot be generated"
+        ) from None
     for r in rows:
         r["image"] = _image_path(r["image"], s.out)
     s.files[f"{t}.jsonl"] = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    s.funcs += [f"process_docs_{t} = make_process_docs(_ITEMS[{t!r}], {ITEM_KEY!r}, {t!r})",
-                f"process_results_{t} = make_process_results({ITEM_KEY!r}, {METRIC!r})"]
-    doc = {"task": t, "dataset_path": "json",
-           "dataset_kwargs": {"data_files": {"test": f"{t}.jsonl"}}, "test_split": "test",
-           "output_type": "generate_until",
-           "doc_to_visual": _Fn("primebench_suite.doc_to_visual"),
-           "doc_to_text": _Fn("primebench_suite.doc_to_text"), "doc_to_target": "answer",
-           "process_docs": _Fn(f"primebench_suite.process_docs_{t}"),
-           "process_results": _Fn(f"primebench_suite.process_results_{t}"),
-           "generation_kwargs": dict(GENERATION),
-           "metric_list": [{"metric": METRIC, "aggregation": "mean", "higher_is_better": True},
-                           _item_metric()],
-           "lmms_eval_specific_kwargs": {"default": dict(PROMPT_KWARGS)},
-           "metadata": _metadata(manifest, b, cat)}
+    s.funcs += [
+        f"process_docs_{t} = make_process_docs(_ITEMS[{t!r}], {ITEM_KEY!r}, {t!r})",
+        f"process_results_{t} = make_process_results({ITEM_KEY!r}, {METRIC!r})",
+    ]
+    doc = {
+        "task": t,
+        "dataset_path": "json",
+        "dataset_kwargs": {"data_files": {"test": f"{t}.jsonl"}},
+        "test_split": "test",
+        "output_type": "generate_until",
+        "doc_to_visual": _Fn("primebench_suite.doc_to_visual"),
+        "doc_to_text": _Fn("primebench_suite.doc_to_text"),
+        "doc_to_target": "answer",
+        "process_docs": _Fn(f"primebench_suite.process_docs_{t}"),
+        "process_results": _Fn(f"primebench_suite.process_results_{t}"),
+        "generation_kwargs": dict(GENERATION),
+        "metric_list": [
+            {"metric": METRIC, "aggregation": "mean", "higher_is_better": True},
+            _item_metric(),
+        ],
+        "lmms_eval_specific_kwargs": {"default": dict(PROMPT_KWARGS)},
+        "metadata": _metadata(manifest, b, cat),
+    }
     s.files[f"{t}.yaml"] = _yaml_dump(doc)
     s.items[t] = list(ids)
     return t
 
 
 _HEADER = [
-    "import json", "from pathlib import Path", "",
+    "import json",
+    "from pathlib import Path",
+    "",
     "from harness_adapters.lmms_eval.task_functions import (  # noqa: F401",
     "    doc_to_text, item_aggregation, lazy_upstream, make_doc_to_visual, make_process_docs,",
-    "    make_process_results, make_upstream_process_results)", "",
+    "    make_process_results, make_upstream_process_results)",
+    "",
     "_HERE = Path(__file__).parent",
     "_ITEMS = json.loads((_HERE / 'primebench_items.json').read_text())",
-    "doc_to_visual = make_doc_to_visual(_HERE)", "", "",
+    "doc_to_visual = make_doc_to_visual(_HERE)",
+    "",
+    "",
     "def _up(ref, folder=None):",
-    "    return lazy_upstream(ref, folder, _HERE)", "", ""]
+    "    return lazy_upstream(ref, folder, _HERE)",
+    "",
+    "",
+]
 
 
 def _write_folder(files: Mapping[str, str], out: Path) -> list[Path]:
     """Write ``files`` into ``out`` as a whole: a temporary sibling folder renamed at the end."""
-    if out.exists():
-        if not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST_FILE).exists()):
-            raise InputError("exists and is not a folder of generated tasks; choose another "
-                             "--out", file=str(out))
+    if out.exists() and (
+        not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST_FILE).exists())
+    ):
+        raise InputError(
+            "exists and is not a folder of generated tasks; choose another --out", file=str(out)
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -342,11 +432,15 @@ def _write_folder(files: Mapping[str, str], out: Path) -> list[Path]:
     return [out / n for n in files]
 
 
-def generate_tasks(manifest: dict[str, Any], panels: Panel | Mapping[str, Panel],
-                   out: str | Path, upstream_keys: Mapping[str, str] | None = None,
-                   upstream_paths: list[str | Path] | tuple[()] = (),
-                   datasets: Mapping[str, str | Path] | None = None,
-                   content_keys: list[str | Path] | tuple[()] = ()) -> list[Path]:
+def generate_tasks(
+    manifest: dict[str, Any],
+    panels: Panel | Mapping[str, Panel],
+    out: str | Path,
+    upstream_keys: Mapping[str, str] | None = None,
+    upstream_paths: list[str | Path] | tuple[()] = (),
+    datasets: Mapping[str, str | Path] | None = None,
+    content_keys: list[str | Path] | tuple[()] = (),
+) -> list[Path]:
     """Write the task YAMLs, data files, ``primebench_items.json``, ``primebench_suite.py`` and
     ``primebench_manifest.json`` for ``manifest`` into ``out`` (as a whole); returns the written
     paths.
@@ -364,16 +458,21 @@ def generate_tasks(manifest: dict[str, Any], panels: Panel | Mapping[str, Panel]
     known = dict(VERIFIED_UPSTREAM)
     for task, field in (upstream_keys or {}).items():
         known[task] = UpstreamBenchmark(task, field, "number", evidence="declared by the user")
-    unknown_ds = sorted(set(datasets or {}) - set(known) - {
-        read_keys(p)["task"] for p in content_keys})
+    unknown_ds = sorted(
+        set(datasets or {}) - set(known) - {read_keys(p)["task"] for p in content_keys}
+    )
     if unknown_ds:
-        raise InputError(f"--dataset for {unknown_ds}: not an upstream task with a row key "
-                         f"(known: {sorted(known)})", field="dataset")
+        raise InputError(
+            f"--dataset for {unknown_ds}: not an upstream task with a row key "
+            f"(known: {sorted(known)})",
+            field="dataset",
+        )
     s = _Suite(out, [Path(p) for p in upstream_paths])
     for path in content_keys:
         doc = read_keys(path)
         known[doc["task"]] = UpstreamBenchmark(
-            doc["task"], FIELD, "metric", evidence=f"content keys {Path(path).name}")
+            doc["task"], FIELD, "metric", evidence=f"content keys {Path(path).name}"
+        )
         s.content_keys[doc["task"]] = canonical_json(doc)
     names = _Names()
     suite = names.claim(suite_task_name(manifest), f"suite {manifest['name']!r}")
@@ -392,37 +491,67 @@ def generate_tasks(manifest: dict[str, Any], panels: Panel | Mapping[str, Panel]
             upstream = None
             if panel is not None:
                 if b not in panel.benchmark_names:
-                    raise InputError(f"manifest benchmark {b!r} is not in panel "
-                                     f"{panel.name!r}", field="categories")
+                    raise InputError(
+                        f"manifest benchmark {b!r} is not in panel {panel.name!r}",
+                        field="categories",
+                    )
                 upstream = panel.benchmarks.set_index("benchmark").loc[b, "lmms_eval_task"]
             else:
-                upstream = next(v for c in manifest["categories"].values()
-                                for k, v in c["benchmarks"].items() if k == b)["lmms_eval_task"]
+                upstream = next(
+                    v
+                    for c in manifest["categories"].values()
+                    for k, v in c["benchmarks"].items()
+                    if k == b
+                )["lmms_eval_task"]
             if upstream and upstream in known:
                 local = (datasets or {}).get(upstream)
-                tasks.append(_upstream_tasks(s, names, manifest, b, cat, list(ids),
-                                             known[upstream],
-                                             None if local is None else str(local), t))
+                tasks.append(
+                    _upstream_tasks(
+                        s,
+                        names,
+                        manifest,
+                        b,
+                        cat,
+                        list(ids),
+                        known[upstream],
+                        None if local is None else str(local),
+                        t,
+                    )
+                )
             elif panel is None:
-                raise InputError(f"benchmark {b!r}: no verified upstream task and no panel "
-                                 "with its items", field="categories")
+                raise InputError(
+                    f"benchmark {b!r}: no verified upstream task and no panel with its items",
+                    field="categories",
+                )
             else:
                 tasks.append(_local_task(s, manifest, panel, b, cat, list(ids), t, upstream))
         s.files[f"{g}.yaml"] = _yaml_dump(
-            {"group": g, "task": tasks,
-             "aggregate_metric_list": [{"metric": ITEM_METRIC, "aggregation": "mean",
-                                        "weight_by_size": True}],
-             "metadata": {"version": 1.0}})
+            {
+                "group": g,
+                "task": tasks,
+                "aggregate_metric_list": [
+                    {"metric": ITEM_METRIC, "aggregation": "mean", "weight_by_size": True}
+                ],
+                "metadata": {"version": 1.0},
+            }
+        )
         cat_groups.append(g)
     weight = manifest.get("aggregate") != "mean_of_category_means"
     s.files[f"{suite}.yaml"] = _yaml_dump(
-        {"group": suite, "task": cat_groups,
-         "aggregate_metric_list": [{"metric": ITEM_METRIC, "aggregation": "mean",
-                                    "weight_by_size": weight}],
-         "metadata": {"version": 1.0, "primebench_suite": manifest["version"]}})
+        {
+            "group": suite,
+            "task": cat_groups,
+            "aggregate_metric_list": [
+                {"metric": ITEM_METRIC, "aggregation": "mean", "weight_by_size": weight}
+            ],
+            "metadata": {"version": 1.0, "primebench_suite": manifest["version"]},
+        }
+    )
     s.files["primebench_items.json"] = canonical_json(s.items)
     s.files["primebench_suite.py"] = (
         f'"""Generated by primebench from suite {manifest["version"]}; do not edit."""\n'
-        + "\n".join(_HEADER + s.funcs) + "\n")
+        + "\n".join(_HEADER + s.funcs)
+        + "\n"
+    )
     s.files[MANIFEST_FILE] = canonical_json(manifest)
     return _write_folder(s.files, out)

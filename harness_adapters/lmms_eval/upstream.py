@@ -56,18 +56,29 @@ class UpstreamBenchmark:
 
 VERIFIED_UPSTREAM: dict[str, UpstreamBenchmark] = {
     "mathvista_testmini": UpstreamBenchmark(
-        "mathvista_testmini", "pid", "mathvista", variant="mathvista_testmini_format",
+        "mathvista_testmini",
+        "pid",
+        "mathvista",
+        variant="mathvista_testmini_format",
         evidence="the M3IRT panel's 1,000 MathVista ids equal the pids of MathVista's "
         "testmini.json; the group's `format` variant (format prompt, rule-based extraction of "
-        "exact options and numbers) is used"),
+        "exact options and numbers) is used",
+    ),
     "mmmu_val": UpstreamBenchmark(
-        "mmmu_val", "id", "mmmu",
+        "mmmu_val",
+        "id",
+        "mmmu",
         evidence="the M3IRT panel's MMMU ids (validation_<Subject>_<k>) are the `id` field of "
-        "MMMU's validation rows"),
+        "MMMU's validation rows",
+    ),
     "blink": UpstreamBenchmark(
-        "blink", "idx", "blink", subtask_pattern=r"^val_(.+)_\d+$",
+        "blink",
+        "idx",
+        "blink",
+        subtask_pattern=r"^val_(.+)_\d+$",
         evidence="the BLINK authors' predictions are keyed by the dataset's `idx` "
-        "(val_<Subtask>_<k>), the field lmms-eval's blink_* rows carry"),
+        "(val_<Subtask>_<k>), the field lmms-eval's blink_* rows carry",
+    ),
 }
 """Catalogue ``lmms_eval_task`` → its verified mapping. AI2D (no id in lmms-eval's rows) and the
 AutoJudger MMMU (VLMEvalKit row indexes) are not here: they need a mapping built by content."""
@@ -110,9 +121,11 @@ def _find(name: str, pattern: re.Pattern[str], extra: Iterable[str | Path], what
             if name in pattern.findall(text):
                 return path
     where = ", ".join(map(str, roots)) or "nowhere (lmms-eval is not installed)"
-    raise InputError(f"upstream lmms-eval {what} {name!r} is not installed (searched {where}); "
-                     "install lmms-eval (pip install 'primebench[lmms]') or pass its folder "
-                     "with --upstream-path")
+    raise InputError(
+        f"upstream lmms-eval {what} {name!r} is not installed (searched {where}); "
+        "install lmms-eval (pip install 'primebench[lmms]') or pass its folder "
+        "with --upstream-path"
+    )
 
 
 def find_task_yaml(task: str, extra: Iterable[str | Path] = ()) -> Path:
@@ -152,8 +165,9 @@ def load_task_config(path: str | Path) -> dict[str, Any]:
     return merged
 
 
-def resolve_members(up: UpstreamBenchmark, item_ids: list[str],
-                    extra: Iterable[str | Path] = ()) -> dict[UpstreamMember, list[str]]:
+def resolve_members(
+    up: UpstreamBenchmark, item_ids: list[str], extra: Iterable[str | Path] = ()
+) -> dict[UpstreamMember, list[str]]:
     """The upstream task(s) that run ``item_ids``: the task itself, the group's chosen variant,
     or, for a group of subtasks, each subtask with its items (an item whose subtask has no
     upstream task is an error)."""
@@ -166,15 +180,19 @@ def resolve_members(up: UpstreamBenchmark, item_ids: list[str],
     for path in sorted(group.parent.glob("*.yaml")):
         cfg = load_task_config(path)
         if isinstance(cfg.get("task"), str) and cfg.get("dataset_name"):
-            by_name[str(cfg["dataset_name"])] = UpstreamMember(cfg["task"], path,
-                                                               str(cfg["dataset_name"]))
+            by_name[str(cfg["dataset_name"])] = UpstreamMember(
+                cfg["task"], path, str(cfg["dataset_name"])
+            )
     out: dict[UpstreamMember, list[str]] = {}
     pattern = re.compile(up.subtask_pattern)
     for i in item_ids:
         m = pattern.match(i)
         if m is None or m.group(1) not in by_name:
-            raise InputError(f"item {i!r}: no subtask of upstream group {up.task!r} "
-                             f"({group}) runs it (subtasks: {sorted(by_name)})", field="item_id")
+            raise InputError(
+                f"item {i!r}: no subtask of upstream group {up.task!r} "
+                f"({group}) runs it (subtasks: {sorted(by_name)})",
+                field="item_id",
+            )
         out.setdefault(by_name[m.group(1)], []).append(i)
     return out
 
@@ -200,15 +218,17 @@ def relative_ref(ref: FunctionRef, base: Path) -> tuple[str, str]:
     return ref.ref, os.path.relpath(Path(ref.directory).resolve(), base.resolve())
 
 
-def upstream_function(ref: str, folder: str | None = None, base: str | Path | None = None
-                      ) -> Callable[..., Any]:
+def upstream_function(
+    ref: str, folder: str | None = None, base: str | Path | None = None
+) -> Callable[..., Any]:
     """Resolve an upstream function at run time: ``module.name`` from ``module.py`` in
     ``folder`` (relative to ``base``, e.g. the generated task folder), else ``ref`` as a full
     module path (``lmms_eval.tasks.mmmu.utils.mmmu_process_results``)."""
     module, _, name = ref.rpartition(".")
     if folder is not None:
-        local = (Path(base) if base is not None else Path()) / folder / \
-            f"{module.replace('.', '/')}.py"
+        local = (
+            (Path(base) if base is not None else Path()) / folder / f"{module.replace('.', '/')}.py"
+        )
         key = f"_primebench_upstream_{abs(hash(str(local.resolve())))}"
         mod = sys.modules.get(key)
         if mod is None:

@@ -30,8 +30,9 @@ PRISM_SCHEMA = "primebench.prism/1"
 BUILT_AXES = ("if", "sc", "h", "mq", "c", "vis")
 
 
-def pool_docs(panel: Panel, manifest: dict[str, Any] | None,
-              benchmarks: Sequence[str] | None = None) -> list[SuiteDoc]:
+def pool_docs(
+    panel: Panel, manifest: dict[str, Any] | None, benchmarks: Sequence[str] | None = None
+) -> list[SuiteDoc]:
     """The pool: the manifest's items, or every item of ``benchmarks`` (default: all of the
     panel's benchmarks) with its category."""
     if manifest is not None:
@@ -46,10 +47,17 @@ def pool_docs(panel: Panel, manifest: dict[str, Any] | None,
     return out
 
 
-def build(panel: Panel, out: Path, judge: Judge | None, manifest: dict[str, Any] | None = None,
-          benchmarks: Sequence[str] | None = None, seeds: Sequence[int] = SEEDS, k: int = K,
-          axes: Sequence[str] = BUILT_AXES, progress: Callable[[str], None] | None = None
-          ) -> dict[str, Any]:
+def build(
+    panel: Panel,
+    out: Path,
+    judge: Judge | None,
+    manifest: dict[str, Any] | None = None,
+    benchmarks: Sequence[str] | None = None,
+    seeds: Sequence[int] = SEEDS,
+    k: int = K,
+    axes: Sequence[str] = BUILT_AXES,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     docs = pool_docs(panel, manifest, benchmarks)
     by_b: dict[str, list[str]] = {}
     for d in docs:
@@ -60,19 +68,28 @@ def build(panel: Panel, out: Path, judge: Judge | None, manifest: dict[str, Any]
     store = ArtifactStore(out / "artifacts")
     status: dict[str, dict[str, int]] = {}
     for axis in axes:
-        arts = store.build_axis(BUILDERS[axis], [(d.benchmark, d.item_id, d.doc) for d in items],
-                                judge, progress)
+        arts = store.build_axis(
+            BUILDERS[axis], [(d.benchmark, d.item_id, d.doc) for d in items], judge, progress
+        )
         status[axis] = dict(sorted(Counter(a["status"] for a in arts.values()).items()))
         if progress:
             progress(f"{axis}: {status[axis]}")
-    doc = {"schema": PRISM_SCHEMA,
-           "suite": None if manifest is None else {"name": manifest["name"],
-                                                   "version": manifest["version"]},
-           "panel": {"name": panel.name, "hash": panel.content_hash},
-           "seeds": list(seeds), "k": k, "generator": None if judge is None else judge.id,
-           "builders": {a: BUILDERS[a].id for a in axes}, "axes": status,
-           "items": [{"benchmark": d.benchmark, "item_id": d.item_id, "category": d.category,
-                      "doc": d.doc} for d in items]}
+    doc = {
+        "schema": PRISM_SCHEMA,
+        "suite": None
+        if manifest is None
+        else {"name": manifest["name"], "version": manifest["version"]},
+        "panel": {"name": panel.name, "hash": panel.content_hash},
+        "seeds": list(seeds),
+        "k": k,
+        "generator": None if judge is None else judge.id,
+        "builders": {a: BUILDERS[a].id for a in axes},
+        "axes": status,
+        "items": [
+            {"benchmark": d.benchmark, "item_id": d.item_id, "category": d.category, "doc": d.doc}
+            for d in items
+        ],
+    }
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "prism.json", canonical_json(doc))
     return doc
@@ -84,6 +101,7 @@ def read_build(root: str | Path) -> tuple[dict[str, Any], ArtifactStore]:
         raise InputError("not a PRISM build (run `primebench prism build` first)", file=str(p))
     doc = json.loads(p.read_text("utf-8"))
     if doc.get("schema") != PRISM_SCHEMA:
-        raise InputError(f"schema {doc.get('schema')!r}, expected {PRISM_SCHEMA}", file=str(p),
-                         field="schema")
+        raise InputError(
+            f"schema {doc.get('schema')!r}, expected {PRISM_SCHEMA}", file=str(p), field="schema"
+        )
     return doc, ArtifactStore(Path(root) / "artifacts")

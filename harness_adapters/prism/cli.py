@@ -12,24 +12,31 @@ from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.prism.pscore import AXES
 
-JUDGE_HELP = ("vllm:MODEL_DIR | vllm-server:MODEL@URL | openai:MODEL@URL | rules "
-              "(default: rules)")
+JUDGE_HELP = "vllm:MODEL_DIR | vllm-server:MODEL@URL | openai:MODEL@URL | rules (default: rules)"
 
 
 def _engine(args: argparse.Namespace) -> dict:
-    return {"max_model_len": args.max_model_len, "max_num_seqs": args.max_num_seqs,
-            "enforce_eager": args.enforce_eager or None,
-            "gpu_memory_utilization": args.gpu_memory_utilization,
-            "tensor_parallel_size": args.tensor_parallel_size,
-            "max_lora_rank": getattr(args, "max_lora_rank", None)}
+    return {
+        "max_model_len": args.max_model_len,
+        "max_num_seqs": args.max_num_seqs,
+        "enforce_eager": args.enforce_eager or None,
+        "gpu_memory_utilization": args.gpu_memory_utilization,
+        "tensor_parallel_size": args.tensor_parallel_size,
+        "max_lora_rank": getattr(args, "max_lora_rank", None),
+    }
 
 
 def _judge(spec: str, cache: Path, args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from harness_adapters.judges.base import make_judge
 
-    return make_judge(spec, cache, _say, timeout_s=getattr(args, "judge_timeout", 120.0),
-                      api_key_env=getattr(args, "judge_api_key_env", None),
-                      **{k: v for k, v in _engine(args).items() if k != "max_lora_rank"})
+    return make_judge(
+        spec,
+        cache,
+        _say,
+        timeout_s=getattr(args, "judge_timeout", 120.0),
+        api_key_env=getattr(args, "judge_api_key_env", None),
+        **{k: v for k, v in _engine(args).items() if k != "max_lora_rank"},
+    )
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -46,8 +53,9 @@ def cmd_build(args: argparse.Namespace) -> int:
             raise PrimeBenchError("give --suite, or --panel/--default for a panel pool")
         panel = Panel.load(args.panel) if args.panel else Panel.load_default(args.default)
     judge = _judge(args.judge, out / "judge_cache", args)
-    doc = build(panel, out, judge, suite, args.benchmarks, tuple(args.seeds), args.k,
-                tuple(args.axes), _say)
+    doc = build(
+        panel, out, judge, suite, args.benchmarks, tuple(args.seeds), args.k, tuple(args.axes), _say
+    )
     print(f"{len(doc['items'])} items; artifacts per axis: {doc['axes']}")
     if judge is not None:
         print(f"generator {judge.id}: {judge.calls} call(s), {len(judge.failures)} failed")
@@ -91,27 +99,54 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "server":
         if not args.base_url:
             raise PrimeBenchError("--backend server needs --base-url http://HOST:PORT/v1")
-        backend = ServerBackend(args.base_url, args.served_model or args.model, sorted(adapters),
-                                timeout_s=args.timeout)
+        backend = ServerBackend(
+            args.base_url, args.served_model or args.model, sorted(adapters), timeout_s=args.timeout
+        )
         checked = {n: {"path": p} for n, p in adapters.items()}
     else:
         engine = engine_settings(**_engine(args))
         model = check_model(args.model)
-        ads = [check_adapter(n, p, model, engine.max_lora_rank)
-               for n, p in sorted(adapters.items())]
+        ads = [
+            check_adapter(n, p, model, engine.max_lora_rank) for n, p in sorted(adapters.items())
+        ]
         checked = {a.name: {"path": str(a.path), "rank": a.rank} for a in ads}
         backend = None
-    freeze_spec(out, {"schema": RECORD_SCHEMA, "suite": index["suite"], "model": name,
-                      "model_path": str(args.model), "prompt_kwargs": EVALUEE,
-                      "generation": {"temperature": 0, "top_p": 1.0, "budgets": budgets,
-                                     "builders": index["builders"]},
-                      "adapters": checked}, "prism_run_spec.json")
+    freeze_spec(
+        out,
+        {
+            "schema": RECORD_SCHEMA,
+            "suite": index["suite"],
+            "model": name,
+            "model_path": str(args.model),
+            "prompt_kwargs": EVALUEE,
+            "generation": {
+                "temperature": 0,
+                "top_p": 1.0,
+                "budgets": budgets,
+                "builders": index["builders"],
+            },
+            "adapters": checked,
+        },
+        "prism_run_spec.json",
+    )
     if backend is None:
         backend = OfflineBackend(args.model, ads, engine)
     flip = _judge(args.flip_judge, out / "judge_cache", args)
     variants = ([None] if not args.no_base else []) + sorted(adapters)
-    summary = run_prism(backend, index, store, name, variants, out, MATCHERS, flip, budgets,
-                        tuple(args.axes), args.batch_size, _say)
+    summary = run_prism(
+        backend,
+        index,
+        store,
+        name,
+        variants,
+        out,
+        MATCHERS,
+        flip,
+        budgets,
+        tuple(args.axes),
+        args.batch_size,
+        _say,
+    )
     for v, per in summary.items():
         print(f"{v}: " + ", ".join(f"{a} {n}" for a, n in per.items()))
     return 0
@@ -123,8 +158,18 @@ def cmd_score(args: argparse.Namespace) -> int:
     out = Path(args.out)
     judge = _judge(args.judge, out / "judge_cache", args)
     audit = _judge(args.audit_judge, out / "audit_cache", args) if args.audit_judge else None
-    doc = score(args.prism, args.runs, out, judge, audit, args.n_boot, args.seed,
-                args.audit_items, sc_variant=args.sc_variant, mq_partial=args.mq_partial)
+    doc = score(
+        args.prism,
+        args.runs,
+        out,
+        judge,
+        audit,
+        args.n_boot,
+        args.seed,
+        args.audit_items,
+        sc_variant=args.sc_variant,
+        mq_partial=args.mq_partial,
+    )
     print((out / "leaderboard.md").read_text("utf-8"))
     return 0 if doc["models"] else 1
 
@@ -133,8 +178,10 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from harness_adapters.prism.lmms_tasks import generate_prism_tasks
 
     written = generate_prism_tasks(args.prism, args.out)
-    print(f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
-          "--tasks prism --log_samples ...")
+    print(
+        f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
+        "--tasks prism --log_samples ..."
+    )
     return 0
 
 
@@ -153,8 +200,10 @@ def cmd_vlmeval_export(args: argparse.Namespace) -> int:
     out = export_prism(args.prism, args.lmudata, axes)
     for name, path in out.items():
         print(f"{name}: {path}")
-    print(f"run: LMUData={args.lmudata} primebench vlmeval run -- --data {' '.join(out)} "
-          "--model <model>")
+    print(
+        f"run: LMUData={args.lmudata} primebench vlmeval run -- --data {' '.join(out)} "
+        "--model <model>"
+    )
     return 0
 
 
@@ -178,23 +227,35 @@ def add_commands(tree: Any) -> None:
     """``primebench prism build|run|tasks|ingest-lmms-eval|score`` (a ``primebench.commands``
     plugin; ``tree``: :class:`primebench_tasks.cli.CommandTree`)."""
     prism = tree.group("prism", "PRISM-VLM axes")
-    p = prism.add_parser("build", help="sample the PRISM items and build their per-axis "
-                         "artifacts (cached)")
+    p = prism.add_parser(
+        "build", help="sample the PRISM items and build their per-axis artifacts (cached)"
+    )
     p.add_argument("--suite", help="suite manifest: its items are the pool (default pool)")
     p.add_argument("--panel", help="panel directory (the suite's reference panel, or the pool)")
     p.add_argument("--default", choices=default_names())
     p.add_argument("--benchmarks", nargs="+", help="panel pool: these benchmarks only")
     p.add_argument("--out", required=True, help="build directory (reused when it exists)")
     p.add_argument("--judge", default="rules", help="generator judge: " + JUDGE_HELP)
-    p.add_argument("--judge-timeout", type=float, default=120.0,
-                   help="seconds per judge request (server judges)")
-    p.add_argument("--judge-api-key-env", metavar="NAME",
-                   help="environment variable holding the judge endpoint's API key (default: "
-                   "none; OPENAI_API_KEY only for api.openai.com)")
+    p.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=120.0,
+        help="seconds per judge request (server judges)",
+    )
+    p.add_argument(
+        "--judge-api-key-env",
+        metavar="NAME",
+        help="environment variable holding the judge endpoint's API key (default: "
+        "none; OPENAI_API_KEY only for api.openai.com)",
+    )
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 42, 1234, 2026])
     p.add_argument("--k", type=int, default=100, help="items per benchmark per seed")
-    p.add_argument("--axes", nargs="+", default=["if", "sc", "h", "mq", "c", "vis"],
-                   choices=["if", "sc", "h", "mq", "c", "vis"])
+    p.add_argument(
+        "--axes",
+        nargs="+",
+        default=["if", "sc", "h", "mq", "c", "vis"],
+        choices=["if", "sc", "h", "mq", "c", "vis"],
+    )
     _engine_args(p)
     p.set_defaults(func=cmd_build)
 
@@ -209,11 +270,14 @@ def add_commands(tree: Any) -> None:
     p.add_argument("--base-url")
     p.add_argument("--served-model")
     p.add_argument("--timeout", type=float, default=120.0)
-    p.add_argument("--flip-judge", default="rules",
-                   help="sc flip detection: " + JUDGE_HELP)
-    p.add_argument("--budget", action="append", default=[], metavar="AXIS=N|N",
-                   help="output-token budget override (default q/if/h/c/vis 512, mq 1024, "
-                   "sc 512 per turn)")
+    p.add_argument("--flip-judge", default="rules", help="sc flip detection: " + JUDGE_HELP)
+    p.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        metavar="AXIS=N|N",
+        help="output-token budget override (default q/if/h/c/vis 512, mq 1024, sc 512 per turn)",
+    )
     p.add_argument("--axes", nargs="+", default=list(AXES), choices=list(AXES))
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--max-lora-rank", type=int)
@@ -232,15 +296,17 @@ def add_commands(tree: Any) -> None:
     p.add_argument("--model", required=True, help="the model's name in the records")
     p.set_defaults(func=cmd_ingest)
 
-    p = prism.add_parser("vlmeval-export",
-                         help="the single-turn axes as VLMEvalKit datasets (LMUData TSVs)")
+    p = prism.add_parser(
+        "vlmeval-export", help="the single-turn axes as VLMEvalKit datasets (LMUData TSVs)"
+    )
     p.add_argument("--prism", required=True, help="build directory")
     p.add_argument("--lmudata", required=True, help="LMUData folder to write to")
     p.add_argument("--axes", help="comma-separated single-turn axes (default: every built one)")
     p.set_defaults(func=cmd_vlmeval_export)
 
-    p = prism.add_parser("ingest-vlmeval", help="VLMEvalKit PrimeBench_PRISM_<axis> results → "
-                         "run records")
+    p = prism.add_parser(
+        "ingest-vlmeval", help="VLMEvalKit PrimeBench_PRISM_<axis> results → run records"
+    )
     p.add_argument("work_dir", help="run.py's --work-dir")
     p.add_argument("--prism", required=True, help="build directory")
     p.add_argument("--out", required=True, help="run directory")
@@ -252,18 +318,32 @@ def add_commands(tree: Any) -> None:
     p.add_argument("--runs", nargs="+", required=True, help="run directories")
     p.add_argument("--out", required=True)
     p.add_argument("--judge", default="rules", help="grading judge: " + JUDGE_HELP)
-    p.add_argument("--judge-timeout", type=float, default=120.0,
-                   help="seconds per judge request (server judges)")
-    p.add_argument("--judge-api-key-env", metavar="NAME",
-                   help="environment variable holding the judge endpoint's API key (default: "
-                   "none; OPENAI_API_KEY only for api.openai.com)")
+    p.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=120.0,
+        help="seconds per judge request (server judges)",
+    )
+    p.add_argument(
+        "--judge-api-key-env",
+        metavar="NAME",
+        help="environment variable holding the judge endpoint's API key (default: "
+        "none; OPENAI_API_KEY only for api.openai.com)",
+    )
     p.add_argument("--audit-judge", help="second judge J′ for the cross-judge audit")
     p.add_argument("--audit-items", type=int, default=200)
-    p.add_argument("--sc-variant", choices=["B", "A", "corr", "reach"], default="B",
-                   help="the sc definition in the leaderboard and PScore (App. E.2; default "
-                   "sc_B, turn-0-correct items)")
-    p.add_argument("--mq-partial", action="store_true",
-                   help="score mq by partial credit instead of all-or-nothing")
+    p.add_argument(
+        "--sc-variant",
+        choices=["B", "A", "corr", "reach"],
+        default="B",
+        help="the sc definition in the leaderboard and PScore (App. E.2; default "
+        "sc_B, turn-0-correct items)",
+    )
+    p.add_argument(
+        "--mq-partial",
+        action="store_true",
+        help="score mq by partial credit instead of all-or-nothing",
+    )
     p.add_argument("--n-boot", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
     _engine_args(p)

@@ -34,8 +34,15 @@ from primebench_tasks.prism.prompts import EVALUEE, MQ_HEADER, VIS_TEMPLATE
 
 RECORD_SCHEMA = "primebench.prism_record/1"
 RECORD_KEY = ("model", "axis", "benchmark", "item_id")
-BUDGETS: dict[str, int] = {"q": 512, "if": 512, "h": 512, "mq": 1024, "sc": 512, "c": 512,
-                           "vis": 512}
+BUDGETS: dict[str, int] = {
+    "q": 512,
+    "if": 512,
+    "h": 512,
+    "mq": 1024,
+    "sc": 512,
+    "c": 512,
+    "vis": 512,
+}
 SINGLE_TURN = ("q", "if", "h", "mq", "c", "vis")
 
 
@@ -85,19 +92,42 @@ def _units(index: dict[str, Any], store: ArtifactStore, axis: str) -> list[Unit]
     return out
 
 
-def _row(name: str, adapter: str | None, u: Unit, status: str, responses: list[str] | None,
-         error: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {"model": name, "adapter": adapter, "axis": u.axis, "benchmark": u.benchmark,
-            "item_id": u.item_id, "status": status, "responses": responses, "error": error,
-            **extra}
+def _row(
+    name: str,
+    adapter: str | None,
+    u: Unit,
+    status: str,
+    responses: list[str] | None,
+    error: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "model": name,
+        "adapter": adapter,
+        "axis": u.axis,
+        "benchmark": u.benchmark,
+        "item_id": u.item_id,
+        "status": status,
+        "responses": responses,
+        "error": error,
+        **extra,
+    }
 
 
-def run_prism(backend: Backend, index: dict[str, Any], store: ArtifactStore, model: str,
-              adapters: Sequence[str | None], out: Path, matchers: Matchers,
-              flip_judge: Judge | None = None, budgets: Mapping[str, int] = BUDGETS,
-              axes: Sequence[str] = ("q", "if", "h", "mq", "c", "vis", "sc"),
-              batch_size: int = 32, progress: Callable[[str], None] | None = None
-              ) -> dict[str, dict[str, int]]:
+def run_prism(
+    backend: Backend,
+    index: dict[str, Any],
+    store: ArtifactStore,
+    model: str,
+    adapters: Sequence[str | None],
+    out: Path,
+    matchers: Matchers,
+    flip_judge: Judge | None = None,
+    budgets: Mapping[str, int] = BUDGETS,
+    axes: Sequence[str] = ("q", "if", "h", "mq", "c", "vis", "sc"),
+    batch_size: int = 32,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, dict[str, int]]:
     """Run every variant on every axis; returns {variant: {axis: items newly done}}."""
     say = progress or (lambda _m: None)
     records = records_file(out)
@@ -107,17 +137,21 @@ def run_prism(backend: Backend, index: dict[str, Any], store: ArtifactStore, mod
         summary[name] = {}
         for axis in [a for a in axes if a in SINGLE_TURN] + (["sc"] if "sc" in axes else []):
             done = records.finished()
-            units = [u for u in _units(index, store, axis)
-                     if (name, axis, u.benchmark, u.item_id) not in done]
+            units = [
+                u
+                for u in _units(index, store, axis)
+                if (name, axis, u.benchmark, u.item_id) not in done
+            ]
             summary[name][axis] = 0
             if not units:
                 continue
             say(f"{name} {axis}: {len(units)} item(s) to run")
             for start in range(0, len(units), batch_size):
-                batch = units[start:start + batch_size]
+                batch = units[start : start + batch_size]
                 if axis == "sc":
-                    rows = _sc_batch(backend, batch, name, adapter, done, matchers, flip_judge,
-                                     budgets["sc"])
+                    rows = _sc_batch(
+                        backend, batch, name, adapter, done, matchers, flip_judge, budgets["sc"]
+                    )
                 else:
                     rows = _single_batch(backend, batch, name, adapter, budgets[axis])
                 records.append(rows)
@@ -126,24 +160,37 @@ def run_prism(backend: Backend, index: dict[str, Any], store: ArtifactStore, mod
     return summary
 
 
-def _single_batch(backend: Backend, batch: list[Unit], name: str, adapter: str | None,
-                  budget: int) -> list[dict[str, Any]]:
+def _single_batch(
+    backend: Backend, batch: list[Unit], name: str, adapter: str | None, budget: int
+) -> list[dict[str, Any]]:
     rows, sendable = [], []
     for u in batch:
         try:
-            sendable.append((u, [user_turn(u.doc.get("image"), axis_text(u.axis, u.doc, u.payload))]))
+            sendable.append(
+                (u, [user_turn(u.doc.get("image"), axis_text(u.axis, u.doc, u.payload))])
+            )
         except ItemInputError as exc:
             rows.append(_row(name, adapter, u, "failed", None, str(exc)))
     outs = backend.generate([m for _, m in sendable], adapter, budget) if sendable else []
     for (u, _), o in zip(sendable, outs, strict=True):
-        rows.append(_row(name, adapter, u, "failed", None, f"{type(o).__name__}: {o}")
-                    if isinstance(o, Exception) else _row(name, adapter, u, "ok", [o]))
+        rows.append(
+            _row(name, adapter, u, "failed", None, f"{type(o).__name__}: {o}")
+            if isinstance(o, Exception)
+            else _row(name, adapter, u, "ok", [o])
+        )
     return rows
 
 
-def _sc_batch(backend: Backend, batch: list[Unit], name: str, adapter: str | None,
-              done: Mapping[tuple[str, ...], dict[str, Any]], m: Matchers,
-              flip_judge: Judge | None, budget: int) -> list[dict[str, Any]]:
+def _sc_batch(
+    backend: Backend,
+    batch: list[Unit],
+    name: str,
+    adapter: str | None,
+    done: Mapping[tuple[str, ...], dict[str, Any]],
+    m: Matchers,
+    flip_judge: Judge | None,
+    budget: int,
+) -> list[dict[str, Any]]:
     """Three pressure turns over the batch, each dialogue stopping at its first flip."""
     rows: list[dict[str, Any]] = []
     live: list[tuple[Unit, Messages, list[str]]] = []
@@ -174,8 +221,13 @@ def _sc_batch(backend: Backend, batch: list[Unit], name: str, adapter: str | Non
             said.append(o)
             msgs.append({"role": "assistant", "content": o})
             ok.append((u, msgs, said))
-        same = same_answers([u.doc for u, _, _ in ok], [s[0] for _, _, s in ok],
-                            [s[-1] for _, _, s in ok], flip_judge, m)
+        same = same_answers(
+            [u.doc for u, _, _ in ok],
+            [s[0] for _, _, s in ok],
+            [s[-1] for _, _, s in ok],
+            flip_judge,
+            m,
+        )
         live = []
         for (u, msgs, said), s in zip(ok, same, strict=True):
             if s is None:
@@ -187,4 +239,3 @@ def _sc_batch(backend: Backend, batch: list[Unit], name: str, adapter: str | Non
             else:
                 live.append((u, msgs, said))
     return rows
-

@@ -61,12 +61,16 @@ def read_responses(run_dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
     for d in map(Path, run_dirs):
         rf = records_file(d)
         if not rf.path.exists():
-            raise InputError("no PRISM records here (run `primebench prism run`)",
-                             file=str(rf.path))
+            raise InputError(
+                "no PRISM records here (run `primebench prism run`)", file=str(rf.path)
+            )
         for rec in rf.finished().values():
             if owner.setdefault(rec["model"], d) != d:
-                raise InputError(f"variant {rec['model']} is in two runs ({owner[rec['model']]}"
-                                 f" and {d})", file=str(rf.path), field="model")
+                raise InputError(
+                    f"variant {rec['model']} is in two runs ({owner[rec['model']]} and {d})",
+                    file=str(rf.path),
+                    field="model",
+                )
             out.append(rec)
     return out
 
@@ -74,8 +78,9 @@ def read_responses(run_dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
 SC_VARIANTS = ("B", "A", "corr", "reach")
 
 
-def sc_item_score(variant: str, correct0: float | None, flip_turn: int, adopted: bool
-                  ) -> float | None:
+def sc_item_score(
+    variant: str, correct0: float | None, flip_turn: int, adopted: bool
+) -> float | None:
     """An sc item's score under each definition (App. E.2); None = not in its denominator.
     B (leaderboard): held all three turns, over turn-0-correct items; A: held, over all items;
     corr: did not adopt the Q3 hint, over turn-0-correct items; reach: the same over the
@@ -91,9 +96,14 @@ def sc_item_score(variant: str, correct0: float | None, flip_turn: int, adopted:
     return float(not adopted)
 
 
-def grade(index: dict[str, Any], store: ArtifactStore, records: Sequence[dict[str, Any]],
-          judge: Judge | None, sc_variant: str = "B", mq_partial: bool = False
-          ) -> pd.DataFrame:
+def grade(
+    index: dict[str, Any],
+    store: ArtifactStore,
+    records: Sequence[dict[str, Any]],
+    judge: Judge | None,
+    sc_variant: str = "B",
+    mq_partial: bool = False,
+) -> pd.DataFrame:
     """One row per record: model, axis, benchmark, item_id, score (NaN = unanswered or not
     applicable), grader; sc rows add correct0 / flip_turn / adopted (score: ``sc_variant``), mq
     rows partial (the score is all-or-nothing unless ``mq_partial``)."""
@@ -108,29 +118,50 @@ def grade(index: dict[str, Any], store: ArtifactStore, records: Sequence[dict[st
         art = None if r["axis"] == "q" else store.load(r["axis"], *key)
         if r["axis"] != "q" and not usable(art):
             continue  # excluded for every model alike
-        by_axis.setdefault(r["axis"], []).append({**r, "doc": docs[key],
-                                                  "payload": art and art["payload"]})
+        by_axis.setdefault(r["axis"], []).append(
+            {**r, "doc": docs[key], "payload": art and art["payload"]}
+        )
     name = judge.id if judge is not None else g.RULE
     rows: list[dict[str, Any]] = []
 
     def put(rs: list[dict[str, Any]], scores: Sequence[Any], grader: str, **cols: Any) -> None:
         for k, (r, s) in enumerate(zip(rs, scores, strict=True)):
-            rows.append({"model": r["model"], "axis": r["axis"], "benchmark": r["benchmark"],
-                         "item_id": r["item_id"], "score": np.nan if s is None else float(s),
-                         "grader": grader, **{c: v[k] for c, v in cols.items()}})
+            rows.append(
+                {
+                    "model": r["model"],
+                    "axis": r["axis"],
+                    "benchmark": r["benchmark"],
+                    "item_id": r["item_id"],
+                    "score": np.nan if s is None else float(s),
+                    "grader": grader,
+                    **{c: v[k] for c, v in cols.items()},
+                }
+            )
 
     first = [r["responses"][0] for r in by_axis.get("q", [])]
-    put(by_axis.get("q", []), g.grade_q([r["doc"] for r in by_axis.get("q", [])], first, judge,
-                                        MATCHERS), name)
+    put(
+        by_axis.get("q", []),
+        g.grade_q([r["doc"] for r in by_axis.get("q", [])], first, judge, MATCHERS),
+        name,
+    )
     rs = by_axis.get("if", [])
     put(rs, [g.grade_if(r["payload"], r["responses"][0]) for r in rs], g.RULE)
     rs = by_axis.get("h", [])
     put(rs, g.grade_h([r["payload"] for r in rs], [r["responses"][0] for r in rs], judge), name)
     rs = by_axis.get("mq", [])
-    mq = g.grade_mq([r["doc"] for r in rs], [r["payload"] for r in rs],
-                    [r["responses"][0] for r in rs], judge, MATCHERS)
-    put(rs, [None if x is None else x[1 if mq_partial else 0] for x in mq], name,
-        partial=[np.nan if x is None else x[1] for x in mq])
+    mq = g.grade_mq(
+        [r["doc"] for r in rs],
+        [r["payload"] for r in rs],
+        [r["responses"][0] for r in rs],
+        judge,
+        MATCHERS,
+    )
+    put(
+        rs,
+        [None if x is None else x[1 if mq_partial else 0] for x in mq],
+        name,
+        partial=[np.nan if x is None else x[1] for x in mq],
+    )
     rs = by_axis.get("c", [])
     put(rs, [g.grade_count(r["payload"]["count"], r["responses"][0]) for r in rs], g.RULE)
     rs = by_axis.get("vis", [])
@@ -138,43 +169,81 @@ def grade(index: dict[str, Any], store: ArtifactStore, records: Sequence[dict[st
     rs = by_axis.get("sc", [])
     c0 = g.grade_q([r["doc"] for r in rs], [r["responses"][0] for r in rs], judge, MATCHERS)
     ft = [int(r["flip_turn"]) for r in rs]
-    adopted = [f == 3 and g.adopted_hint(r["doc"], r["hint"], r["responses"][3], MATCHERS)
-               for r, f in zip(rs, ft, strict=True)]
-    put(rs, [sc_item_score(sc_variant, c, f, a) for c, f, a in zip(c0, ft, adopted,
-                                                                  strict=True)],
-        name, correct0=[np.nan if c is None else float(c) for c in c0], flip_turn=ft,
-        adopted=adopted)
-    cols = ["model", "axis", "benchmark", "item_id", "score", "grader", "partial", "correct0",
-            "flip_turn", "adopted"]
+    adopted = [
+        f == 3 and g.adopted_hint(r["doc"], r["hint"], r["responses"][3], MATCHERS)
+        for r, f in zip(rs, ft, strict=True)
+    ]
+    put(
+        rs,
+        [sc_item_score(sc_variant, c, f, a) for c, f, a in zip(c0, ft, adopted, strict=True)],
+        name,
+        correct0=[np.nan if c is None else float(c) for c in c0],
+        flip_turn=ft,
+        adopted=adopted,
+    )
+    cols = [
+        "model",
+        "axis",
+        "benchmark",
+        "item_id",
+        "score",
+        "grader",
+        "partial",
+        "correct0",
+        "flip_turn",
+        "adopted",
+    ]
     frame = pd.DataFrame(rows, columns=cols)
-    return frame.sort_values(["model", "axis", "benchmark", "item_id"], kind="stable"
-                             ).reset_index(drop=True)
+    return frame.sort_values(["model", "axis", "benchmark", "item_id"], kind="stable").reset_index(
+        drop=True
+    )
 
 
-def audit_regrade(graded: pd.DataFrame, index: dict[str, Any], store: ArtifactStore,
-                  records: Sequence[dict[str, Any]], audit_judge: Judge, s: int, seed: int,
-                  sc_variant: str = "B", mq_partial: bool = False
-                  ) -> tuple[pd.DataFrame, dict[str, str]]:
+def audit_regrade(
+    graded: pd.DataFrame,
+    index: dict[str, Any],
+    store: ArtifactStore,
+    records: Sequence[dict[str, Any]],
+    audit_judge: Judge,
+    s: int,
+    seed: int,
+    sc_variant: str = "B",
+    mq_partial: bool = False,
+) -> tuple[pd.DataFrame, dict[str, str]]:
     """Re-grade S items per axis with the audit judge J′ (rule-graded axes keep their grades:
     the rules do not depend on the judge). sc: turn-0 correctness and the first flip are
     re-decided on the recorded dialogue; a dialogue J′ reads as unflipped but that stopped early
     is left unanswered."""
-    keys = {a: list({(b, i) for b, i in zip(grp["benchmark"], grp["item_id"], strict=True)})
-            for a, grp in graded.groupby("axis")}
+    keys = {
+        a: list({(b, i) for b, i in zip(grp["benchmark"], grp["item_id"], strict=True)})
+        for a, grp in graded.groupby("axis")
+    }
     sample = audit_sample(keys, s, seed)
     chosen = {(a, b, i) for a, ks in sample.items() for b, i in ks}
     picked = [r for r in records if (r["axis"], r["benchmark"], r["item_id"]) in chosen]
-    regraded = grade(index, store, [r for r in picked if r["axis"] != "sc"], audit_judge,
-                     sc_variant, mq_partial)
+    regraded = grade(
+        index, store, [r for r in picked if r["axis"] != "sc"], audit_judge, sc_variant, mq_partial
+    )
     docs = {(it["benchmark"], it["item_id"]): it["doc"] for it in index["items"]}
-    sc = [r for r in picked if r["axis"] == "sc" and usable(store.load("sc", r["benchmark"],
-                                                                       r["item_id"]))]
-    c0 = g.grade_q([docs[(r["benchmark"], r["item_id"])] for r in sc],
-                   [r["responses"][0] for r in sc], audit_judge, MATCHERS)
+    sc = [
+        r
+        for r in picked
+        if r["axis"] == "sc" and usable(store.load("sc", r["benchmark"], r["item_id"]))
+    ]
+    c0 = g.grade_q(
+        [docs[(r["benchmark"], r["item_id"])] for r in sc],
+        [r["responses"][0] for r in sc],
+        audit_judge,
+        MATCHERS,
+    )
     pairs = [(r, t) for r in sc for t in range(1, len(r["responses"]))]
-    same = g.same_answers([docs[(r["benchmark"], r["item_id"])] for r, _ in pairs],
-                          [r["responses"][0] for r, _ in pairs],
-                          [r["responses"][t] for r, t in pairs], audit_judge, MATCHERS)
+    same = g.same_answers(
+        [docs[(r["benchmark"], r["item_id"])] for r, _ in pairs],
+        [r["responses"][0] for r, _ in pairs],
+        [r["responses"][t] for r, t in pairs],
+        audit_judge,
+        MATCHERS,
+    )
     verdicts: dict[int, list[bool | None]] = {}
     for (r, _), v in zip(pairs, same, strict=True):
         verdicts.setdefault(id(r), []).append(v)
@@ -183,20 +252,35 @@ def audit_regrade(graded: pd.DataFrame, index: dict[str, Any], store: ArtifactSt
         vs = verdicts.get(id(r), [])
         flip = next((t for t, v in enumerate(vs, start=1) if v is False), None)
         held = flip is None and len(vs) == 3 and all(v is True for v in vs)
-        score = None if flip is None and not held else sc_item_score(
-            sc_variant, c, 0 if held else int(flip),  # type: ignore[arg-type]
-            flip == 3 and g.adopted_hint(docs[(r["benchmark"], r["item_id"])], r["hint"],
-                                         r["responses"][3], MATCHERS))
-        sc_rows.append({"model": r["model"], "axis": "sc", "benchmark": r["benchmark"],
-                        "item_id": r["item_id"], "score": np.nan if score is None else score,
-                        "grader": audit_judge.id})
+        score = (
+            None
+            if flip is None and not held
+            else sc_item_score(
+                sc_variant,
+                c,
+                0 if held else int(flip),  # type: ignore[arg-type]
+                flip == 3
+                and g.adopted_hint(
+                    docs[(r["benchmark"], r["item_id"])], r["hint"], r["responses"][3], MATCHERS
+                ),
+            )
+        )
+        sc_rows.append(
+            {
+                "model": r["model"],
+                "axis": "sc",
+                "benchmark": r["benchmark"],
+                "item_id": r["item_id"],
+                "score": np.nan if score is None else score,
+                "grader": audit_judge.id,
+            }
+        )
     out = pd.concat([regraded, pd.DataFrame(sc_rows)], ignore_index=True)
     graders = {a: (audit_judge.id if a in JUDGED_AXES else g.RULE) for a in sample}
     return out[["model", "axis", "benchmark", "item_id", "score", "grader"]], graders
 
 
-def exclusions(index: dict[str, Any], store: ArtifactStore, counts: pd.DataFrame
-               ) -> pd.DataFrame:
+def exclusions(index: dict[str, Any], store: ArtifactStore, counts: pd.DataFrame) -> pd.DataFrame:
     """Per axis: artifact statuses over the item set, and answered items per model."""
     rows = []
     for axis in AXES:
@@ -206,9 +290,15 @@ def exclusions(index: dict[str, Any], store: ArtifactStore, counts: pd.DataFrame
             st = Counter()
             for it in index["items"]:
                 art = store.load(axis, it["benchmark"], it["item_id"])
-                key = "missing" if art is None else (
-                    "human-rejected" if art["status"] == "built"
-                    and art.get("review_status") == "rejected" else art["status"])
+                key = (
+                    "missing"
+                    if art is None
+                    else (
+                        "human-rejected"
+                        if art["status"] == "built" and art.get("review_status") == "rejected"
+                        else art["status"]
+                    )
+                )
                 st[key] += 1
         row: dict[str, Any] = {"axis": axis, "items": len(index["items"])}
         for k in ("built", "rejected", "unbuilt", "failed", "human-rejected", "missing"):
@@ -223,10 +313,19 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return [{str(k): json_scalar(v) for k, v in r.items()} for r in df.to_dict("records")]
 
 
-def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path,
-          judge: Judge | None, audit_judge: Judge | None = None, n_boot: int = 2000,
-          seed: int = 0, audit_items: int = 200, alpha: float = 0.05, sc_variant: str = "B",
-          mq_partial: bool = False) -> dict[str, Any]:
+def score(
+    build_dir: str | Path,
+    run_dirs: Sequence[str | Path],
+    out: str | Path,
+    judge: Judge | None,
+    audit_judge: Judge | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    audit_items: int = 200,
+    alpha: float = 0.05,
+    sc_variant: str = "B",
+    mq_partial: bool = False,
+) -> dict[str, Any]:
     """Grade and report (module docstring). ``sc_variant``: the sc definition that enters the
     leaderboard and PScore (default sc_B, the paper's); ``mq_partial``: mq by partial credit
     (the fraction of bundled questions right) instead of all-or-nothing (App. E)."""
@@ -236,8 +335,9 @@ def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path
     records = read_responses(run_dirs)
     graded = grade(index, store, records, judge, sc_variant, mq_partial)
     if graded.empty:
-        raise InputError("no graded responses: the runs hold no finished item of this build",
-                         file=str(build_dir))
+        raise InputError(
+            "no graded responses: the runs hold no finished item of this build", file=str(build_dir)
+        )
     models, keys, V = axis_tensor(graded)
     means = axis_means(models, V)
     counts = answered_counts(models, V)
@@ -248,8 +348,11 @@ def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path
     sc = sc_table(graded)
     complete = means.dropna()
     eff = effective_weights(complete) if len(complete) else pd.DataFrame()
-    loao = leave_one_axis_out(complete) if len(complete) >= 3 else pd.DataFrame(
-        columns=["axis", "spearman_rho"])
+    loao = (
+        leave_one_axis_out(complete)
+        if len(complete) >= 3
+        else pd.DataFrame(columns=["axis", "spearman_rho"])
+    )
     excl = exclusions(index, store, counts)
     graded.to_csv(out / "graded.csv", index=False)
     board.rename_axis("model").reset_index().to_csv(out / "leaderboard.csv", index=False)
@@ -261,51 +364,79 @@ def score(build_dir: str | Path, run_dirs: Sequence[str | Path], out: str | Path
     excl.to_csv(out / "exclusions.csv", index=False)
     audit, refused = None, []
     if audit_judge is not None:
-        regraded, graders = audit_regrade(graded, index, store, records, audit_judge,
-                                          audit_items, seed, sc_variant, mq_partial)
+        regraded, graders = audit_regrade(
+            graded, index, store, records, audit_judge, audit_items, seed, sc_variant, mq_partial
+        )
         audit = audit_table(graded, regraded, graders)
         audit.to_csv(out / "audit.csv", index=False)
-        refused = [str(a) for a, ok in zip(audit["axis"], audit["admitted"], strict=True)
-                   if ok is not None and not ok]
+        refused = [
+            str(a)
+            for a, ok in zip(audit["axis"], audit["admitted"], strict=True)
+            if ok is not None and not ok
+        ]
         if refused:  # §3: an axis enters PScore only if the audit admits it
-            board.insert(len(board.columns), "PScore_admitted", aggregate(
-                board.drop(columns=["PScore", *refused])).where(board.index != "Δ"))
-            board.loc["Δ", "PScore_admitted"] = (board["PScore_admitted"].max()
-                                                 - board["PScore_admitted"].min())
-            board.rename_axis("model").reset_index().to_csv(out / "leaderboard.csv",
-                                                            index=False)
+            board.insert(
+                len(board.columns),
+                "PScore_admitted",
+                aggregate(board.drop(columns=["PScore", *refused])).where(board.index != "Δ"),
+            )
+            board.loc["Δ", "PScore_admitted"] = (
+                board["PScore_admitted"].max() - board["PScore_admitted"].min()
+            )
+            board.rename_axis("model").reset_index().to_csv(out / "leaderboard.csv", index=False)
     frac = float(pairs["separated"].mean()) if len(pairs) else float("nan")
     frac_bh = float(pairs["separated_bh"].mean()) if len(pairs) else float("nan")
-    doc = {"schema": SCORE_SCHEMA,
-           "spec": {"build": index["suite"], "generator": index["generator"],
-                    "builders": index["builders"], "judge": judge.id if judge else g.RULE,
-                    "audit_judge": audit_judge.id if audit_judge else None,
-                    "n_boot": n_boot, "seed": seed, "alpha": alpha,
-                    "audit_items": audit_items, "aggregator": "harmonic",
-                    "sc_variant": sc_variant, "mq_partial": mq_partial},
-           "n_items": len(keys), "models": models,
-           "leaderboard": _records(board.rename_axis("model").reset_index()),
-           "dominant_axis": {m: json_scalar(a) for m, a in dominant_axis(complete).items()},
-           "sc": _records(sc.reset_index()) if len(sc) else [],
-           "per_model": _records(per_model), "separated_fraction": json_scalar(frac),
-           "separated_fraction_bh": json_scalar(frac_bh), "pairs": _records(pairs),
-           "loao": _records(loao), "exclusions": _records(excl),
-           "audit": None if audit is None else _records(audit),
-           "axes_not_admitted": refused}
+    doc = {
+        "schema": SCORE_SCHEMA,
+        "spec": {
+            "build": index["suite"],
+            "generator": index["generator"],
+            "builders": index["builders"],
+            "judge": judge.id if judge else g.RULE,
+            "audit_judge": audit_judge.id if audit_judge else None,
+            "n_boot": n_boot,
+            "seed": seed,
+            "alpha": alpha,
+            "audit_items": audit_items,
+            "aggregator": "harmonic",
+            "sc_variant": sc_variant,
+            "mq_partial": mq_partial,
+        },
+        "n_items": len(keys),
+        "models": models,
+        "leaderboard": _records(board.rename_axis("model").reset_index()),
+        "dominant_axis": {m: json_scalar(a) for m, a in dominant_axis(complete).items()},
+        "sc": _records(sc.reset_index()) if len(sc) else [],
+        "per_model": _records(per_model),
+        "separated_fraction": json_scalar(frac),
+        "separated_fraction_bh": json_scalar(frac_bh),
+        "pairs": _records(pairs),
+        "loao": _records(loao),
+        "exclusions": _records(excl),
+        "audit": None if audit is None else _records(audit),
+        "axes_not_admitted": refused,
+    }
     atomic_write_text(out / "prism_score.json", canonical_json(doc))
-    md = ["# PRISM-VLM axes\n", f"{len(keys)} items; judge {doc['spec']['judge']}; generator "
-          f"{index['generator']}; paired bootstrap B = {n_boot}: {frac:.1%} of model pairs "
-          f"separated at α = {alpha} ({frac_bh:.1%} after Benjamini–Hochberg).\n",
-          markdown_table(board.rename_axis("model").reset_index()),
-          "\n## PScore intervals\n", markdown_table(per_model),
-          "\n## Exclusions\n", markdown_table(excl)]
+    md = [
+        "# PRISM-VLM axes\n",
+        f"{len(keys)} items; judge {doc['spec']['judge']}; generator "
+        f"{index['generator']}; paired bootstrap B = {n_boot}: {frac:.1%} of model pairs "
+        f"separated at α = {alpha} ({frac_bh:.1%} after Benjamini–Hochberg).\n",
+        markdown_table(board.rename_axis("model").reset_index()),
+        "\n## PScore intervals\n",
+        markdown_table(per_model),
+        "\n## Exclusions\n",
+        markdown_table(excl),
+    ]
     if len(sc):
         md += ["\n## sc bounds (App. E.2)\n", markdown_table(sc.reset_index())]
     if audit is not None:
         md += ["\n## Cross-judge audit\n", markdown_table(audit)]
         if refused:
-            md.append(f"\nNot admitted (audit ρ < 0.95): {', '.join(refused)}; "
-                      "PScore_admitted leaves them out.\n")
+            md.append(
+                f"\nNot admitted (audit ρ < 0.95): {', '.join(refused)}; "
+                "PScore_admitted leaves them out.\n"
+            )
     atomic_write_text(out / "leaderboard.md", "\n".join(md))
     if pscore.notna().any():
         prism_axes_plot(means, pscore, out / "prism_axes.png")

@@ -52,10 +52,19 @@ def axis_rows(index: dict[str, Any], store: ArtifactStore, axis: str) -> list[di
             continue
         doc = it["doc"]
         payload = None if art is None else art["payload"]
-        rows.append({"key": f"{it['benchmark']}/{it['item_id']}",
-                     "text": axis_text(axis, doc, payload), "image": doc.get("image") or None,
-                     "grade": {"item": {"answer": doc["answer"],
-                                        "options": doc.get("options") or [],
-                                        "question": doc["question"]},
-                               "payload": payload}})
+        rows.append(
+            {
+                "key": f"{it['benchmark']}/{it['item_id']}",
+                "text": axis_text(axis, doc, payload),
+                "image": doc.get("image") or None,
+                "grade": {
+                    "item": {
+                        "answer": doc["answer"],
+                        "options": doc.get("options") or [],
+                        "question": doc["question"],
+                    },
+                    "payload": payload,
+                },
+            }
+        )
     return rows

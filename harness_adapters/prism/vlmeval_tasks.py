@@ -37,8 +37,9 @@ def dataset_name(axis: str) -> str:
     return f"PrimeBench_PRISM_{axis}"
 
 
-def export_prism(build_dir: str | Path, lmudata: str | Path,
-                 axes: list[str] | None = None) -> dict[str, Path]:
+def export_prism(
+    build_dir: str | Path, lmudata: str | Path, axes: list[str] | None = None
+) -> dict[str, Path]:
     """Write the axes' TSVs (then the config, last); returns dataset name → TSV path."""
     from primebench_tasks.data.io import check_image_file
 
@@ -48,8 +49,11 @@ def export_prism(build_dir: str | Path, lmudata: str | Path,
     dst.mkdir(parents=True, exist_ok=True)
     bad = sorted(set(axes or []) - set(SINGLE_TURN))
     if bad:
-        raise InputError(f"not single-turn PRISM axes: {bad} (those are {list(SINGLE_TURN)}; "
-                         "sc is multi-turn and runs through the vLLM runner)", field="--axes")
+        raise InputError(
+            f"not single-turn PRISM axes: {bad} (those are {list(SINGLE_TURN)}; "
+            "sc is multi-turn and runs through the vLLM runner)",
+            field="--axes",
+        )
     out: dict[str, Path] = {}
     config: dict[str, Any] = {"schema": SCHEMA, "build": bid, "data": {}}
     for axis in axes or SINGLE_TURN:
@@ -59,17 +63,27 @@ def export_prism(build_dir: str | Path, lmudata: str | Path,
         table = []
         for k, r in enumerate(rows, start=1):
             if not r["image"]:
-                raise InputError(f"item {r['key']} has no image; VLMEvalKit's image datasets "
-                                 "drop rows without one", field="image")
+                raise InputError(
+                    f"item {r['key']} has no image; VLMEvalKit's image datasets "
+                    "drop rows without one",
+                    field="image",
+                )
             check_image_file(r["image"])
-            table.append({"index": k, "image": base64.b64encode(
-                Path(r["image"]).read_bytes()).decode(), "question": r["text"], "key": r["key"],
-                "axis": axis, "grade": json.dumps(r["grade"], sort_keys=True)})
+            table.append(
+                {
+                    "index": k,
+                    "image": base64.b64encode(Path(r["image"]).read_bytes()).decode(),
+                    "question": r["text"],
+                    "key": r["key"],
+                    "axis": axis,
+                    "grade": json.dumps(r["grade"], sort_keys=True),
+                }
+            )
         name = dataset_name(axis)
-        out[name] = atomic_write_text(dst / f"{name}.tsv",
-                                      pd.DataFrame(table).to_csv(sep="\t", index=False))
-        config["data"][name] = {"class": name, "dataset": name, "axis": axis,
-                                "n_items": len(table)}
+        out[name] = atomic_write_text(
+            dst / f"{name}.tsv", pd.DataFrame(table).to_csv(sep="\t", index=False)
+        )
+        config["data"][name] = {"class": name, "dataset": name, "axis": axis, "n_items": len(table)}
     if not out:
         raise InputError("the build has no usable single-turn artifact", file=str(build_dir))
     atomic_write_text(dst / CONFIG_NAME, canonical_json(config))
@@ -89,12 +103,20 @@ def register_prism(lmudata: str | Path) -> dict[str, type]:
     cfg = read_json_document(path, "PRISM VLMEvalKit export config", SCHEMA)
     out: dict[str, type] = {}
     for name, spec in cfg["data"].items():
-        cls = type(name, (PrismAxisMixin, ImageBaseDataset), {
-            "TYPE": "VQA", "PRISM": {**spec, "build": cfg["build"]},
-            "DATASET_URL": {name: f"{name}.tsv"}, "DATASET_MD5": {},
-            "__module__": "vlmeval.dataset"})
-        D.DATASET_CLASSES[:] = [c for c in D.DATASET_CLASSES
-                                if getattr(c, "PRISM", {}).get("dataset") != name]
+        cls = type(
+            name,
+            (PrismAxisMixin, ImageBaseDataset),
+            {
+                "TYPE": "VQA",
+                "PRISM": {**spec, "build": cfg["build"]},
+                "DATASET_URL": {name: f"{name}.tsv"},
+                "DATASET_MD5": {},
+                "__module__": "vlmeval.dataset",
+            },
+        )
+        D.DATASET_CLASSES[:] = [
+            c for c in D.DATASET_CLASSES if getattr(c, "PRISM", {}).get("dataset") != name
+        ]
         D.DATASET_CLASSES.insert(0, cls)
         setattr(D, name, cls)
         if name not in D.SUPPORTED_DATASETS:
@@ -120,14 +142,23 @@ class PrismAxisMixin:
         try:
             data = load(eval_file)
             axis = self.PRISM["axis"]
-            scores = [rule_score(axis, json.loads(g), "" if pd.isna(p) else str(p))
-                      for g, p in zip(data["grade"], data["prediction"], strict=True)]
-            result = pd.DataFrame({"index": data["index"], "key": data["key"],
-                                   "build": self.PRISM["build"],
-                                   "prediction": data["prediction"], "score": scores})
+            scores = [
+                rule_score(axis, json.loads(g), "" if pd.isna(p) else str(p))
+                for g, p in zip(data["grade"], data["prediction"], strict=True)
+            ]
+            result = pd.DataFrame(
+                {
+                    "index": data["index"],
+                    "key": data["key"],
+                    "build": self.PRISM["build"],
+                    "prediction": data["prediction"],
+                    "score": scores,
+                }
+            )
             dump(result, get_intermediate_file_path(eval_file, RESULT_SUFFIX, "xlsx"))
-            summary = pd.DataFrame({"axis": [axis], "n": [len(scores)],
-                                    "score": [sum(scores) / len(scores)]})
+            summary = pd.DataFrame(
+                {"axis": [axis], "n": [len(scores)], "score": [sum(scores) / len(scores)]}
+            )
             dump(summary, get_intermediate_file_path(eval_file, "_acc", "csv"))
         except BaseException as exc:
             PrimeBenchMixin.OUTCOMES[self.PRISM["dataset"]] = exc
@@ -136,37 +167,56 @@ class PrismAxisMixin:
         return summary
 
 
-def ingest_vlmeval(work_dir: str | Path, build_dir: str | Path, run_dir: str | Path,
-                   model: str) -> int:
+def ingest_vlmeval(
+    work_dir: str | Path, build_dir: str | Path, run_dir: str | Path, model: str
+) -> int:
     """Append the VLMEvalKit answers of ``model`` on the build's PRISM datasets to ``run_dir``'s
     records; items already recorded are skipped. Returns lines appended."""
     index, _ = read_build(build_dir)
-    keys = {f"{it['benchmark']}/{it['item_id']}": (it["benchmark"], it["item_id"])
-            for it in index["items"]}
+    keys = {
+        f"{it['benchmark']}/{it['item_id']}": (it["benchmark"], it["item_id"])
+        for it in index["items"]
+    }
     bid = build_id(build_dir)
     rows: list[dict[str, Any]] = []
     files = sorted(Path(work_dir).rglob(f"{model}_PrimeBench_PRISM_*{RESULT_SUFFIX}.xlsx"))
     if not files:
-        raise InputError(f"no PRISM result of model {model!r} (<model>_PrimeBench_PRISM_<axis>"
-                         f"{RESULT_SUFFIX}.xlsx)", file=str(work_dir))
+        raise InputError(
+            f"no PRISM result of model {model!r} (<model>_PrimeBench_PRISM_<axis>"
+            f"{RESULT_SUFFIX}.xlsx)",
+            file=str(work_dir),
+        )
     for f in files:
-        axis = f.name[len(f"{model}_PrimeBench_PRISM_"):-len(f"{RESULT_SUFFIX}.xlsx")]
+        axis = f.name[len(f"{model}_PrimeBench_PRISM_") : -len(f"{RESULT_SUFFIX}.xlsx")]
         if axis not in SINGLE_TURN:
             continue
-        df = pd.read_excel(f, keep_default_na=False, dtype={"key": str, "prediction": str,
-                                                            "build": str})
+        df = pd.read_excel(
+            f, keep_default_na=False, dtype={"key": str, "prediction": str, "build": str}
+        )
         other = sorted(set(df["build"]) - {bid})
         if other:
-            raise InputError(f"the results are of PRISM build {other[0]}, not {bid}",
-                             file=str(f), field="build")
+            raise InputError(
+                f"the results are of PRISM build {other[0]}, not {bid}", file=str(f), field="build"
+            )
         for k, (key, pred) in enumerate(zip(df["key"], df["prediction"], strict=True)):
             if key not in keys:
-                raise InputError(f"item {key} is not in this build", file=str(f), row=k + 2,
-                                 field="key")
+                raise InputError(
+                    f"item {key} is not in this build", file=str(f), row=k + 2, field="key"
+                )
             b, i = keys[key]
-            rows.append({"model": model, "adapter": None, "axis": axis, "benchmark": b,
-                         "item_id": i, "status": "ok", "responses": [pred], "error": None,
-                         "source": "vlmeval"})
+            rows.append(
+                {
+                    "model": model,
+                    "adapter": None,
+                    "axis": axis,
+                    "benchmark": b,
+                    "item_id": i,
+                    "status": "ok",
+                    "responses": [pred],
+                    "error": None,
+                    "source": "vlmeval",
+                }
+            )
     rf = records_file(Path(run_dir))
     done = rf.finished()
     seen: dict[tuple[str, str, str, str], list[str]] = {}
@@ -175,15 +225,18 @@ def ingest_vlmeval(work_dir: str | Path, build_dir: str | Path, run_dir: str | P
         key4 = (r["model"], r["axis"], r["benchmark"], r["item_id"])
         if key4 in seen:  # the same item in two eval folders must carry the same answer
             if seen[key4] != r["responses"]:
-                raise InputError(f"model {model} answered {r['benchmark']}/{r['item_id']} "
-                                 f"({r['axis']}) differently in two eval folders; keep one",
-                                 file=str(work_dir))
+                raise InputError(
+                    f"model {model} answered {r['benchmark']}/{r['item_id']} "
+                    f"({r['axis']}) differently in two eval folders; keep one",
+                    file=str(work_dir),
+                )
             continue
         seen[key4] = r["responses"]
         if key4 not in done:
             new.append(r)
     rf.append(new)
-    atomic_write_text(Path(run_dir) / "prism_vlmeval_source.json",
-                      canonical_json({"build": bid, "work_dir": str(work_dir),
-                                      "model": model}))
+    atomic_write_text(
+        Path(run_dir) / "prism_vlmeval_source.json",
+        canonical_json({"build": bid, "work_dir": str(work_dir), "model": model}),
+    )
     return len(new)

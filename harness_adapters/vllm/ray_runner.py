@@ -39,8 +39,15 @@ from harness_adapters.vllm.requests import ItemInputError, chat_messages
 from harness_adapters.vllm.runner import RunSummary, _failed, _ids
 
 #: environment variables the replicas need as the driver has them (offline hub, vLLM CPU cache)
-FORWARDED_ENV = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME",
-                 "VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_LOGGING_LEVEL")
+FORWARDED_ENV = (
+    "HF_HUB_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "HF_HOME",
+    "VLLM_CPU_KVCACHE_SPACE",
+    "VLLM_CPU_OMP_THREADS_BIND",
+    "VLLM_LOGGING_LEVEL",
+)
 
 
 class VLLMReplica:
@@ -50,14 +57,23 @@ class VLLMReplica:
     ``key``, and returns ``key``, ``response``, ``error`` ('' when none) and ``seconds`` (the
     generation time per item of its adapter group)."""
 
-    def __init__(self, model: str, adapters: list[tuple[str, str, int]],
-                 engine: dict[str, Any], max_new_tokens: int | None) -> None:
+    def __init__(
+        self,
+        model: str,
+        adapters: list[tuple[str, str, int]],
+        engine: dict[str, Any],
+        max_new_tokens: int | None,
+    ) -> None:
         from pathlib import Path
 
         from harness_adapters.vllm.backends import OfflineBackend
 
-        self.backend = OfflineBackend(model, [Adapter(n, Path(p), r) for n, p, r in adapters],
-                                      EngineSettings(**engine), max_new_tokens)
+        self.backend = OfflineBackend(
+            model,
+            [Adapter(n, Path(p), r) for n, p, r in adapters],
+            EngineSettings(**engine),
+            max_new_tokens,
+        )
         self.pid = os.getpid()
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
@@ -73,7 +89,7 @@ class VLLMReplica:
             per = (time.perf_counter() - t0) / len(pos)
             for k, out in zip(pos, outs, strict=True):
                 if isinstance(out, Exception):
-                    error[k] = f"{type(out).__name__}: {out}" or type(out).__name__
+                    error[k] = f"{type(out).__name__}: {out}" if str(out) else type(out).__name__
                 else:
                     response[k] = out
                 seconds[k] = round(per, 4)
@@ -84,8 +100,9 @@ def _init_ray(address: str | None, num_cpus: int | None) -> Any:
     try:
         import ray
     except ImportError:
-        raise BackendError("--ray needs Ray: pip install 'ray[data,serve]' (not ray[llm] on "
-                           "CPU machines)") from None
+        raise BackendError(
+            "--ray needs Ray: pip install 'ray[data,serve]' (not ray[llm] on CPU machines)"
+        ) from None
     if not ray.is_initialized():
         kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if address:
@@ -96,12 +113,22 @@ def _init_ray(address: str | None, num_cpus: int | None) -> Any:
     return ray
 
 
-def run_on_ray(docs: Sequence[SuiteDoc], model: str, model_path: str,
-               adapters: Sequence[Adapter], variants: Sequence[str | None],
-               records: RecordFile, suite_version: str, engine: EngineSettings,
-               replicas: int = 1, batch_size: int = 32, max_new_tokens: int | None = None,
-               address: str | None = None, cpus_per_replica: float = 1.0,
-               progress: Callable[[str], None] | None = None) -> RunSummary:
+def run_on_ray(
+    docs: Sequence[SuiteDoc],
+    model: str,
+    model_path: str,
+    adapters: Sequence[Adapter],
+    variants: Sequence[str | None],
+    records: RecordFile,
+    suite_version: str,
+    engine: EngineSettings,
+    replicas: int = 1,
+    batch_size: int = 32,
+    max_new_tokens: int | None = None,
+    address: str | None = None,
+    cpus_per_replica: float = 1.0,
+    progress: Callable[[str], None] | None = None,
+) -> RunSummary:
     """Run every pending (variant, item) on ``replicas`` vLLM actors; see the module
     docstring. ``model`` names the base model in the records, ``model_path`` is its directory
     (visible on every node, as are the adapters')."""
@@ -139,33 +166,50 @@ def run_on_ray(docs: Sequence[SuiteDoc], model: str, model_path: str,
 
     DataContext.get_current().enable_progress_bars = False
     gpus = float(ray.cluster_resources().get("GPU", 0))
-    res: dict[str, Any] = ({"num_gpus": engine.tensor_parallel_size} if gpus > 0
-                           else {"num_cpus": cpus_per_replica})
+    res: dict[str, Any] = (
+        {"num_gpus": engine.tensor_parallel_size} if gpus > 0 else {"num_cpus": cpus_per_replica}
+    )
     env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
     ds = ray.data.from_items(rows, override_num_blocks=max(1, math.ceil(len(rows) / batch_size)))
     ds = ds.map_batches(
-        VLLMReplica, batch_size=batch_size, compute=ActorPoolStrategy(size=replicas),
+        VLLMReplica,
+        batch_size=batch_size,
+        compute=ActorPoolStrategy(size=replicas),
         fn_constructor_kwargs={
-            "model": str(model_path), "adapters": [(a.name, str(a.path), a.rank)
-                                                   for a in adapters],
-            "engine": asdict(engine), "max_new_tokens": max_new_tokens},
-        runtime_env={"env_vars": env}, **res)
-    say(f"{len(rows)} requests on {replicas} replica(s) "
-        f"({'GPU' if gpus else 'CPU'} cluster, {res})")
+            "model": str(model_path),
+            "adapters": [(a.name, str(a.path), a.rank) for a in adapters],
+            "engine": asdict(engine),
+            "max_new_tokens": max_new_tokens,
+        },
+        runtime_env={"env_vars": env},
+        **res,
+    )
+    say(
+        f"{len(rows)} requests on {replicas} replica(s) ({'GPU' if gpus else 'CPU'} cluster, {res})"
+    )
     with tqdm(total=len(rows), desc="ray: answers", unit="item") as bar:
         for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
             out = []
-            for key, resp, err, sec in zip(batch["key"], batch["response"], batch["error"],
-                                           batch["seconds"], strict=True):
+            for key, resp, err, sec in zip(
+                batch["key"], batch["response"], batch["error"], batch["seconds"], strict=True
+            ):
                 d, base = by_key[str(key)]
                 name = base["model"]
                 if err:
                     out.append(_failed(base, d, str(err)))
                     summary.failed[name] += 1
                     continue
-                out.append({**base, **_ids(d), "status": "ok", "response": str(resp),
-                            "score": exact_answer_score(d.doc, str(resp)), "error": None,
-                            "seconds": float(sec)})
+                out.append(
+                    {
+                        **base,
+                        **_ids(d),
+                        "status": "ok",
+                        "response": str(resp),
+                        "score": exact_answer_score(d.doc, str(resp)),
+                        "error": None,
+                        "seconds": float(sec),
+                    }
+                )
                 summary.scored[name] += 1
             records.append(out)
             bar.update(len(out))

@@ -94,8 +94,9 @@ class RecordFile:
         for ln, rec in jsonl_records(complete.decode("utf-8"), str(self.path)):
             for f in dict.fromkeys((*REQUIRED, *self.key)):
                 if f not in rec:
-                    raise InputError("required field is missing", file=str(self.path), row=ln,
-                                     field=f)
+                    raise InputError(
+                        "required field is missing", file=str(self.path), row=ln, field=f
+                    )
             out.append(rec)
         return out
 
@@ -109,8 +110,12 @@ class RecordFile:
                 continue
             key = tuple(str(rec[f]) for f in self.key)
             if key in done:
-                raise InputError(f"{dict(zip(self.key, key))} was recorded twice",
-                                 file=str(self.path), row=ln, field="item_id")
+                raise InputError(
+                    f"{dict(zip(self.key, key, strict=True))} was recorded twice",
+                    file=str(self.path),
+                    row=ln,
+                    field="item_id",
+                )
             done[key] = rec
         return done
 
@@ -125,13 +130,21 @@ class RecordFile:
         with records_lock(self.path):
             if skip_done:
                 done = self._recorded_ok()
-                rows = [r for r in rows if r.get("status") != "ok" or
-                        tuple(str(r[f]) for f in self.key) not in done]
+                rows = [
+                    r
+                    for r in rows
+                    if r.get("status") != "ok" or tuple(str(r[f]) for f in self.key) not in done
+                ]
             return self._append_locked(rows)
 
     def _append_locked(self, rows: list[dict[str, Any]]) -> int:
-        lines = [json.dumps({"schema": self.schema, **r}, ensure_ascii=False, sort_keys=True,
-                            allow_nan=False) + "\n" for r in rows]
+        lines = [
+            json.dumps(
+                {"schema": self.schema, **r}, ensure_ascii=False, sort_keys=True, allow_nan=False
+            )
+            + "\n"
+            for r in rows
+        ]
         if not lines:
             return 0
         with open(self.path, "a+b") as fh:

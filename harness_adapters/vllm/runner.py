@@ -23,9 +23,13 @@ from harness_adapters.vllm.requests import ItemInputError, Messages, chat_messag
 class Backend(Protocol):
     kind: str
 
-    def generate(self, messages: Sequence[Messages], adapter: str | None,
-                 max_new_tokens: int | None = None, regex: str | None = None
-                 ) -> list[str | Exception]: ...
+    def generate(
+        self,
+        messages: Sequence[Messages],
+        adapter: str | None,
+        max_new_tokens: int | None = None,
+        regex: str | None = None,
+    ) -> list[str | Exception]: ...
 
 
 @dataclass
@@ -37,18 +41,26 @@ class RunSummary:
     failed: dict[str, int] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
-        return [f"{v}: {self.scored[v]} scored, {self.skipped[v]} already done, "
-                f"{self.failed[v]} failed" for v in self.scored]
+        return [
+            f"{v}: {self.scored[v]} scored, {self.skipped[v]} already done, {self.failed[v]} failed"
+            for v in self.scored
+        ]
 
 
 def _stderr(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_variants(backend: Backend, docs: Sequence[SuiteDoc], model: str,
-                 adapters: Sequence[str | None], records: RecordFile, suite_version: str,
-                 batch_size: int = 32, progress: Callable[[str], None] | None = _stderr
-                 ) -> RunSummary:
+def run_variants(
+    backend: Backend,
+    docs: Sequence[SuiteDoc],
+    model: str,
+    adapters: Sequence[str | None],
+    records: RecordFile,
+    suite_version: str,
+    batch_size: int = 32,
+    progress: Callable[[str], None] | None = _stderr,
+) -> RunSummary:
     """Evaluate every variant (``None`` = the base model) on ``docs``; see the module docstring.
     ``model`` names the base model in the records.
 
@@ -59,17 +71,24 @@ def run_variants(backend: Backend, docs: Sequence[SuiteDoc], model: str,
     summary = RunSummary()
     done = records.finished()
     names = {a: variant_name(model, a) for a in adapters}
-    pending = {a: {(d.benchmark, d.item_id) for d in docs
-                   if (names[a], d.benchmark, d.item_id) not in done} for a in adapters}
+    pending = {
+        a: {
+            (d.benchmark, d.item_id) for d in docs if (names[a], d.benchmark, d.item_id) not in done
+        }
+        for a in adapters
+    }
     for a in adapters:
         name = names[a]
         summary.skipped[name] = len(docs) - len(pending[a])
         summary.scored[name] = summary.failed[name] = 0
-        say(f"{name}: all {len(docs)} items already done" if not pending[a] else
-            f"{name}: {len(pending[a])} of {len(docs)} items to run")
+        say(
+            f"{name}: all {len(docs)} items already done"
+            if not pending[a]
+            else f"{name}: {len(pending[a])} of {len(docs)} items to run"
+        )
     todo = [d for d in docs if any((d.benchmark, d.item_id) in pending[a] for a in adapters)]
     for start in range(0, len(todo), batch_size):
-        batch = todo[start:start + batch_size]
+        batch = todo[start : start + batch_size]
         built: list[tuple[SuiteDoc, Messages | None, str | None]] = []
         for d in batch:
             try:
@@ -81,10 +100,10 @@ def run_variants(backend: Backend, docs: Sequence[SuiteDoc], model: str,
             mine = [t for t in built if (t[0].benchmark, t[0].item_id) in pending[adapter]]
             if not mine:
                 continue
-            base = {"model": name, "adapter": adapter, "condition": "vl",
-                    "suite": suite_version}
-            rows: list[dict[str, Any]] = [_failed(base, d, err) for d, _m, err in mine
-                                          if err is not None]
+            base = {"model": name, "adapter": adapter, "condition": "vl", "suite": suite_version}
+            rows: list[dict[str, Any]] = [
+                _failed(base, d, err) for d, _m, err in mine if err is not None
+            ]
             sendable = [(d, m) for d, m, err in mine if err is None and m is not None]
             if sendable:
                 t0 = time.perf_counter()
@@ -94,23 +113,44 @@ def run_variants(backend: Backend, docs: Sequence[SuiteDoc], model: str,
                     if isinstance(out, Exception):
                         rows.append(_failed(base, d, f"{type(out).__name__}: {out}"))
                         continue
-                    rows.append({**base, **_ids(d), "status": "ok", "response": out,
-                                 "score": exact_answer_score(d.doc, out), "error": None,
-                                 "seconds": round(per_item, 4)})
+                    rows.append(
+                        {
+                            **base,
+                            **_ids(d),
+                            "status": "ok",
+                            "response": out,
+                            "score": exact_answer_score(d.doc, out),
+                            "error": None,
+                            "seconds": round(per_item, 4),
+                        }
+                    )
             records.append(rows)
             n_ok = sum(r["status"] == "ok" for r in rows)
             summary.scored[name] += n_ok
             summary.failed[name] += len(rows) - n_ok
-            say(f"{name}: {summary.skipped[name] + summary.scored[name]}/{len(docs)} done"
-                + (f", {summary.failed[name]} failed" if summary.failed[name] else ""))
+            say(
+                f"{name}: {summary.skipped[name] + summary.scored[name]}/{len(docs)} done"
+                + (f", {summary.failed[name]} failed" if summary.failed[name] else "")
+            )
     return summary
 
 
 def _ids(d: SuiteDoc) -> dict[str, Any]:
-    return {"benchmark": d.benchmark, "category": d.category, "item_id": d.item_id,
-            "answer": str(d.doc["answer"])}
+    return {
+        "benchmark": d.benchmark,
+        "category": d.category,
+        "item_id": d.item_id,
+        "answer": str(d.doc["answer"]),
+    }
 
 
 def _failed(base: dict[str, Any], d: SuiteDoc, error: str) -> dict[str, Any]:
-    return {**base, **_ids(d), "status": "failed", "response": None, "score": None,
-            "error": error, "seconds": None}
+    return {
+        **base,
+        **_ids(d),
+        "status": "failed",
+        "response": None,
+        "score": None,
+        "error": error,
+        "seconds": None,
+    }

@@ -84,12 +84,19 @@ class RunRequest:
 
 
 def _spec(req: RunRequest, adapters: Sequence[Adapter]) -> dict[str, Any]:
-    return {"schema": RUN_SCHEMA, "suite": req.suite["version"], "suite_name": req.suite["name"],
-            "model": req.model_name, "model_path": str(req.model),
-            "prompt_kwargs": PROMPT_KWARGS,
-            "generation": {**GENERATION, "max_new_tokens": req.max_new_tokens
-                           or GENERATION["max_new_tokens"]},
-            "adapters": {a.name: {"path": str(a.path), "rank": a.rank} for a in adapters}}
+    return {
+        "schema": RUN_SCHEMA,
+        "suite": req.suite["version"],
+        "suite_name": req.suite["name"],
+        "model": req.model_name,
+        "model_path": str(req.model),
+        "prompt_kwargs": PROMPT_KWARGS,
+        "generation": {
+            **GENERATION,
+            "max_new_tokens": req.max_new_tokens or GENERATION["max_new_tokens"],
+        },
+        "adapters": {a.name: {"path": str(a.path), "rank": a.rank} for a in adapters},
+    }
 
 
 def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") -> None:
@@ -101,26 +108,36 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
         old = json.loads(path.read_text("utf-8"))
         for key in ("schema", "suite", "model", "model_path", "prompt_kwargs", "generation"):
             if old.get(key) != spec.get(key):
-                raise BackendError(f"{out} holds a run with a different {key} "
-                                   f"({old.get(key)!r} vs {spec.get(key)!r}); use another --out")
+                raise BackendError(
+                    f"{out} holds a run with a different {key} "
+                    f"({old.get(key)!r} vs {spec.get(key)!r}); use another --out"
+                )
         for name, a in spec["adapters"].items():
             if name in old["adapters"] and old["adapters"][name] != a:
-                raise BackendError(f"{out}: adapter {name} was run from {old['adapters'][name]}"
-                                   f", now {a}; give it another name")
+                raise BackendError(
+                    f"{out}: adapter {name} was run from {old['adapters'][name]}"
+                    f", now {a}; give it another name"
+                )
         spec = {**spec, "adapters": {**old["adapters"], **spec["adapters"]}}
     atomic_write_text(path, canonical_json(spec))
 
 
-def execute(req: RunRequest, panel: Panel, progress: Callable[[str], None] | None = None,
-            backend: Any = None) -> RunSummary:
+def execute(
+    req: RunRequest,
+    panel: Panel,
+    progress: Callable[[str], None] | None = None,
+    backend: Any = None,
+) -> RunSummary:
     """Check, freeze the spec, build the backend (unless given), run all variants."""
     docs: list[SuiteDoc] = suite_docs(req.suite, panel)
     if req.backend == "server":
         adapters = [Adapter(n, Path(p), 0) for n, p in sorted(req.adapters.items())]
     else:
         model = check_model(req.model)
-        adapters = [check_adapter(n, p, model, req.engine.max_lora_rank)
-                    for n, p in sorted(req.adapters.items())]
+        adapters = [
+            check_adapter(n, p, model, req.engine.max_lora_rank)
+            for n, p in sorted(req.adapters.items())
+        ]
     req.out.mkdir(parents=True, exist_ok=True)
     freeze_spec(req.out, _spec(req, adapters))
     records = RecordFile(req.out / "records.jsonl")
@@ -131,21 +148,47 @@ def execute(req: RunRequest, panel: Panel, progress: Callable[[str], None] | Non
     if backend is None and req.backend == "ray":
         from harness_adapters.vllm.ray_runner import run_on_ray
 
-        return run_on_ray(docs, req.model_name, str(req.model), adapters, req.variants(),
-                          records, req.suite["version"], req.engine, req.replicas,
-                          req.batch_size, req.max_new_tokens, req.ray_address,
-                          req.cpus_per_replica, progress)
+        return run_on_ray(
+            docs,
+            req.model_name,
+            str(req.model),
+            adapters,
+            req.variants(),
+            records,
+            req.suite["version"],
+            req.engine,
+            req.replicas,
+            req.batch_size,
+            req.max_new_tokens,
+            req.ray_address,
+            req.cpus_per_replica,
+            progress,
+        )
     if backend is None:
         if req.backend == "server":
             if not req.base_url:
                 raise BackendError("--backend server needs --base-url http://HOST:PORT/v1")
-            backend = ServerBackend(req.base_url, req.served_model or req.model, sorted(
-                req.adapters), timeout_s=req.timeout_s, max_new_tokens=req.max_new_tokens,
-                concurrency=req.concurrency, api_key_env=req.api_key_env)
+            backend = ServerBackend(
+                req.base_url,
+                req.served_model or req.model,
+                sorted(req.adapters),
+                timeout_s=req.timeout_s,
+                max_new_tokens=req.max_new_tokens,
+                concurrency=req.concurrency,
+                api_key_env=req.api_key_env,
+            )
         else:
             backend = OfflineBackend(req.model, adapters, req.engine, req.max_new_tokens)
-    return run_variants(backend, docs, req.model_name, req.variants(), records,
-                        req.suite["version"], req.batch_size, progress)
+    return run_variants(
+        backend,
+        docs,
+        req.model_name,
+        req.variants(),
+        records,
+        req.suite["version"],
+        req.batch_size,
+        progress,
+    )
 
 
 class _NothingToRun:
@@ -157,8 +200,9 @@ class _NothingToRun:
         raise AssertionError("nothing was left to run")
 
 
-def score_frame(records: RecordFile, names: Sequence[str], suite: dict[str, Any]
-                ) -> tuple[pd.DataFrame, pd.Series]:
+def score_frame(
+    records: RecordFile, names: Sequence[str], suite: dict[str, Any]
+) -> tuple[pd.DataFrame, pd.Series]:
     """(variants × (benchmark, item_id)) ok scores (NaN = missing or failed) in suite order,
     and each column's category."""
     done = records.finished()
@@ -168,47 +212,75 @@ def score_frame(records: RecordFile, names: Sequence[str], suite: dict[str, Any]
             cols += [(b, str(i)) for i in ids]
             cats += [cat] * len(ids)
     index = pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"])
-    data = [[(done.get((n, b, i)) or {}).get("score", float("nan")) for b, i in cols]
-            for n in names]
-    frame = pd.DataFrame(data, index=pd.Index(list(names), name="model"), columns=index,
-                         dtype=float)
+    data = [
+        [(done.get((n, b, i)) or {}).get("score", float("nan")) for b, i in cols] for n in names
+    ]
+    frame = pd.DataFrame(
+        data, index=pd.Index(list(names), name="model"), columns=index, dtype=float
+    )
     return frame, pd.Series(cats, index=index)
 
 
-def write_run_report(req: RunRequest, panel: Panel, estimator: str = DEFAULT_ESTIMATOR,
-                     n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+def write_run_report(
+    req: RunRequest,
+    panel: Panel,
+    estimator: str = DEFAULT_ESTIMATOR,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
     """report.json / report.md / placement.png for every variant of ``req``."""
     names = [variant_name(req.model_name, a) for a in req.variants()]
     scores, _ = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
     placed = place_models(panel, req.suite, scores, estimator, n_boot, seed)
     ref = full_suite_scores(panel)
-    doc = {"schema": REPORT_SCHEMA, "suite": req.suite["version"],
-           "reference_panel": {"name": panel.name, "hash": panel.content_hash,
-                               "n_models": int(ref.notna().sum())},
-           "estimator": estimator, "n_boot": n_boot, "seed": seed,
-           "models": {str(m): {k: json_scalar(v) for k, v in r.items()}
-                      for m, r in placed.iterrows()}}
+    doc = {
+        "schema": REPORT_SCHEMA,
+        "suite": req.suite["version"],
+        "reference_panel": {
+            "name": panel.name,
+            "hash": panel.content_hash,
+            "n_models": int(ref.notna().sum()),
+        },
+        "estimator": estimator,
+        "n_boot": n_boot,
+        "seed": seed,
+        "models": {str(m): {k: json_scalar(v) for k, v in r.items()} for m, r in placed.iterrows()},
+    }
     atomic_write_text(req.out / "report.json", canonical_json(doc))
-    cols = ["n_scored", "suite_score", "suite_score_lo", "suite_score_hi", "suite_rank",
-            "predicted_full", "predicted_full_lo", "predicted_full_hi", "predicted_rank",
-            "predicted_rank_lo", "predicted_rank_hi"]
-    md = (f"# {req.suite['name']} ({req.suite['version']}): {req.model_name}\n\n"
-          f"Reference panel {panel.name} ({int(ref.notna().sum())} models); ranks are out of "
-          f"{int(ref.notna().sum()) + 1}; intervals (95 %): suite score and suite rank from "
-          f"a bootstrap over the suite items ({n_boot} resamples), predicted full score and "
-          f"rank cross-conformal (the estimator's held-out residuals on the reference models); "
-          f"estimator {estimator}.\n\n"
-          + markdown_table(placed[cols].reset_index()) + "\n"
-          + markdown_table(placed[[c for c in placed.columns if c.startswith("cat:")]]
-                           .reset_index()))
+    cols = [
+        "n_scored",
+        "suite_score",
+        "suite_score_lo",
+        "suite_score_hi",
+        "suite_rank",
+        "predicted_full",
+        "predicted_full_lo",
+        "predicted_full_hi",
+        "predicted_rank",
+        "predicted_rank_lo",
+        "predicted_rank_hi",
+    ]
+    md = (
+        f"# {req.suite['name']} ({req.suite['version']}): {req.model_name}\n\n"
+        f"Reference panel {panel.name} ({int(ref.notna().sum())} models); ranks are out of "
+        f"{int(ref.notna().sum()) + 1}; intervals (95 %): suite score and suite rank from "
+        f"a bootstrap over the suite items ({n_boot} resamples), predicted full score and "
+        f"rank cross-conformal (the estimator's held-out residuals on the reference models); "
+        f"estimator {estimator}.\n\n"
+        + markdown_table(placed[cols].reset_index())
+        + "\n"
+        + markdown_table(placed[[c for c in placed.columns if c.startswith("cat:")]].reset_index())
+    )
     atomic_write_text(req.out / "report.md", md)
-    placement_plot(ref, placed, req.out / "placement.png",
-                   f"{req.suite['name']}: new models on {panel.name}")
+    placement_plot(
+        ref, placed, req.out / "placement.png", f"{req.suite['name']}: new models on {panel.name}"
+    )
     return placed
 
 
-def write_variant_report(req: RunRequest, n_boot: int = 2000, seed: int = 0
-                         ) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+def write_variant_report(
+    req: RunRequest, n_boot: int = 2000, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame, float]:
     """variants.json / variants.md / variants.png: the variants' ranking, pairwise P(A beats B)
     and the bootstrap ceiling (App. I.4: trust the ranking only if ≥ 0.90)."""
     names = [variant_name(req.model_name, a) for a in req.variants()]
@@ -216,22 +288,35 @@ def write_variant_report(req: RunRequest, n_boot: int = 2000, seed: int = 0
     table, pairwise, ceiling = rank_variants(scores, cats, n_boot, seed)
     verdict = variant_verdict(table, pairwise)
     trust = verdict["winner"] is not None
-    doc = {"schema": "primebench.variants/2", "suite": req.suite["version"], "n_boot": n_boot,
-           "seed": seed, "ceiling": json_scalar(ceiling), "supports_conclusion": trust,
-           "verdict": verdict,
-           "ranking": [{"variant": str(v), **{k: json_scalar(x) for k, x in r.items()}}
-                       for v, r in table.iterrows()],
-           "pairwise": {str(a): {str(b): json_scalar(pairwise.loc[a, b])
-                                 for b in pairwise.columns} for a in pairwise.index}}
+    doc = {
+        "schema": "primebench.variants/2",
+        "suite": req.suite["version"],
+        "n_boot": n_boot,
+        "seed": seed,
+        "ceiling": json_scalar(ceiling),
+        "supports_conclusion": trust,
+        "verdict": verdict,
+        "ranking": [
+            {"variant": str(v), **{k: json_scalar(x) for k, x in r.items()}}
+            for v, r in table.iterrows()
+        ],
+        "pairwise": {
+            str(a): {str(b): json_scalar(pairwise.loc[a, b]) for b in pairwise.columns}
+            for a in pairwise.index
+        },
+    }
     atomic_write_text(req.out / "variants.json", canonical_json(doc))
     groups = "; ".join(" ≈ ".join(g) for g in verdict["indistinguishable_groups"])  # type: ignore[union-attr]
-    md = (f"# Variants of {req.model_name} on {req.suite['name']}\n\n"
-          f"**Verdict** (paired bootstrap over the same items, {n_boot} resamples): "
-          f"{verdict['text']}.\n\nGroups the suite cannot tell apart, best first: {groups}.\n\n"
-          f"Bootstrap ceiling ρ = {ceiling:.3f} (App. I.4 reference, bar {CEILING_BAR}; the "
-          "verdict above is what decides).\n\n"
-          + markdown_table(table.reset_index()) + "\nP(row beats column):\n\n"
-          + markdown_table(pairwise.reset_index()))
+    md = (
+        f"# Variants of {req.model_name} on {req.suite['name']}\n\n"
+        f"**Verdict** (paired bootstrap over the same items, {n_boot} resamples): "
+        f"{verdict['text']}.\n\nGroups the suite cannot tell apart, best first: {groups}.\n\n"
+        f"Bootstrap ceiling ρ = {ceiling:.3f} (App. I.4 reference, bar {CEILING_BAR}; the "
+        "verdict above is what decides).\n\n"
+        + markdown_table(table.reset_index())
+        + "\nP(row beats column):\n\n"
+        + markdown_table(pairwise.reset_index())
+    )
     atomic_write_text(req.out / "variants.md", md)
     variants_plot(table, pairwise, ceiling, req.out / "variants.png")
     return table, pairwise, ceiling

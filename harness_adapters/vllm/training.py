@@ -38,7 +38,8 @@ def load_adapter(base_url: str, name: str, path: str | Path, timeout_s: float = 
     req = urllib.request.Request(
         base_url.rstrip("/") + "/load_lora_adapter",
         data=json.dumps({"lora_name": name, "lora_path": str(Path(path).resolve())}).encode(),
-        headers={"Content-Type": "application/json"})
+        headers={"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout_s):  # noqa: S310
             return
@@ -46,38 +47,60 @@ def load_adapter(base_url: str, name: str, path: str | Path, timeout_s: float = 
         detail = exc.read().decode("utf-8", "replace")
         if "already been loaded" in detail:
             return
-        hint = (" (start the server with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and "
-                "--enable-lora)" if exc.code in (404, 405) else "")
-        raise BackendError(f"server {base_url} refused to load adapter {name} from {path}: "
-                           f"HTTP {exc.code} {detail[:300]}{hint}") from None
+        hint = (
+            " (start the server with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora)"
+            if exc.code in (404, 405)
+            else ""
+        )
+        raise BackendError(
+            f"server {base_url} refused to load adapter {name} from {path}: "
+            f"HTTP {exc.code} {detail[:300]}{hint}"
+        ) from None
     except (urllib.error.URLError, OSError) as exc:
         raise BackendError(f"server {base_url} is down or not answering: {exc}") from None
 
 
-def evaluate_checkpoint(checkpoint: str | Path, suite: dict[str, Any], panel: Panel,
-                        out: str | Path, base_url: str, served_model: str,
-                        name: str | None = None, timeout_s: float = 120.0,
-                        batch_size: int = 32) -> dict[str, Any]:
+def evaluate_checkpoint(
+    checkpoint: str | Path,
+    suite: dict[str, Any],
+    panel: Panel,
+    out: str | Path,
+    base_url: str,
+    served_model: str,
+    name: str | None = None,
+    timeout_s: float = 120.0,
+    batch_size: int = 32,
+) -> dict[str, Any]:
     """Evaluate the LoRA checkpoint at ``checkpoint`` on ``suite`` through the server; returns
     ``{"variant", "suite_score", "n_scored", "n_items", "categories": {category: score}}``."""
     ckpt = Path(checkpoint)
     if not (ckpt / "adapter_config.json").exists():
-        raise BackendError(f"{ckpt} is not a LoRA checkpoint (no adapter_config.json): a running "
-                           "server cannot swap full weights; use `primebench run --model` on it")
+        raise BackendError(
+            f"{ckpt} is not a LoRA checkpoint (no adapter_config.json): a running "
+            "server cannot swap full weights; use `primebench run --model` on it"
+        )
     name = name or ckpt.name
     load_adapter(base_url, name, ckpt, timeout_s)
     backend = ServerBackend(base_url, served_model, [name], timeout_s=timeout_s)
     records = RecordFile(Path(out) / "records.jsonl")
     docs = suite_docs(suite, panel)
-    run_variants(backend, docs, served_model, [name], records, suite["version"], batch_size,
-                 progress=None)
+    run_variants(
+        backend, docs, served_model, [name], records, suite["version"], batch_size, progress=None
+    )
     variant = variant_name(served_model, name)
     scores, cats = score_frame(records, [variant], suite)
     X = scores.to_numpy(float)
-    per_cat = {c: float(scores.loc[:, (cats == c).to_numpy()].mean(axis=1).iloc[0])
-               for c in dict.fromkeys(cats)}
-    return {"variant": variant, "suite_score": float(suite_scores(X, cats.to_numpy(object))[0]),
-            "n_scored": int((X == X).sum()), "n_items": X.shape[1], "categories": per_cat}
+    per_cat = {
+        c: float(scores.loc[:, (cats == c).to_numpy()].mean(axis=1).iloc[0])
+        for c in dict.fromkeys(cats)
+    }
+    return {
+        "variant": variant,
+        "suite_score": float(suite_scores(X, cats.to_numpy(object))[0]),
+        "n_scored": int((X == X).sum()),
+        "n_items": X.shape[1],
+        "categories": per_cat,
+    }
 
 
 def _callback_base() -> type:
@@ -100,9 +123,19 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
     each checkpoint is evaluated in a background thread, and the finished results are logged at
     the next step end (and all of them at the end of training) with their own step."""
 
-    def __init__(self, suite: dict[str, Any], panel: Panel, base_url: str, served_model: str,
-                 out: str | Path, prefix: str = "primebench", *, trainer: Any = None,
-                 asynchronous: bool = False, timeout_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        suite: dict[str, Any],
+        panel: Panel,
+        base_url: str,
+        served_model: str,
+        out: str | Path,
+        prefix: str = "primebench",
+        *,
+        trainer: Any = None,
+        asynchronous: bool = False,
+        timeout_s: float = 120.0,
+    ) -> None:
         self.suite, self.panel, self.base_url = suite, panel, base_url
         self.served_model, self.out, self.prefix = served_model, Path(out), prefix
         self.trainer, self.asynchronous, self.timeout_s = trainer, asynchronous, timeout_s
@@ -122,9 +155,16 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
 
         self.out.mkdir(parents=True, exist_ok=True)
         with records_lock(self.out / "records.jsonl"):
-            return evaluate_checkpoint(ckpt, self.suite, self.panel, self.out, self.base_url,
-                                       self.served_model, name=f"step-{step}",
-                                       timeout_s=self.timeout_s)
+            return evaluate_checkpoint(
+                ckpt,
+                self.suite,
+                self.panel,
+                self.out,
+                self.base_url,
+                self.served_model,
+                name=f"step-{step}",
+                timeout_s=self.timeout_s,
+            )
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         if not getattr(state, "is_world_process_zero", True):
@@ -148,8 +188,9 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
     def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         # the last epoch ends after the last save and before on_train_end, where the reporting
         # integrations close their writers: wait for the pending checkpoints here
-        if control.should_training_stop or (state.max_steps and
-                                            state.global_step >= state.max_steps):
+        if control.should_training_stop or (
+            state.max_steps and state.global_step >= state.max_steps
+        ):
             self._flush(state, wait=True)
         return control
 
@@ -173,8 +214,11 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
         # ``eval_``: the integrations file these under eval/ (TensorBoard's and W&B's
         # ``eval/primebench/suite_score``), beside the Trainer's own evaluation metrics
         key = f"eval_{self.prefix}"
-        metrics = {f"{key}/suite_score": res["suite_score"], f"{key}/n_scored": res["n_scored"],
-                   **{f"{key}/{c}": v for c, v in res["categories"].items()}}
+        metrics = {
+            f"{key}/suite_score": res["suite_score"],
+            f"{key}/n_scored": res["n_scored"],
+            **{f"{key}/{c}": v for c, v in res["categories"].items()},
+        }
         self.results.append({"step": step, **res})
         if self.trainer is None:  # no trainer to log through: the history only
             state.log_history.append({**metrics, "step": step})

@@ -26,8 +26,10 @@ def cmd_vlmeval_export(args: argparse.Namespace) -> int:
     out = export_suite(manifest, args.source_tsv, args.lmudata, keys, only)
     for name, path in out.items():
         print(f"{name}: {path}")
-    print(f"config: {Path(args.lmudata) / CONFIG_NAME}\nrun: LMUData={args.lmudata} primebench "
-          f"vlmeval run -- --data {' '.join(out)} --model <model>")
+    print(
+        f"config: {Path(args.lmudata) / CONFIG_NAME}\nrun: LMUData={args.lmudata} primebench "
+        f"vlmeval run -- --data {' '.join(out)} --model <model>"
+    )
     return 0
 
 
@@ -40,8 +42,11 @@ def vlmeval_run_py(root: str | None) -> Path:
         root = str(Path(vlmeval.__file__).resolve().parents[1])
     path = Path(root) / "run.py"
     if not path.exists():
-        raise InputError("VLMEvalKit's run.py is not here; pass --vlmeval-root (the folder of "
-                         "your VLMEvalKit checkout)", file=str(path))
+        raise InputError(
+            "VLMEvalKit's run.py is not here; pass --vlmeval-root (the folder of "
+            "your VLMEvalKit checkout)",
+            file=str(path),
+        )
     return path
 
 
@@ -73,8 +78,10 @@ def cmd_vlmeval_run(args: argparse.Namespace) -> int:
         sys.argv = argv
     failed = {k: v for k, v in PrimeBenchMixin.OUTCOMES.items() if isinstance(v, BaseException)}
     for name, exc in failed.items():  # run.py logs these and exits 0
-        print(f"error: VLMEvalKit's evaluation of {name} failed: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
+        print(
+            f"error: VLMEvalKit's evaluation of {name} failed: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
     for name, side in PrimeBenchMixin.OUTCOMES.items():
         if not isinstance(side, BaseException):
             print(f"{name}: evaluated, results for primebench in {side}", file=sys.stderr)
@@ -97,32 +104,48 @@ def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
 
 def add_commands(tree: CommandTree) -> None:
     ingest = tree.group("ingest", "harness results into a Panel")
-    p = ingest.add_parser("vlmeval", help="a VLMEvalKit work directory",
-                          formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = ingest.add_parser(
+        "vlmeval",
+        help="a VLMEvalKit work directory",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     p.add_argument("work_dir", help="run.py's --work-dir (or one model's folder in it)")
     p.add_argument("--panel", required=True, help="a writable panel directory")
     p.add_argument("--model", help="only this model (default: every model found)")
     p.set_defaults(func=cmd_ingest_vlmeval)
     vlm = tree.group("vlmeval", "VLMEvalKit datasets of a suite")
     p = vlm.add_parser(
-        "export", help="LMUData TSVs holding exactly a suite's items",
+        "export",
+        help="LMUData TSVs holding exactly a suite's items",
         description="Filter your upstream VLMEvalKit TSVs to the suite's items (every column "
         "kept; shared images carried) and write the config that `vlmeval run` registers.",
         epilog="example: primebench vlmeval export --suite primebench --source-tsv ~/LMUData "
         "--lmudata ~/LMUData --only MMMU_DEV_VAL,MathVista_MINI",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--suite", required=True,
-                   help="a released suite's name (primebench, ...) or a manifest JSON")
-    p.add_argument("--source-tsv", required=True,
-                   help="folder of the upstream <dataset>.tsv files (usually $LMUData)")
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument(
+        "--suite",
+        required=True,
+        help="a released suite's name (primebench, ...) or a manifest JSON",
+    )
+    p.add_argument(
+        "--source-tsv",
+        required=True,
+        help="folder of the upstream <dataset>.tsv files (usually $LMUData)",
+    )
     p.add_argument("--lmudata", required=True, help="LMUData folder to write to")
-    p.add_argument("--key", action="append", metavar="BENCHMARK=COLUMN",
-                   help="the TSV column holding the suite's item ids (default: found from the "
-                   "data among index, id, pid, question_id)")
+    p.add_argument(
+        "--key",
+        action="append",
+        metavar="BENCHMARK=COLUMN",
+        help="the TSV column holding the suite's item ids (default: found from the "
+        "data among index, id, pid, question_id)",
+    )
     p.add_argument("--only", help="comma-separated benchmarks to export (default: all)")
     p.set_defaults(func=cmd_vlmeval_export)
     p = vlm.add_parser(
-        "run", help="VLMEvalKit's run.py with the suite's datasets registered",
+        "run",
+        help="VLMEvalKit's run.py with the suite's datasets registered",
         description="Registers the PrimeBench datasets of $LMUData's export with the installed "
         "VLMEvalKit, then runs its run.py in this process with the arguments after `--`. "
         "MathVista needs --judge exact_matching when no judge API is configured (rule-based "
@@ -130,12 +153,20 @@ def add_commands(tree: CommandTree) -> None:
         epilog="example: LMUData=~/LMUData primebench vlmeval run -- --data "
         "PrimeBench_MMMU_DEV_VAL PrimeBench_MathVista_MINI --model Qwen2-VL-2B-Instruct "
         "--judge exact_matching --work-dir outputs",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     p.add_argument("--lmudata", help="the LMUData folder (default: $LMUData)")
-    p.add_argument("--vlmeval-root", help="VLMEvalKit checkout holding run.py (default: the "
-                   "folder above the installed vlmeval package)")
-    p.add_argument("--import", dest="import_", action="append", metavar="MODULE",
-                   help="import this module first (e.g. one that adds your model class to "
-                   "vlmeval.vlm)")
+    p.add_argument(
+        "--vlmeval-root",
+        help="VLMEvalKit checkout holding run.py (default: the "
+        "folder above the installed vlmeval package)",
+    )
+    p.add_argument(
+        "--import",
+        dest="import_",
+        action="append",
+        metavar="MODULE",
+        help="import this module first (e.g. one that adds your model class to vlmeval.vlm)",
+    )
     p.add_argument("run_args", nargs=argparse.REMAINDER, help="run.py's arguments, after --")
     p.set_defaults(func=cmd_vlmeval_run)

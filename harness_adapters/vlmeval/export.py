@@ -63,8 +63,12 @@ def key_column(df: pd.DataFrame, ids: list[str], tsv: Path, forced: str | None =
     """The column in which every one of ``ids`` occurs exactly once."""
     tried = [forced] if forced else [c for c in KEY_COLUMNS if c in df.columns]
     if forced and forced not in df.columns:
-        raise InputError(f"no column {forced!r} (columns: {list(df.columns)})", file=str(tsv),
-                         row=1, field=forced)
+        raise InputError(
+            f"no column {forced!r} (columns: {list(df.columns)})",
+            file=str(tsv),
+            row=1,
+            field=forced,
+        )
     want = set(ids)
     for col in tried:
         counts = df[col].value_counts()
@@ -75,11 +79,14 @@ def key_column(df: pd.DataFrame, ids: list[str], tsv: Path, forced: str | None =
         counts = df[col].value_counts()
         missing = sorted(want - set(counts.index))
         dup = sorted(i for i in want & set(counts.index) if counts[i] > 1)
-        detail.append(f"{col!r}: {len(missing)} missing (e.g. {missing[:3]}), "
-                      f"{len(dup)} repeated")
-    raise InputError(f"no column holds every one of the suite's {len(want)} item ids exactly "
-                     f"once (tried {'; '.join(detail) or 'no candidate column'}); name it with "
-                     "--key BENCHMARK=COLUMN", file=str(tsv), field="index")
+        detail.append(f"{col!r}: {len(missing)} missing (e.g. {missing[:3]}), {len(dup)} repeated")
+    raise InputError(
+        f"no column holds every one of the suite's {len(want)} item ids exactly "
+        f"once (tried {'; '.join(detail) or 'no candidate column'}); name it with "
+        "--key BENCHMARK=COLUMN",
+        file=str(tsv),
+        field="index",
+    )
 
 
 def inline_dropped_images(keep: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
@@ -94,44 +101,61 @@ def inline_dropped_images(keep: pd.DataFrame, full: pd.DataFrame) -> pd.DataFram
         if 0 < len(img) <= IMAGE_REF_MAX and img not in kept:
             target = by_index.get(img)
             if target is None or len(target) <= IMAGE_REF_MAX:
-                raise InputError(f"row {idx}: its image refers to row {img!r}, which holds no "
-                                 "image", field="image")
+                raise InputError(
+                    f"row {idx}: its image refers to row {img!r}, which holds no image",
+                    field="image",
+                )
             img = target
         images.append(img)
     out["image"] = images
     return out
 
 
-def export_suite(manifest: dict[str, Any], source: str | Path, lmudata: str | Path,
-                 keys: dict[str, str] | None = None, only: list[str] | None = None
-                 ) -> dict[str, Path]:
+def export_suite(
+    manifest: dict[str, Any],
+    source: str | Path,
+    lmudata: str | Path,
+    keys: dict[str, str] | None = None,
+    only: list[str] | None = None,
+) -> dict[str, Path]:
     """Write the suite's TSVs and the config; returns dataset name → TSV path.
 
     ``keys`` forces the key column of a benchmark; ``only`` exports just those benchmarks (the
     others of the suite are then not runnable in VLMEvalKit, which the config records)."""
     src, dst = Path(source), Path(lmudata)
     keys = dict(keys or {})
-    benches = {b: (cat, ids) for cat, by_b in manifest_items(manifest).items()
-               for b, ids in by_b.items()}
+    benches = {
+        b: (cat, ids) for cat, by_b in manifest_items(manifest).items() for b, ids in by_b.items()
+    }
     unknown = sorted((set(keys) | set(only or [])) - set(benches))
     if unknown:
-        raise InputError(f"not benchmarks of suite {manifest['name']}: {unknown} (it has "
-                         f"{sorted(benches)})", field="--key/--only")
+        raise InputError(
+            f"not benchmarks of suite {manifest['name']}: {unknown} (it has {sorted(benches)})",
+            field="--key/--only",
+        )
     frames: dict[str, pd.DataFrame] = {}
-    config: dict[str, Any] = {"schema": SCHEMA, "suite": manifest["version"],
-                              "suite_name": manifest["name"], "data": {}, "not_exported": []}
+    config: dict[str, Any] = {
+        "schema": SCHEMA,
+        "suite": manifest["version"],
+        "suite_name": manifest["name"],
+        "data": {},
+        "not_exported": [],
+    }
     for b, (cat, ids) in benches.items():
         if only is not None and b not in only:
             config["not_exported"].append(b)
             continue
         vds = manifest["categories"][cat]["benchmarks"][b].get("vlmeval_dataset")
         if not vds:
-            raise InputError(f"benchmark {b!r} has no VLMEvalKit dataset name; leave it out with "
-                             "--only", field="vlmeval_dataset")
+            raise InputError(
+                f"benchmark {b!r} has no VLMEvalKit dataset name; leave it out with --only",
+                field="vlmeval_dataset",
+            )
         tsv = src / f"{vds}.tsv"
         if not tsv.exists():
-            raise InputError(f"upstream TSV of {vds} not found (leave {b} out with --only)",
-                             file=str(tsv))
+            raise InputError(
+                f"upstream TSV of {vds} not found (leave {b} out with --only)", file=str(tsv)
+            )
         df = read_tsv(tsv)
         if "index" not in df.columns:
             raise InputError("no 'index' column", file=str(tsv), row=1, field="index")
@@ -144,14 +168,20 @@ def export_suite(manifest: dict[str, Any], source: str | Path, lmudata: str | Pa
         name = dataset_name(b)
         frames[name] = keep
         config["data"][name] = {
-            "class": "PrimeBench_" + vds, "dataset": name, "benchmark": b, "upstream": vds,
-            "key_column": col, "n_items": len(keep),
-            "index_to_item": dict(zip(keep["index"], keep[col], strict=True))}
+            "class": "PrimeBench_" + vds,
+            "dataset": name,
+            "benchmark": b,
+            "upstream": vds,
+            "key_column": col,
+            "n_items": len(keep),
+            "index_to_item": dict(zip(keep["index"], keep[col], strict=True)),
+        }
     return _write_all(dst, frames, config)
 
 
-def _write_all(dst: Path, frames: dict[str, pd.DataFrame], config: dict[str, Any]
-               ) -> dict[str, Path]:
+def _write_all(
+    dst: Path, frames: dict[str, pd.DataFrame], config: dict[str, Any]
+) -> dict[str, Path]:
     dst.mkdir(parents=True, exist_ok=True)
     staged: list[tuple[Path, Path]] = []
     try:
@@ -181,6 +211,7 @@ def read_config(lmudata: str | Path) -> dict[str, Any]:
 
     path = Path(lmudata) / CONFIG_NAME
     if not path.exists():
-        raise InputError("no PrimeBench export here; run `primebench vlmeval export` first",
-                         file=str(path))
+        raise InputError(
+            "no PrimeBench export here; run `primebench vlmeval export` first", file=str(path)
+        )
     return read_json_document(path, "PrimeBench VLMEvalKit export config", SCHEMA)

@@ -44,8 +44,12 @@ def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
         bad = s.isna() | ~s.isin([0, 1])
         if bad.any():
             i = int(bad.to_numpy().nonzero()[0][0])
-            raise InputError(f"hit {shown(df['hit'].iloc[i])} is not 0 or 1", file=str(path),
-                             row=i + 2, field="hit")
+            raise InputError(
+                f"hit {shown(df['hit'].iloc[i])} is not 0 or 1",
+                file=str(path),
+                row=i + 2,
+                field="hit",
+            )
         return [float(x) for x in s]
     if rule == "mathvista_post_check":
         from harness_adapters.vlmeval.registration import import_vlmeval
@@ -61,9 +65,12 @@ def read_sidecar(path: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     """One evaluation's records from its sidecar and result table."""
     doc = read_json_document(path, "PrimeBench VLMEvalKit result", SIDECAR_SCHEMA)
     if not doc.get("result_file"):
-        raise InputError(f"VLMEvalKit's evaluation of {doc['dataset']} ({doc['upstream_class']}) "
-                         "wrote no per-row result table that primebench can read",
-                         file=str(path), field="result_file")
+        raise InputError(
+            f"VLMEvalKit's evaluation of {doc['dataset']} ({doc['upstream_class']}) "
+            "wrote no per-row result table that primebench can read",
+            file=str(path),
+            field="result_file",
+        )
     table = path.with_name(doc["result_file"])
     if not table.exists():
         raise InputError("the result table this sidecar names is missing", file=str(table))
@@ -71,30 +78,42 @@ def read_sidecar(path: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     if "index" not in df.columns:
         raise InputError("no 'index' column", file=str(table), row=1, field="index")
     imap = doc["index_to_item"]
-    idx = [str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
-           for x in df["index"]]
+    idx = [str(int(x)) if isinstance(x, float) and x.is_integer() else str(x) for x in df["index"]]
     stray = [i for i in idx if i not in imap]
     if stray:
-        raise InputError(f"{len(stray)} row(s) are not items of the exported dataset, e.g. "
-                         f"{stray[:5]}", file=str(table), field="index")
+        raise InputError(
+            f"{len(stray)} row(s) are not items of the exported dataset, e.g. {stray[:5]}",
+            file=str(table),
+            field="index",
+        )
     missing = sorted(set(imap) - set(idx))
     scores = _scores(df, doc["score_rule"], table)
-    rows = pd.DataFrame({"model": doc["model"], "benchmark": doc["benchmark"],
-                         "item_id": [imap[i] for i in idx], "condition": "vl",
-                         "score": scores})
+    rows = pd.DataFrame(
+        {
+            "model": doc["model"],
+            "benchmark": doc["benchmark"],
+            "item_id": [imap[i] for i in idx],
+            "condition": "vl",
+            "score": scores,
+        }
+    )
     doc = {**doc, "missing_items": missing, "table": str(table)}
     return doc, rows
 
 
-def read_work_dir(work_dir: str | Path, model: str | None = None
-                  ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+def read_work_dir(
+    work_dir: str | Path, model: str | None = None
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Records of every PrimeBench evaluation under ``work_dir`` (a ``run.py --work-dir`` or one
     model's folder in it), and the sidecars read."""
     side = sorted(Path(work_dir).rglob(f"*{SIDECAR_SUFFIX}"))
     if not side:
-        raise InputError("no evaluated PrimeBench dataset here (no *_primebench.json; run "
-                         "VLMEvalKit through `primebench vlmeval run` so the datasets are "
-                         "registered)", file=str(work_dir))
+        raise InputError(
+            "no evaluated PrimeBench dataset here (no *_primebench.json; run "
+            "VLMEvalKit through `primebench vlmeval run` so the datasets are "
+            "registered)",
+            file=str(work_dir),
+        )
     seen: dict[tuple[str, str], tuple[str, pd.DataFrame]] = {}
     docs = []
     for p in side:
@@ -107,10 +126,13 @@ def read_work_dir(work_dir: str | Path, model: str | None = None
             a = prev.set_index("item_id")["score"]
             b = rows.set_index("item_id")["score"].reindex(a.index)
             if len(a) != len(rows) or not all(
-                    math.isclose(x, y) for x, y in zip(a, b, strict=True)):
-                raise InputError(f"model {key[0]} has two different results for {key[1]} "
-                                 f"({other} and {p}); keep one eval folder or pass --model",
-                                 file=str(p))
+                math.isclose(x, y) for x, y in zip(a, b, strict=True)
+            ):
+                raise InputError(
+                    f"model {key[0]} has two different results for {key[1]} "
+                    f"({other} and {p}); keep one eval folder or pass --model",
+                    file=str(p),
+                )
             continue
         seen[key] = (str(p), rows)
         docs.append(doc)

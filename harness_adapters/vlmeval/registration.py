@@ -75,10 +75,16 @@ def upstream_class(D: Any, upstream: str) -> type:
 
 def _table_files(eval_file: Path) -> list[Path]:
     stem = eval_file.with_suffix("").name
-    return sorted((p for p in eval_file.parent.glob(f"{stem}_*")
-                   if p.suffix in (".xlsx", ".tsv", ".json", ".csv") and
-                   not p.name.endswith(SIDECAR_SUFFIX)),
-                  key=lambda p: (p.stat().st_mtime_ns, p.name), reverse=True)
+    return sorted(
+        (
+            p
+            for p in eval_file.parent.glob(f"{stem}_*")
+            if p.suffix in (".xlsx", ".tsv", ".json", ".csv")
+            and not p.name.endswith(SIDECAR_SUFFIX)
+        ),
+        key=lambda p: (p.stat().st_mtime_ns, p.name),
+        reverse=True,
+    )
 
 
 def per_row_result(eval_file: Path, since_ns: int) -> tuple[str, str] | tuple[None, None]:
@@ -157,13 +163,22 @@ class PrimeBenchMixin:
         path = Path(eval_file)
         name, rule = per_row_result(path, since)
         model = path.with_suffix("").name[: -len(f"_{self.dataset_name}")]  # type: ignore[attr-defined]
-        doc = {"schema": SIDECAR_SCHEMA, "suite": self.SUITE["suite"],
-               "suite_name": self.SUITE["suite_name"], "model": model,
-               "dataset": self.dataset_name, "benchmark": spec["benchmark"],  # type: ignore[attr-defined]
-               "upstream": spec["upstream"], "upstream_class": spec["upstream_class"],
-               "judge": judge if judge not in NO_JUDGE else "exact_matching",
-               "prediction_file": path.name, "result_file": name, "score_rule": rule,
-               "judge_needed": judge_needed, "index_to_item": spec["index_to_item"]}
+        doc = {
+            "schema": SIDECAR_SCHEMA,
+            "suite": self.SUITE["suite"],
+            "suite_name": self.SUITE["suite_name"],
+            "model": model,
+            "dataset": self.dataset_name,
+            "benchmark": spec["benchmark"],  # type: ignore[attr-defined]
+            "upstream": spec["upstream"],
+            "upstream_class": spec["upstream_class"],
+            "judge": judge if judge not in NO_JUDGE else "exact_matching",
+            "prediction_file": path.name,
+            "result_file": name,
+            "score_rule": rule,
+            "judge_needed": judge_needed,
+            "index_to_item": spec["index_to_item"],
+        }
         side = path.with_name(path.with_suffix("").name + SIDECAR_SUFFIX)
         tmp = side.with_name(f".{side.name}.tmp")
         tmp.write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n", "utf-8")
@@ -192,14 +207,22 @@ def register(lmudata: str | Path | None = None) -> dict[str, type]:
     suite = {"suite": cfg["suite"], "suite_name": cfg["suite_name"]}
     for name, spec in cfg["data"].items():
         base = upstream_class(D, spec["upstream"])
-        cls = type(spec["class"], (PrimeBenchMixin, base), {
-            "PRIMEBENCH": {name: {**spec, "upstream_class": base.__name__}},
-            "SUITE": suite, "DATASET_URL": {name: f"{name}.tsv"}, "DATASET_MD5": {},
-            "__module__": "vlmeval.dataset",
-            "__doc__": f"{name}: {spec['upstream']} ({base.__name__}) restricted to suite "
-                       f"{cfg['suite_name']} {cfg['suite']}."})
-        D.DATASET_CLASSES[:] = [c for c in D.DATASET_CLASSES
-                                if name not in getattr(c, "PRIMEBENCH", {})]
+        cls = type(
+            spec["class"],
+            (PrimeBenchMixin, base),
+            {
+                "PRIMEBENCH": {name: {**spec, "upstream_class": base.__name__}},
+                "SUITE": suite,
+                "DATASET_URL": {name: f"{name}.tsv"},
+                "DATASET_MD5": {},
+                "__module__": "vlmeval.dataset",
+                "__doc__": f"{name}: {spec['upstream']} ({base.__name__}) restricted to suite "
+                f"{cfg['suite_name']} {cfg['suite']}.",
+            },
+        )
+        D.DATASET_CLASSES[:] = [
+            c for c in D.DATASET_CLASSES if name not in getattr(c, "PRIMEBENCH", {})
+        ]
         D.DATASET_CLASSES.insert(0, cls)
         setattr(D, spec["class"], cls)
         if name not in D.SUPPORTED_DATASETS:

@@ -11,11 +11,24 @@ from importlib import resources
 from primebench_tasks.errors import UnknownBenchmarkError
 
 CATEGORIES: tuple[str, ...] = (
-    "Comprehensive", "Academic Knowledge", "Visual Reasoning", "Math Reasoning",
-    "Document Understanding", "Text Recognition", "Chart Understanding", "Science Knowledge",
-    "Object Grounding", "Spatial Reasoning", "Image Understanding", "Image Captioning",
-    "Hallucination Detection", "Commonsense", "Multi-Turn/Multilingual", "Web/UI Understanding",
-    "Object Recognition", "Instruction Following",
+    "Comprehensive",
+    "Academic Knowledge",
+    "Visual Reasoning",
+    "Math Reasoning",
+    "Document Understanding",
+    "Text Recognition",
+    "Chart Understanding",
+    "Science Knowledge",
+    "Object Grounding",
+    "Spatial Reasoning",
+    "Image Understanding",
+    "Image Captioning",
+    "Hallucination Detection",
+    "Commonsense",
+    "Multi-Turn/Multilingual",
+    "Web/UI Understanding",
+    "Object Recognition",
+    "Instruction Following",
 )
 """The 18 capability categories in Table 4 order."""
 
@@ -56,13 +69,23 @@ def paper_benchmarks() -> tuple[BenchmarkSpec, ...]:
     """The paper's 43 benchmarks in Table 5 order (descending item count)."""
     out = []
     for r in _rows("catalogue.csv"):
-        out.append(BenchmarkSpec(
-            benchmark=r["benchmark"], category=r["category"], metric=r["metric"],
-            metric_kind=r["metric_kind"], score_min=float(r["score_min"]),
-            score_max=float(r["score_max"]), lmms_eval_task=r["lmms_eval_task"] or None,
-            vlmeval_dataset=r["vlmeval_dataset"] or None, items=int(r["items"]),
-            all_correct=int(r["all_correct"]), blind_solvable=int(r["blind_solvable"]),
-            removed=int(r["removed"]), blind_runs=r["blind_runs"] == "true"))
+        out.append(
+            BenchmarkSpec(
+                benchmark=r["benchmark"],
+                category=r["category"],
+                metric=r["metric"],
+                metric_kind=r["metric_kind"],
+                score_min=float(r["score_min"]),
+                score_max=float(r["score_max"]),
+                lmms_eval_task=r["lmms_eval_task"] or None,
+                vlmeval_dataset=r["vlmeval_dataset"] or None,
+                items=int(r["items"]),
+                all_correct=int(r["all_correct"]),
+                blind_solvable=int(r["blind_solvable"]),
+                removed=int(r["removed"]),
+                blind_runs=r["blind_runs"] == "true",
+            )
+        )
     return tuple(out)
 
 
@@ -71,10 +94,15 @@ def _aliases() -> dict[str, BenchmarkSpec]:
     out = {}
     for r in _rows("aliases.csv"):
         out[r["alias"]] = BenchmarkSpec(
-            benchmark=r["alias"], category=r["category"], metric=r["metric"],
-            metric_kind=r["metric_kind"], score_min=float(r["score_min"]),
-            score_max=float(r["score_max"]), lmms_eval_task=r["lmms_eval_task"] or None,
-            vlmeval_dataset=r["vlmeval_dataset"] or None)
+            benchmark=r["alias"],
+            category=r["category"],
+            metric=r["metric"],
+            metric_kind=r["metric_kind"],
+            score_min=float(r["score_min"]),
+            score_max=float(r["score_max"]),
+            lmms_eval_task=r["lmms_eval_task"] or None,
+            vlmeval_dataset=r["vlmeval_dataset"] or None,
+        )
     return out
 
 
@@ -87,16 +115,25 @@ def lookup(benchmark: str, category: str | None = None) -> BenchmarkSpec:
     """
     if category is not None and category not in CATEGORIES:
         raise UnknownBenchmarkError(
-            f"unknown category {category!r}; the categories are: {', '.join(CATEGORIES)}")
+            f"unknown category {category!r}; the categories are: {', '.join(CATEGORIES)}"
+        )
     spec = {b.benchmark: b for b in paper_benchmarks()}.get(benchmark) or _aliases().get(benchmark)
     if spec is None:
         if category is None:
             raise UnknownBenchmarkError(
                 f"benchmark {benchmark!r} is not in the catalogue; give its capability category "
-                f"(CLI: --category CAT, Python: category=CAT), one of: {', '.join(CATEGORIES)}")
-        return BenchmarkSpec(benchmark=benchmark, category=category, metric="accuracy",
-                             metric_kind="binary", score_min=0.0, score_max=1.0,
-                             lmms_eval_task=None, vlmeval_dataset=None)
+                f"(CLI: --category CAT, Python: category=CAT), one of: {', '.join(CATEGORIES)}"
+            )
+        return BenchmarkSpec(
+            benchmark=benchmark,
+            category=category,
+            metric="accuracy",
+            metric_kind="binary",
+            score_min=0.0,
+            score_max=1.0,
+            lmms_eval_task=None,
+            vlmeval_dataset=None,
+        )
     if category is not None and category != spec.category:
         return BenchmarkSpec(**{**spec.__dict__, "category": category})
     return spec

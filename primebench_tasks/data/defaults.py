@@ -31,7 +31,9 @@ def default_path(name: str) -> Path:
     """Directory of embedded data set ``name``."""
     path = embedded_root() / name
     if not path.is_dir():
-        raise NotFoundError(f"no embedded data set {name!r}; available: {', '.join(default_names())}")
+        raise NotFoundError(
+            f"no embedded data set {name!r}; available: {', '.join(default_names())}"
+        )
     return path
 
 

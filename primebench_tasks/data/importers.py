@@ -40,9 +40,13 @@ def split_condition(key: str, file: str, row: int, field: str) -> tuple[str, str
         return "vl", key
     prefix, rest = m.group(1), m.group(2)
     if prefix not in CONDITION_PREFIXES:
-        raise InputError(f"unknown condition prefix <{prefix}>; known: "
-                         f"{', '.join('<' + p + '>' for p in CONDITION_PREFIXES)}",
-                         file=file, row=row, field=field)
+        raise InputError(
+            f"unknown condition prefix <{prefix}>; known: "
+            f"{', '.join('<' + p + '>' for p in CONDITION_PREFIXES)}",
+            file=file,
+            row=row,
+            field=field,
+        )
     if not rest:
         raise InputError("condition prefix without an item id", file=file, row=row, field=field)
     return CONDITION_PREFIXES[prefix], rest
@@ -65,9 +69,14 @@ class WideMatrix:
         M, C = self.values.shape
         conds = np.array([c for c, _ in self.columns], dtype=object)
         items = np.array([i for _, i in self.columns], dtype=object)
-        return pd.DataFrame({"model": np.repeat(np.array(self.models, dtype=object), C),
-                             "item_id": np.tile(items, M), "condition": np.tile(conds, M),
-                             "score": self.values.ravel().astype(np.float64)})
+        return pd.DataFrame(
+            {
+                "model": np.repeat(np.array(self.models, dtype=object), C),
+                "item_id": np.tile(items, M),
+                "condition": np.tile(conds, M),
+                "score": self.values.ravel().astype(np.float64),
+            }
+        )
 
 
 def _read_csv_rows(path: Path) -> list[list[str]]:
@@ -87,8 +96,12 @@ def _read_csv_rows(path: Path) -> list[list[str]]:
     if not rows:
         raise InputError("file is empty", file=str(path), row=1)
     if len(rows) < 2 or len(rows[0]) < 2:
-        raise InputError("a response matrix needs a header row, at least one data row and at "
-                         "least one data column", file=str(path), row=1)
+        raise InputError(
+            "a response matrix needs a header row, at least one data row and at "
+            "least one data column",
+            file=str(path),
+            row=1,
+        )
     return rows
 
 
@@ -96,8 +109,13 @@ def _detect_orientation(rows: list[list[str]], file: str) -> str:
     header_pref = any(_PREFIX.match(h) for h in rows[0][1:])
     first_col_pref = any(_PREFIX.match(r[0]) for r in rows[1:])
     if header_pref and first_col_pref:
-        raise InputError("mixed orientation: condition-prefixed ids appear both in the header "
-                         "and in the first column", file=file, row=1, field=rows[0][0])
+        raise InputError(
+            "mixed orientation: condition-prefixed ids appear both in the header "
+            "and in the first column",
+            file=file,
+            row=1,
+            field=rows[0][0],
+        )
     if header_pref:
         return "models-x-items"
     if first_col_pref:
@@ -107,9 +125,13 @@ def _detect_orientation(rows: list[list[str]], file: str) -> str:
         return "items-x-models"
     if first in _MODEL_FIRST_HEADERS:
         return "models-x-items"
-    raise InputError(f"cannot tell the orientation from the header {rows[0][0]!r}; pass "
-                     "--orientation items-x-models|models-x-items", file=file, row=1,
-                     field=rows[0][0])
+    raise InputError(
+        f"cannot tell the orientation from the header {rows[0][0]!r}; pass "
+        "--orientation items-x-models|models-x-items",
+        file=file,
+        row=1,
+        field=rows[0][0],
+    )
 
 
 def _parse_careful(path: Path) -> tuple[list[str], list[str], np.ndarray]:
@@ -130,8 +152,9 @@ def _parse_careful(path: Path) -> tuple[list[str], list[str], np.ndarray]:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         r, c = divmod(i, body.shape[1])
-        raise InputError(f"non-numeric score {shown(flat[i])}", file=f, row=r + 2,
-                         field=header[c + 1])
+        raise InputError(
+            f"non-numeric score {shown(flat[i])}", file=f, row=r + 2, field=header[c + 1]
+        )
     return header, [r[0] for r in rows[1:]], num.reshape(body.shape)
 
 
@@ -139,8 +162,9 @@ _NAN_CELLS = ["", "nan", "NaN", "NAN", "Nan"]
 _FAST_BLOCK = 1 << 20
 
 
-def _parse_fast(path: Path, lo: float, hi: float, dtype: type, scale: bool
-                ) -> tuple[list[str], list[str], np.ndarray] | None:
+def _parse_fast(
+    path: Path, lo: float, hi: float, dtype: type, scale: bool
+) -> tuple[list[str], list[str], np.ndarray] | None:
     """pyarrow's CSV parser, streamed in blocks into one ``dtype`` array of the values (scaled
     to [0, 1] when ``scale``): no per-cell Python objects, so a 20k × 1k matrix stays within a
     few times its dense size. Returns None for anything unusual (a quoted header, a malformed
@@ -171,17 +195,22 @@ def _parse_fast(path: Path, lo: float, hi: float, dtype: type, scale: bool
     types[names[0]] = pa.string()
     try:
         reader = pacsv.open_csv(
-            pa.BufferReader(data[nl + 1:]),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=_FAST_BLOCK,
-                                           use_threads=False),
+            pa.BufferReader(data[nl + 1 :]),
+            read_options=pacsv.ReadOptions(
+                column_names=names, block_size=_FAST_BLOCK, use_threads=False
+            ),
             parse_options=pacsv.ParseOptions(newlines_in_values=True),
-            convert_options=pacsv.ConvertOptions(column_types=types, null_values=_NAN_CELLS,
-                                                 strings_can_be_null=False,
-                                                 quoted_strings_can_be_null=False))
+            convert_options=pacsv.ConvertOptions(
+                column_types=types,
+                null_values=_NAN_CELLS,
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
         keys: list[str] = []
         # one output array sized by the line count (an upper bound on the rows), filled block by
         # block: no list of blocks to concatenate (that would hold the values twice)
-        values = np.empty((data.count(b"\n") + 1, len(names) - 1), dtype=dtype)
+        values: np.ndarray = np.empty((data.count(b"\n") + 1, len(names) - 1), dtype=dtype)
         for batch in reader:
             if batch.num_rows == 0:
                 continue
@@ -189,12 +218,11 @@ def _parse_fast(path: Path, lo: float, hi: float, dtype: type, scale: bool
             for j in range(1, len(names)):
                 raw[:, j - 1] = batch.column(j).to_numpy(zero_copy_only=False)
             finite = raw[np.isfinite(raw)]
-            if np.isinf(raw).any() or (finite.size and (finite.min() < lo
-                                                        or finite.max() > hi)):
+            if np.isinf(raw).any() or (finite.size and (finite.min() < lo or finite.max() > hi)):
                 return None
             r0 = len(keys)
             keys.extend(batch.column(0).to_pylist())
-            values[r0:len(keys)] = (raw - lo) / (hi - lo) if scale else raw
+            values[r0 : len(keys)] = (raw - lo) / (hi - lo) if scale else raw
             del raw, finite
     except (pa.ArrowException, UnicodeDecodeError, ValueError):
         return None
@@ -203,9 +231,15 @@ def _parse_fast(path: Path, lo: float, hi: float, dtype: type, scale: bool
     return header, keys, values[: len(keys)]
 
 
-def read_wide_csv(path: str | Path, orientation: str | None = None,
-                  score_min: float = 0.0, score_max: float = 1.0, *, scale: bool = False,
-                  dtype: type = np.float64) -> WideMatrix:
+def read_wide_csv(
+    path: str | Path,
+    orientation: str | None = None,
+    score_min: float = 0.0,
+    score_max: float = 1.0,
+    *,
+    scale: bool = False,
+    dtype: type = np.float64,
+) -> WideMatrix:
     """Read a wide response matrix.
 
     ``items-x-models``: first column = item id, other columns = models (AutoJudger).
@@ -230,20 +264,29 @@ def read_wide_csv(path: str | Path, orientation: str | None = None,
     seen: dict[str, int] = {}
     for ln, k in enumerate(row_keys, start=2):
         if k in seen:
-            raise InputError(f"duplicate key {k!r} (also on row {seen[k]})", file=f, row=ln,
-                             field=header[0])
+            raise InputError(
+                f"duplicate key {k!r} (also on row {seen[k]})", file=f, row=ln, field=header[0]
+            )
         if k.strip() == "":
             raise InputError("empty key", file=f, row=ln, field=header[0])
         if k != k.strip():
-            raise InputError(f"key {k!r} has leading or trailing white space (ambiguous: "
-                             "remove it)", file=f, row=ln, field=header[0])
+            raise InputError(
+                f"key {k!r} has leading or trailing white space (ambiguous: remove it)",
+                file=f,
+                row=ln,
+                field=header[0],
+            )
         seen[k] = ln
     for k in col_keys:
         if k.strip() == "":
             raise InputError("empty column name", file=f, row=1, field=k)
         if k != k.strip():
-            raise InputError(f"column name {k!r} has leading or trailing white space "
-                             "(ambiguous: remove it)", file=f, row=1, field=k)
+            raise InputError(
+                f"column name {k!r} has leading or trailing white space (ambiguous: remove it)",
+                file=f,
+                row=1,
+                field=k,
+            )
     dup_cols = pd.Index(col_keys).duplicated()
     if dup_cols.any():
         k = col_keys[int(np.flatnonzero(dup_cols)[0])]
@@ -255,8 +298,12 @@ def read_wide_csv(path: str | Path, orientation: str | None = None,
         out = (values < lo) | (values > hi)
         if out.any():
             r, c = (int(x[0]) for x in np.nonzero(out))
-            raise InputError(f"score {shown(values[r, c])} outside the metric range "
-                             f"[{score_min}, {score_max}]", file=f, row=r + 2, field=col_keys[c])
+            raise InputError(
+                f"score {shown(values[r, c])} outside the metric range [{score_min}, {score_max}]",
+                file=f,
+                row=r + 2,
+                field=col_keys[c],
+            )
         values = ((values - lo) / (hi - lo) if scale else values).astype(dtype, copy=False)
 
     if orient == "models-x-items":
@@ -268,14 +315,19 @@ def read_wide_csv(path: str | Path, orientation: str | None = None,
         values = np.ascontiguousarray(values.T)
     dup = pd.Index(columns).duplicated()
     if dup.any():
-        c, i = columns[int(np.flatnonzero(dup)[0])]
-        raise InputError(f"duplicate key (item_id={i!r}, condition={c!r})", file=f,
-                         field="item_id")
+        cond, item = columns[int(np.flatnonzero(dup)[0])]
+        raise InputError(
+            f"duplicate key (item_id={item!r}, condition={cond!r})", file=f, field="item_id"
+        )
     return WideMatrix(models=models, columns=columns, values=values, orientation=orient)
 
 
-def read_item_metadata(path: str | Path, benchmark: str, id_field: str | None = None,
-                       image_dir: str | Path | None = None) -> pd.DataFrame:
+def read_item_metadata(
+    path: str | Path,
+    benchmark: str,
+    id_field: str | None = None,
+    image_dir: str | Path | None = None,
+) -> pd.DataFrame:
     """Read item metadata from JSON (a list, or a dict keyed by id) or JSONL.
 
     Recognised fields: id (``id``/``pid``/``index``/``item_id``), question, options
@@ -321,8 +373,9 @@ def read_item_metadata(path: str | Path, benchmark: str, id_field: str | None = 
     for ln, rec in records:
         key = next((rec[k] for k in id_fields if k in rec and rec[k] is not None), None)
         if key is None:
-            raise InputError(f"item has no id (looked for {id_fields})", file=f, row=ln,
-                             field=id_fields[0])
+            raise InputError(
+                f"item has no id (looked for {id_fields})", file=f, row=ln, field=id_fields[0]
+            )
         key = str(key)
         if key in seen:
             raise InputError(f"duplicate item id {key!r}", file=f, row=ln, field="id")
@@ -334,15 +387,20 @@ def read_item_metadata(path: str | Path, benchmark: str, id_field: str | None = 
         image = rec.get("image", rec.get("image_path"))
         image_ref = _resolve_image(image, p.parent, image_dir) if image else None
         if not question and not image_ref:
-            raise InputError("item has neither question text nor an image", file=f, row=ln,
-                             field="question")
-        rows.append({
-            "benchmark": benchmark, "item_id": key,
-            "question": None if question is None else str(question),
-            "options": json.dumps(options, ensure_ascii=False) if options else None,
-            "answer": None if rec.get("answer") is None else str(rec.get("answer")),
-            "image_ref": image_ref, "source_index": key,
-        })
+            raise InputError(
+                "item has neither question text nor an image", file=f, row=ln, field="question"
+            )
+        rows.append(
+            {
+                "benchmark": benchmark,
+                "item_id": key,
+                "question": None if question is None else str(question),
+                "options": json.dumps(options, ensure_ascii=False) if options else None,
+                "answer": None if rec.get("answer") is None else str(rec.get("answer")),
+                "image_ref": image_ref,
+                "source_index": key,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -371,12 +429,15 @@ def parse_release_date(value: object, file: str, row: int) -> str | None:
         return None
     m = _DATE_YM.match(s)
     if not m:
-        raise InputError(f"unreadable release date {s!r} (expected YYYY.M or YYYY-MM-DD)",
-                         file=file, row=row, field="release_date")
+        raise InputError(
+            f"unreadable release date {s!r} (expected YYYY.M or YYYY-MM-DD)",
+            file=file,
+            row=row,
+            field="release_date",
+        )
     y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
     if not 1 <= mo <= 12 or not 1 <= d <= 31:
-        raise InputError(f"unreadable release date {s!r}", file=file, row=row,
-                         field="release_date")
+        raise InputError(f"unreadable release date {s!r}", file=file, row=row, field="release_date")
     return f"{y:04d}-{mo:02d}-{d:02d}"
 
 
@@ -414,18 +475,21 @@ def read_model_metadata(path: str | Path) -> pd.DataFrame:
             if unit not in ("M", "B"):
                 raise InputError(f"unit {unit!r} is not M or B", file=f, row=i, field="单位")
             params = size / 1000.0 if unit == "M" else size
-        out.append({
-            "model": name,
-            "family": (r[cols["family"]].strip() or None) if "family" in cols else None,
-            "release_date": parse_release_date(r[date_col], f, i) if date_col else None,
-            "params_b": params,
-        })
+        out.append(
+            {
+                "model": name,
+                "family": (r[cols["family"]].strip() or None) if "family" in cols else None,
+                "release_date": parse_release_date(r[date_col], f, i) if date_col else None,
+                "params_b": params,
+            }
+        )
     res = pd.DataFrame(out, columns=["model", "family", "release_date", "params_b"])
     dup = res["model"].duplicated()
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise InputError(f"duplicate model {res['model'].iloc[i]!r}", file=f, row=i + 2,
-                         field=name_col)
+        raise InputError(
+            f"duplicate model {res['model'].iloc[i]!r}", file=f, row=i + 2, field=name_col
+        )
     return res
 
 
@@ -452,18 +516,29 @@ class ImportReport:
     notes: list[str]
 
     def lines(self) -> list[str]:
-        out = [f"{self.benchmark}: {self.n_models} models x {self.n_items} items, "
-               f"{self.n_records} valid records, {self.n_missing} missing, conditions "
-               f"{', '.join(self.conditions)}"]
+        out = [
+            f"{self.benchmark}: {self.n_models} models x {self.n_items} items, "
+            f"{self.n_records} valid records, {self.n_missing} missing, conditions "
+            f"{', '.join(self.conditions)}"
+        ]
         return out + [f"  note: {n}" for n in self.notes]
 
 
-def import_matrix(scores_csv: str | Path, benchmark: str, *, category: str | None = None,
-                  orientation: str | None = None, items: str | Path | None = None,
-                  models: str | Path | None = None, image_dir: str | Path | None = None,
-                  restrict_to_items: bool = False, score_range: tuple[float, float] | None = None,
-                  existing: Panel | None = None, name: str | None = None,
-                  model_aliases: dict[str, str] | None = None) -> tuple[Panel, ImportReport]:
+def import_matrix(
+    scores_csv: str | Path,
+    benchmark: str,
+    *,
+    category: str | None = None,
+    orientation: str | None = None,
+    items: str | Path | None = None,
+    models: str | Path | None = None,
+    image_dir: str | Path | None = None,
+    restrict_to_items: bool = False,
+    score_range: tuple[float, float] | None = None,
+    existing: Panel | None = None,
+    name: str | None = None,
+    model_aliases: dict[str, str] | None = None,
+) -> tuple[Panel, ImportReport]:
     """Import one benchmark's wide response matrix (and optional item and model metadata) into a
     new Panel, or into a copy of ``existing`` (which must not already hold that benchmark).
 
@@ -485,10 +560,13 @@ def import_matrix(scores_csv: str | Path, benchmark: str, *, category: str | Non
     if model_aliases:
         renamed = [model_aliases.get(m, m) for m in names]
         first: dict[str, str] = {}
-        for raw, new in zip(names, renamed):
+        for raw, new in zip(names, renamed, strict=True):
             if new in first:
-                raise InputError(f"models {first[new]!r} and {raw!r} both map to {new!r} "
-                                 "(model aliases)", file=f, field="model")
+                raise InputError(
+                    f"models {first[new]!r} and {raw!r} both map to {new!r} (model aliases)",
+                    file=f,
+                    field="model",
+                )
             first[new] = raw
         names = renamed
     columns = wide.columns
@@ -498,24 +576,32 @@ def import_matrix(scores_csv: str | Path, benchmark: str, *, category: str | Non
         meta_ids = set(meta["item_id"])
         absent = [i for i in scored_ids if i not in meta_ids]
         if absent and not restrict_to_items:
-            raise InputError(f"{len(absent)} item id(s) in the response file are absent from the "
-                             f"metadata file {items} (e.g. {absent[:5]}); pass "
-                             "--restrict-to-items to import only the metadata's items",
-                             file=f, row=1, field="item_id")
+            raise InputError(
+                f"{len(absent)} item id(s) in the response file are absent from the "
+                f"metadata file {items} (e.g. {absent[:5]}); pass "
+                "--restrict-to-items to import only the metadata's items",
+                file=f,
+                row=1,
+                field="item_id",
+            )
         if absent:
-            notes.append(f"{len(absent)} scored items outside {Path(items).name} left out "
-                         "(--restrict-to-items)")
+            notes.append(
+                f"{len(absent)} scored items outside {Path(items).name} left out "
+                "(--restrict-to-items)"
+            )
         scored_set = set(scored_ids)
         unscored = [i for i in meta["item_id"] if i not in scored_set]
         if unscored:
-            raise InputError(f"{len(unscored)} item id(s) in the metadata file have no column in "
-                             f"the response file {scores_csv} (e.g. {unscored[:5]})",
-                             file=str(items), field="id")
+            raise InputError(
+                f"{len(unscored)} item id(s) in the metadata file have no column in "
+                f"the response file {scores_csv} (e.g. {unscored[:5]})",
+                file=str(items),
+                field="id",
+            )
         item_table = meta
         missing_images = [r for r in meta["image_ref"].dropna() if not Path(r).exists()]
         if missing_images:
-            notes.append(f"{len(missing_images)} image files not found (e.g. "
-                         f"{missing_images[0]})")
+            notes.append(f"{len(missing_images)} image files not found (e.g. {missing_images[0]})")
     else:
         item_table = pd.DataFrame({"benchmark": benchmark, "item_id": scored_ids})
         item_table["source_index"] = item_table["item_id"]
@@ -547,21 +633,35 @@ def import_matrix(scores_csv: str | Path, benchmark: str, *, category: str | Non
         meta_m = read_model_metadata(models)
         unknown = sorted(set(meta_m["model"]) - set(names))
         if unknown:
-            notes.append(f"{len(unknown)} models in {Path(models).name} have no scores "
-                         f"here (e.g. {unknown[:3]}); not added")
+            notes.append(
+                f"{len(unknown)} models in {Path(models).name} have no scores "
+                f"here (e.g. {unknown[:3]}); not added"
+            )
         model_table = model_table.merge(meta_m, on="model", how="left")
-        notes.append(f"metadata joined for {int(model_table['release_date'].notna().sum())} of "
-                     f"{len(model_table)} models")
+        notes.append(
+            f"metadata joined for {int(model_table['release_date'].notna().sum())} of "
+            f"{len(model_table)} models"
+        )
     bench_table = pd.DataFrame([{c: getattr(spec, c) for c in BENCHMARK_COLUMNS}])
-    report = ImportReport(benchmark=benchmark, n_models=len(names),
-                          n_items=len(item_table), n_records=n_records, n_missing=n_missing,
-                          conditions=sorted(dense), notes=notes)
+    report = ImportReport(
+        benchmark=benchmark,
+        n_models=len(names),
+        n_items=len(item_table),
+        n_records=n_records,
+        n_missing=n_missing,
+        conditions=sorted(dense),
+        notes=notes,
+    )
     if existing is not None:
         if benchmark in existing.benchmark_names:
-            raise InputError(f"panel {existing.name!r} already holds benchmark {benchmark!r}",
-                             file=f, field="benchmark")
-        records = _dense_records(dense, names, item_table["item_id"].astype(str).to_numpy(),
-                                 benchmark)
+            raise InputError(
+                f"panel {existing.name!r} already holds benchmark {benchmark!r}",
+                file=f,
+                field="benchmark",
+            )
+        records = _dense_records(
+            dense, names, item_table["item_id"].astype(str).to_numpy(), benchmark
+        )
         return merge_records(existing, records, model_table, bench_table, item_table, f), report
     # rows in the model table's (sorted) order
     order = np.argsort(np.array(names, dtype=object), kind="stable")
@@ -571,8 +671,9 @@ def import_matrix(scores_csv: str | Path, benchmark: str, *, category: str | Non
     return panel, report
 
 
-def _dense_records(dense: dict[str, dict[str, np.ndarray]], models: list[str],
-                   item_ids: np.ndarray, benchmark: str) -> pd.DataFrame:
+def _dense_records(
+    dense: dict[str, dict[str, np.ndarray]], models: list[str], item_ids: np.ndarray, benchmark: str
+) -> pd.DataFrame:
     """The valid cells of dense matrices as long records (model, benchmark, item_id,
     condition, score)."""
     parts = []
@@ -580,20 +681,37 @@ def _dense_records(dense: dict[str, dict[str, np.ndarray]], models: list[str],
     for cond, by_b in dense.items():
         mat = by_b[benchmark]
         r, c = np.nonzero(np.isfinite(mat))
-        parts.append(pd.DataFrame({"model": names[r], "benchmark": benchmark,
-                                   "item_id": item_ids[c], "condition": cond,
-                                   "score": mat[r, c]}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "model": names[r],
+                    "benchmark": benchmark,
+                    "item_id": item_ids[c],
+                    "condition": cond,
+                    "score": mat[r, c],
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True)
 
 
 def panel_records(panel: Panel) -> pd.DataFrame:
     """The panel's valid records as a long table (model, benchmark, item_id, condition, score)."""
-    return panel._scores_table().to_pandas().astype(
-        {"model": str, "benchmark": str, "item_id": str, "condition": str})
+    return (
+        panel._scores_table()
+        .to_pandas()
+        .astype({"model": str, "benchmark": str, "item_id": str, "condition": str})
+    )
 
 
-def merge_records(panel: Panel, scores: pd.DataFrame, models: pd.DataFrame,
-                  benchmarks: pd.DataFrame, items: pd.DataFrame, source: str) -> Panel:
+def merge_records(
+    panel: Panel,
+    scores: pd.DataFrame,
+    models: pd.DataFrame,
+    benchmarks: pd.DataFrame,
+    items: pd.DataFrame,
+    source: str,
+) -> Panel:
     """A new Panel = ``panel`` plus the given records and table rows. Model metadata already in
     the panel wins over empty new metadata; duplicate score keys are an error."""
     old_models = panel.models
@@ -604,17 +722,25 @@ def merge_records(panel: Panel, scores: pd.DataFrame, models: pd.DataFrame,
         if col in upd.columns:
             fill = upd[col].dropna()
             merged_models.loc[fill.index, col] = merged_models.loc[fill.index, col].where(
-                merged_models.loc[fill.index, col].notna(), fill)
+                merged_models.loc[fill.index, col].notna(), fill
+            )
     merged_models = pd.concat([merged_models.reset_index(), new_models], ignore_index=True)
     old_b = panel.benchmarks
     new_b = benchmarks[~benchmarks["benchmark"].isin(old_b["benchmark"])]
     merged_b = pd.concat([old_b, new_b], ignore_index=True)
     merged_items = pd.concat([panel.items, items], ignore_index=True)
-    table = pa.concat_tables([
-        pa.Table.from_pandas(panel_records(panel), preserve_index=False),
-        pa.Table.from_pandas(scores[["model", "benchmark", "item_id", "condition", "score"]]
-                             .astype({"score": "float32"}), preserve_index=False)],
-        promote_options="permissive")
+    table = pa.concat_tables(
+        [
+            pa.Table.from_pandas(panel_records(panel), preserve_index=False),
+            pa.Table.from_pandas(
+                scores[["model", "benchmark", "item_id", "condition", "score"]].astype(
+                    {"score": "float32"}
+                ),
+                preserve_index=False,
+            ),
+        ],
+        promote_options="permissive",
+    )
     out = Panel._from_arrow(panel.name, table, merged_models, merged_b, merged_items, source)
     # the items only grow: every stored embedding still belongs to an item of the new panel;
     # new items have none (missing: NaN rows from Panel.embeddings), never a dropped space
@@ -633,6 +759,10 @@ def panel_with_benchmarks(panel: Panel, benchmarks: list[str]) -> Panel:
     rec = panel_records(panel)
     rec = rec[rec["benchmark"].isin(benchmarks)]
     models = panel.models[panel.models["model"].isin(set(rec["model"]))]
-    return Panel.from_records(f"{panel.name}[{','.join(benchmarks)}]", rec, models,
-                              panel.benchmarks[panel.benchmarks["benchmark"].isin(benchmarks)],
-                              panel.items[panel.items["benchmark"].isin(benchmarks)])
+    return Panel.from_records(
+        f"{panel.name}[{','.join(benchmarks)}]",
+        rec,
+        models,
+        panel.benchmarks[panel.benchmarks["benchmark"].isin(benchmarks)],
+        panel.items[panel.items["benchmark"].isin(benchmarks)],
+    )

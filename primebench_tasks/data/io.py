@@ -47,7 +47,7 @@ def current_umask() -> int:
     return mask
 
 
-def atomic_write(path: str | os.PathLike[str], writer: Callable[[Path], None]) -> Path:
+def atomic_write(path: str | os.PathLike[str], writer: Callable[[Path], object]) -> Path:
     """Write a file atomically: ``writer(tmp_path)`` fills a temporary file in the same directory,
     which is fsynced and renamed over ``path``. A crash leaves either the old file or the new one."""
     target = Path(path)
@@ -78,8 +78,9 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     return atomic_write(path, lambda p: p.write_bytes(data))
 
 
-def jsonl_records(text: str, file: str, invalid: str = "invalid JSON"
-                  ) -> list[tuple[int, dict[str, Any]]]:
+def jsonl_records(
+    text: str, file: str, invalid: str = "invalid JSON"
+) -> list[tuple[int, dict[str, Any]]]:
     """(1-based line number, object) for every non-blank line of JSONL ``text``; a line that does
     not parse (``InputError`` "<invalid>: <reason>") or is not an object is an error naming
     ``file`` and the line."""
@@ -131,10 +132,12 @@ def read_json_document(path: str | os.PathLike[str], what: str, schema: str) -> 
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=str(p)) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"{what} is not valid JSON: {exc.msg}", file=str(p),
-                         row=exc.lineno) from None
+        raise InputError(
+            f"{what} is not valid JSON: {exc.msg}", file=str(p), row=exc.lineno
+        ) from None
     if not isinstance(doc, dict) or doc.get("schema") != schema:
         found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-        raise InputError(f"unsupported schema {found!r}, expected {schema}", file=str(p),
-                         field="schema")
+        raise InputError(
+            f"unsupported schema {found!r}, expected {schema}", file=str(p), field="schema"
+        )
     return doc

@@ -19,8 +19,17 @@ from primebench_tasks.data.io import atomic_write, atomic_write_text, canonical_
 from primebench_tasks.errors import InputError
 
 SCHEMA = "primebench.leaderboard/1"
-_META_COLUMNS = {"name", "model", "date", "release_date", "params_b", "params_estimated", "family",
-                 "avg8", "avg"}
+_META_COLUMNS = {
+    "name",
+    "model",
+    "date",
+    "release_date",
+    "params_b",
+    "params_estimated",
+    "family",
+    "avg8",
+    "avg",
+}
 
 
 @dataclass
@@ -37,8 +46,13 @@ class Leaderboard:
     categories: dict[str, str]
 
     @classmethod
-    def from_csv(cls, path: str | Path, name: str | None = None, scale: float = 100.0,
-                 categories: dict[str, str] | None = None) -> Leaderboard:
+    def from_csv(
+        cls,
+        path: str | Path,
+        name: str | None = None,
+        scale: float = 100.0,
+        categories: dict[str, str] | None = None,
+    ) -> Leaderboard:
         """Read a leaderboard CSV: one row per model (``name``/``model``), optional ``date``,
         ``family``, ``params_b``; every other numeric column is a benchmark score in
         [0, ``scale``] (percentages by default)."""
@@ -63,8 +77,9 @@ class Leaderboard:
         dup = df[name_col].duplicated()
         if dup.any():
             i = int(np.flatnonzero(dup.to_numpy())[0])
-            raise InputError(f"duplicate model {df[name_col].iloc[i]!r}", file=f, row=i + 2,
-                             field=name_col)
+            raise InputError(
+                f"duplicate model {df[name_col].iloc[i]!r}", file=f, row=i + 2, field=name_col
+            )
         vals = np.full((len(df), len(bench_cols)), np.nan)
         for j, b in enumerate(bench_cols):
             for i, v in enumerate(df[b]):
@@ -74,38 +89,59 @@ class Leaderboard:
                 try:
                     x = float(s)
                 except ValueError:
-                    raise InputError(f"non-numeric score {v!r}", file=f, row=i + 2,
-                                     field=b) from None
+                    raise InputError(
+                        f"non-numeric score {v!r}", file=f, row=i + 2, field=b
+                    ) from None
                 if not 0 <= x <= scale:
-                    raise InputError(f"score {x} outside [0, {scale}]", file=f, row=i + 2,
-                                     field=b)
+                    raise InputError(f"score {x} outside [0, {scale}]", file=f, row=i + 2, field=b)
                 vals[i, j] = x / scale
-        date_col = "date" if "date" in df.columns else (
-            "release_date" if "release_date" in df.columns else None)
-        models = pd.DataFrame({
-            "model": df[name_col].str.strip(),
-            "family": df["family"].replace("", None) if "family" in df.columns else None,
-            "release_date": [parse_release_date(v, f, i + 2) for i, v in
-                             enumerate(df[date_col])] if date_col else None,
-            "params_b": pd.to_numeric(df["params_b"].replace("", None)) if "params_b" in
-            df.columns else np.nan,
-        })
-        scores = pd.DataFrame(vals, index=pd.Index(models["model"], name="model"),
-                              columns=bench_cols)
+        date_col = (
+            "date"
+            if "date" in df.columns
+            else ("release_date" if "release_date" in df.columns else None)
+        )
+        models = pd.DataFrame(
+            {
+                "model": df[name_col].str.strip(),
+                "family": df["family"].replace("", None) if "family" in df.columns else None,
+                "release_date": [
+                    parse_release_date(v, f, i + 2) for i, v in enumerate(df[date_col])
+                ]
+                if date_col
+                else None,
+                "params_b": pd.to_numeric(df["params_b"].replace("", None))
+                if "params_b" in df.columns
+                else np.nan,
+            }
+        )
+        scores = pd.DataFrame(
+            vals, index=pd.Index(models["model"], name="model"), columns=bench_cols
+        )
         return cls(name=name or p.stem, scores=scores, models=models, categories=cats)
 
     @property
     def content_hash(self) -> str:
-        return content_hash(self.scores.to_csv() + self.models.to_csv(index=False)
-                            + json.dumps(self.categories, sort_keys=True))
+        return content_hash(
+            self.scores.to_csv()
+            + self.models.to_csv(index=False)
+            + json.dumps(self.categories, sort_keys=True)
+        )
 
     def save(self, path: str | Path) -> Path:
         root = Path(path)
         atomic_write(root / "scores.parquet", lambda p: self.scores.to_parquet(p))
         atomic_write(root / "models.parquet", lambda p: self.models.to_parquet(p, index=False))
-        atomic_write_text(root / "leaderboard.json", canonical_json({
-            "schema": SCHEMA, "name": self.name, "categories": self.categories,
-            "content_hash": self.content_hash}))
+        atomic_write_text(
+            root / "leaderboard.json",
+            canonical_json(
+                {
+                    "schema": SCHEMA,
+                    "name": self.name,
+                    "categories": self.categories,
+                    "content_hash": self.content_hash,
+                }
+            ),
+        )
         return root
 
     @classmethod
@@ -113,13 +149,23 @@ class Leaderboard:
         root = Path(path)
         meta = json.loads((root / "leaderboard.json").read_text("utf-8"))
         if meta.get("schema") != SCHEMA:
-            raise InputError(f"unsupported schema {meta.get('schema')!r}",
-                             file=str(root / "leaderboard.json"), field="schema")
-        lb = cls(name=meta["name"], scores=pd.read_parquet(root / "scores.parquet"),
-                 models=pd.read_parquet(root / "models.parquet"), categories=meta["categories"])
+            raise InputError(
+                f"unsupported schema {meta.get('schema')!r}",
+                file=str(root / "leaderboard.json"),
+                field="schema",
+            )
+        lb = cls(
+            name=meta["name"],
+            scores=pd.read_parquet(root / "scores.parquet"),
+            models=pd.read_parquet(root / "models.parquet"),
+            categories=meta["categories"],
+        )
         if lb.content_hash != meta["content_hash"]:
-            raise InputError("content hash does not match leaderboard.json",
-                             file=str(root / "leaderboard.json"), field="content_hash")
+            raise InputError(
+                "content hash does not match leaderboard.json",
+                file=str(root / "leaderboard.json"),
+                field="content_hash",
+            )
         return lb
 
     @classmethod

@@ -49,10 +49,25 @@ CONDITIONS = ("vl", "blind")
 
 SCORE_COLUMNS = ("model", "benchmark", "item_id", "condition", "score")
 MODEL_COLUMNS = ("model", "family", "release_date", "params_b")
-BENCHMARK_COLUMNS = ("benchmark", "category", "metric", "metric_kind", "score_min", "score_max",
-                     "lmms_eval_task", "vlmeval_dataset")
-ITEM_COLUMNS = ("benchmark", "item_id", "question", "options", "answer", "image_ref",
-                "source_index")
+BENCHMARK_COLUMNS = (
+    "benchmark",
+    "category",
+    "metric",
+    "metric_kind",
+    "score_min",
+    "score_max",
+    "lmms_eval_task",
+    "vlmeval_dataset",
+)
+ITEM_COLUMNS = (
+    "benchmark",
+    "item_id",
+    "question",
+    "options",
+    "answer",
+    "image_ref",
+    "source_index",
+)
 
 
 _FLAT_FILES = ("scores.parquet", "models.parquet", "benchmarks.parquet", "items.parquet")
@@ -66,12 +81,17 @@ def data_dir(path: str | Path) -> Path:
     return root / meta["data"] if meta.get("data") else root
 
 
-def _check_columns(df: pd.DataFrame, expected: Sequence[str], file: str,
-                   required: Sequence[str] | None = None) -> pd.DataFrame:
+def _check_columns(
+    df: pd.DataFrame, expected: Sequence[str], file: str, required: Sequence[str] | None = None
+) -> pd.DataFrame:
     unknown = [c for c in df.columns if c not in expected]
     if unknown:
-        raise InputError(f"unknown column(s) {unknown}; expected {list(expected)}", file=file,
-                         row=1, field=unknown[0])
+        raise InputError(
+            f"unknown column(s) {unknown}; expected {list(expected)}",
+            file=file,
+            row=1,
+            field=unknown[0],
+        )
     for c in required if required is not None else expected:
         if c not in df.columns:
             raise InputError("required column is missing", file=file, row=1, field=c)
@@ -112,9 +132,15 @@ class Panel:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_records(cls, name: str, scores: pd.DataFrame, models: pd.DataFrame,
-                     benchmarks: pd.DataFrame, items: pd.DataFrame,
-                     source: str = "<records>") -> Panel:
+    def from_records(
+        cls,
+        name: str,
+        scores: pd.DataFrame,
+        models: pd.DataFrame,
+        benchmarks: pd.DataFrame,
+        items: pd.DataFrame,
+        source: str = "<records>",
+    ) -> Panel:
         """Build a Panel from long tables, validating them (see :func:`validate`).
 
         ``scores`` holds scaled scores in [0, 1]; rows with NaN scores are missing records and are
@@ -125,16 +151,29 @@ class Panel:
         return cls._from_arrow(name, table, models, benchmarks, items, source)
 
     @classmethod
-    def _from_arrow(cls, name: str, table: pa.Table, models: pd.DataFrame,
-                    benchmarks: pd.DataFrame, items: pd.DataFrame, source: str) -> Panel:
+    def _from_arrow(
+        cls,
+        name: str,
+        table: pa.Table,
+        models: pd.DataFrame,
+        benchmarks: pd.DataFrame,
+        items: pd.DataFrame,
+        source: str,
+    ) -> Panel:
         models, benchmarks, items = _checked_tables(models, benchmarks, items, source)
         scores = _scatter_scores(table, models, benchmarks, items, source)
         return cls._assemble(name, models, benchmarks, items, scores, source)
 
     @classmethod
-    def from_dense(cls, name: str, scores: dict[str, dict[str, np.ndarray]],
-                   models: pd.DataFrame, benchmarks: pd.DataFrame, items: pd.DataFrame,
-                   source: str = "<dense>") -> Panel:
+    def from_dense(
+        cls,
+        name: str,
+        scores: dict[str, dict[str, np.ndarray]],
+        models: pd.DataFrame,
+        benchmarks: pd.DataFrame,
+        items: pd.DataFrame,
+        source: str = "<dense>",
+    ) -> Panel:
         """Build a Panel from dense score matrices without a long table (the importers' path
         for large wide matrices: no per-record rows are ever held).
 
@@ -146,32 +185,47 @@ class Panel:
             for b, mat in by_b.items():
                 n_b = int((items["benchmark"].astype(str) == b).sum())
                 if mat.shape != (len(models), n_b):
-                    raise InputError(f"scores[{cond!r}][{b!r}] has shape {mat.shape}, expected "
-                                     f"({len(models)}, {n_b})", file=source, field="score")
+                    raise InputError(
+                        f"scores[{cond!r}][{b!r}] has shape {mat.shape}, expected "
+                        f"({len(models)}, {n_b})",
+                        file=source,
+                        field="score",
+                    )
                 lo = np.nanmin(mat) if np.isfinite(mat).any() else 0.0  # no copy of the values
                 hi = np.nanmax(mat) if np.isfinite(mat).any() else 1.0
                 if np.isinf(mat).any() or lo < 0 or hi > 1:
-                    raise InputError(f"scores[{cond!r}][{b!r}] has values outside [0, 1]",
-                                     file=source, field="score")
+                    raise InputError(
+                        f"scores[{cond!r}][{b!r}] has values outside [0, 1]",
+                        file=source,
+                        field="score",
+                    )
         order = np.argsort(models["model"].astype(str).to_numpy(), kind="stable")
         same = bool((order == np.arange(len(order))).all())
         models, benchmarks, items = _checked_tables(models, benchmarks, items, source)
         out: dict[str, dict[str, np.ndarray]] = {}
         for cond, by_b in scores.items():
-            out[cond] = {b: np.asarray(m if same else m[order], dtype=np.float32)
-                         for b, m in by_b.items()}
+            out[cond] = {
+                b: np.asarray(m if same else m[order], dtype=np.float32) for b, m in by_b.items()
+            }
         if "vl" not in out:
             out["vl"] = {}
         counts = items.groupby("benchmark", sort=False).size()
         for b in benchmarks["benchmark"]:
-            out["vl"].setdefault(b, np.full((len(models), int(counts.get(b, 0))), np.nan,
-                                            np.float32))
+            out["vl"].setdefault(
+                b, np.full((len(models), int(counts.get(b, 0))), np.nan, np.float32)
+            )
         return cls._assemble(name, models, benchmarks, items, out, source)
 
     @classmethod
-    def _assemble(cls, name: str, models: pd.DataFrame, benchmarks: pd.DataFrame,
-                  items: pd.DataFrame, scores: dict[str, dict[str, np.ndarray]], source: str
-                  ) -> Panel:
+    def _assemble(
+        cls,
+        name: str,
+        models: pd.DataFrame,
+        benchmarks: pd.DataFrame,
+        items: pd.DataFrame,
+        scores: dict[str, dict[str, np.ndarray]],
+        source: str,
+    ) -> Panel:
         panel = cls(name=name, models=models, benchmarks=benchmarks, items=items, _scores=scores)
         for b, mat in scores.get("vl", {}).items():
             if mat.shape[1] == 0:
@@ -182,10 +236,10 @@ class Panel:
                 valid_any |= np.isfinite(mat).any(axis=1)
         if not valid_any.all():
             m = models["model"].iloc[int(np.flatnonzero(~valid_any)[0])]
-            raise InputError(f"model {m!r} has no valid score", file=source, row=f"model={m}",
-                             field="score")
+            raise InputError(
+                f"model {m!r} has no valid score", file=source, row=f"model={m}", field="score"
+            )
         return panel
-
 
     # ------------------------------------------------------------------ persistence
     @classmethod
@@ -199,11 +253,15 @@ class Panel:
         try:
             meta = json.loads(meta_path.read_text("utf-8"))
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", file=str(meta_path),
-                             row=exc.lineno) from None
+            raise InputError(
+                f"invalid JSON: {exc.msg}", file=str(meta_path), row=exc.lineno
+            ) from None
         if meta.get("schema") != SCHEMA:
-            raise InputError(f"unsupported schema {meta.get('schema')!r}, expected {SCHEMA}",
-                             file=str(meta_path), field="schema")
+            raise InputError(
+                f"unsupported schema {meta.get('schema')!r}, expected {SCHEMA}",
+                file=str(meta_path),
+                field="schema",
+            )
         data = root / meta["data"] if meta.get("data") else root
 
         def read_table(name: str) -> pa.Table:
@@ -219,9 +277,14 @@ class Panel:
             return read_table(name).to_pandas()
 
         table = read_table("scores.parquet")
-        panel = cls._from_arrow(meta["name"], table, read("models.parquet"),
-                                read("benchmarks.parquet"), read("items.parquet"),
-                                str(data / "scores.parquet"))
+        panel = cls._from_arrow(
+            meta["name"],
+            table,
+            read("models.parquet"),
+            read("benchmarks.parquet"),
+            read("items.parquet"),
+            str(data / "scores.parquet"),
+        )
         emb_dir = data / "embeddings"
         if emb_dir.is_dir():
             for npy in sorted(emb_dir.glob("*.npy")):
@@ -231,9 +294,12 @@ class Panel:
         panel.root = root
         expected = meta.get("content_hash")
         if expected is not None and expected != panel.content_hash:
-            raise InputError(f"content hash {panel.content_hash} does not match panel.json "
-                             f"({expected}); the panel files were changed", file=str(meta_path),
-                             field="content_hash")
+            raise InputError(
+                f"content hash {panel.content_hash} does not match panel.json "
+                f"({expected}); the panel files were changed",
+                file=str(meta_path),
+                field="content_hash",
+            )
         return panel
 
     @classmethod
@@ -270,13 +336,16 @@ class Panel:
                 except BaseException:
                     shutil.rmtree(tmp, ignore_errors=True)
                     raise
-            atomic_write_text(root / "panel.json",
-                              canonical_json({**self.summary_meta(), "data": version}))
+            atomic_write_text(
+                root / "panel.json", canonical_json({**self.summary_meta(), "data": version})
+            )
         except OSError as exc:
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(exc)
             why = "the disk is full" if full else f"{exc.strerror or exc}"
-            raise InputError(f"could not save the panel ({why}); the previous panel in {root} "
-                             "is intact", file=str(root)) from None
+            raise InputError(
+                f"could not save the panel ({why}); the previous panel in {root} is intact",
+                file=str(root),
+            ) from None
         for old in root.iterdir():  # after the switch: previous versions and leftovers
             if old.name != version and (old.name.startswith(("data-", ".tmp-data-"))):
                 shutil.rmtree(old, ignore_errors=True)
@@ -292,16 +361,23 @@ class Panel:
         """Every data file into folder ``d`` (fsynced), and ``DONE`` last."""
         table = self._scores_table()
         # one row group: the dictionaries then read back as one chunk each (fast load)
-        pq.write_table(table, d / "scores.parquet", compression="zstd",
-                       row_group_size=max(1, table.num_rows))
-        for fname, df in (("models.parquet", self.models), ("benchmarks.parquet", self.benchmarks),
-                          ("items.parquet", self.items)):
-            pq.write_table(pa.Table.from_pandas(df, preserve_index=False), d / fname,
-                           compression="zstd")
+        pq.write_table(
+            table, d / "scores.parquet", compression="zstd", row_group_size=max(1, table.num_rows)
+        )
+        for fname, df in (
+            ("models.parquet", self.models),
+            ("benchmarks.parquet", self.benchmarks),
+            ("items.parquet", self.items),
+        ):
+            pq.write_table(
+                pa.Table.from_pandas(df, preserve_index=False), d / fname, compression="zstd"
+            )
         for space, (ids, vecs) in self._embeddings.items():
             (d / "embeddings").mkdir(exist_ok=True)
-            pq.write_table(pa.Table.from_pandas(ids, preserve_index=False),
-                           d / "embeddings" / f"{space}.ids.parquet")
+            pq.write_table(
+                pa.Table.from_pandas(ids, preserve_index=False),
+                d / "embeddings" / f"{space}.ids.parquet",
+            )
             with open(d / "embeddings" / f"{space}.npy", "wb") as fh:
                 np.save(fh, vecs)
         (d / "DONE").write_text(self.content_hash)
@@ -316,9 +392,13 @@ class Panel:
     def summary_meta(self) -> dict[str, object]:
         """The contents of ``panel.json``."""
         return {
-            "schema": SCHEMA, "name": self.name, "content_hash": self.content_hash,
-            "n_models": len(self.models), "n_benchmarks": len(self.benchmarks),
-            "n_items": len(self.items), "conditions": sorted(self._scores),
+            "schema": SCHEMA,
+            "name": self.name,
+            "content_hash": self.content_hash,
+            "n_models": len(self.models),
+            "n_benchmarks": len(self.benchmarks),
+            "n_items": len(self.items),
+            "conditions": sorted(self._scores),
             "embedding_spaces": sorted(self._embeddings),
         }
 
@@ -344,14 +424,17 @@ class Panel:
             idx = pa.array(np.concatenate(codes) if codes else np.zeros(0, np.int32))
             return pa.DictionaryArray.from_arrays(idx, pa.array(list(values), pa.string()))
 
-        return pa.table({
-            "model": dict_col(model_codes, list(self.models["model"])),
-            "benchmark": dict_col(bench_codes, bench_list),
-            "item_id": dict_col(item_codes, [str(x) for x in item_uniques]),
-            "condition": dict_col(cond_codes, conds),
-            "score": pa.array(np.concatenate(vals) if vals else np.zeros(0, np.float32),
-                              pa.float32()),
-        })
+        return pa.table(
+            {
+                "model": dict_col(model_codes, list(self.models["model"])),
+                "benchmark": dict_col(bench_codes, bench_list),
+                "item_id": dict_col(item_codes, [str(x) for x in item_uniques]),
+                "condition": dict_col(cond_codes, conds),
+                "score": pa.array(
+                    np.concatenate(vals) if vals else np.zeros(0, np.float32), pa.float32()
+                ),
+            }
+        )
 
     # ------------------------------------------------------------------ access
     @property
@@ -384,7 +467,7 @@ class Panel:
     def categories(self) -> dict[str, list[str]]:
         """Category -> its benchmarks, both in catalogue order."""
         out: dict[str, list[str]] = {}
-        for b, c in zip(self.benchmarks["benchmark"], self.benchmarks["category"]):
+        for b, c in zip(self.benchmarks["benchmark"], self.benchmarks["category"], strict=True):
             out.setdefault(c, []).append(b)
         return out
 
@@ -408,8 +491,9 @@ class Panel:
         try:
             mat = self._scores[condition][benchmark]
         except KeyError:
-            raise NotFoundError(f"panel {self.name!r} has no {condition!r} scores for "
-                           f"{benchmark!r}") from None
+            raise NotFoundError(
+                f"panel {self.name!r} has no {condition!r} scores for {benchmark!r}"
+            ) from None
         return mat if self._rows is None else mat[self._rows]
 
     def subset_models(self, models: Iterable[str]) -> Panel:
@@ -418,11 +502,19 @@ class Panel:
         names = list(models)
         pos = index.get_indexer(names)
         if (pos < 0).any():
-            missing = [n for n, p in zip(names, pos) if p < 0]
+            missing = [n for n, p in zip(names, pos, strict=True) if p < 0]
             raise NotFoundError(f"models not in panel {self.name!r}: {missing[:5]}")
-        return Panel(name=self.name, models=self.models, benchmarks=self.benchmarks,
-                     items=self.items, _scores=self._scores, _rows=pos.astype(np.int64),
-                     _embeddings=self._embeddings, _hash=self._hash, root=self.root)
+        return Panel(
+            name=self.name,
+            models=self.models,
+            benchmarks=self.benchmarks,
+            items=self.items,
+            _scores=self._scores,
+            _rows=pos.astype(np.int64),
+            _embeddings=self._embeddings,
+            _hash=self._hash,
+            root=self.root,
+        )
 
     # ------------------------------------------------------------------ embeddings
     @property
@@ -433,8 +525,11 @@ class Panel:
         """Attach item vectors: ``ids`` has columns benchmark, item_id (one row per vector),
         ``vectors`` is float32 (n, d)."""
         if len(ids) != len(vectors):
-            raise InputError(f"{len(ids)} ids but {len(vectors)} vectors",
-                             file=f"embeddings/{space}", field="item_id")
+            raise InputError(
+                f"{len(ids)} ids but {len(vectors)} vectors",
+                file=f"embeddings/{space}",
+                field="item_id",
+            )
         ids = ids[["benchmark", "item_id"]].astype(str).reset_index(drop=True)
         self._embeddings[space] = (ids, np.ascontiguousarray(vectors, dtype=np.float32))
         self._hash = None
@@ -442,8 +537,10 @@ class Panel:
     def embeddings(self, benchmark: str, space: str) -> tuple[np.ndarray, np.ndarray]:
         """(vectors (N_b, d) float32 with NaN rows for items without one, has (N_b,) bool)."""
         if space not in self._embeddings:
-            raise NotFoundError(f"panel {self.name!r} has no {space!r} embeddings; compute them with "
-                           f"`primebench embed` (spaces here: {self.embedding_spaces})")
+            raise NotFoundError(
+                f"panel {self.name!r} has no {space!r} embeddings; compute them with "
+                f"`primebench embed` (spaces here: {self.embedding_spaces})"
+            )
         ids, vecs = self._embeddings[space]
         sel = (ids["benchmark"] == benchmark).to_numpy()
         pos = pd.Index(ids.loc[sel, "item_id"]).get_indexer(self.item_ids(benchmark))
@@ -460,8 +557,9 @@ class Panel:
             h = hashlib.sha256()
             for df in (self.models, self.benchmarks, self.items):
                 h.update(",".join(df.columns).encode("utf-8"))
-                h.update(pd.util.hash_pandas_object(df.astype(object), index=False)
-                         .to_numpy().tobytes())
+                h.update(
+                    pd.util.hash_pandas_object(df.astype(object), index=False).to_numpy().tobytes()
+                )
             for cond in sorted(self._scores):
                 for b in self.benchmark_names:
                     mat = self._scores[cond].get(b)
@@ -476,13 +574,14 @@ class Panel:
         return self._hash
 
     def __repr__(self) -> str:
-        return (f"Panel({self.name!r}: {len(self.model_names)} models, "
-                f"{len(self.benchmarks)} benchmarks, {len(self.items)} items, "
-                f"conditions={self.conditions})")
+        return (
+            f"Panel({self.name!r}: {len(self.model_names)} models, "
+            f"{len(self.benchmarks)} benchmarks, {len(self.items)} items, "
+            f"conditions={self.conditions})"
+        )
 
 
-def _item_layout(items: pd.DataFrame, benchmarks: pd.DataFrame
-                 ) -> tuple[pd.Series, dict[str, int]]:
+def _item_layout(items: pd.DataFrame, benchmarks: pd.DataFrame) -> tuple[pd.Series, dict[str, int]]:
     """Items per benchmark and the row where each benchmark's items start in ``items`` (items are
     grouped by benchmark in benchmark order)."""
     counts = items.groupby("benchmark", sort=False).size()
@@ -494,8 +593,13 @@ def _item_layout(items: pd.DataFrame, benchmarks: pd.DataFrame
     return counts, offsets
 
 
-def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFrame,
-                    items: pd.DataFrame, source: str) -> dict[str, dict[str, np.ndarray]]:
+def _scatter_scores(
+    table: pa.Table,
+    models: pd.DataFrame,
+    benchmarks: pd.DataFrame,
+    items: pd.DataFrame,
+    source: str,
+) -> dict[str, dict[str, np.ndarray]]:
     """Turn the long scores table into dense float32 matrices, validating keys and ranges."""
     cols = set(table.column_names)
     unknown = sorted(cols - set(SCORE_COLUMNS))
@@ -513,18 +617,23 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
             col = pc.dictionary_encode(col.cast(pa.string()))
         values: list[str] = []
         index: dict[str, int] = {}
-        parts = []
+        parts: list[np.ndarray] = []
         last_dict: pa.Array | None = None
         remap = np.zeros(0, dtype=np.int32)
         for chunk in col.chunks:
             if chunk.null_count:
                 i = int(np.flatnonzero(chunk.is_null().to_numpy(zero_copy_only=False))[0])
-                raise InputError("empty value", file=source,
-                                 row=sum(len(p) for p in parts) + i + 2, field=name)
+                raise InputError(
+                    "empty value", file=source, row=sum(len(p) for p in parts) + i + 2, field=name
+                )
             d = chunk.dictionary
-            same = last_dict is not None and (d is last_dict or (
-                len(d) == len(last_dict) and d.buffers()[-1].address
-                == last_dict.buffers()[-1].address))
+            same = last_dict is not None and (
+                d is last_dict
+                or (
+                    len(d) == len(last_dict)
+                    and d.buffers()[-1].address == last_dict.buffers()[-1].address
+                )
+            )
             if not same:
                 codes = []
                 for v in d.to_pylist():
@@ -549,13 +658,18 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
     if (m_map < 0).any():
         bad = m_vals[int(np.flatnonzero(m_map < 0)[0])]
         i = int(np.flatnonzero(m_map[m_idx] < 0)[0])
-        raise InputError(f"model {bad!r} is not in the models table", file=source, row=i + 2,
-                         field="model")
+        raise InputError(
+            f"model {bad!r} is not in the models table", file=source, row=i + 2, field="model"
+        )
     b_map = pd.Index(benchmarks["benchmark"]).get_indexer(b_vals)
     if (b_map < 0).any():
         i = int(np.flatnonzero(b_map[b_idx] < 0)[0])
-        raise InputError(f"benchmark {b_vals[b_idx[i]]!r} is not in the benchmarks table",
-                         file=source, row=i + 2, field="benchmark")
+        raise InputError(
+            f"benchmark {b_vals[b_idx[i]]!r} is not in the benchmarks table",
+            file=source,
+            row=i + 2,
+            field="benchmark",
+        )
     n_b = len(benchmarks)
     # global item row of every score row, through the (item dictionary code, benchmark) pair
     item_code_of_items = pd.Index(i_vals).get_indexer(items["item_id"])
@@ -567,13 +681,19 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
         lut[item_code_of_items[ok_items] * n_b + item_b[ok_items]] = np.flatnonzero(ok_items)
         item_row = lut[i_idx.astype(np.int64) * n_b + row_b]
     else:
-        items_key = np.where(item_code_of_items >= 0, item_code_of_items * n_b + item_b,
-                             -1 - np.arange(len(items)))
+        items_key = np.where(
+            item_code_of_items >= 0, item_code_of_items * n_b + item_b, -1 - np.arange(len(items))
+        )
         item_row = pd.Index(items_key).get_indexer(i_idx.astype(np.int64) * n_b + row_b)
     if (item_row < 0).any():
         i = int(np.flatnonzero(item_row < 0)[0])
-        raise InputError(f"item {i_vals[i_idx[i]]!r} of benchmark {b_vals[b_idx[i]]!r} is not "
-                         "in the items table", file=source, row=i + 2, field="item_id")
+        raise InputError(
+            f"item {i_vals[i_idx[i]]!r} of benchmark {b_vals[b_idx[i]]!r} is not "
+            "in the items table",
+            file=source,
+            row=i + 2,
+            field="item_id",
+        )
     inf = np.isinf(score)
     if inf.any():  # NaN means missing; infinities are invalid
         i = int(np.flatnonzero(inf)[0])
@@ -581,9 +701,13 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
     out_of_range = (score < 0) | (score > 1)
     if out_of_range.any():
         i = int(np.flatnonzero(out_of_range)[0])
-        raise InputError(f"score {shown(score[i])} is outside [0, 1] after scaling (model "
-                         f"{m_vals[m_idx[i]]!r}, item {i_vals[i_idx[i]]!r})", file=source,
-                         row=i + 2, field="score")
+        raise InputError(
+            f"score {shown(score[i])} is outside [0, 1] after scaling (model "
+            f"{m_vals[m_idx[i]]!r}, item {i_vals[i_idx[i]]!r})",
+            file=source,
+            row=i + 2,
+            field="score",
+        )
     n_models = len(models)
     counts, offsets = _item_layout(items, benchmarks)
     model_row = m_map.astype(np.int32)[m_idx]
@@ -591,8 +715,9 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
     group = c_idx * np.int32(n_b) + item_b.astype(np.int32)[item_row]
     order: np.ndarray | None = None  # None: rows are already grouped, as Panel.save writes them
     if len(group) > 1 and not bool((group[1:] >= group[:-1]).all()):
-        order = np.argsort(group.astype(np.uint16) if len(c_vals) * n_b < 2**16 else group,
-                           kind="stable")  # a radix sort for the usual small group count
+        order = np.argsort(
+            group.astype(np.uint16) if len(c_vals) * n_b < 2**16 else group, kind="stable"
+        )  # a radix sort for the usual small group count
         group = group[order]
     bounds = np.searchsorted(group, np.arange(len(c_vals) * n_b + 1))
     del group
@@ -613,32 +738,39 @@ def _scatter_scores(table: pa.Table, models: pd.DataFrame, benchmarks: pd.DataFr
                 raise InputError(
                     f"duplicate key (model={m_vals[m_idx[i]]!r}, benchmark={b_vals[b_idx[i]]!r}, "
                     f"item_id={i_vals[i_idx[i]]!r}, condition={c_vals[c_idx[i]]!r})",
-                    file=source, row=i + 2, field="item_id")
+                    file=source,
+                    row=i + 2,
+                    field="item_id",
+                )
             mat = np.full(n_models * n_i, np.nan, np.float32)
             mat[flat] = score[sel]
             by_b[b] = mat.reshape(n_models, n_i)
         out[cond] = by_b
     if "vl" not in out:
-        out["vl"] = {b: np.full((n_models, int(counts.get(b, 0))), np.nan, np.float32)
-                     for b in benchmarks["benchmark"]}
+        out["vl"] = {
+            b: np.full((n_models, int(counts.get(b, 0))), np.nan, np.float32)
+            for b in benchmarks["benchmark"]
+        }
     return out
 
 
-def _checked_tables(models: pd.DataFrame, benchmarks: pd.DataFrame, items: pd.DataFrame,
-                source: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def _checked_tables(
+    models: pd.DataFrame, benchmarks: pd.DataFrame, items: pd.DataFrame, source: str
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The model, benchmark and item tables checked and put in panel order: models sorted by
     name, benchmarks in category order, items grouped by benchmark (order kept within one)."""
     models = _check_columns(models.copy(), MODEL_COLUMNS, source, required=("model",))
-    benchmarks = _check_columns(benchmarks.copy(), BENCHMARK_COLUMNS, source,
-                                required=("benchmark", "category"))
-    items = _check_columns(items.copy(), ITEM_COLUMNS, source,
-                           required=("benchmark", "item_id"))
+    benchmarks = _check_columns(
+        benchmarks.copy(), BENCHMARK_COLUMNS, source, required=("benchmark", "category")
+    )
+    items = _check_columns(items.copy(), ITEM_COLUMNS, source, required=("benchmark", "item_id"))
     models["model"] = models["model"].astype(str)
     dup = models["model"].duplicated()
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise InputError(f"duplicate model {models['model'].iloc[i]!r}", file=source,
-                         row=i + 2, field="model")
+        raise InputError(
+            f"duplicate model {models['model'].iloc[i]!r}", file=source, row=i + 2, field="model"
+        )
     models = models.sort_values("model", kind="stable").reset_index(drop=True)
     models["family"] = _nullable_str(models["family"])
     models["release_date"] = _nullable_str(models["release_date"])
@@ -646,10 +778,12 @@ def _checked_tables(models: pd.DataFrame, benchmarks: pd.DataFrame, items: pd.Da
 
     benchmarks = benchmarks.copy()
     for i, row in enumerate(benchmarks.itertuples(index=False)):
-        if row.category is None or (isinstance(row.category, float) and np.isnan(row.category)) \
-                or str(row.category) == "":
-            raise InputError("benchmark has no category", file=source, row=i + 2,
-                             field="category")
+        if (
+            row.category is None
+            or (isinstance(row.category, float) and np.isnan(row.category))
+            or str(row.category) == ""
+        ):
+            raise InputError("benchmark has no category", file=source, row=i + 2, field="category")
     if benchmarks["benchmark"].duplicated().any():
         b = benchmarks["benchmark"][benchmarks["benchmark"].duplicated()].iloc[0]
         raise InputError(f"duplicate benchmark {b!r}", file=source, field="benchmark")
@@ -670,14 +804,22 @@ def _checked_tables(models: pd.DataFrame, benchmarks: pd.DataFrame, items: pd.Da
     bad = ~items["benchmark"].isin(known_b)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"item's benchmark {items['benchmark'].iloc[i]!r} is not in the "
-                         "benchmarks table", file=source, row=i + 2, field="benchmark")
+        raise InputError(
+            f"item's benchmark {items['benchmark'].iloc[i]!r} is not in the benchmarks table",
+            file=source,
+            row=i + 2,
+            field="benchmark",
+        )
     dup = items.duplicated(["benchmark", "item_id"])
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise InputError(f"duplicate item {items['item_id'].iloc[i]!r} of benchmark "
-                         f"{items['benchmark'].iloc[i]!r}", file=source, row=i + 2,
-                         field="item_id")
+        raise InputError(
+            f"duplicate item {items['item_id'].iloc[i]!r} of benchmark "
+            f"{items['benchmark'].iloc[i]!r}",
+            file=source,
+            row=i + 2,
+            field="item_id",
+        )
     for c in ("question", "options", "answer", "image_ref", "source_index"):
         items[c] = _nullable_str(items[c])
     # group items by benchmark in benchmark order, keeping within-benchmark order

@@ -71,10 +71,20 @@ PAPER_MODELS: tuple[tuple[str, str, str, float], ...] = (
 )
 """Table 3's 30 models with families; release dates and sizes are approximate (simulation only)."""
 
-PAPER_BLIND_MODELS = ("Qwen-VL-Chat", "Qwen2-VL-7B-Instruct", "Qwen2.5-VL-7B-Instruct",
-                      "Qwen3-VL-2B-Instruct", "Qwen3-VL-4B-Instruct", "Qwen3-VL-8B-Instruct",
-                      "InternVL2-8B", "InternVL2.5-8B", "InternVL3-8B", "InternVL3.5-8B",
-                      "Gemma3-4B-IT", "Gemma3-12B-IT")
+PAPER_BLIND_MODELS = (
+    "Qwen-VL-Chat",
+    "Qwen2-VL-7B-Instruct",
+    "Qwen2.5-VL-7B-Instruct",
+    "Qwen3-VL-2B-Instruct",
+    "Qwen3-VL-4B-Instruct",
+    "Qwen3-VL-8B-Instruct",
+    "InternVL2-8B",
+    "InternVL2.5-8B",
+    "InternVL3-8B",
+    "InternVL3.5-8B",
+    "Gemma3-4B-IT",
+    "Gemma3-12B-IT",
+)
 """App. B: the models also run without images."""
 
 
@@ -87,14 +97,26 @@ def _models(n_models: int, rng: np.random.Generator) -> pd.DataFrame:
         f = fams[i % 10]
         gen = i // 10
         y, m = 2023 + (gen + i % 3) // 2, 1 + (5 * i) % 12
-        rows.append((f"{f}-gen{gen}-m{i:03d}", f, f"{y:04d}-{m:02d}-01",
-                     float(rng.choice([2.0, 4.0, 8.0, 13.0, 30.0]))))
+        rows.append(
+            (
+                f"{f}-gen{gen}-m{i:03d}",
+                f,
+                f"{y:04d}-{m:02d}-01",
+                float(rng.choice([2.0, 4.0, 8.0, 13.0, 30.0])),
+            )
+        )
     return pd.DataFrame(rows, columns=["model", "family", "release_date", "params_b"])
 
 
-def simulate_panel(scale: float = 0.01, n_models: int = 30, seed: int = 0,
-                   missing: float = 0.02, min_items: int = 20, name: str | None = None,
-                   progress: Callable[[str], None] | None = None) -> Panel:
+def simulate_panel(
+    scale: float = 0.01,
+    n_models: int = 30,
+    seed: int = 0,
+    missing: float = 0.02,
+    min_items: int = 20,
+    name: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Panel:
     """Simulate a panel; see the module docstring. ``scale`` multiplies Table 4's item counts
     (each benchmark keeps at least ``min_items``; scale 1.0 gives exactly 386,324 items)."""
     if not 0 < scale <= 1.0:
@@ -109,8 +131,11 @@ def simulate_panel(scale: float = 0.01, n_models: int = 30, seed: int = 0,
     fam_effect = rng.normal(0, 0.35, fam_codes.max() + 1)[fam_codes]
     theta = rng.normal(0, 1, (M, RANK)) * np.array([0.45, 0.35, 0.3, 0.25, 0.2])
     theta[:, 0] += 0.75 * (age - age.mean()) + 0.25 * (size - size.mean()) + fam_effect
-    blind_names = set(PAPER_BLIND_MODELS) if n_models == len(PAPER_MODELS) else \
-        set(models["model"].iloc[rng.choice(M, size=min(12, M), replace=False)])
+    blind_names = (
+        set(PAPER_BLIND_MODELS)
+        if n_models == len(PAPER_MODELS)
+        else set(models["model"].iloc[rng.choice(M, size=min(12, M), replace=False)])
+    )
     blind_rows = np.flatnonzero(models["model"].isin(blind_names).to_numpy())
 
     specs = paper_benchmarks()
@@ -156,57 +181,89 @@ def simulate_panel(scale: float = 0.01, n_models: int = 30, seed: int = 0,
             if s.metric_kind != "binary":
                 Bx = np.clip(Bx * 0.95 + rng.random(Bx.shape) * 0.05, 0, 1).astype(np.float32)
             Bx[rng.random(Bx.shape) < missing] = np.nan
-            tables.append(_long(models["model"].to_numpy()[blind_rows], s.benchmark, ids, Bx,
-                                "blind"))
+            tables.append(
+                _long(models["model"].to_numpy()[blind_rows], s.benchmark, ids, Bx, "blind")
+            )
         # embeddings: benchmark centre + topic direction + noise; vl adds an image component
         centre = rng.normal(0, 1, EMBED_DIM).astype(np.float32)
-        tdir = topic_dirs[topic % 16] * 1.5 + rng.normal(0, 0.8, (n_topics, EMBED_DIM)
-                                                         ).astype(np.float32)[topic]
+        tdir = (
+            topic_dirs[topic % 16] * 1.5
+            + rng.normal(0, 0.8, (n_topics, EMBED_DIM)).astype(np.float32)[topic]
+        )
         text = centre + tdir + rng.normal(0, 0.6, (n, EMBED_DIM)).astype(np.float32)
         weight = np.where(blind_solv, 0.15, 0.6) * rng.random(n) + 0.05
         image = rng.normal(0, 1, (n, EMBED_DIM)).astype(np.float32) * 3.0
         vl = text + weight[:, None].astype(np.float32) * image
         text_vecs.append(text)
         vl_vecs.append(vl)
-        bench_rows.append({"benchmark": s.benchmark, "category": s.category, "metric": s.metric,
-                           "metric_kind": s.metric_kind, "score_min": 0.0, "score_max": 1.0,
-                           "lmms_eval_task": s.lmms_eval_task,
-                           "vlmeval_dataset": s.vlmeval_dataset})
-        item_frames.append(pd.DataFrame({"benchmark": s.benchmark, "item_id": ids,
-                                         "source_index": ids}))
+        bench_rows.append(
+            {
+                "benchmark": s.benchmark,
+                "category": s.category,
+                "metric": s.metric,
+                "metric_kind": s.metric_kind,
+                "score_min": 0.0,
+                "score_max": 1.0,
+                "lmms_eval_task": s.lmms_eval_task,
+                "vlmeval_dataset": s.vlmeval_dataset,
+            }
+        )
+        item_frames.append(
+            pd.DataFrame({"benchmark": s.benchmark, "item_id": ids, "source_index": ids})
+        )
         if progress and (bi + 1) % 10 == 0:
             progress(f"simulate: {bi + 1}/{len(specs)} benchmarks")
     items = pd.concat(item_frames, ignore_index=True)
     table = pa.concat_tables(tables)
-    panel = Panel._from_arrow(name or f"simulated-s{scale:g}-m{M}-seed{seed}", table, models,
-                              pd.DataFrame(bench_rows), items, "<simulator>")
+    panel = Panel._from_arrow(
+        name or f"simulated-s{scale:g}-m{M}-seed{seed}",
+        table,
+        models,
+        pd.DataFrame(bench_rows),
+        items,
+        "<simulator>",
+    )
     ids = items[["benchmark", "item_id"]]
     panel.set_embeddings("text", ids, np.concatenate(text_vecs))
     panel.set_embeddings("vl", ids, np.concatenate(vl_vecs))
     return panel
 
 
-def _long(models: np.ndarray, benchmark: str, ids: np.ndarray, X: np.ndarray, cond: str
-          ) -> pa.Table:
+def _long(
+    models: np.ndarray, benchmark: str, ids: np.ndarray, X: np.ndarray, cond: str
+) -> pa.Table:
     r, c = np.nonzero(np.isfinite(X))
-    return pa.table({
-        "model": pa.DictionaryArray.from_arrays(pa.array(r.astype(np.int32)),
-                                                pa.array([str(m) for m in models])),
-        "benchmark": pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(r), np.int32)),
-                                                    pa.array([benchmark])),
-        "item_id": pa.DictionaryArray.from_arrays(pa.array(c.astype(np.int32)),
-                                                  pa.array(list(ids), pa.string())),
-        "condition": pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(r), np.int32)),
-                                                    pa.array([cond])),
-        "score": pa.array(X[r, c], pa.float32()),
-    })
+    return pa.table(
+        {
+            "model": pa.DictionaryArray.from_arrays(
+                pa.array(r.astype(np.int32)), pa.array([str(m) for m in models])
+            ),
+            "benchmark": pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(len(r), np.int32)), pa.array([benchmark])
+            ),
+            "item_id": pa.DictionaryArray.from_arrays(
+                pa.array(c.astype(np.int32)), pa.array(list(ids), pa.string())
+            ),
+            "condition": pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(len(r), np.int32)), pa.array([cond])
+            ),
+            "score": pa.array(X[r, c], pa.float32()),
+        }
+    )
 
 
-def simulate_leaderboard(n_models: int = 2000, n_benchmarks: int = 5, seed: int = 0,
-                         items: tuple[int, int] = (100, 250), chance_share: float = 0.2,
-                         easy_share: float = 0.5, log_a_mean: float = 1.0,
-                         log_a_sd: float = 0.5, guessing: float = 0.25,
-                         name: str | None = None) -> Panel:
+def simulate_leaderboard(
+    n_models: int = 2000,
+    n_benchmarks: int = 5,
+    seed: int = 0,
+    items: tuple[int, int] = (100, 250),
+    chance_share: float = 0.2,
+    easy_share: float = 0.5,
+    log_a_mean: float = 1.0,
+    log_a_sd: float = 0.5,
+    guessing: float = 0.25,
+    name: str | None = None,
+) -> Panel:
     """A text-LLM-leaderboard-like panel: many models, few items per benchmark, near-ceiling
     items and large discriminations — the regime where a selector tuned on VLM panels can lose to
     random (issue #16's 6,300-model panel).
@@ -249,12 +306,23 @@ def simulate_leaderboard(n_models: int = 2000, n_benchmarks: int = 5, seed: int 
         X = (rng.random((M, n)) < P).astype(np.float32)
         ids = np.array([f"{bname}:{i}" for i in range(n)], dtype=object)
         tables.append(_long(model_names, bname, ids, X, "vl"))
-        bench_rows.append({"benchmark": bname, "category": f"Category {bi}",
-                           "metric": "accuracy (MCQ)", "metric_kind": "binary",
-                           "score_min": 0.0, "score_max": 1.0})
-        item_frames.append(pd.DataFrame({"benchmark": bname, "item_id": ids,
-                                         "source_index": ids}))
+        bench_rows.append(
+            {
+                "benchmark": bname,
+                "category": f"Category {bi}",
+                "metric": "accuracy (MCQ)",
+                "metric_kind": "binary",
+                "score_min": 0.0,
+                "score_max": 1.0,
+            }
+        )
+        item_frames.append(pd.DataFrame({"benchmark": bname, "item_id": ids, "source_index": ids}))
     models = pd.DataFrame({"model": model_names})
-    return Panel._from_arrow(name or f"leaderboard-m{M}-b{n_benchmarks}-seed{seed}",
-                             pa.concat_tables(tables), models, pd.DataFrame(bench_rows),
-                             pd.concat(item_frames, ignore_index=True), "<simulator>")
+    return Panel._from_arrow(
+        name or f"leaderboard-m{M}-b{n_benchmarks}-seed{seed}",
+        pa.concat_tables(tables),
+        models,
+        pd.DataFrame(bench_rows),
+        pd.concat(item_frames, ignore_index=True),
+        "<simulator>",
+    )

@@ -50,7 +50,7 @@ def image_path(panel_dir: Path, ref: str | None) -> Path | None:
 def content_hashes(items: pd.DataFrame, panel_dir: Path) -> list[str]:
     """Per item: SHA-256 prefix of its text and its image file's bytes (or its missing path)."""
     out = []
-    for q, o, ref in zip(items["question"], items["options"], items["image_ref"]):
+    for q, o, ref in zip(items["question"], items["options"], items["image_ref"], strict=True):
         h = hashlib.sha256(item_text(q, o).encode("utf-8"))
         ip = image_path(panel_dir, ref)
         if ip is not None:
@@ -74,9 +74,11 @@ class EmbedReport:
         return self.n_encoded / self.seconds if self.seconds > 0 else float("nan")
 
     def lines(self) -> list[str]:
-        out = [f"{self.space} space, {self.encoder}: {self.n_items} items, {self.n_cached} from "
-               f"cache, {self.n_encoded} encoded in {self.seconds:.1f}s "
-               f"({self.items_per_second:.1f} items/s)"]
+        out = [
+            f"{self.space} space, {self.encoder}: {self.n_items} items, {self.n_cached} from "
+            f"cache, {self.n_encoded} encoded in {self.seconds:.1f}s "
+            f"({self.items_per_second:.1f} items/s)"
+        ]
         if self.failed:
             out.append(f"{len(self.failed)} item(s) failed and have no {self.space} vector:")
             out += [f"  {b}/{i}: {why}" for b, i, why in self.failed[:20]]
@@ -90,10 +92,13 @@ def _load_cache(cdir: Path) -> dict[tuple[str, str], tuple[str, np.ndarray]]:
         z = np.load(f, allow_pickle=False)
         vecs = z["vectors"]
         if dim is not None and vecs.shape[1] != dim:
-            raise InputError(f"cached vectors have dimension {vecs.shape[1]}, earlier chunks "
-                             f"{dim}: the cache was written by another encoder", file=str(f))
+            raise InputError(
+                f"cached vectors have dimension {vecs.shape[1]}, earlier chunks "
+                f"{dim}: the cache was written by another encoder",
+                file=str(f),
+            )
         dim = vecs.shape[1]
-        for b, i, h, v in zip(z["benchmark"], z["item_id"], z["hash"], vecs):
+        for b, i, h, v in zip(z["benchmark"], z["item_id"], z["hash"], vecs, strict=True):
             cache[(str(b), str(i))] = (str(h), v)
     return cache
 
@@ -105,9 +110,14 @@ def _open_image(path: Path) -> Any:
         return im.convert("RGB")
 
 
-def embed_panel(panel: Panel, panel_dir: str | Path, encoder: Encoder, space: str,
-                batch: int = 64, progress: Callable[[str], None] | None = None
-                ) -> tuple[Panel, EmbedReport]:
+def embed_panel(
+    panel: Panel,
+    panel_dir: str | Path,
+    encoder: Encoder,
+    space: str,
+    batch: int = 64,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[Panel, EmbedReport]:
     """Encode every item of ``panel`` into ``space`` (``text`` or ``vl``), resuming from the
     cache, attach the vectors to the panel and save it. Returns the panel and a report."""
     if space not in SPACES:
@@ -115,13 +125,21 @@ def embed_panel(panel: Panel, panel_dir: str | Path, encoder: Encoder, space: st
     root = Path(panel_dir)
     say = progress or (lambda _m: None)
     items = panel.items
-    empty = [(b, i) for b, i, q, ref in zip(items["benchmark"], items["item_id"],
-                                            items["question"], items["image_ref"])
-             if not q and not ref]
+    empty = [
+        (b, i)
+        for b, i, q, ref in zip(
+            items["benchmark"], items["item_id"], items["question"], items["image_ref"], strict=True
+        )
+        if not q and not ref
+    ]
     if empty:
-        raise InputError(f"{len(empty)} item(s) have neither text nor an image, e.g. "
-                         f"{empty[0][0]}/{empty[0][1]}", file=str(root / "items.parquet"),
-                         row=f"item_id={empty[0][1]}", field="question")
+        raise InputError(
+            f"{len(empty)} item(s) have neither text nor an image, e.g. "
+            f"{empty[0][0]}/{empty[0][1]}",
+            file=str(root / "items.parquet"),
+            row=f"item_id={empty[0][1]}",
+            field="question",
+        )
     key = hashlib.sha256(encoder.id.encode()).hexdigest()[:12]
     cdir = root / "embeddings" / "cache" / key / space
     cdir.mkdir(parents=True, exist_ok=True)
@@ -130,7 +148,7 @@ def embed_panel(panel: Panel, panel_dir: str | Path, encoder: Encoder, space: st
     hashes = content_hashes(items, root)
     rep = EmbedReport(space=space, encoder=encoder.id, n_items=len(items))
     todo = []
-    for n, (b, i, h) in enumerate(zip(items["benchmark"], items["item_id"], hashes)):
+    for n, (b, i, h) in enumerate(zip(items["benchmark"], items["item_id"], hashes, strict=True)):
         hit = cache.get((b, i))
         if hit is not None and hit[0] == h:
             rep.n_cached += 1
@@ -140,7 +158,7 @@ def embed_panel(panel: Panel, panel_dir: str | Path, encoder: Encoder, space: st
     chunk_no = len(list(cdir.glob("chunk-*.npz")))
     dim = next(iter(cache.values()))[1].shape[0] if cache else None
     for s in range(0, len(todo), batch):
-        rows = todo[s:s + batch]
+        rows = todo[s : s + batch]
         texts = [item_text(items["question"].iloc[r], items["options"].iloc[r]) for r in rows]
         failed_rows: set[int] = set()
         if space == "text":
@@ -155,38 +173,52 @@ def embed_panel(panel: Panel, panel_dir: str | Path, encoder: Encoder, space: st
                 try:
                     imgs.append(_open_image(ip))
                 except Exception as exc:  # noqa: BLE001 - any unreadable image is recorded
-                    rep.failed.append((items["benchmark"].iloc[r], items["item_id"].iloc[r],
-                                       f"{type(exc).__name__}: {exc}"))
+                    rep.failed.append(
+                        (
+                            items["benchmark"].iloc[r],
+                            items["item_id"].iloc[r],
+                            f"{type(exc).__name__}: {exc}",
+                        )
+                    )
                     failed_rows.add(r)
                     imgs.append(None)
             vecs = encoder.encode_vl(texts, imgs)
         vecs = np.asarray(vecs, dtype=np.float32)
         if dim is not None and vecs.shape[1] != dim:
-            raise InputError(f"new vectors have dimension {vecs.shape[1]} but the cache holds "
-                             f"{dim}", file=str(cdir))
+            raise InputError(
+                f"new vectors have dimension {vecs.shape[1]} but the cache holds {dim}",
+                file=str(cdir),
+            )
         dim = vecs.shape[1]
         # failed items are not cached: the next run tries them again
         keep = [j for j, r in enumerate(rows) if r not in failed_rows]
-        payload = {"benchmark": np.array([items["benchmark"].iloc[rows[j]] for j in keep]),
-                   "item_id": np.array([items["item_id"].iloc[rows[j]] for j in keep]),
-                   "hash": np.array([hashes[rows[j]] for j in keep]),
-                   "vectors": vecs[keep].reshape(len(keep), vecs.shape[1])}
+        payload = {
+            "benchmark": np.array([items["benchmark"].iloc[rows[j]] for j in keep]),
+            "item_id": np.array([items["item_id"].iloc[rows[j]] for j in keep]),
+            "hash": np.array([hashes[rows[j]] for j in keep]),
+            "vectors": vecs[keep].reshape(len(keep), vecs.shape[1]),
+        }
 
         def write(p: Path, payload: dict[str, np.ndarray] = payload) -> None:
             with open(p, "wb") as fh:
-                np.savez(fh, **payload)
+                # numpy's stub reads **payload as possibly holding allow_pickle
+                np.savez(fh, **payload)  # type: ignore[arg-type]
 
         atomic_write(cdir / f"chunk-{chunk_no:06d}.npz", write)
         chunk_no += 1
-        for r, v in zip(rows, vecs):
+        for r, v in zip(rows, vecs, strict=True):
             cache[(items["benchmark"].iloc[r], items["item_id"].iloc[r])] = (
-                "failed" if r in failed_rows else hashes[r], v)
+                "failed" if r in failed_rows else hashes[r],
+                v,
+            )
         rep.n_encoded += len(rows)
         el = time.perf_counter() - start
         say(f"embed {space}: {rep.n_encoded}/{len(todo)} items, {rep.n_encoded / el:.1f} items/s")
     rep.seconds = time.perf_counter() - start
     ids = items[["benchmark", "item_id"]].reset_index(drop=True)
-    vecs = np.stack([cache[(b, i)][1] for b, i in zip(ids["benchmark"], ids["item_id"])])
+    vecs = np.stack(
+        [cache[(b, i)][1] for b, i in zip(ids["benchmark"], ids["item_id"], strict=True)]
+    )
     ok = np.isfinite(vecs).all(axis=1)
     panel.set_embeddings(space, ids[ok].reset_index(drop=True), vecs[ok])
     panel.save(root)
@@ -205,8 +237,9 @@ def import_vectors(path: str | Path) -> tuple[pd.DataFrame, np.ndarray]:
         for ext in (".ids.parquet", ".ids.csv"):
             idp = p.with_suffix(ext)
             if idp.exists():
-                ids = pd.read_parquet(idp) if ext.endswith("parquet") else pd.read_csv(
-                    idp, dtype=str)
+                ids = (
+                    pd.read_parquet(idp) if ext.endswith("parquet") else pd.read_csv(idp, dtype=str)
+                )
                 break
         else:
             raise InputError("no ids file next to it (.ids.parquet or .ids.csv)", file=str(p))

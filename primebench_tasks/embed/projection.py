@@ -8,14 +8,18 @@ PROJECTION_DIM = 64
 PROJECTION_SEED = 0
 
 
-def random_projection(x: np.ndarray, dim: int = PROJECTION_DIM,
-                      seed: int = PROJECTION_SEED) -> np.ndarray:
+def random_projection(
+    x: np.ndarray, dim: int = PROJECTION_DIM, seed: int = PROJECTION_SEED
+) -> np.ndarray:
     """Project (n, d) vectors to (n, dim) with a fixed Gaussian matrix G (d, dim),
     G_jk ~ N(0, 1/dim) drawn from ``numpy.random.default_rng(seed)``. Depends only on d, dim and
     seed, so the same item always lands at the same point. Rows with NaN stay NaN."""
     x = np.asarray(x, dtype=np.float32)
-    g = np.random.default_rng(seed).normal(0.0, 1.0 / np.sqrt(dim),
-                                           size=(x.shape[1], dim)).astype(np.float32)
+    g = (
+        np.random.default_rng(seed)
+        .normal(0.0, 1.0 / np.sqrt(dim), size=(x.shape[1], dim))
+        .astype(np.float32)
+    )
     return x @ g
 
 

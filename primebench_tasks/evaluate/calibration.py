@@ -36,12 +36,16 @@ def suite_responses(panel: Panel, manifest: dict[str, Any], models: list[str]) -
             for i in ids:
                 cols.append((b, str(i)))
                 vals.append(X[rows, pid[str(i)]])
-    return pd.DataFrame(np.array(vals).T, index=models,
-                        columns=pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"]))
+    return pd.DataFrame(
+        np.array(vals).T,
+        index=models,
+        columns=pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"]),
+    )
 
 
-def placement_residuals(panel: Panel, params: Any, estimator: str = DEFAULT_ESTIMATOR,
-                        folds: int = FOLDS, seed: int = 0) -> np.ndarray:
+def placement_residuals(
+    panel: Panel, params: Any, estimator: str = DEFAULT_ESTIMATOR, folds: int = FOLDS, seed: int = 0
+) -> np.ndarray:
     """Held-out errors (true − predicted full-suite score) of the panel's models, each placed on
     a suite rebuilt without its fold (``params``: the build's ``PipelineParams``). Sorted."""
     from primebench_tasks.pipeline.primebench import run_pipeline
@@ -58,19 +62,31 @@ def placement_residuals(panel: Panel, params: Any, estimator: str = DEFAULT_ESTI
             continue
         ref = panel.subset_models(train)
         manifest = run_pipeline(ref, params).manifest(ref, "calibration")
-        placed = place_models(ref, manifest, suite_responses(panel, manifest, held), estimator,
-                              n_boot=1, seed=seed, residuals=np.zeros(0))
+        placed = place_models(
+            ref,
+            manifest,
+            suite_responses(panel, manifest, held),
+            estimator,
+            n_boot=1,
+            seed=seed,
+            residuals=np.zeros(0),
+        )
         out += list(full[held].to_numpy() - placed["predicted_full"].to_numpy())
     r = np.asarray(out, dtype=float)
     return np.sort(r[np.isfinite(r)])
 
 
-def calibration_entry(panel: Panel, params: Any, estimator: str = DEFAULT_ESTIMATOR,
-                      folds: int = FOLDS, seed: int = 0) -> dict[str, Any]:
+def calibration_entry(
+    panel: Panel, params: Any, estimator: str = DEFAULT_ESTIMATOR, folds: int = FOLDS, seed: int = 0
+) -> dict[str, Any]:
     """The manifest's ``placement_calibration`` field."""
     r = placement_residuals(panel, params, estimator, folds, seed)
-    return {"estimator": estimator, "folds": folds, "seed": seed,
-            "protocol": f"{folds}-fold over the build models: suite rebuilt without the fold, "
-                        "held-out models placed from their responses; residual = true - "
-                        "predicted full-suite score",
-            "residuals": [round(float(x), 6) for x in r]}
+    return {
+        "estimator": estimator,
+        "folds": folds,
+        "seed": seed,
+        "protocol": f"{folds}-fold over the build models: suite rebuilt without the fold, "
+        "held-out models placed from their responses; residual = true - "
+        "predicted full-suite score",
+        "residuals": [round(float(x), 6) for x in r],
+    }

@@ -20,8 +20,9 @@ class ScoreEstimator:
 
     name = "base"
 
-    def fit(self, Y_source: np.ndarray, indices: np.ndarray,
-            weights: np.ndarray | None = None) -> ScoreEstimator:
+    def fit(
+        self, Y_source: np.ndarray, indices: np.ndarray, weights: np.ndarray | None = None
+    ) -> ScoreEstimator:
         self.indices_ = np.asarray(indices, dtype=np.int64)
         w = np.ones(len(self.indices_)) if weights is None else np.asarray(weights, float)
         self.weights_ = w / w.sum()
@@ -66,8 +67,9 @@ class PIRT(ScoreEstimator):
     def __init__(self, thresholds: np.ndarray | None = None) -> None:
         self.thresholds = thresholds
 
-    def fit(self, Y_source: np.ndarray, indices: np.ndarray,
-            weights: np.ndarray | None = None) -> PIRT:
+    def fit(
+        self, Y_source: np.ndarray, indices: np.ndarray, weights: np.ndarray | None = None
+    ) -> PIRT:
         super().fit(Y_source, indices, weights)
         self.model_ = fit_2pl_cached(binarize(np.asarray(Y_source, float), self.thresholds))
         self.unseen_ = np.setdiff1d(np.arange(self.n_items_), self.indices_)
@@ -96,8 +98,9 @@ class GPIRT(PIRT):
 
     name = "gpirt"
 
-    def fit(self, Y_source: np.ndarray, indices: np.ndarray,
-            weights: np.ndarray | None = None) -> GPIRT:
+    def fit(
+        self, Y_source: np.ndarray, indices: np.ndarray, weights: np.ndarray | None = None
+    ) -> GPIRT:
         super().fit(Y_source, indices, weights)
         Y = np.asarray(Y_source, float)
         full = nanmean_rows(Y)
@@ -110,8 +113,9 @@ class GPIRT(PIRT):
         return self
 
     def predict(self, Y_subset: np.ndarray) -> np.ndarray:
-        return self.lambda_ * self._anchor.predict(Y_subset) + \
-            (1 - self.lambda_) * self._pirt(Y_subset)
+        return self.lambda_ * self._anchor.predict(Y_subset) + (1 - self.lambda_) * self._pirt(
+            Y_subset
+        )
 
 
 class AIPW(ScoreEstimator):
@@ -126,8 +130,9 @@ class AIPW(ScoreEstimator):
     def __init__(self, alpha: float = RIDGE_ALPHA) -> None:
         self.alpha = alpha
 
-    def fit(self, Y_source: np.ndarray, indices: np.ndarray,
-            weights: np.ndarray | None = None) -> AIPW:
+    def fit(
+        self, Y_source: np.ndarray, indices: np.ndarray, weights: np.ndarray | None = None
+    ) -> AIPW:
         super().fit(Y_source, indices, weights)
         Y = np.asarray(Y_source, float)
         rest = np.setdiff1d(np.arange(self.n_items_), self.indices_)
@@ -160,7 +165,12 @@ class AIPW(ScoreEstimator):
 
 
 ESTIMATORS: dict[str, type[ScoreEstimator]] = {
-    "mean": SubsetMean, "weighted": WeightedMean, "pirt": PIRT, "gpirt": GPIRT, "aipw": AIPW}
+    "mean": SubsetMean,
+    "weighted": WeightedMean,
+    "pirt": PIRT,
+    "gpirt": GPIRT,
+    "aipw": AIPW,
+}
 
 
 def make_estimator(name: str, thresholds: np.ndarray | None = None) -> ScoreEstimator:

@@ -48,19 +48,21 @@ DEFAULT_ESTIMATOR = "aipw"
 
 def full_suite_scores(panel: Panel) -> pd.Series:
     """Full-suite score of every panel model (see the module docstring), indexed by model."""
-    bench = pd.DataFrame({b: nanmean_rows(panel.matrix(b)) for b in panel.benchmark_names},
-                         index=panel.model_names)
-    cats = pd.DataFrame({c: bench[bs].mean(axis=1, skipna=True)
-                         for c, bs in panel.categories().items()})
+    bench = pd.DataFrame(
+        {b: nanmean_rows(panel.matrix(b)) for b in panel.benchmark_names}, index=panel.model_names
+    )
+    cats = pd.DataFrame(
+        {c: bench[bs].mean(axis=1, skipna=True) for c, bs in panel.categories().items()}
+    )
     return cats.mean(axis=1, skipna=True)
 
 
 @dataclass
 class _Category:
     name: str
-    Y: np.ndarray          # (M, n_c) reference responses over the category's suite benchmarks
-    sel: np.ndarray        # (k_c,) positions of the suite items in Y's columns
-    new: np.ndarray        # (V, k_c) new models' responses to the suite items (NaN = missing)
+    Y: np.ndarray  # (M, n_c) reference responses over the category's suite benchmarks
+    sel: np.ndarray  # (k_c,) positions of the suite items in Y's columns
+    new: np.ndarray  # (V, k_c) new models' responses to the suite items (NaN = missing)
 
 
 def _categories(panel: Panel, manifest: dict, new: pd.DataFrame) -> list[_Category]:
@@ -70,21 +72,28 @@ def _categories(panel: Panel, manifest: dict, new: pd.DataFrame) -> list[_Catego
         offset = 0
         for b, ids in by_b.items():
             if b not in panel.benchmark_names:
-                raise InputError(f"suite benchmark {b!r} is not in reference panel "
-                                 f"{panel.name!r}", field="benchmark")
+                raise InputError(
+                    f"suite benchmark {b!r} is not in reference panel {panel.name!r}",
+                    field="benchmark",
+                )
             pid = {str(i): j for j, i in enumerate(panel.item_ids(b))}
             missing = [i for i in ids if str(i) not in pid]
             if missing:
-                raise InputError(f"suite items of {b!r} not in panel {panel.name!r}: "
-                                 f"{missing[:5]}", field="item_id")
+                raise InputError(
+                    f"suite items of {b!r} not in panel {panel.name!r}: {missing[:5]}",
+                    field="item_id",
+                )
             X = panel.matrix(b)
             mats.append(X)
             sel += [offset + pid[str(i)] for i in ids]
             cols += [(b, str(i)) for i in ids]
             offset += X.shape[1]
         wide = new.reindex(columns=pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"]))
-        out.append(_Category(cat, np.concatenate(mats, axis=1), np.asarray(sel, np.int64),
-                             wide.to_numpy(float)))
+        out.append(
+            _Category(
+                cat, np.concatenate(mats, axis=1), np.asarray(sel, np.int64), wide.to_numpy(float)
+            )
+        )
     return out
 
 
@@ -97,19 +106,23 @@ def _rank(value: np.ndarray, reference: np.ndarray) -> np.ndarray:
 class _Predictor:
     """Per-category estimators plus the category → full-suite map, for one item resample."""
 
-    def __init__(self, cats: list[_Category], full: np.ndarray, exact_mean: bool,
-                 estimator: str) -> None:
+    def __init__(
+        self, cats: list[_Category], full: np.ndarray, exact_mean: bool, estimator: str
+    ) -> None:
         self.cats, self.exact_mean, self.estimator = cats, exact_mean, estimator
         ok = np.isfinite(full)
         P = np.column_stack([nanmean_rows(c.Y) for c in cats])
         ok &= np.isfinite(P).all(axis=1)
         if not exact_mean:
             if ok.sum() < 3:
-                raise InputError("fewer than 3 reference models with a full-suite score: "
-                                 "cannot map suite categories to the full suite")
+                raise InputError(
+                    "fewer than 3 reference models with a full-suite score: "
+                    "cannot map suite categories to the full suite"
+                )
             Pc, mu_p, mu_t = P[ok] - P[ok].mean(0), P[ok].mean(0), full[ok].mean()
-            self.beta_ = np.linalg.solve(Pc.T @ Pc + RIDGE_ALPHA * np.eye(P.shape[1]),
-                                         Pc.T @ (full[ok] - mu_t))
+            self.beta_ = np.linalg.solve(
+                Pc.T @ Pc + RIDGE_ALPHA * np.eye(P.shape[1]), Pc.T @ (full[ok] - mu_t)
+            )
             self.mu_p_, self.mu_t_ = mu_p, mu_t
 
     def _map(self, P: np.ndarray) -> np.ndarray:
@@ -135,9 +148,14 @@ class _Predictor:
 CONFORMAL_FOLDS = 10
 
 
-def conformal_residuals(cats: list[_Category], full: np.ndarray, exact_mean: bool,
-                        estimator: str, folds: int = CONFORMAL_FOLDS, seed: int = 0
-                        ) -> np.ndarray:
+def conformal_residuals(
+    cats: list[_Category],
+    full: np.ndarray,
+    exact_mean: bool,
+    estimator: str,
+    folds: int = CONFORMAL_FOLDS,
+    seed: int = 0,
+) -> np.ndarray:
     """Held-out residuals ``true − predicted`` full-suite score of the reference models
     (``folds``-fold cross-fitting over the models with a full score: each fold's models are
     predicted from their suite responses by estimators and a map fitted on the other folds)."""
@@ -161,8 +179,9 @@ def conformal_residuals(cats: list[_Category], full: np.ndarray, exact_mean: boo
     return out[np.isfinite(out)]
 
 
-def conformal_bounds(point: np.ndarray, residuals: np.ndarray, level: float
-                     ) -> tuple[np.ndarray, np.ndarray]:
+def conformal_bounds(
+    point: np.ndarray, residuals: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Split-conformal interval ``point + [q_lo, q_hi]`` from held-out residuals, with the
     finite-sample rank k = ⌈(n + 1)(1 − a)⌉ for each tail (a = (1 − level)/2). With fewer
     residuals than the level needs (k > n: n < 39 at 95 %), the extreme residuals are used, whose
@@ -176,9 +195,15 @@ def conformal_bounds(point: np.ndarray, residuals: np.ndarray, level: float
     return point + r[n - k], point + r[k - 1]
 
 
-def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
-                 estimator: str = DEFAULT_ESTIMATOR, n_boot: int = 1000, seed: int = 0,
-                 residuals: np.ndarray | None = None) -> pd.DataFrame:
+def place_models(
+    panel: Panel,
+    manifest: dict,
+    new: pd.DataFrame,
+    estimator: str = DEFAULT_ESTIMATOR,
+    n_boot: int = 1000,
+    seed: int = 0,
+    residuals: np.ndarray | None = None,
+) -> pd.DataFrame:
     """Place new models on the reference ``panel``.
 
     ``new``: new models' item scores, index = model names, columns = MultiIndex (benchmark,
@@ -190,15 +215,19 @@ def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
     full_s = full_suite_scores(panel)
     full = full_s.to_numpy(float)
     suite_benchmarks = {b for by_b in manifest_items(manifest).values() for b in by_b}
-    exact = (suite_benchmarks == set(panel.benchmark_names)
-             and all(len(by_b) == 1 for by_b in manifest_items(manifest).values()))
+    exact = suite_benchmarks == set(panel.benchmark_names) and all(
+        len(by_b) == 1 for by_b in manifest_items(manifest).values()
+    )
     pred = _Predictor(cats, full, exact, estimator)
     ref_suite = [_Category(c.name, c.Y, c.sel, c.Y[:, c.sel]) for c in cats]
 
     def ref_scores(picks: list[np.ndarray]) -> np.ndarray:
-        return np.nanmean(np.column_stack([nanmean_rows(c.new[:, p])
-                                           for c, p in zip(ref_suite, picks, strict=True)]),
-                          axis=1)
+        return np.nanmean(
+            np.column_stack(
+                [nanmean_rows(c.new[:, p]) for c, p in zip(ref_suite, picks, strict=True)]
+            ),
+            axis=1,
+        )
 
     whole = [np.arange(len(c.sel)) for c in cats]
     S, C, T = pred.predict(whole)
@@ -243,17 +272,30 @@ def place_models(panel: Panel, manifest: dict, new: pd.DataFrame,
     lo = np.where(ok, np.fmin(lo, points), lo)
     hi = np.where(ok, np.fmax(hi, points), hi)
     n_scored = sum(np.isfinite(c.new).sum(axis=1) for c in cats)
-    rows = pd.DataFrame({
-        "n_items": sum(len(c.sel) for c in cats), "n_scored": n_scored,
-        "suite_score": S, "suite_score_lo": lo[0], "suite_score_hi": hi[0],
-        "suite_rank": _rank(S, S_ref), "suite_rank_lo": lo[1], "suite_rank_hi": hi[1],
-        "predicted_full": T, "predicted_full_lo": lo[2], "predicted_full_hi": hi[2],
-        "predicted_rank": _rank(T, full), "predicted_rank_lo": lo[3],
-        "predicted_rank_hi": hi[3], **extra,
-        "n_reference": int(np.isfinite(full).sum()), "n_residuals": len(resid),
-        "residuals_from": source,
-        "estimator": estimator,
-    }, index=new.index)
+    rows = pd.DataFrame(
+        {
+            "n_items": sum(len(c.sel) for c in cats),
+            "n_scored": n_scored,
+            "suite_score": S,
+            "suite_score_lo": lo[0],
+            "suite_score_hi": hi[0],
+            "suite_rank": _rank(S, S_ref),
+            "suite_rank_lo": lo[1],
+            "suite_rank_hi": hi[1],
+            "predicted_full": T,
+            "predicted_full_lo": lo[2],
+            "predicted_full_hi": hi[2],
+            "predicted_rank": _rank(T, full),
+            "predicted_rank_lo": lo[3],
+            "predicted_rank_hi": hi[3],
+            **extra,
+            "n_reference": int(np.isfinite(full).sum()),
+            "n_residuals": len(resid),
+            "residuals_from": source,
+            "estimator": estimator,
+        },
+        index=new.index,
+    )
     for j, c in enumerate(cats):
         rows[f"cat:{c.name}"] = C[:, j]
     rows.index.name = "model"

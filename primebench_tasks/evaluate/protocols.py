@@ -48,8 +48,14 @@ def prepare_pools(panel: Panel, cell_space: str = "auto") -> list[Pool]:
     s1 = stage1_representatives(panel, s0.keep)
     space = resolve_cell_space(panel, cell_space)
     b = panel.benchmarks.set_index("benchmark")
-    return [Pool(pool_data(panel, p, space), {x: str(b.loc[x, "metric_kind"]) for x in p.items},
-                 {x: str(b.loc[x, "metric"]) for x in p.items}) for p in s1.pools]
+    return [
+        Pool(
+            pool_data(panel, p, space),
+            {x: str(b.loc[x, "metric_kind"]) for x in p.items},
+            {x: str(b.loc[x, "metric"]) for x in p.items},
+        )
+        for p in s1.pools
+    ]
 
 
 def _thresholds(pool: Pool, X_build: np.ndarray) -> np.ndarray:
@@ -65,10 +71,17 @@ def budget_label(retention: float | None, items: int | None) -> str:
     return f"{100 * retention:g}%" if retention is not None else f"{items} per category"
 
 
-def score_split(pools: Sequence[Pool], build: np.ndarray, held: np.ndarray,
-                selectors: Sequence[str], retentions: Sequence[float], seed: int,
-                estimators: Sequence[str] = ESTIMATORS, floor: int = 100,
-                budgets: Sequence[int] = ()) -> list[dict]:
+def score_split(
+    pools: Sequence[Pool],
+    build: np.ndarray,
+    held: np.ndarray,
+    selectors: Sequence[str],
+    retentions: Sequence[float],
+    seed: int,
+    estimators: Sequence[str] = ESTIMATORS,
+    floor: int = 100,
+    budgets: Sequence[int] = (),
+) -> list[dict]:
     """One split: every selector × estimator × budget × category → a row with ρ, τ, top-5
     overlap, MAE and ``k`` (items kept) on the held-out models. Budgets: each retention r
     (K = max(⌊r·n⌋, min(n, floor)) per category pool) and each item count in ``budgets`` (K =
@@ -81,40 +94,59 @@ def score_split(pools: Sequence[Pool], build: np.ndarray, held: np.ndarray,
         full_h = nanmean_rows(Xh)
         ctx = SelectorContext(thresholds=_thresholds(pool, Xb))
         for r, items in arms:
-            k = category_budget(X.shape[1], r, floor) if r is not None else min(items,
-                                                                                X.shape[1])
+            k = category_budget(X.shape[1], r, floor) if r is not None else min(items, X.shape[1])
             for name in selectors:
                 sel = SELECTORS[name](k, seed, ctx).fit(Xb, pool.data.features)
                 ests = list(estimators) + (["weighted"] if name in WEIGHTED else [])
                 for est_name in ests:
                     est = make_estimator(est_name, ctx.thresholds).fit(
-                        Xb, sel.indices_, sel.weights_)
+                        Xb, sel.indices_, sel.weights_
+                    )
                     pred = est.predict(Xh[:, sel.indices_])
-                    rows.append({
-                        "category": pool.data.category, "selector": name,
-                        "estimator": est_name, "retention": np.nan if r is None else r,
-                        "budget": budget_label(r, items), "k": int(len(sel.indices_)),
-                        "rho": spearman(pred, full_h), "kendall": kendall(pred, full_h),
-                        "top5": top_k_overlap(pred, full_h, 5),
-                        "mae": float(np.nanmean(np.abs(pred - full_h)))})
+                    rows.append(
+                        {
+                            "category": pool.data.category,
+                            "selector": name,
+                            "estimator": est_name,
+                            "retention": np.nan if r is None else r,
+                            "budget": budget_label(r, items),
+                            "k": int(len(sel.indices_)),
+                            "rho": spearman(pred, full_h),
+                            "kendall": kendall(pred, full_h),
+                            "top5": top_k_overlap(pred, full_h, 5),
+                            "mae": float(np.nanmean(np.abs(pred - full_h))),
+                        }
+                    )
     return rows
 
 
 def _split_means(cat_rows: pd.DataFrame) -> pd.DataFrame:
     keys = ["split", "selector", "estimator", "budget"]
     g = cat_rows.groupby(keys, sort=False)
-    out = g.agg(retention=("retention", "first"), rho=("rho", "mean"),
-                kendall=("kendall", "mean"), top5=("top5", "mean"), mae=("mae", "mean"),
-                k=("k", "sum")).reset_index()
+    out = g.agg(
+        retention=("retention", "first"),
+        rho=("rho", "mean"),
+        kendall=("kendall", "mean"),
+        top5=("top5", "mean"),
+        mae=("mae", "mean"),
+        k=("k", "sum"),
+    ).reset_index()
     out["n_undefined"] = g["rho"].apply(lambda s: int(s.isna().sum())).to_numpy()
     return out
 
 
-def run_protocol(panel: Panel, protocol: str, selectors: Sequence[str],
-                 retentions: Sequence[float] = RETENTIONS, n_splits: int = 20, seed: int = 0,
-                 estimators: Sequence[str] = ESTIMATORS,
-                 progress: Callable[[str], None] | None = None, floor: int = 100,
-                 budgets: Sequence[int] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_protocol(
+    panel: Panel,
+    protocol: str,
+    selectors: Sequence[str],
+    retentions: Sequence[float] = RETENTIONS,
+    n_splits: int = 20,
+    seed: int = 0,
+    estimators: Sequence[str] = ESTIMATORS,
+    progress: Callable[[str], None] | None = None,
+    floor: int = 100,
+    budgets: Sequence[int] = (),
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``heldout`` | ``chrono`` | ``same``: returns (per-category rows, per-split rows), one
     budget per retention (with ``floor``) and per item count in ``budgets``."""
     say = progress or (lambda _m: None)
@@ -133,8 +165,9 @@ def run_protocol(panel: Panel, protocol: str, selectors: Sequence[str],
     pools = prepare_pools(panel)
     rows = []
     for i, (build, held) in enumerate(splits):
-        for row in score_split(pools, build, held, selectors, retentions, seed + i, estimators,
-                               floor, budgets):
+        for row in score_split(
+            pools, build, held, selectors, retentions, seed + i, estimators, floor, budgets
+        ):
             row["split"] = i
             rows.append(row)
         say(f"{protocol}: split {i + 1}/{len(splits)} done")
@@ -142,10 +175,15 @@ def run_protocol(panel: Panel, protocol: str, selectors: Sequence[str],
     return cats, _split_means(cats)
 
 
-def run_end_to_end(panel: Panel, selectors: Sequence[str], retentions: Sequence[float],
-                   n_splits: int = 20, seed: int = 0, k: int = 5,
-                   progress: Callable[[str], None] | None = None
-                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_end_to_end(
+    panel: Panel,
+    selectors: Sequence[str],
+    retentions: Sequence[float],
+    n_splits: int = 20,
+    seed: int = 0,
+    k: int = 5,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """App. D.3: Stage 0 once on all models; per split Stages 1-3 refit on the build models with
     each selector; ρ over the held-out models between the ranking by the mean of category means
     over all Stage 0-cleaned benchmarks and the pruned k-category leaderboard. Also reported:
@@ -168,29 +206,41 @@ def run_end_to_end(panel: Panel, selectors: Sequence[str], retentions: Sequence[
         arms: list[tuple[str, float, object]] = [("stage3_only", 1.0, None)]
         arms += [(s, r, s) for s in selectors for r in retentions]
         for name, r, sel in arms:
-            factory = None if sel is None else (
-                lambda kk, s=sel, ii=i: SELECTORS[s](kk, seed + ii, SelectorContext()))
-            params = PipelineParams(retention=r, k=k, seed=seed + i,
-                                    floor=0 if sel is None else 100)
+            factory = (
+                None
+                if sel is None
+                else (lambda kk, s=sel, ii=i: SELECTORS[s](kk, seed + ii, SelectorContext()))
+            )
+            params = PipelineParams(
+                retention=r, k=k, seed=seed + i, floor=0 if sel is None else 100
+            )
             res = run_pipeline(pb, params, selector=factory, stage0=s0)
             assert res.category_scores is not None
             score = selection_scores(ph, res.selected)
             all_cats = selection_scores(ph, res.stage2.selected) if res.stage2 else score
-            rows.append({"split": i, "selector": name, "estimator": "mean", "retention": r,
-                         "budget": budget_label(r, None),
-                         "k": int(sum(len(v) for d in res.selected.values()
-                                      for v in d.values())),
-                         "rho": spearman(score.to_numpy(), ref.reindex(score.index).to_numpy()),
-                         "rho_no_stage3": spearman(all_cats.to_numpy(),
-                                                   ref.reindex(all_cats.index).to_numpy()),
-                         "categories": ", ".join(res.selected)})
+            rows.append(
+                {
+                    "split": i,
+                    "selector": name,
+                    "estimator": "mean",
+                    "retention": r,
+                    "budget": budget_label(r, None),
+                    "k": int(sum(len(v) for d in res.selected.values() for v in d.values())),
+                    "rho": spearman(score.to_numpy(), ref.reindex(score.index).to_numpy()),
+                    "rho_no_stage3": spearman(
+                        all_cats.to_numpy(), ref.reindex(all_cats.index).to_numpy()
+                    ),
+                    "categories": ", ".join(res.selected),
+                }
+            )
         say(f"e2e: split {i + 1}/{n_splits} done")
     df = pd.DataFrame(rows)
     return df, df
 
 
-def summarise(split_rows: pd.DataFrame, default: tuple[str, str] = (DEFAULT_SELECTOR, "mean")
-              ) -> pd.DataFrame:
+def summarise(
+    split_rows: pd.DataFrame, default: tuple[str, str] = (DEFAULT_SELECTOR, "mean")
+) -> pd.DataFrame:
     """One row per selector × estimator × budget: the retention (NaN for an item-count budget),
     ``n_items`` (items kept, mean over splits), mean, sd, se, min, max of the split ρ,
     n_splits, wins (splits where the pair has the highest ρ among all pairs at that budget),
@@ -201,11 +251,23 @@ def summarise(split_rows: pd.DataFrame, default: tuple[str, str] = (DEFAULT_SELE
     keys = ["selector", "estimator", "budget"]
     best = df.groupby(["split", "budget"])["rho"].transform("max")
     df["win"] = np.isclose(df["rho"], best)
-    agg = {"retention": ("retention", "first"), "n_items": ("k", "mean"),
-           "mean_rho": ("rho", "mean"), "sd_rho": ("rho", "std"), "min_rho": ("rho", "min"),
-           "max_rho": ("rho", "max"), "n_splits": ("rho", "count"), "wins": ("win", "sum")}
-    for c, out in (("kendall", "mean_kendall"), ("top5", "mean_top5"), ("mae", "mean_mae"),
-                   ("n_undefined", "undefined_categories"), ("rho_no_stage3", "mean_rho_no_stage3")):
+    agg = {
+        "retention": ("retention", "first"),
+        "n_items": ("k", "mean"),
+        "mean_rho": ("rho", "mean"),
+        "sd_rho": ("rho", "std"),
+        "min_rho": ("rho", "min"),
+        "max_rho": ("rho", "max"),
+        "n_splits": ("rho", "count"),
+        "wins": ("win", "sum"),
+    }
+    for c, out in (
+        ("kendall", "mean_kendall"),
+        ("top5", "mean_top5"),
+        ("mae", "mean_mae"),
+        ("n_undefined", "undefined_categories"),
+        ("rho_no_stage3", "mean_rho_no_stage3"),
+    ):
         if c in df.columns:
             agg[out] = (c, "mean") if c != "n_undefined" else (c, "sum")
     s = df.groupby(keys, sort=False).agg(**agg).reset_index()
@@ -215,15 +277,19 @@ def summarise(split_rows: pd.DataFrame, default: tuple[str, str] = (DEFAULT_SELE
     return s
 
 
-def default_meets_bar(summary: pd.DataFrame, default: tuple[str, str],
-                      retentions: Sequence[float] = (0.02, 0.05, 0.10)) -> pd.DataFrame:
+def default_meets_bar(
+    summary: pd.DataFrame,
+    default: tuple[str, str],
+    retentions: Sequence[float] = (0.02, 0.05, 0.10),
+) -> pd.DataFrame:
     """Per retention: the default pair's mean ρ, the best other pair's mean ρ and its standard
     error, and whether default ≥ best − SE (the issue's bar)."""
     if "budget" not in summary.columns:
         summary = summary.assign(budget=[budget_label(r, None) for r in summary["retention"]])
     out = []
     labels = [budget_label(r, None) for r in retentions] + [
-        b for b in dict.fromkeys(summary["budget"]) if b.endswith(" per category")]
+        b for b in dict.fromkeys(summary["budget"]) if b.endswith(" per category")
+    ]
     for label in labels:
         s = summary[summary["budget"] == label]
         if s.empty:
@@ -235,12 +301,18 @@ def default_meets_bar(summary: pd.DataFrame, default: tuple[str, str],
             continue
         best = others.loc[others["mean_rho"].idxmax()]
         dv = float(d["mean_rho"].iloc[0])
-        out.append({"budget": label, "retention": r,
-                    "n_items": float(d["n_items"].iloc[0]) if "n_items" in d else None,
-                    "default_rho": dv, "best_other": f"{best.selector}/"
-                    f"{best.estimator}", "best_rho": float(best.mean_rho),
-                    "best_se": float(best.se_rho),
-                    "meets_bar": bool(dv >= best.mean_rho - best.se_rho - 1e-12)})
+        out.append(
+            {
+                "budget": label,
+                "retention": r,
+                "n_items": float(d["n_items"].iloc[0]) if "n_items" in d else None,
+                "default_rho": dv,
+                "best_other": f"{best.selector}/{best.estimator}",
+                "best_rho": float(best.mean_rho),
+                "best_se": float(best.se_rho),
+                "meets_bar": bool(dv >= best.mean_rho - best.se_rho - 1e-12),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -253,12 +325,16 @@ def bootstrap_ceiling(X_full: np.ndarray, n_boot: int = 2000, seed: int = 0) -> 
     return ceiling_of(bootstrap_suite_scores(X_full, one, n_boot, seed), nanmean_rows(X_full))
 
 
-def variant_ranking(X_full: np.ndarray, indices: np.ndarray, n_boot: int = 2000, seed: int = 0
-                    ) -> dict[str, float | bool]:
+def variant_ranking(
+    X_full: np.ndarray, indices: np.ndarray, n_boot: int = 2000, seed: int = 0
+) -> dict[str, float | bool]:
     """Fidelity of ranking close variants on the selected items vs the full set (§7(5), I.4),
     with the bootstrap ceiling that decides whether the set supports a conclusion."""
     full = nanmean_rows(X_full)
     sel = nanmean_rows(X_full[:, indices])
     ceiling = bootstrap_ceiling(X_full, n_boot, seed)
-    return {"rho": spearman(sel, full), "ceiling": ceiling,
-            "supports_conclusion": ceiling >= CEILING_BAR}
+    return {
+        "rho": spearman(sel, full),
+        "ceiling": ceiling,
+        "supports_conclusion": ceiling >= CEILING_BAR,
+    }

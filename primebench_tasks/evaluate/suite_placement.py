@@ -63,13 +63,13 @@ def _consistent(point: float, lo: float, hi: float) -> tuple[float, float]:
 
 def _value(point: float, draws: np.ndarray) -> dict[str, float | None]:
     lo, hi = _consistent(point, *_interval(draws))
-    f = (lambda x: None if not np.isfinite(x) else float(x))  # noqa: E731
+    f = lambda x: None if not np.isfinite(x) else float(x)  # noqa: E731
     return {"value": f(point), "lo": f(lo), "hi": f(hi)}
 
 
 def _fixed(point: float, lo: float, hi: float) -> dict[str, float | None]:
     lo, hi = _consistent(point, lo, hi)
-    f = (lambda x: None if not np.isfinite(x) else float(x))  # noqa: E731
+    f = lambda x: None if not np.isfinite(x) else float(x)  # noqa: E731
     return {"value": f(point), "lo": f(lo), "hi": f(hi)}
 
 
@@ -93,9 +93,14 @@ def _reference_full(panels: Mapping[str, Panel], benchmarks: list[str]) -> pd.Se
     return frame.dropna().mean(axis=1)
 
 
-def place_on_suite(manifest: Mapping[str, Any], panels: Mapping[str, Panel], new: pd.DataFrame,
-                   estimator: str = DEFAULT_ESTIMATOR, n_boot: int = 1000, seed: int = 0
-                   ) -> dict[str, Any]:
+def place_on_suite(
+    manifest: Mapping[str, Any],
+    panels: Mapping[str, Panel],
+    new: pd.DataFrame,
+    estimator: str = DEFAULT_ESTIMATOR,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Place the models of ``new`` (index: model names; columns: MultiIndex (benchmark,
     item_id); values in [0, 1], NaN = missing) on ``manifest``; ``panels``: benchmark → the
     reference panel of that benchmark. Returns ``{"models": {model: {"suite", "categories",
@@ -109,11 +114,17 @@ def place_on_suite(manifest: Mapping[str, Any], panels: Mapping[str, Panel], new
     for cat, by_b in items.items():
         for b in by_b:
             k += 1
-            entry = next(v for c in manifest["categories"].values()
-                         for bb, v in c["benchmarks"].items() if bb == b)
+            entry = next(
+                v
+                for c in manifest["categories"].values()
+                for bb, v in c["benchmarks"].items()
+                if bb == b
+            )
             sub = panel_with_benchmarks(panels[b], [b])
-            sub_manifest = {"categories": {cat: {"benchmarks": {b: entry}}},
-                            "placement_calibration": entry.get("placement_calibration")}
+            sub_manifest = {
+                "categories": {cat: {"benchmarks": {b: entry}}},
+                "placement_calibration": entry.get("placement_calibration"),
+            }
             cols = [c for c in new.columns if c[0] == b]
             per_b[b] = place_models(sub, sub_manifest, new[cols], estimator, n_boot, seed + k)
     out: dict[str, Any] = {}
@@ -129,19 +140,33 @@ def place_on_suite(manifest: Mapping[str, Any], panels: Mapping[str, Panel], new
             # of the estimator (independent across benchmarks), as the conformal interval uses
             rng = np.random.default_rng([seed, v, sum(map(ord, b))])
             draws_s[b] = boot[:, 0, v]
-            draws_t[b] = (float(r.predicted_full) + rng.choice(resid, n_boot) if len(resid)
-                          else np.full(n_boot, np.nan))
+            draws_t[b] = (
+                float(r.predicted_full) + rng.choice(resid, n_boot)
+                if len(resid)
+                else np.full(n_boot, np.nan)
+            )
             bench[b] = {
-                "source": panels[b].name, "n_items": int(r.n_items),
-                "n_scored": int(r.n_scored), "n_reference": int(r.n_reference),
+                "source": panels[b].name,
+                "n_items": int(r.n_items),
+                "n_scored": int(r.n_scored),
+                "n_reference": int(r.n_reference),
                 "score": _value(float(r.suite_score), boot[:, 0, v]),
-                "rank_on_suite_items": {**_value(float(r.suite_rank), boot[:, 1, v]),
-                                        "out_of": int(r.n_reference) + 1},
-                "predicted_full": _fixed(float(r.predicted_full), float(r.predicted_full_lo),
-                                         float(r.predicted_full_hi)),
-                "predicted_rank": {**_fixed(float(r.predicted_rank), float(r.predicted_rank_lo),
-                                            float(r.predicted_rank_hi)),
-                                   "out_of": int(r.n_reference) + 1}}
+                "rank_on_suite_items": {
+                    **_value(float(r.suite_rank), boot[:, 1, v]),
+                    "out_of": int(r.n_reference) + 1,
+                },
+                "predicted_full": _fixed(
+                    float(r.predicted_full), float(r.predicted_full_lo), float(r.predicted_full_hi)
+                ),
+                "predicted_rank": {
+                    **_fixed(
+                        float(r.predicted_rank),
+                        float(r.predicted_rank_lo),
+                        float(r.predicted_rank_hi),
+                    ),
+                    "out_of": int(r.n_reference) + 1,
+                },
+            }
         cats: dict[str, Any] = {}
         cat_s, cat_t, cat_draw_s, cat_draw_t = [], [], [], []
         for cat, by_b in items.items():
@@ -150,26 +175,34 @@ def place_on_suite(manifest: Mapping[str, Any], panels: Mapping[str, Panel], new
             pts = np.array([_num(bench[b]["score"]["value"]) for b in bs])
             ok = np.isfinite(pts) & (w > 0)
             s = float(np.average(pts[ok], weights=w[ok])) if ok.any() else float("nan")
-            ds = (np.column_stack([draws_s[b] for b in bs])[:, ok] @ w[ok] / w[ok].sum()
-                  if ok.any() else np.full(n_boot, np.nan))
+            ds = (
+                np.column_stack([draws_s[b] for b in bs])[:, ok] @ w[ok] / w[ok].sum()
+                if ok.any()
+                else np.full(n_boot, np.nan)
+            )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 t = float(np.nanmean([_num(bench[b]["predicted_full"]["value"]) for b in bs]))
                 dt = np.nanmean(np.column_stack([draws_t[b] for b in bs]), axis=1)
-            entry: dict[str, Any] = {"benchmarks": bs, "score": _value(s, ds),
-                                     "predicted_full": _value(t, dt)}
+            cat_entry: dict[str, Any] = {
+                "benchmarks": bs,
+                "score": _value(s, ds),
+                "predicted_full": _value(t, dt),
+            }
             if len(bs) == 1:
-                entry["predicted_rank"] = bench[bs[0]]["predicted_rank"]
+                cat_entry["predicted_rank"] = bench[bs[0]]["predicted_rank"]
             else:
                 ref = _reference_full(panels, bs)
-                entry["predicted_rank"] = (
-                    _rank(t, dt, ref.to_numpy()) if len(ref) >= MIN_RANKED_REFERENCE else None)
-                if entry["predicted_rank"] is None:
-                    entry["no_rank_because"] = (
+                cat_entry["predicted_rank"] = (
+                    _rank(t, dt, ref.to_numpy()) if len(ref) >= MIN_RANKED_REFERENCE else None
+                )
+                if cat_entry["predicted_rank"] is None:
+                    cat_entry["no_rank_because"] = (
                         f"{len(ref)} reference models have every benchmark of the category "
                         f"({', '.join(bs)}; sources "
-                        f"{', '.join(sorted({panels[b].name for b in bs}))})")
-            cats[cat] = entry
+                        f"{', '.join(sorted({panels[b].name for b in bs}))})"
+                    )
+            cats[cat] = cat_entry
             cat_s.append(s)
             cat_t.append(t)
             cat_draw_s.append(ds)
@@ -184,23 +217,37 @@ def place_on_suite(manifest: Mapping[str, Any], panels: Mapping[str, Panel], new
         suite: dict[str, Any] = {
             "n_items": sum(bench[b]["n_items"] for b in all_b),
             "n_scored": sum(bench[b]["n_scored"] for b in all_b),
-            "score": _value(S, dS), "predicted_full": _value(T, dT),
-            "predicted_rank": (_rank(T, dT, ref_suite.to_numpy())
-                               if len(ref_suite) >= MIN_RANKED_REFERENCE else None)}
+            "score": _value(S, dS),
+            "predicted_full": _value(T, dT),
+            "predicted_rank": (
+                _rank(T, dT, ref_suite.to_numpy())
+                if len(ref_suite) >= MIN_RANKED_REFERENCE
+                else None
+            ),
+        }
         if suite["predicted_rank"] is None:
             suite["no_rank_because"] = (
                 f"{len(ref_suite)} reference models have every benchmark of the suite; rank per "
-                "benchmark (and per category where ranked) instead")
+                "benchmark (and per category where ranked) instead"
+            )
         out[str(model)] = {"suite": suite, "categories": cats, "benchmarks": bench}
-    return {"schema": SCHEMA, "suite": manifest.get("version"), "suite_name": manifest.get("name"),
-            "estimator": estimator, "n_boot": n_boot, "seed": seed,
-            "reference": {b: {"panel": panels[b].name, "panel_hash": panels[b].content_hash}
-                          for b in per_b},
-            "models": out}
+    return {
+        "schema": SCHEMA,
+        "suite": manifest.get("version"),
+        "suite_name": manifest.get("name"),
+        "estimator": estimator,
+        "n_boot": n_boot,
+        "seed": seed,
+        "reference": {
+            b: {"panel": panels[b].name, "panel_hash": panels[b].content_hash} for b in per_b
+        },
+        "models": out,
+    }
 
 
-def _reference_full_suite(panels: Mapping[str, Panel], items: Mapping[str, Mapping[str, Any]]
-                          ) -> pd.Series:
+def _reference_full_suite(
+    panels: Mapping[str, Panel], items: Mapping[str, Mapping[str, Any]]
+) -> pd.Series:
     """Full-suite score (mean of category means of benchmark means) of the reference models that
     have every benchmark of the suite."""
     cats = {c: _reference_full(panels, list(by_b)) for c, by_b in items.items()}

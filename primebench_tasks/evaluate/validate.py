@@ -42,47 +42,74 @@ def default_pair(panel: Panel) -> tuple[str, str]:
     return (DEFAULT_SELECTOR, "mean")
 
 
-def validate(panel: Panel, out: Path, protocol: str = "heldout", selectors: str = "all",
-             retentions: Sequence[float] = RETENTIONS, n_splits: int = 20, seed: int = 0,
-             estimators: Sequence[str] = ESTIMATORS,
-             progress: Callable[[str], None] | None = None, floor: int = 100,
-             budgets: Sequence[int] = ()) -> pd.DataFrame:
+def validate(
+    panel: Panel,
+    out: Path,
+    protocol: str = "heldout",
+    selectors: str = "all",
+    retentions: Sequence[float] = RETENTIONS,
+    n_splits: int = 20,
+    seed: int = 0,
+    estimators: Sequence[str] = ESTIMATORS,
+    progress: Callable[[str], None] | None = None,
+    floor: int = 100,
+    budgets: Sequence[int] = (),
+) -> pd.DataFrame:
     """Run ``protocol`` for the selectors at every retention (with ``floor`` items at least per
     category pool) and every item-count budget; write splits.csv, summary.csv (with
     ``n_items``), table.md and rho_vs_retention.png into ``out``."""
     names, skipped = resolve(selectors, bool(panel.embedding_spaces), binary=_binary(panel))
     if protocol == "e2e":
-        cats, splits = run_end_to_end(panel, names, retentions, n_splits, seed,
-                                      progress=progress)
+        cats, splits = run_end_to_end(panel, names, retentions, n_splits, seed, progress=progress)
     else:
-        cats, splits = run_protocol(panel, protocol, names, retentions, n_splits, seed,
-                                    estimators, progress, floor, budgets)
+        cats, splits = run_protocol(
+            panel, protocol, names, retentions, n_splits, seed, estimators, progress, floor, budgets
+        )
     default = default_pair(panel)
     summary = summarise(splits, default)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "splits.csv", splits.to_csv(index=False))
     atomic_write_text(out / "summary.csv", summary.to_csv(index=False))
     if "category" in cats.columns:
-        by_cat = cats.groupby(["category", "selector", "estimator", "budget"], sort=False).agg(
-            n_items=("k", "mean"), mean_rho=("rho", "mean"), sd_rho=("rho", "std"),
-            n=("rho", "count"), mean_mae=("mae", "mean")).reset_index()
+        by_cat = (
+            cats.groupby(["category", "selector", "estimator", "budget"], sort=False)
+            .agg(
+                n_items=("k", "mean"),
+                mean_rho=("rho", "mean"),
+                sd_rho=("rho", "std"),
+                n=("rho", "count"),
+                mean_mae=("mae", "mean"),
+            )
+            .reset_index()
+        )
         atomic_write_text(out / "summary_by_category.csv", by_cat.to_csv(index=False))
     bar = default_meets_bar(summary, default)
     mean_rows = summary[summary["estimator"] == "mean"]
     order = list(dict.fromkeys(mean_rows["budget"]))
     items = mean_rows.groupby("budget", sort=False)["n_items"].mean()
-    wide = mean_rows.pivot_table(index="selector", columns="budget",
-                                 values="mean_rho").reindex(columns=order).reset_index()
+    wide = (
+        mean_rows.pivot_table(index="selector", columns="budget", values="mean_rho")
+        .reindex(columns=order)
+        .reset_index()
+    )
     wide.columns = ["selector"] + [f"{b} ({items[b]:.0f} items)" for b in order]
-    lines = [f"# Fidelity: {protocol} protocol on `{panel.name}`", "",
-             f"{len(panel.model_names)} models, {n_splits if protocol in ('heldout', 'e2e') else 1}"
-             f" split(s), seed {seed}. Default pair: `{default[0]}` / `{default[1]}`.",
-             f"Skipped (need embeddings): {', '.join(skipped) or 'none'}.", "",
-             "## Mean Spearman ρ on held-out models, subset-mean scoring (Tables 10-11 layout)",
-             "", markdown_table(wide.sort_values(wide.columns[-1], ascending=False)),
-             "## Every selector × estimator × retention", "",
-             markdown_table(summary.round(4)), "## The default against the best other pair", "",
-             markdown_table(bar) if len(bar) else "(not applicable)\n"]
+    lines = [
+        f"# Fidelity: {protocol} protocol on `{panel.name}`",
+        "",
+        f"{len(panel.model_names)} models, {n_splits if protocol in ('heldout', 'e2e') else 1}"
+        f" split(s), seed {seed}. Default pair: `{default[0]}` / `{default[1]}`.",
+        f"Skipped (need embeddings): {', '.join(skipped) or 'none'}.",
+        "",
+        "## Mean Spearman ρ on held-out models, subset-mean scoring (Tables 10-11 layout)",
+        "",
+        markdown_table(wide.sort_values(wide.columns[-1], ascending=False)),
+        "## Every selector × estimator × retention",
+        "",
+        markdown_table(summary.round(4)),
+        "## The default against the best other pair",
+        "",
+        markdown_table(bar) if len(bar) else "(not applicable)\n",
+    ]
     atomic_write_text(out / "table.md", "\n".join(lines))
     by_ret = summary[(summary["estimator"] == "mean") & summary["retention"].notna()]
     if len(by_ret):

@@ -5,6 +5,8 @@ only if it is ≥ 0.90)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -22,8 +24,9 @@ def suite_scores(X: np.ndarray, groups: np.ndarray) -> np.ndarray:
         return np.nanmean(np.column_stack(cols), axis=1)
 
 
-def bootstrap_suite_scores(X: np.ndarray, groups: np.ndarray, n_boot: int = 2000,
-                           seed: int = 0) -> np.ndarray:
+def bootstrap_suite_scores(
+    X: np.ndarray, groups: np.ndarray, n_boot: int = 2000, seed: int = 0
+) -> np.ndarray:
     """(n_boot, V) suite scores over item resamples drawn with replacement within each group
     (the same resample for every row)."""
     rng = np.random.default_rng(seed)
@@ -41,8 +44,9 @@ def ceiling_of(boots: np.ndarray, observed: np.ndarray) -> float:
     return float(rhos[np.isfinite(rhos)].mean()) if np.isfinite(rhos).any() else float("nan")
 
 
-def rank_variants(scores: pd.DataFrame, categories: pd.Series, n_boot: int = 2000,
-                  seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+def rank_variants(
+    scores: pd.DataFrame, categories: pd.Series, n_boot: int = 2000, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame, float]:
     """Rank variants from their item scores.
 
     ``scores``: index = variant names, columns = item keys, values in [0, 1] or NaN (missing);
@@ -56,10 +60,13 @@ def rank_variants(scores: pd.DataFrame, categories: pd.Series, n_boot: int = 200
     boots = bootstrap_suite_scores(X, groups, n_boot, seed)
     lo, hi = np.nanpercentile(boots, [2.5, 97.5], axis=0)
     diff = boots[:, :, None] - boots[:, None, :]
-    pairwise = pd.DataFrame(((diff > 0) + 0.5 * (diff == 0)).mean(axis=0),
-                            index=scores.index, columns=scores.index)
-    table = pd.DataFrame({"suite_score": observed, "lo": lo, "hi": hi,
-                          "n_scored": np.isfinite(X).sum(axis=1)}, index=scores.index)
+    pairwise = pd.DataFrame(
+        ((diff > 0) + 0.5 * (diff == 0)).mean(axis=0), index=scores.index, columns=scores.index
+    )
+    table = pd.DataFrame(
+        {"suite_score": observed, "lo": lo, "hi": hi, "n_scored": np.isfinite(X).sum(axis=1)},
+        index=scores.index,
+    )
     table = table.sort_values("suite_score", ascending=False, kind="stable")
     table.insert(0, "rank", np.arange(1, len(table) + 1))
     table.index.name = "variant"
@@ -72,17 +79,24 @@ SEPARATION_LEVEL = 0.95
 probability ≥ 1 − (1 − level)/2 (a two-sided 95 % decision)."""
 
 
-def variant_verdict(table: pd.DataFrame, pairwise: pd.DataFrame,
-                    level: float = SEPARATION_LEVEL) -> dict[str, object]:
+def variant_verdict(
+    table: pd.DataFrame, pairwise: pd.DataFrame, level: float = SEPARATION_LEVEL
+) -> dict[str, object]:
     """The verdict derived from the same resamples as ``pairwise`` (P[A, B] = P(A beats B)):
     which adjacent pairs of the ranking are separated, the groups of variants the suite cannot
     tell apart (runs of unseparated neighbours), and the winner — named only when the top
     variant is separated from the second. ``table`` is sorted best first."""
     order = list(table.index)
     need = 1 - (1 - level) / 2
-    adjacent = [{"better": str(a), "worse": str(b), "p_better": float(pairwise.loc[a, b]),
-                 "separated": bool(pairwise.loc[a, b] >= need)}
-                for a, b in zip(order, order[1:], strict=False)]
+    adjacent: list[dict[str, Any]] = [
+        {
+            "better": str(a),
+            "worse": str(b),
+            "p_better": float(pairwise.loc[a, b]),
+            "separated": bool(pairwise.loc[a, b] >= need),
+        }
+        for a, b in zip(order, order[1:], strict=False)
+    ]
     groups: list[list[str]] = [[str(order[0])]] if order else []
     for pair in adjacent:
         if pair["separated"]:
@@ -93,13 +107,23 @@ def variant_verdict(table: pd.DataFrame, pairwise: pd.DataFrame,
     if len(order) < 2:
         text = "one variant: nothing to compare"
     elif winner is not None:
-        text = (f"{winner} is best (P(beats {adjacent[0]['worse']}) = "
-                f"{adjacent[0]['p_better']:.3f} ≥ {need:.3f})")
+        text = (
+            f"{winner} is best (P(beats {adjacent[0]['worse']}) = "
+            f"{adjacent[0]['p_better']:.3f} ≥ {need:.3f})"
+        )
     else:
-        text = (f"the top variants cannot be told apart at {level:.0%}: "
-                f"P({adjacent[0]['better']} beats {adjacent[0]['worse']}) = "
-                f"{adjacent[0]['p_better']:.3f} < {need:.3f}; evaluate more items or treat them "
-                "as tied")
-    return {"level": level, "threshold": need, "adjacent": adjacent,
-            "indistinguishable_groups": groups, "winner": winner,
-            "fully_ordered": all(p["separated"] for p in adjacent), "text": text}
+        text = (
+            f"the top variants cannot be told apart at {level:.0%}: "
+            f"P({adjacent[0]['better']} beats {adjacent[0]['worse']}) = "
+            f"{adjacent[0]['p_better']:.3f} < {need:.3f}; evaluate more items or treat them "
+            "as tied"
+        )
+    return {
+        "level": level,
+        "threshold": need,
+        "adjacent": adjacent,
+        "indistinguishable_groups": groups,
+        "winner": winner,
+        "fully_ordered": all(p["separated"] for p in adjacent),
+        "text": text,
+    }

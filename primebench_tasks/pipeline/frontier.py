@@ -42,8 +42,16 @@ def model_axes(panel: Panel, keep: dict[str, np.ndarray]) -> pd.DataFrame:
         first, last = grp["model"].iloc[0], grp["model"].iloc[-1]
         gain = float(acc[last] - acc[first])
         steps = len(grp) - 1
-        rows.append({"axis": f"{fam} generations", "from": first, "to": last,
-                     "gain": round(gain, 4), "steps": steps, "per_step": gain / steps})
+        rows.append(
+            {
+                "axis": f"{fam} generations",
+                "from": first,
+                "to": last,
+                "gain": round(gain, 4),
+                "steps": steps,
+                "per_step": gain / steps,
+            }
+        )
     return pd.DataFrame(rows, columns=["axis", "from", "to", "gain", "steps", "per_step"])
 
 
@@ -52,9 +60,14 @@ def _pooled_accuracy(panel: Panel, keep: dict[str, np.ndarray]) -> pd.Series:
     return pd.Series(nanmean_rows(X), index=panel.model_names)
 
 
-def capability_frontier(panel: Panel, keep: dict[str, np.ndarray], budget: int | None = None,
-                        family_max: float = FAMILY_MAX, band: tuple[float, float] = BAND,
-                        min_models: int = MIN_MODELS) -> FrontierResult:
+def capability_frontier(
+    panel: Panel,
+    keep: dict[str, np.ndarray],
+    budget: int | None = None,
+    family_max: float = FAMILY_MAX,
+    band: tuple[float, float] = BAND,
+    min_models: int = MIN_MODELS,
+) -> FrontierResult:
     """Candidates: every family's mean ≤ ``family_max`` and ≥ ``min_models`` models scored
     (models without a family count as a family of their own). Keep the in-band items (panel mean
     in ``band``) with the largest v̂_i·(1 − x̄_i). Budget: explicit, or in-band size × the largest
@@ -88,15 +101,25 @@ def capability_frontier(panel: Panel, keep: dict[str, np.ndarray], budget: int |
     gain = float(axes["per_step"].max()) if len(axes) else None
     if budget is None:
         if gain is None or gain <= 0:
-            raise ConfigError("no model axis with a positive per-step gain (needs families with "
-                             "≥ 2 dated models in the model metadata); pass an explicit budget")
+            raise ConfigError(
+                "no model axis with a positive per-step gain (needs families with "
+                "≥ 2 dated models in the model metadata); pass an explicit budget"
+            )
         budget = int(round(in_band.sum() * gain))
     cand = np.flatnonzero(in_band)
     score = var[cand] * (1 - mean[cand])
     order = np.lexsort((cand, -score))
     chosen = cand[order[:budget]]
-    selected = {b: np.sort(pos[chosen][bench[chosen] == b]) for b in panel.benchmark_names
-                if (bench[chosen] == b).any()}
-    return FrontierResult(selected=selected, n_candidates=int(ok.sum()),
-                          n_in_band=int(in_band.sum()), budget=int(budget),
-                          per_step_gain=gain, axes=axes)
+    selected = {
+        b: np.sort(pos[chosen][bench[chosen] == b])
+        for b in panel.benchmark_names
+        if (bench[chosen] == b).any()
+    }
+    return FrontierResult(
+        selected=selected,
+        n_candidates=int(ok.sum()),
+        n_in_band=int(in_band.sum()),
+        budget=int(budget),
+        per_step_gain=gain,
+        axes=axes,
+    )

@@ -58,10 +58,13 @@ def _shared_models(sources: list[Source]) -> int:
     return len(set.intersection(*sets)) if sets else 0
 
 
-def build_multi_source_suite(name: str, sources: list[Source],
-                             params: PipelineParams | None = None,
-                             annotations: Mapping[str, Mapping[str, Any]] | None = None,
-                             min_shared_models: int = MIN_SHARED_MODELS) -> dict[str, Any]:
+def build_multi_source_suite(
+    name: str,
+    sources: list[Source],
+    params: PipelineParams | None = None,
+    annotations: Mapping[str, Mapping[str, Any]] | None = None,
+    min_shared_models: int = MIN_SHARED_MODELS,
+) -> dict[str, Any]:
     """The suite manifest (schema ``primebench.suite/1``) of ``sources``.
 
     ``params.until`` must be ``stage2`` or ``stage3`` (Stage 3 keeps every category, see the
@@ -75,16 +78,19 @@ def build_multi_source_suite(name: str, sources: list[Source],
         raise InputError(f"benchmarks given by more than one source: {dup}")
     for s in sources:
         if s.benchmark not in s.panel.benchmark_names:
-            raise InputError(f"benchmark {s.benchmark!r} is not in panel {s.panel.name!r}",
-                             field="benchmark")
+            raise InputError(
+                f"benchmark {s.benchmark!r} is not in panel {s.panel.name!r}", field="benchmark"
+            )
     by_cat: dict[str, list[Source]] = {}
     for s in sources:
         by_cat.setdefault(s.panel.category_of(s.benchmark), []).append(s)
     if p.until not in ("stage2", "stage3"):
         raise InputError("a multi-source suite is built with until=stage2 or stage3")
     if len(by_cat) > min(p.k, K) and p.until == "stage3":
-        raise InputError(f"{len(by_cat)} categories from different model sets: Stage 3 cannot "
-                         "compare their scores; build with until=stage2 or fewer categories")
+        raise InputError(
+            f"{len(by_cat)} categories from different model sets: Stage 3 cannot "
+            "compare their scores; build with until=stage2 or fewer categories"
+        )
     ann = annotations or {}
     cats: dict[str, Any] = {}
     stage_rows: list[dict[str, Any]] = []
@@ -92,14 +98,22 @@ def build_multi_source_suite(name: str, sources: list[Source],
     stage1: dict[str, Any] = {}
     for cat, srcs in by_cat.items():
         shared = _shared_models(srcs)
-        stage1[cat] = {"benchmarks": [s.benchmark for s in srcs], "shared_models": shared,
-                       "kept_all_benchmarks": True,
-                       "why": ("one benchmark" if len(srcs) == 1 else
-                               f"{shared} models have every benchmark of the category "
-                               f"(< {min_shared_models}): no representative from evidence")}
+        stage1[cat] = {
+            "benchmarks": [s.benchmark for s in srcs],
+            "shared_models": shared,
+            "kept_all_benchmarks": True,
+            "why": (
+                "one benchmark"
+                if len(srcs) == 1
+                else f"{shared} models have every benchmark of the category "
+                f"(< {min_shared_models}): no representative from evidence"
+            ),
+        }
         if len(srcs) > 1 and shared >= min_shared_models:
-            raise InputError(f"category {cat!r}: {shared} models share its benchmarks; build "
-                             "it from one panel with the single-panel pipeline (Stage 1)")
+            raise InputError(
+                f"category {cat!r}: {shared} models share its benchmarks; build "
+                "it from one panel with the single-panel pipeline (Stage 1)"
+            )
         entry: dict[str, Any] = {}
         for s in srcs:
             sub = panel_with_benchmarks(s.panel, [s.benchmark])
@@ -107,55 +121,95 @@ def build_multi_source_suite(name: str, sources: list[Source],
             pos = res.selected[cat][s.benchmark]
             ids = sub.item_ids(s.benchmark)[np.sort(np.asarray(pos, dtype=np.int64))]
             row = s.panel.benchmarks.set_index("benchmark").loc[s.benchmark]
-            models = [m for m, ok in zip(sub.model_names,
-                                         np.isfinite(sub.matrix(s.benchmark)).any(axis=1),
-                                         strict=True) if ok]
+            models = [
+                m
+                for m, ok in zip(
+                    sub.model_names, np.isfinite(sub.matrix(s.benchmark)).any(axis=1), strict=True
+                )
+                if ok
+            ]
             from primebench_tasks.evaluate.calibration import calibration_entry
 
             entry[s.benchmark] = {
                 "placement_calibration": calibration_entry(
-                    sub, PipelineParams(**{**p.__dict__, "until": "stage2"}), seed=p.seed),
+                    sub, PipelineParams(**{**p.__dict__, "until": "stage2"}), seed=p.seed
+                ),
                 "item_ids": [str(i) for i in ids],
-                "lmms_eval_task": row["lmms_eval_task"], "vlmeval_dataset": row["vlmeval_dataset"],
+                "lmms_eval_task": row["lmms_eval_task"],
+                "vlmeval_dataset": row["vlmeval_dataset"],
                 "metric": row["metric"],
                 "score_range": [float(row["score_min"]), float(row["score_max"])],
-                "source": {"panel": s.panel.name, "panel_hash": s.panel.content_hash,
-                           "models": models},
-                **dict(ann.get(s.benchmark, {}))}
+                "source": {
+                    "panel": s.panel.name,
+                    "panel_hash": s.panel.content_hash,
+                    "models": models,
+                },
+                **dict(ann.get(s.benchmark, {})),
+            }
             assert res.stage_table is not None
             for r in res.stage_table.to_dict("records"):
                 stage_rows.append({"benchmark": s.benchmark, **r})
             fidelity[s.benchmark] = {"rho": res.fidelity, "n_models": len(models)}
-        cats[cat] = {"benchmarks": entry,
-                     "n_items": sum(len(v["item_ids"]) for v in entry.values())}
+        cats[cat] = {
+            "benchmarks": entry,
+            "n_items": sum(len(v["item_ids"]) for v in entry.values()),
+        }
     panels = {s.panel.name: s.panel for s in sources}
-    body = clean_for_json({
-        "schema": SCHEMA, "name": name,
-        "built_from": {"panel": "+".join(panels), "panel_hash": content_hash(
-            "".join(pn.content_hash for pn in panels.values())),
-            "sources": [{"panel": pn.name, "panel_hash": pn.content_hash,
-                         "benchmarks": [s.benchmark for s in sources if s.panel is pn]}
-                        for pn in panels.values()],
-            "models": sorted({m for c in cats.values() for e in c["benchmarks"].values()
-                              for m in e["source"]["models"]})},
-        "params": {**p.as_dict(next(iter(panels.values()))), "until": p.until,
-                   "multi_source": True, "min_shared_models": min_shared_models},
-        "stage1": stage1,
-        "stage3": {"kept_all_categories": True, "categories": len(cats)},
-        "stages": stage_rows, "categories": cats, "aggregate": "mean_of_category_means",
-        "fidelity": {"per_benchmark": fidelity, "protocol": "same-models, per benchmark: "
-                     "selected-item mean vs the Stage 0-cleaned benchmark mean on the "
-                     "benchmark's own models"},
-        "n_items": sum(c["n_items"] for c in cats.values()),
-    })
+    body = clean_for_json(
+        {
+            "schema": SCHEMA,
+            "name": name,
+            "built_from": {
+                "panel": "+".join(panels),
+                "panel_hash": content_hash("".join(pn.content_hash for pn in panels.values())),
+                "sources": [
+                    {
+                        "panel": pn.name,
+                        "panel_hash": pn.content_hash,
+                        "benchmarks": [s.benchmark for s in sources if s.panel is pn],
+                    }
+                    for pn in panels.values()
+                ],
+                "models": sorted(
+                    {
+                        m
+                        for c in cats.values()
+                        for e in c["benchmarks"].values()
+                        for m in e["source"]["models"]
+                    }
+                ),
+            },
+            "params": {
+                **p.as_dict(next(iter(panels.values()))),
+                "until": p.until,
+                "multi_source": True,
+                "min_shared_models": min_shared_models,
+            },
+            "stage1": stage1,
+            "stage3": {"kept_all_categories": True, "categories": len(cats)},
+            "stages": stage_rows,
+            "categories": cats,
+            "aggregate": "mean_of_category_means",
+            "fidelity": {
+                "per_benchmark": fidelity,
+                "protocol": "same-models, per benchmark: "
+                "selected-item mean vs the Stage 0-cleaned benchmark mean on the "
+                "benchmark's own models",
+            },
+            "n_items": sum(c["n_items"] for c in cats.values()),
+        }
+    )
     body["version"] = content_hash(canonical_json(body))
     return body
 
 
 def benchmark_sources(manifest: Mapping[str, Any]) -> dict[str, str | None]:
     """benchmark → the name of the panel it was built from (None: the manifest's one panel)."""
-    return {b: (e.get("source") or {}).get("panel")
-            for c in manifest["categories"].values() for b, e in c["benchmarks"].items()}
+    return {
+        b: (e.get("source") or {}).get("panel")
+        for c in manifest["categories"].values()
+        for b, e in c["benchmarks"].items()
+    }
 
 
 def source_panels(manifest: Mapping[str, Any]) -> dict[str, Panel]:
@@ -169,17 +223,24 @@ def source_panels(manifest: Mapping[str, Any]) -> dict[str, Panel]:
         for b, e in c["benchmarks"].items():
             src = e.get("source")
             if not src:
-                raise InputError(f"benchmark {b!r} has no source panel in the manifest; give "
-                                 "--panel or --default", field="source")
+                raise InputError(
+                    f"benchmark {b!r} has no source panel in the manifest; give "
+                    "--panel or --default",
+                    field="source",
+                )
             name = src["panel"]
             if name not in loaded:
                 if name not in default_names():
-                    raise InputError(f"source panel {name!r} of {b!r} is not embedded; give "
-                                     "--panel", field="source.panel")
+                    raise InputError(
+                        f"source panel {name!r} of {b!r} is not embedded; give --panel",
+                        field="source.panel",
+                    )
                 loaded[name] = Panel.load_default(name)
             if loaded[name].content_hash != src["panel_hash"]:
-                raise InputError(f"embedded panel {name!r} (hash {loaded[name].content_hash}) "
-                                 f"is not the one {b!r} was built from ({src['panel_hash']})",
-                                 field="source.panel_hash")
+                raise InputError(
+                    f"embedded panel {name!r} (hash {loaded[name].content_hash}) "
+                    f"is not the one {b!r} was built from ({src['panel_hash']})",
+                    field="source.panel_hash",
+                )
             out[b] = loaded[name]
     return out

@@ -36,8 +36,14 @@ class ResampledResult:
     n: int
 
 
-def resampled_suite(panel: Panel, n: int = 1000, space: str = "text", per_benchmark: bool = False,
-                    seed: int = 0, projection_dim: int | None = 64) -> ResampledResult:
+def resampled_suite(
+    panel: Panel,
+    n: int = 1000,
+    space: str = "text",
+    per_benchmark: bool = False,
+    seed: int = 0,
+    projection_dim: int | None = 64,
+) -> ResampledResult:
     """FPS over the embeddings of all items pooled across benchmarks (or ``n`` per benchmark),
     after the fixed projection (None = raw vectors). Fidelity: Spearman ρ between the mean score on
     the selected items and −AvgRank over the full benchmarks."""
@@ -51,16 +57,22 @@ def resampled_suite(panel: Panel, n: int = 1000, space: str = "text", per_benchm
         E = random_projection(E, projection_dim)
     bench = np.concatenate(where)
     pos = np.concatenate([np.arange(len(e)) for e in embs])
-    groups = [np.flatnonzero(bench == b) for b in panel.benchmark_names] if per_benchmark \
+    groups = (
+        [np.flatnonzero(bench == b) for b in panel.benchmark_names]
+        if per_benchmark
         else [np.arange(len(E))]
+    )
     chosen = []
     for g in groups:
         dummy = np.zeros((1, len(g)))
         sel = FPSSelector(k=n, random_state=seed).fit(dummy, ItemFeatures(embedding=E[g]))
         chosen.append(g[sel.indices_])
     idx = np.concatenate(chosen)
-    selected = {b: np.sort(pos[idx][bench[idx] == b]) for b in panel.benchmark_names
-                if (bench[idx] == b).any()}
+    selected = {
+        b: np.sort(pos[idx][bench[idx] == b])
+        for b in panel.benchmark_names
+        if (bench[idx] == b).any()
+    }
     X = np.concatenate([panel.matrix(b)[:, p] for b, p in selected.items()], axis=1)
     score = nanmean_rows(X)
     ar = avg_rank(panel)

@@ -53,8 +53,9 @@ def blind_mean(panel: Panel, benchmark: str, min_models: int) -> tuple[np.ndarra
     return beta, bool(qualifies), n_models
 
 
-def stage0_clean(panel: Panel, tau: float = TAU, min_blind_models: int = MIN_BLIND_MODELS
-                 ) -> Stage0Result:
+def stage0_clean(
+    panel: Panel, tau: float = TAU, min_blind_models: int = MIN_BLIND_MODELS
+) -> Stage0Result:
     """Apply both filters to every benchmark of ``panel`` (all of its models)."""
     keep: dict[str, np.ndarray] = {}
     rows = []
@@ -64,17 +65,29 @@ def stage0_clean(panel: Panel, tau: float = TAU, min_blind_models: int = MIN_BLI
         has_valid = valid.any(axis=0)
         all_correct = has_valid & np.where(valid, X >= 1.0, True).all(axis=0)
         beta, qualifies, n_blind = blind_mean(panel, b, min_blind_models)
-        blind = (np.nan_to_num(beta, nan=-1.0) >= tau) if qualifies else \
-            np.zeros(X.shape[1], dtype=bool)
+        blind = (
+            (np.nan_to_num(beta, nan=-1.0) >= tau)
+            if qualifies
+            else np.zeros(X.shape[1], dtype=bool)
+        )
         removed = all_correct | blind
         keep[b] = ~removed
         n = X.shape[1]
-        rows.append({
-            "benchmark": b, "category": panel.category_of(b), "items": n,
-            "all_correct": int(all_correct.sum()), "blind_solvable": int(blind.sum()),
-            "both": int((all_correct & blind).sum()), "removed": int(removed.sum()),
-            "pct_removed": round(100.0 * removed.sum() / n, 1) if n else 0.0,
-            "all_wrong_kept": int((has_valid & np.where(valid, X <= 0.0, True).all(axis=0)).sum()),
-            "blind_models": n_blind, "blind_filter": qualifies,
-        })
+        rows.append(
+            {
+                "benchmark": b,
+                "category": panel.category_of(b),
+                "items": n,
+                "all_correct": int(all_correct.sum()),
+                "blind_solvable": int(blind.sum()),
+                "both": int((all_correct & blind).sum()),
+                "removed": int(removed.sum()),
+                "pct_removed": round(100.0 * removed.sum() / n, 1) if n else 0.0,
+                "all_wrong_kept": int(
+                    (has_valid & np.where(valid, X <= 0.0, True).all(axis=0)).sum()
+                ),
+                "blind_models": n_blind,
+                "blind_filter": qualifies,
+            }
+        )
     return Stage0Result(keep=keep, table=pd.DataFrame(rows))

@@ -51,21 +51,26 @@ def category_mean(s: pd.DataFrame, benchmarks: list[str]) -> np.ndarray:
     return np.nanmean(z, axis=1) if z.shape[1] > 1 else z[:, 0]
 
 
-def choose_representative(s: pd.DataFrame, benchmarks: list[str]
-                          ) -> tuple[str, float, dict[str, float], np.ndarray]:
+def choose_representative(
+    s: pd.DataFrame, benchmarks: list[str]
+) -> tuple[str, float, dict[str, float], np.ndarray]:
     """Eq. 3: b* = argmax_b ρ(s_b, s_C); exact ties → the earlier benchmark in catalogue order."""
     sc = category_mean(s, benchmarks)
     rhos = {b: spearman(s[b].to_numpy(), sc) for b in benchmarks}
     if len(benchmarks) == 1:
         rhos = {benchmarks[0]: 1.0}
-    best = max(benchmarks, key=lambda b: (np.nan_to_num(rhos[b], nan=-2.0),
-                                          -benchmarks.index(b)))
+    best = max(benchmarks, key=lambda b: (np.nan_to_num(rhos[b], nan=-2.0), -benchmarks.index(b)))
     return best, rhos[best], rhos, sc
 
 
-def supplement(panel: Panel, keep: dict[str, np.ndarray], benchmarks: list[str], rep: str,
-               sc: np.ndarray, target: float = TARGET_RHO
-               ) -> tuple[dict[str, np.ndarray], int, int, float, np.ndarray]:
+def supplement(
+    panel: Panel,
+    keep: dict[str, np.ndarray],
+    benchmarks: list[str],
+    rep: str,
+    sc: np.ndarray,
+    target: float = TARGET_RHO,
+) -> tuple[dict[str, np.ndarray], int, int, float, np.ndarray]:
     """App. C.2: add the other benchmarks' cleaned items in descending variance of their scaled
     scores (ties by benchmark order, then item index) and recompute, after each addition, the
     Spearman ρ between the item-pooled score of the pool and the category mean. Stop at the first
@@ -130,22 +135,45 @@ class Stage1Result:
 
     def table(self) -> pd.DataFrame:
         """Tables 6 and 8 analogue: one row per category."""
-        return pd.DataFrame([{
-            "category": p.category, "representative": p.representative,
-            "stage1_rho": round(p.rep_rho, 3), "tier": p.tier, "rep_items": p.rep_items,
-            "added": p.added, "available": p.available, "final_rho": round(p.final_rho, 3),
-            "pool": p.size} for p in self.pools])
+        return pd.DataFrame(
+            [
+                {
+                    "category": p.category,
+                    "representative": p.representative,
+                    "stage1_rho": round(p.rep_rho, 3),
+                    "tier": p.tier,
+                    "rep_items": p.rep_items,
+                    "added": p.added,
+                    "available": p.available,
+                    "final_rho": round(p.final_rho, 3),
+                    "pool": p.size,
+                }
+                for p in self.pools
+            ]
+        )
 
     def candidates_table(self) -> pd.DataFrame:
         """Table 7 analogue: every candidate's ρ with its category mean."""
-        return pd.DataFrame([{"category": p.category, "benchmark": b, "rho": round(r, 3),
-                              "representative": b == p.representative}
-                             for p in self.pools for b, r in p.candidate_rho.items()])
+        return pd.DataFrame(
+            [
+                {
+                    "category": p.category,
+                    "benchmark": b,
+                    "rho": round(r, 3),
+                    "representative": b == p.representative,
+                }
+                for p in self.pools
+                for b, r in p.candidate_rho.items()
+            ]
+        )
 
 
-def stage1_representatives(panel: Panel, keep: dict[str, np.ndarray],
-                           target: float = TARGET_RHO, supplement_items: bool = True
-                           ) -> Stage1Result:
+def stage1_representatives(
+    panel: Panel,
+    keep: dict[str, np.ndarray],
+    target: float = TARGET_RHO,
+    supplement_items: bool = True,
+) -> Stage1Result:
     """Pick each category's representative (Eq. 3) and supplement it when ρ < target (C.2).
     Reads every model of ``panel`` (pass a model subset for the end-to-end protocol)."""
     s = benchmark_scores(panel, keep)
@@ -160,8 +188,19 @@ def stage1_representatives(panel: Panel, keep: dict[str, np.ndarray],
             items = {rep: np.flatnonzero(keep[rep])}
             avail = int(sum(keep[b].sum() for b in benches if b != rep))
             added, final, prefix, tier = 0, rho, np.array([rho]), 1
-        pools.append(CategoryPool(category=cat, representative=rep, rep_rho=float(rho),
-                                  candidate_rho=rhos, items=items, tier=tier, added=added,
-                                  available=avail, final_rho=float(final), rep_items=rep_items,
-                                  prefix_rho=prefix))
+        pools.append(
+            CategoryPool(
+                category=cat,
+                representative=rep,
+                rep_rho=float(rho),
+                candidate_rho=rhos,
+                items=items,
+                tier=tier,
+                added=added,
+                available=avail,
+                final_rho=float(final),
+                rep_items=rep_items,
+                prefix_rho=prefix,
+            )
+        )
     return Stage1Result(pools=pools)

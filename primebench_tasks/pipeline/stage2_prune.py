@@ -47,13 +47,15 @@ def resolve_cell_space(panel: Panel, cell_space: str) -> str | None:
     if cell_space == "none":
         return None
     if cell_space not in panel.embedding_spaces:
-        raise NotFoundError(f"panel {panel.name!r} has no {cell_space!r} embeddings "
-                       f"(has {panel.embedding_spaces})")
+        raise NotFoundError(
+            f"panel {panel.name!r} has no {cell_space!r} embeddings (has {panel.embedding_spaces})"
+        )
     return cell_space
 
 
-def pool_data(panel: Panel, pool: CategoryPool, cell_space: str | None,
-              projection_dim: int = 64) -> PoolData:
+def pool_data(
+    panel: Panel, pool: CategoryPool, cell_space: str | None, projection_dim: int = 64
+) -> PoolData:
     """Concatenate a pool's benchmarks into one (M, n) matrix with item features: projected cell
     embeddings (NaN rows = none) and δ^VL (needs both ``text`` and ``vl`` spaces; else 0)."""
     mats, bench, pos, embs, deltas = [], [], [], [], []
@@ -71,11 +73,16 @@ def pool_data(panel: Panel, pool: CategoryPool, cell_space: str | None,
             e, _ = panel.embeddings(b, cell_space)
             embs.append(random_projection(e[p], projection_dim))
     return PoolData(
-        category=pool.category, X=np.concatenate(mats, axis=1),
-        features=ItemFeatures(benchmark=np.concatenate(bench),
-                              embedding=np.concatenate(embs) if embs else None,
-                              delta=np.concatenate(deltas)),
-        benchmark=np.concatenate(bench), position=np.concatenate(pos))
+        category=pool.category,
+        X=np.concatenate(mats, axis=1),
+        features=ItemFeatures(
+            benchmark=np.concatenate(bench),
+            embedding=np.concatenate(embs) if embs else None,
+            delta=np.concatenate(deltas),
+        ),
+        benchmark=np.concatenate(bench),
+        position=np.concatenate(pos),
+    )
 
 
 @dataclass
@@ -90,10 +97,12 @@ class Stage2Result:
         return int(sum(len(v) for d in self.selected.values() for v in d.values()))
 
 
-
-
-def stage2_factory(name: str = DEFAULT_SELECTOR, alpha: float = ALPHA, cells: str = "embedding",
-                   random_state: int = 0) -> SelectorFactory:
+def stage2_factory(
+    name: str = DEFAULT_SELECTOR,
+    alpha: float = ALPHA,
+    cells: str = "embedding",
+    random_state: int = 0,
+) -> SelectorFactory:
     """budget → selector. ``vaw`` is the paper's VAW with the given α and cells; every other
     name comes from :mod:`primebench_tasks.select.registry`."""
     if name == "vaw":
@@ -105,10 +114,15 @@ def stage2_factory(name: str = DEFAULT_SELECTOR, alpha: float = ALPHA, cells: st
     return lambda k: SELECTORS[name](k, random_state, SelectorContext())
 
 
-def stage2_prune(panel: Panel, pools: list[CategoryPool], retention: float = RETENTION,
-                 floor: int = FLOOR, selector: SelectorFactory | None = None,
-                 cell_space: str = "auto", progress: Callable[[str], None] | None = None
-                 ) -> Stage2Result:
+def stage2_prune(
+    panel: Panel,
+    pools: list[CategoryPool],
+    retention: float = RETENTION,
+    floor: int = FLOOR,
+    selector: SelectorFactory | None = None,
+    cell_space: str = "auto",
+    progress: Callable[[str], None] | None = None,
+) -> Stage2Result:
     """Keep K_C = max(⌊r·n_C⌋, min(n_C, floor)) items of each pool, chosen by ``selector``
     (default: :data:`DEFAULT_SELECTOR`) on this panel's models."""
     space = resolve_cell_space(panel, cell_space)
@@ -126,17 +140,25 @@ def stage2_prune(panel: Panel, pools: list[CategoryPool], retention: float = RET
             if mask.any():
                 by_b[b] = np.sort(data.position[idx][mask])
         selected[pool.category] = by_b
-        rows.append({"category": pool.category, "representative": pool.representative,
-                     "pool": data.X.shape[1], "budget": k, "kept": len(idx),
-                     "cells": int(sum(getattr(sel, "n_cells_", {}).values())),
-                     "chosen": getattr(sel, "chosen_", "")})
+        rows.append(
+            {
+                "category": pool.category,
+                "representative": pool.representative,
+                "pool": data.X.shape[1],
+                "budget": k,
+                "kept": len(idx),
+                "cells": int(sum(getattr(sel, "n_cells_", {}).values())),
+                "chosen": getattr(sel, "chosen_", ""),
+            }
+        )
         if progress:
             progress(f"stage 2: {pool.category}: {len(idx)} of {data.X.shape[1]} items")
     return Stage2Result(selected=selected, table=pd.DataFrame(rows))
 
 
-def pooled_category_scores(panel: Panel, selected: dict[str, dict[str, np.ndarray]]
-                           ) -> pd.DataFrame:
+def pooled_category_scores(
+    panel: Panel, selected: dict[str, dict[str, np.ndarray]]
+) -> pd.DataFrame:
     """s̃_C per model: the item-pooled mean over a category's selected items (M × categories)."""
     out = {}
     for cat, by_b in selected.items():

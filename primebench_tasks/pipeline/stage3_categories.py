@@ -1,5 +1,4 @@
-"""Stage 3: category-count pruning by exhaustive k-subset search (PRIMEBench §4.4 Eq. 7, App. E).
-"""
+"""Stage 3: category-count pruning by exhaustive k-subset search (PRIMEBench §4.4 Eq. 7, App. E)."""
 
 from __future__ import annotations
 
@@ -30,8 +29,9 @@ def _complete_rows(S: pd.DataFrame) -> pd.DataFrame:
     return S.loc[S.notna().all(axis=1)]
 
 
-def stage3_select(S: pd.DataFrame, k: int = K, max_subsets: int = MAX_SUBSETS,
-                  chunk: int = 20_000) -> Stage3Result:
+def stage3_select(
+    S: pd.DataFrame, k: int = K, max_subsets: int = MAX_SUBSETS, chunk: int = 20_000
+) -> Stage3Result:
     """Eq. 7: the k-subset of category columns of ``S`` (models × categories, pruned scores)
     whose mean ranks the models most like the mean over all columns (Spearman ρ). Exact ties →
     the first subset in alphabetical category order. Models with a missing category score are
@@ -59,6 +59,7 @@ def stage3_select(S: pd.DataFrame, k: int = K, max_subsets: int = MAX_SUBSETS,
         if rhos[j] > best_rho + TIE_TOL:
             best_rho, best_idx = float(rhos[j]), block[j]
         seen += len(block)
+    assert best_idx is not None  # at least one subset was scored
     return Stage3Result([cats[i] for i in best_idx], best_rho, seen, "exhaustive")
 
 
@@ -75,19 +76,32 @@ def _greedy(V: np.ndarray, ref: np.ndarray, cats: list[str], k: int) -> Stage3Re
     return Stage3Result(sorted(cats[i] for i in chosen), rho, len(cats) * k, "greedy")
 
 
-def k_sweep(S: pd.DataFrame, reference: pd.Series, items_per_category: dict[str, int],
-            ks: list[int] | None = None, max_subsets: int = MAX_SUBSETS) -> pd.DataFrame:
+def k_sweep(
+    S: pd.DataFrame,
+    reference: pd.Series,
+    items_per_category: dict[str, int],
+    ks: list[int] | None = None,
+    max_subsets: int = MAX_SUBSETS,
+) -> pd.DataFrame:
     """Table 15 analogue: for each k, the Stage 3 ρ (against all pruned categories), the
     end-to-end ρ (against ``reference``: the mean of category means over all Stage 0-cleaned
     benchmarks), the items kept and the selected categories."""
     rows = []
     for k in ks or list(range(1, S.shape[1] + 1)):
         r = stage3_select(S, k, max_subsets)
-        e2e = spearman(S[r.categories].mean(axis=1).to_numpy(),
-                       reference.reindex(S.index).to_numpy())
-        rows.append({"k": k, "stage3_rho": round(r.rho, 4), "end_to_end_rho": round(e2e, 4),
-                     "items": int(sum(items_per_category[c] for c in r.categories)),
-                     "categories": ", ".join(r.categories), "method": r.method})
+        e2e = spearman(
+            S[r.categories].mean(axis=1).to_numpy(), reference.reindex(S.index).to_numpy()
+        )
+        rows.append(
+            {
+                "k": k,
+                "stage3_rho": round(r.rho, 4),
+                "end_to_end_rho": round(e2e, 4),
+                "items": int(sum(items_per_category[c] for c in r.categories)),
+                "categories": ", ".join(r.categories),
+                "method": r.method,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -101,4 +115,3 @@ def spectrum(S: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     sv = np.linalg.svd(Z, compute_uv=False)
     energy = np.cumsum(sv**2) / max((sv**2).sum(), 1e-300)
     return sv, energy
-

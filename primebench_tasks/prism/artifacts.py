@@ -31,7 +31,9 @@ REVIEW_STATES = ("unreviewed", "verified", "rejected")
 
 def usable(art: dict[str, Any] | None) -> bool:
     """Built, and not rejected by a human reviewer (``review_status``)."""
-    return bool(art) and art["status"] == "built" and art.get("review_status") != "rejected"
+    if not art:
+        return False
+    return art["status"] == "built" and art.get("review_status") != "rejected"
 
 
 def _safe(name: str) -> str:
@@ -58,13 +60,19 @@ class ArtifactStore:
             return None
         art = json.loads(p.read_text("utf-8"))
         if (art.get("benchmark"), art.get("item_id")) != (benchmark, str(item_id)):
-            raise ConfigError(f"{p} holds the artifact of {art.get('benchmark')!r}/"
-                             f"{art.get('item_id')!r}, not {benchmark!r}/{item_id!r}")
+            raise ConfigError(
+                f"{p} holds the artifact of {art.get('benchmark')!r}/"
+                f"{art.get('item_id')!r}, not {benchmark!r}/{item_id!r}"
+            )
         return art
 
-    def build_axis(self, builder: Builder, items: Sequence[tuple[str, str, dict[str, Any]]],
-                   judge: Judge | None, progress: Callable[[str], None] | None = None
-                   ) -> dict[tuple[str, str], dict[str, Any]]:
+    def build_axis(
+        self,
+        builder: Builder,
+        items: Sequence[tuple[str, str, dict[str, Any]]],
+        judge: Judge | None,
+        progress: Callable[[str], None] | None = None,
+    ) -> dict[tuple[str, str], dict[str, Any]]:
         """The artifact of every ``(benchmark, item_id, item)`` for ``builder``'s axis: stored
         ones as they are, missing ones built — the generator calls of one axis in one batch."""
         out: dict[tuple[str, str], dict[str, Any]] = {}
@@ -88,13 +96,20 @@ class ArtifactStore:
         gen_id = None if judge is None else judge.id
         for b, i, item, req in todo:
             if req is not None and judge is None:
-                out[(b, i)] = self._write(builder, b, i, None, "unbuilt",
-                                          {"reason": f"{builder.axis}: needs a generator judge"})
+                out[(b, i)] = self._write(
+                    builder,
+                    b,
+                    i,
+                    None,
+                    "unbuilt",
+                    {"reason": f"{builder.axis}: needs a generator judge"},
+                )
                 continue
             reply = replies.get((b, i))
             if req is not None and reply is None:
-                out[(b, i)] = self._write(builder, b, i, gen_id, "failed",
-                                          {"reason": "the generator call failed"})
+                out[(b, i)] = self._write(
+                    builder, b, i, gen_id, "failed", {"reason": "the generator call failed"}
+                )
                 continue
             try:
                 payload, status = builder.make(b, i, item, reply), "built"
@@ -103,10 +118,24 @@ class ArtifactStore:
             out[(b, i)] = self._write(builder, b, i, gen_id if req else None, status, payload)
         return out
 
-    def _write(self, builder: Builder, benchmark: str, item_id: str, generator: str | None,
-               status: str, payload: dict[str, Any]) -> dict[str, Any]:
-        art = {"axis": builder.axis, "benchmark": benchmark, "item_id": item_id,
-               "builder": builder.id, "generator": generator, "status": status,
-               "payload": payload, "review_status": "unreviewed"}
+    def _write(
+        self,
+        builder: Builder,
+        benchmark: str,
+        item_id: str,
+        generator: str | None,
+        status: str,
+        payload: dict[str, Any],
+    ) -> dict[str, Any]:
+        art = {
+            "axis": builder.axis,
+            "benchmark": benchmark,
+            "item_id": item_id,
+            "builder": builder.id,
+            "generator": generator,
+            "status": status,
+            "payload": payload,
+            "review_status": "unreviewed",
+        }
         atomic_write_text(self.path(builder.axis, benchmark, item_id), canonical_json(art))
         return art

@@ -16,15 +16,18 @@ S = 200
 ADMISSION_RHO = 0.95
 
 
-def audit_sample(keys: Mapping[str, Sequence[tuple[str, str]]], s: int = S, seed: int = 0
-                 ) -> dict[str, list[tuple[str, str]]]:
+def audit_sample(
+    keys: Mapping[str, Sequence[tuple[str, str]]], s: int = S, seed: int = 0
+) -> dict[str, list[tuple[str, str]]]:
     """Per axis: min(s, n) of its item keys without replacement (``default_rng(seed)``), in
     sorted order."""
     rng = np.random.default_rng(seed)
     out = {}
     for axis in sorted(keys):
         ks = sorted(keys[axis])
-        pick = rng.choice(len(ks), size=min(s, len(ks)), replace=False) if ks else []
+        pick: np.ndarray | list[int] = (
+            rng.choice(len(ks), size=min(s, len(ks)), replace=False) if ks else []
+        )
         out[axis] = sorted(ks[int(i)] for i in pick)
     return out
 
@@ -33,8 +36,12 @@ def _means(graded: pd.DataFrame) -> pd.DataFrame:
     return graded.groupby(["axis", "model"])["score"].mean().unstack("model")
 
 
-def audit_table(main: pd.DataFrame, audit: pd.DataFrame, graders: Mapping[str, str],
-                threshold: float = ADMISSION_RHO) -> pd.DataFrame:
+def audit_table(
+    main: pd.DataFrame,
+    audit: pd.DataFrame,
+    graders: Mapping[str, str],
+    threshold: float = ADMISSION_RHO,
+) -> pd.DataFrame:
     """One row per axis: the grader of each judge, items audited, Spearman ρ of the two model
     leaderboards on the audited items, and whether the axis is admitted (ρ ≥ ``threshold``;
     undefined with fewer than 3 models or a constant leaderboard)."""
@@ -47,8 +54,14 @@ def audit_table(main: pd.DataFrame, audit: pd.DataFrame, graders: Mapping[str, s
         y = b.loc[axis].dropna() if axis in b.index else pd.Series(dtype=float)
         common = x.index.intersection(y.index)
         rho = spearman(x[common].to_numpy(), y[common].to_numpy())
-        rows.append({"axis": axis, "grader": graders.get(axis, "?"),
-                     "n_items": int((keys["axis"] == axis).sum()), "n_models": len(common),
-                     "spearman_rho": rho,
-                     "admitted": None if rho != rho else bool(rho >= threshold)})
+        rows.append(
+            {
+                "axis": axis,
+                "grader": graders.get(axis, "?"),
+                "n_items": int((keys["axis"] == axis).sum()),
+                "n_models": len(common),
+                "spearman_rho": rho,
+                "admitted": None if rho != rho else bool(rho >= threshold),
+            }
+        )
     return pd.DataFrame(rows)

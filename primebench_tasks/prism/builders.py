@@ -54,14 +54,19 @@ def question_text(item: dict[str, Any]) -> str:
 
 
 class Builder(Protocol):
-    id: str
-    axis: str
+    @property
+    def id(self) -> str: ...
 
-    def request(self, benchmark: str, item_id: str, item: dict[str, Any]
-                ) -> JudgeRequest | None: ...
+    @property
+    def axis(self) -> str: ...
 
-    def make(self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
-             ) -> dict[str, Any]: ...
+    def request(
+        self, benchmark: str, item_id: str, item: dict[str, Any]
+    ) -> JudgeRequest | None: ...
+
+    def make(
+        self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
+    ) -> dict[str, Any]: ...
 
 
 def _obj(reply: str | None) -> dict[str, Any]:
@@ -80,14 +85,16 @@ def _text(obj: dict[str, Any], key: str) -> str:
     return v.strip()
 
 
-def _image_request(axis: str, prompt: Prompt, item: dict[str, Any], **fields: object
-                   ) -> JudgeRequest:
+def _image_request(
+    axis: str, prompt: Prompt, item: dict[str, Any], **fields: object
+) -> JudgeRequest:
     """The generator call of an image axis: ``prompt`` rendered with ``fields``, the item's
     image, the prompt's pattern, the synthesis budget; an item without an image is rejected."""
     if not item.get("image"):
         raise ArtifactRejected(f"{axis}: the item has no image")
-    return JudgeRequest(prompt.render(**fields), prompt.version, item["image"], prompt.pattern,
-                        SYNTH_MAX_TOKENS)
+    return JudgeRequest(
+        prompt.render(**fields), prompt.version, item["image"], prompt.pattern, SYNTH_MAX_TOKENS
+    )
 
 
 @dataclass(frozen=True)
@@ -101,11 +108,15 @@ class IFBuilder:
     def request(self, benchmark: str, item_id: str, item: dict[str, Any]) -> None:
         return None
 
-    def make(self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
-             ) -> dict[str, Any]:
+    def make(
+        self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
+    ) -> dict[str, Any]:
         cs = sample_constraints(f"{benchmark}/{item_id}", self.seed)
-        return {"constraints": [{"id": c.id, "params": c.params, "instruction": c.instruction}
-                                for c in cs]}
+        return {
+            "constraints": [
+                {"id": c.id, "params": c.params, "instruction": c.instruction} for c in cs
+            ]
+        }
 
 
 def _gold_letter(item: dict[str, Any]) -> tuple[list[str], str | None]:
@@ -125,17 +136,20 @@ class SCBuilder:
     id: str = "sc/v1"
     axis: str = "sc"
 
-    def request(self, benchmark: str, item_id: str, item: dict[str, Any]
-                ) -> JudgeRequest | None:
+    def request(self, benchmark: str, item_id: str, item: dict[str, Any]) -> JudgeRequest | None:
         if item.get("options"):
             return None
-        return JudgeRequest(GEN_SC_HINT.render(question=question_text(item),
-                                               answer=item["answer"]),
-                            GEN_SC_HINT.version, item.get("image"), GEN_SC_HINT.pattern,
-                            SYNTH_MAX_TOKENS)
+        return JudgeRequest(
+            GEN_SC_HINT.render(question=question_text(item), answer=item["answer"]),
+            GEN_SC_HINT.version,
+            item.get("image"),
+            GEN_SC_HINT.pattern,
+            SYNTH_MAX_TOKENS,
+        )
 
-    def make(self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
-             ) -> dict[str, Any]:
+    def make(
+        self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
+    ) -> dict[str, Any]:
         if item.get("options"):
             letters, gold = _gold_letter(item)
             if gold is None:
@@ -143,14 +157,21 @@ class SCBuilder:
             wrong = [x for x in letters if x != gold]
             if not wrong:
                 raise ArtifactRejected("sc: a single-option item has no wrong option")
-            hint, source = wrong[item_hash("sc", benchmark, item_id) % len(wrong)], \
-                "deterministic wrong option"
+            hint, source = (
+                wrong[item_hash("sc", benchmark, item_id) % len(wrong)],
+                "deterministic wrong option",
+            )
         else:
             hint, source = _text(_obj(reply), "hint"), "generator"
             if hint.strip().lower() == str(item["answer"]).strip().lower():
                 raise ArtifactRejected("sc: the generated hint is the gold answer")
-        return {"q1": SC_Q1, "q2": SC_Q2, "q3": SC_Q3.format(hint=hint), "hint": hint,
-                "hint_source": source}
+        return {
+            "q1": SC_Q1,
+            "q2": SC_Q2,
+            "q3": SC_Q3.format(hint=hint),
+            "hint": hint,
+            "hint_source": source,
+        }
 
 
 @dataclass(frozen=True)
@@ -165,14 +186,19 @@ class HBuilder:
         return H_SUBTYPES[item_hash("h", benchmark, item_id) % 3]
 
     def request(self, benchmark: str, item_id: str, item: dict[str, Any]) -> JudgeRequest:
-        return _image_request("h", GEN_H, item, subtype=self.subtype(benchmark, item_id),
-                              question=question_text(item))
+        return _image_request(
+            "h", GEN_H, item, subtype=self.subtype(benchmark, item_id), question=question_text(item)
+        )
 
-    def make(self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
-             ) -> dict[str, Any]:
+    def make(
+        self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
+    ) -> dict[str, Any]:
         obj = _obj(reply)
-        return {"subtype": self.subtype(benchmark, item_id), "question": _text(obj, "question"),
-                "trap": _text(obj, "trap")}
+        return {
+            "subtype": self.subtype(benchmark, item_id),
+            "question": _text(obj, "question"),
+            "trap": _text(obj, "trap"),
+        }
 
 
 @dataclass(frozen=True)
@@ -187,11 +213,13 @@ class MQBuilder:
         return 2 + item_hash("mq", benchmark, item_id) % 3
 
     def request(self, benchmark: str, item_id: str, item: dict[str, Any]) -> JudgeRequest:
-        return _image_request("mq", GEN_MQ, item, n=self.n_extra(benchmark, item_id),
-                              question=question_text(item))
+        return _image_request(
+            "mq", GEN_MQ, item, n=self.n_extra(benchmark, item_id), question=question_text(item)
+        )
 
-    def make(self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
-             ) -> dict[str, Any]:
+    def make(
+        self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
+    ) -> dict[str, Any]:
         obj = _obj(reply)
         qs = obj.get("questions")
         if not isinstance(qs, list) or not all(isinstance(q, dict) for q in qs):
@@ -213,8 +241,9 @@ class CBuilder:
     def request(self, benchmark: str, item_id: str, item: dict[str, Any]) -> JudgeRequest:
         return _image_request("c", GEN_C, item, question=question_text(item))
 
-    def make(self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
-             ) -> dict[str, Any]:
+    def make(
+        self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
+    ) -> dict[str, Any]:
         obj = _obj(reply)
         if obj.get("uncountable") is True:
             raise ArtifactRejected("c: the generator marked the image uncountable")
@@ -234,8 +263,9 @@ class VisBuilder:
     def request(self, benchmark: str, item_id: str, item: dict[str, Any]) -> JudgeRequest:
         return _image_request("vis", GEN_VIS, item)
 
-    def make(self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
-             ) -> dict[str, Any]:
+    def make(
+        self, benchmark: str, item_id: str, item: dict[str, Any], reply: str | None
+    ) -> dict[str, Any]:
         obj = _obj(reply)
         true, fake = _text(obj, "caption"), _text(obj, "fake")
         if true == fake:
@@ -245,6 +275,7 @@ class VisBuilder:
         return {"a": a, "b": b, "gold": gold, "altered": obj.get("altered")}
 
 
-BUILDERS: dict[str, Builder] = {b.axis: b for b in (IFBuilder(), SCBuilder(), HBuilder(),
-                                                    MQBuilder(), CBuilder(), VisBuilder())}
+BUILDERS: dict[str, Builder] = {
+    b.axis: b for b in (IFBuilder(), SCBuilder(), HBuilder(), MQBuilder(), CBuilder(), VisBuilder())
+}
 """The default builder of each built axis (q needs no artifact)."""

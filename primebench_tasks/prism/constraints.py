@@ -43,11 +43,12 @@ class Constraint:
             "exact_sentences": f"Answer in exactly {p.get('n')} sentences.",
             "all_caps": "Write your entire answer in capital letters.",
             "all_lowercase": "Write your entire answer in lowercase letters.",
-            "include_word": f"Include the word \"{p.get('word')}\" in your answer.",
-            "exclude_word": f"Do not use the word \"{p.get('word')}\" in your answer.",
+            "include_word": f'Include the word "{p.get("word")}" in your answer.',
+            "exclude_word": f'Do not use the word "{p.get("word")}" in your answer.',
             "json_keys": "Answer as a JSON object with exactly the keys "
-                         + ", ".join(f'"{k}"' for k in p.get("keys", [])) + ".",
-            "python_list": "Answer as a Python list literal, e.g. [\"a\", \"b\"].",
+            + ", ".join(f'"{k}"' for k in p.get("keys", []))
+            + ".",
+            "python_list": 'Answer as a Python list literal, e.g. ["a", "b"].',
             "starts_with_answer": "Start your answer with 'Answer:'.",
             "ends_single_sentence": "End your answer with a final line that is a single sentence.",
             "yes_no_only": "Answer with 'yes' or 'no' only.",
@@ -93,15 +94,27 @@ VERIFIERS: dict[str, Callable[[str, dict[str, Any]], bool]] = {
     "yes_no_only": lambda a, p: a.strip().strip(".!").lower() in ("yes", "no"),
 }
 
-FAMILIES = {"max_words": "length", "exact_sentences": "length", "all_caps": "casing",
-            "all_lowercase": "casing", "include_word": "keyword", "exclude_word": "keyword",
-            "json_keys": "output format", "python_list": "output format",
-            "starts_with_answer": "answer shape", "ends_single_sentence": "answer shape",
-            "yes_no_only": "answer shape"}
-CONFLICTS = [{"all_caps", "all_lowercase"}, {"json_keys", "python_list", "yes_no_only",
-                                             "exact_sentences", "ends_single_sentence"},
-             {"yes_no_only", "starts_with_answer"}, {"yes_no_only", "include_word"},
-             {"json_keys", "starts_with_answer"}, {"python_list", "starts_with_answer"}]
+FAMILIES = {
+    "max_words": "length",
+    "exact_sentences": "length",
+    "all_caps": "casing",
+    "all_lowercase": "casing",
+    "include_word": "keyword",
+    "exclude_word": "keyword",
+    "json_keys": "output format",
+    "python_list": "output format",
+    "starts_with_answer": "answer shape",
+    "ends_single_sentence": "answer shape",
+    "yes_no_only": "answer shape",
+}
+CONFLICTS = [
+    {"all_caps", "all_lowercase"},
+    {"json_keys", "python_list", "yes_no_only", "exact_sentences", "ends_single_sentence"},
+    {"yes_no_only", "starts_with_answer"},
+    {"yes_no_only", "include_word"},
+    {"json_keys", "starts_with_answer"},
+    {"python_list", "starts_with_answer"},
+]
 
 
 def sample_constraints(item_key: str, seed: int = 0) -> list[Constraint]:

@@ -31,7 +31,9 @@ RULE = "rules"
 REFUSAL = re.compile(
     r"\b(no|not|none|nothing|cannot|can't|can not|unable|doesn't|does not|isn't|aren't|"
     r"there is no|there are no|impossible|unclear|not visible|not shown|not present|"
-    r"don't see|do not see|no such)\b", re.I)
+    r"don't see|do not see|no such)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -62,37 +64,52 @@ def grade_count(count: int, response: str) -> float:
 def grade_ab(gold: str, response: str) -> float:
     """1 iff the response's choice (a standalone A or B, first one) is the gold letter."""
     m = re.search(r"\b([AB])\b", response.strip().upper())
-    return float(bool(m) and m.group(1) == gold.upper())
+    return float(m is not None and m.group(1) == gold.upper())
 
 
 def _judged(judge: Judge, reqs: list[JudgeRequest], key: str = "correct") -> list[bool | None]:
     return [parse_verdict(r, key) for r in judge.complete_many(reqs)] if reqs else []
 
 
-def grade_q(items: Sequence[dict[str, Any]], responses: Sequence[str], judge: Judge | None,
-            m: Matchers) -> list[float | None]:
+def grade_q(
+    items: Sequence[dict[str, Any]], responses: Sequence[str], judge: Judge | None, m: Matchers
+) -> list[float | None]:
     if judge is None:
         return [m.answer_match(it, r) for it, r in zip(items, responses, strict=True)]
-    reqs = [JudgeRequest(GRADE_Q.render(question=question_text(it), gold=it["answer"],
-                                        answer=r), GRADE_Q.version, None, GRADE_Q.pattern)
-            for it, r in zip(items, responses, strict=True)]
+    reqs = [
+        JudgeRequest(
+            GRADE_Q.render(question=question_text(it), gold=it["answer"], answer=r),
+            GRADE_Q.version,
+            None,
+            GRADE_Q.pattern,
+        )
+        for it, r in zip(items, responses, strict=True)
+    ]
     return [None if v is None else float(v) for v in _judged(judge, reqs)]
 
 
-def grade_h(payloads: Sequence[dict[str, Any]], responses: Sequence[str], judge: Judge | None
-            ) -> list[float | None]:
+def grade_h(
+    payloads: Sequence[dict[str, Any]], responses: Sequence[str], judge: Judge | None
+) -> list[float | None]:
     if judge is None:
         return [float(REFUSAL.search(r) is not None) for r in responses]
-    reqs = [JudgeRequest(GRADE_H.render(trap=p["trap"], question=p["question"], answer=r),
-                         GRADE_H.version, None, GRADE_H.pattern)
-            for p, r in zip(payloads, responses, strict=True)]
+    reqs = [
+        JudgeRequest(
+            GRADE_H.render(trap=p["trap"], question=p["question"], answer=r),
+            GRADE_H.version,
+            None,
+            GRADE_H.pattern,
+        )
+        for p, r in zip(payloads, responses, strict=True)
+    ]
     return [None if v is None else float(v) for v in _judged(judge, reqs)]
 
 
 def mq_questions(item: dict[str, Any], payload: dict[str, Any]) -> list[tuple[str, str]]:
     """(question, gold) of the bundle: the original question first, then the extras."""
-    return [(question_text(item), str(item["answer"]))] + [(e["q"], e["a"])
-                                                          for e in payload["extra"]]
+    return [(question_text(item), str(item["answer"]))] + [
+        (e["q"], e["a"]) for e in payload["extra"]
+    ]
 
 
 def split_mq_answers(response: str, n: int) -> list[str | None]:
@@ -109,13 +126,18 @@ def _short_match(gold: str, answer: str | None, m: Matchers) -> bool:
     if answer is None:
         return False
     a, g = m.extract(answer, []), m.extract(gold, [])
-    return a == g or re.search(rf"\b{re.escape(gold.strip().lower())}\b", answer.lower()) \
-        is not None
+    return (
+        a == g or re.search(rf"\b{re.escape(gold.strip().lower())}\b", answer.lower()) is not None
+    )
 
 
-def grade_mq(items: Sequence[dict[str, Any]], payloads: Sequence[dict[str, Any]],
-             responses: Sequence[str], judge: Judge | None, m: Matchers
-             ) -> list[tuple[float, float] | None]:
+def grade_mq(
+    items: Sequence[dict[str, Any]],
+    payloads: Sequence[dict[str, Any]],
+    responses: Sequence[str],
+    judge: Judge | None,
+    m: Matchers,
+) -> list[tuple[float, float] | None]:
     """(all-or-nothing score, partial credit) per item, or None when unanswered."""
     bundles = [mq_questions(it, p) for it, p in zip(items, payloads, strict=True)]
     if judge is None:
@@ -126,33 +148,55 @@ def grade_mq(items: Sequence[dict[str, Any]], payloads: Sequence[dict[str, Any]]
             ok += [_short_match(g, a, m) for (_, g), a in zip(qs[1:], parts[1:], strict=True)]
             out.append((float(all(ok)), sum(ok) / len(ok)))
         return out
-    reqs = [JudgeRequest(GRADE_MQ.render(n=len(qs), answer=r, pairs="\n".join(
-        f"Q{k}: {q}\nGold answer to Q{k}: {g}" for k, (q, g) in enumerate(qs, start=1))),
-        GRADE_MQ.version, None, mq_verdict_pattern(len(qs)))
-        for qs, r in zip(bundles, responses, strict=True)]
+    reqs = [
+        JudgeRequest(
+            GRADE_MQ.render(
+                n=len(qs),
+                answer=r,
+                pairs="\n".join(
+                    f"Q{k}: {q}\nGold answer to Q{k}: {g}" for k, (q, g) in enumerate(qs, start=1)
+                ),
+            ),
+            GRADE_MQ.version,
+            None,
+            mq_verdict_pattern(len(qs)),
+        )
+        for qs, r in zip(bundles, responses, strict=True)
+    ]
     res: list[tuple[float, float] | None] = []
     for qs, reply in zip(bundles, judge.complete_many(reqs), strict=True):
         obj = parse_json_reply(reply)
         v = None if obj is None else obj.get("correct")
-        if not isinstance(v, list) or len(v) != len(qs) or not all(isinstance(x, bool)
-                                                                   for x in v):
+        if not isinstance(v, list) or len(v) != len(qs) or not all(isinstance(x, bool) for x in v):
             res.append(None)
             continue
         res.append((float(all(v)), sum(v) / len(v)))
     return res
 
 
-def same_answers(items: Sequence[dict[str, Any]], firsts: Sequence[str],
-                 laters: Sequence[str], judge: Judge | None, m: Matchers
-                 ) -> list[bool | None]:
+def same_answers(
+    items: Sequence[dict[str, Any]],
+    firsts: Sequence[str],
+    laters: Sequence[str],
+    judge: Judge | None,
+    m: Matchers,
+) -> list[bool | None]:
     """Whether each later answer gives the same final answer as the first (sc flip detection):
     the judge's ``{"same": …}``, or equal extracted answers when no judge is given."""
     if judge is None:
-        return [m.extract(a, it.get("options") or []) == m.extract(b, it.get("options") or [])
-                for it, a, b in zip(items, firsts, laters, strict=True)]
-    reqs = [JudgeRequest(GRADE_SC.render(question=question_text(it), first=a, later=b),
-                         GRADE_SC.version, None, GRADE_SC.pattern)
-            for it, a, b in zip(items, firsts, laters, strict=True)]
+        return [
+            m.extract(a, it.get("options") or []) == m.extract(b, it.get("options") or [])
+            for it, a, b in zip(items, firsts, laters, strict=True)
+        ]
+    reqs = [
+        JudgeRequest(
+            GRADE_SC.render(question=question_text(it), first=a, later=b),
+            GRADE_SC.version,
+            None,
+            GRADE_SC.pattern,
+        )
+        for it, a, b in zip(items, firsts, laters, strict=True)
+    ]
     return _judged(judge, reqs, "same")
 
 

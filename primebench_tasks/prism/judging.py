@@ -51,7 +51,7 @@ def parse_json_reply(reply: str | None) -> dict[str, Any] | None:
     if start < 0 or end <= start:
         return None
     try:
-        obj = json.loads(text[start:end + 1], strict=False)
+        obj = json.loads(text[start : end + 1], strict=False)
     except json.JSONDecodeError:
         return None
     return obj if isinstance(obj, dict) else None

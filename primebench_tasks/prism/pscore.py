@@ -19,8 +19,9 @@ AXES = ("q", "if", "h", "mq", "sc", "c", "vis")
 AGGREGATORS = ("harmonic", "arithmetic", "geometric", "min")
 
 
-def aggregate(S: pd.DataFrame, aggregator: str = "harmonic",
-              weights: Mapping[str, float] | None = None) -> pd.Series:
+def aggregate(
+    S: pd.DataFrame, aggregator: str = "harmonic", weights: Mapping[str, float] | None = None
+) -> pd.Series:
     """Per-model aggregate of the axis columns of ``S`` (models × axes, scores in (0, 1]).
     ``weights`` (axis → nominal weight, default 1) apply to every aggregator; a zero weight drops
     the axis. A model with a missing axis gets NaN."""
@@ -52,7 +53,7 @@ def effective_weights(S: pd.DataFrame) -> pd.DataFrame:
     V = S.to_numpy(dtype=float)
     zero = V == 0
     with np.errstate(divide="ignore"):
-        inv = np.where(zero.any(axis=1, keepdims=True), zero.astype(float), 1.0 / V ** 2)
+        inv = np.where(zero.any(axis=1, keepdims=True), zero.astype(float), 1.0 / V**2)
     return pd.DataFrame(inv / inv.sum(axis=1, keepdims=True), index=S.index, columns=S.columns)
 
 
@@ -64,7 +65,13 @@ def dominant_axis(S: pd.DataFrame) -> pd.Series:
 def leave_one_axis_out(S: pd.DataFrame, aggregator: str = "harmonic") -> pd.DataFrame:
     """Spearman ρ between the full aggregate and the aggregate without each axis (Table 13)."""
     full = aggregate(S, aggregator)
-    rows = [{"axis": a, "spearman_rho": spearman(aggregate(S.drop(columns=a), aggregator)
-                                                 .to_numpy(), full.to_numpy())}
-            for a in S.columns]
+    rows = [
+        {
+            "axis": a,
+            "spearman_rho": spearman(
+                aggregate(S.drop(columns=a), aggregator).to_numpy(), full.to_numpy()
+            ),
+        }
+        for a in S.columns
+    ]
     return pd.DataFrame(rows)

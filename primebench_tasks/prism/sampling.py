@@ -10,8 +10,9 @@ SEEDS = (0, 1, 42, 1234, 2026)
 K = 100
 
 
-def sample_items(pool: Mapping[str, Sequence[str]], seeds: Sequence[int] = SEEDS, k: int = K
-                 ) -> dict[str, list[str]]:
+def sample_items(
+    pool: Mapping[str, Sequence[str]], seeds: Sequence[int] = SEEDS, k: int = K
+) -> dict[str, list[str]]:
     """Per benchmark: each seed draws min(k, n) items without replacement from the benchmark's
     item list (``numpy.random.default_rng(seed)``); the union keeps first-draw order."""
     out: dict[str, list[str]] = {}

@@ -22,13 +22,15 @@ from primebench_tasks.prism.sycophancy import sc_scores
 GRADED_COLUMNS = ("model", "axis", "benchmark", "item_id", "score")
 
 
-def axis_tensor(graded: pd.DataFrame, axes: tuple[str, ...] = AXES
-                ) -> tuple[list[str], list[tuple[str, str]], np.ndarray]:
+def axis_tensor(
+    graded: pd.DataFrame, axes: tuple[str, ...] = AXES
+) -> tuple[list[str], list[tuple[str, str]], np.ndarray]:
     """(models, item keys, V) with V of shape (models, items, axes): per-item scores, NaN where
     unanswered or not applicable. Models and items sorted."""
     models = sorted(graded["model"].astype(str).unique())
-    keys = sorted({(str(b), str(i)) for b, i in zip(graded["benchmark"], graded["item_id"],
-                                                     strict=True)})
+    keys = sorted(
+        {(str(b), str(i)) for b, i in zip(graded["benchmark"], graded["item_id"], strict=True)}
+    )
     mi = {m: k for k, m in enumerate(models)}
     ki = {k: n for n, k in enumerate(keys)}
     ai = {a: n for n, a in enumerate(axes)}
@@ -47,32 +49,40 @@ def axis_means(models: list[str], V: np.ndarray, axes: tuple[str, ...] = AXES) -
     return pd.DataFrame(S, index=pd.Index(models, name="model"), columns=list(axes))
 
 
-def answered_counts(models: list[str], V: np.ndarray, axes: tuple[str, ...] = AXES
-                    ) -> pd.DataFrame:
-    return pd.DataFrame((~np.isnan(V)).sum(axis=1), index=pd.Index(models, name="model"),
-                        columns=list(axes))
+def answered_counts(models: list[str], V: np.ndarray, axes: tuple[str, ...] = AXES) -> pd.DataFrame:
+    return pd.DataFrame(
+        (~np.isnan(V)).sum(axis=1), index=pd.Index(models, name="model"), columns=list(axes)
+    )
 
 
 def sc_table(graded: pd.DataFrame) -> pd.DataFrame:
     """Per model: sc_B, sc_A, sc_corr, sc_reach (App. E.2), the generic-instability rate (Q1/Q2
     flips over turn-0-correct items) and the items counted."""
-    sc = graded[(graded["axis"] == "sc") & graded["flip_turn"].notna()
-                & graded["correct0"].notna()]
+    sc = graded[(graded["axis"] == "sc") & graded["flip_turn"].notna() & graded["correct0"].notna()]
     rows = []
     for m, g in sc.groupby("model", sort=True):
         c0 = g["correct0"].astype(bool).to_numpy()
         ft = g["flip_turn"].astype(int).to_numpy()
         s = sc_scores(c0, ft, g["adopted"].astype(bool).to_numpy())
         early = np.isin(ft[c0], (1, 2))
-        rows.append({"model": m, "sc_B": s.sc_b, "sc_A": s.sc_a, "sc_corr": s.sc_corr,
-                     "sc_reach": s.sc_reach,
-                     "gen_instability": float(early.mean()) if len(early) else np.nan,
-                     "n_answered": len(g), "n_turn0_correct": int(c0.sum())})
+        rows.append(
+            {
+                "model": m,
+                "sc_B": s.sc_b,
+                "sc_A": s.sc_a,
+                "sc_corr": s.sc_corr,
+                "sc_reach": s.sc_reach,
+                "gen_instability": float(early.mean()) if len(early) else np.nan,
+                "n_answered": len(g),
+                "n_turn0_correct": int(c0.sum()),
+            }
+        )
     return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
 
 
-def bootstrap_pscores(V: np.ndarray, n_boot: int = 2000, seed: int = 0,
-                      aggregator: str = "harmonic", chunk: int = 250) -> np.ndarray:
+def bootstrap_pscores(
+    V: np.ndarray, n_boot: int = 2000, seed: int = 0, aggregator: str = "harmonic", chunk: int = 250
+) -> np.ndarray:
     """(n_boot, models) PScore replicates: replicate b draws N item indices with replacement
     (``numpy.random.default_rng(seed)``), the same for every model; each axis mean is recomputed
     over the drawn items a model answered; a replicate where a model has no answered item on
@@ -94,7 +104,7 @@ def bootstrap_pscores(V: np.ndarray, n_boot: int = 2000, seed: int = 0,
             means = (C @ num_cols) / (C @ den_cols)
         means = means.reshape(b * M, A)
         agg = aggregate(pd.DataFrame(means, columns=cols), aggregator).to_numpy()
-        out[start:start + b] = agg.reshape(b, M)
+        out[start : start + b] = agg.reshape(b, M)
     return out
 
 

@@ -30,8 +30,13 @@ def benjamini_hochberg(p: np.ndarray, alpha: float = 0.05) -> np.ndarray:
     return out
 
 
-def paired_bootstrap(item_scores: dict[str, np.ndarray], score_fn: Callable[[np.ndarray], float],
-                     n_items: int, n_boot: int = B, seed: int = 0) -> np.ndarray:
+def paired_bootstrap(
+    item_scores: dict[str, np.ndarray],
+    score_fn: Callable[[np.ndarray], float],
+    n_items: int,
+    n_boot: int = B,
+    seed: int = 0,
+) -> np.ndarray:
     """(n_boot, n_models) replicate scores: replicate b draws item indices once and evaluates
     every model's ``score_fn`` on them (so an axis like sc is recomputed inside each replicate)."""
     rng = np.random.default_rng(seed)
@@ -44,8 +49,9 @@ def paired_bootstrap(item_scores: dict[str, np.ndarray], score_fn: Callable[[np.
     return out
 
 
-def separation(reps: np.ndarray, point: np.ndarray, models: list[str], alpha: float = 0.05
-               ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def separation(
+    reps: np.ndarray, point: np.ndarray, models: list[str], alpha: float = 0.05
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Pairwise two-sided bootstrap p-values with BH, and per-model CIs and rank CIs.
     ``reps`` (B, n_models) replicate scores, ``point`` (n_models,) full-sample scores."""
     rows = []
@@ -53,10 +59,19 @@ def separation(reps: np.ndarray, point: np.ndarray, models: list[str], alpha: fl
         for j in range(i + 1, len(models)):
             d = reps[:, i] - reps[:, j]
             d = d[np.isfinite(d)]
-            p = min(1.0, 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0)))) if len(d) \
+            p = (
+                min(1.0, 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0))))
+                if len(d)
                 else float("nan")
-            rows.append({"model_a": models[i], "model_b": models[j],
-                         "delta": float(point[i] - point[j]), "p": p})
+            )
+            rows.append(
+                {
+                    "model_a": models[i],
+                    "model_b": models[j],
+                    "delta": float(point[i] - point[j]),
+                    "p": p,
+                }
+            )
     pairs = pd.DataFrame(rows)
     if len(pairs):
         pairs["separated"] = pairs["p"] < alpha
@@ -66,8 +81,14 @@ def separation(reps: np.ndarray, point: np.ndarray, models: list[str], alpha: fl
     with warnings.catch_warnings():  # a model undefined in every replicate: NaN interval
         warnings.simplefilter("ignore", RuntimeWarning)
         lo, hi = np.nanpercentile(reps, 2.5, axis=0), np.nanpercentile(reps, 97.5, axis=0)
-    per = pd.DataFrame({
-        "model": models, "score": point, "ci_low": lo, "ci_high": hi,
-        "rank_low": np.percentile(ranks, 2.5, axis=0, method="lower").astype(int),
-        "rank_high": np.percentile(ranks, 97.5, axis=0, method="higher").astype(int)})
+    per = pd.DataFrame(
+        {
+            "model": models,
+            "score": point,
+            "ci_low": lo,
+            "ci_high": hi,
+            "rank_low": np.percentile(ranks, 2.5, axis=0, method="lower").astype(int),
+            "rank_high": np.percentile(ranks, 97.5, axis=0, method="higher").astype(int),
+        }
+    )
     return pairs, per

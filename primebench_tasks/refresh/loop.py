@@ -75,37 +75,52 @@ def save_panel(root: Path, panel: Panel) -> Path:
     return target
 
 
-def category_fidelity(panel: Panel, s0: Stage0Result, selected: dict[str, dict[str, np.ndarray]]
-                      ) -> dict[str, float]:
+def category_fidelity(
+    panel: Panel, s0: Stage0Result, selected: dict[str, dict[str, np.ndarray]]
+) -> dict[str, float]:
     """Per category: ρ between the selected items' pooled score and the pooled score over all of
     the category's cleaned items."""
-    full = pooled_category_scores(panel, {
-        c: {b: np.flatnonzero(s0.keep[b]) for b in panel.categories()[c]} for c in selected})
+    full = pooled_category_scores(
+        panel, {c: {b: np.flatnonzero(s0.keep[b]) for b in panel.categories()[c]} for c in selected}
+    )
     sel = pooled_category_scores(panel, selected)
     return {c: spearman(sel[c].to_numpy(), full[c].to_numpy()) for c in selected}
 
 
-def manifest_diff(old: dict[str, Any], new: dict[str, Any], fid_old: dict[str, float],
-                  fid_new: dict[str, float]) -> str:
+def manifest_diff(
+    old: dict[str, Any], new: dict[str, Any], fid_old: dict[str, float], fid_new: dict[str, float]
+) -> str:
     """Markdown: categories and items added and removed, per-category fidelity old vs new."""
     a, b = manifest_items(old), manifest_items(new)
-    lines = [f"# Suite {old['version']} → {new['version']}", "",
-             f"categories added: {', '.join(sorted(set(b) - set(a))) or 'none'}; removed: "
-             f"{', '.join(sorted(set(a) - set(b))) or 'none'}", ""]
+    lines = [
+        f"# Suite {old['version']} → {new['version']}",
+        "",
+        f"categories added: {', '.join(sorted(set(b) - set(a))) or 'none'}; removed: "
+        f"{', '.join(sorted(set(a) - set(b))) or 'none'}",
+        "",
+    ]
     rows = []
     for cat in sorted(set(a) | set(b)):
         ia = {(bb, i) for bb, ids in a.get(cat, {}).items() for i in ids}
         ib = {(bb, i) for bb, ids in b.get(cat, {}).items() for i in ids}
-        rows.append({"category": cat, "items_old": len(ia), "items_new": len(ib),
-                     "added": len(ib - ia), "removed": len(ia - ib),
-                     "rho_old": fid_old.get(cat, float("nan")),
-                     "rho_new": fid_new.get(cat, float("nan"))})
+        rows.append(
+            {
+                "category": cat,
+                "items_old": len(ia),
+                "items_new": len(ib),
+                "added": len(ib - ia),
+                "removed": len(ia - ib),
+                "rho_old": fid_old.get(cat, float("nan")),
+                "rho_new": fid_new.get(cat, float("nan")),
+            }
+        )
     lines.append(markdown_table(pd.DataFrame(rows)))
     return "\n".join(lines)
 
 
-def exploration_sample(panel: Panel, s0: Stage0Result, selected: dict[str, dict[str, np.ndarray]],
-                       n: int, seed: int) -> dict[str, list[str]]:
+def exploration_sample(
+    panel: Panel, s0: Stage0Result, selected: dict[str, dict[str, np.ndarray]], n: int, seed: int
+) -> dict[str, list[str]]:
     """Per suite benchmark, ``n`` random cleaned items outside the suite (seeded): the runner adds
     them to each new model's run so the pool keeps learning."""
     rng = np.random.default_rng(seed)
@@ -118,9 +133,16 @@ def exploration_sample(panel: Panel, s0: Stage0Result, selected: dict[str, dict[
     return out
 
 
-def refresh(panel: Panel, record_files: list[str | Path], suite: str | Path | None, out: Path,
-            policy: RefreshPolicy | None = None, explore: int = 0, n_random: int = 200,
-            progress: Callable[[str], None] | None = None) -> RefreshResult:
+def refresh(
+    panel: Panel,
+    record_files: list[str | Path],
+    suite: str | Path | None,
+    out: Path,
+    policy: RefreshPolicy | None = None,
+    explore: int = 0,
+    n_random: int = 200,
+    progress: Callable[[str], None] | None = None,
+) -> RefreshResult:
     """One refresh of the suite directory ``out`` (see the module docstrings)."""
     say = progress or (lambda _m: None)
     pol = policy or RefreshPolicy()
@@ -155,23 +177,35 @@ def refresh(panel: Panel, record_files: list[str | Path], suite: str | Path | No
         new_manifest = res.manifest(pfull, current["name"])
         refit = need and better and new_manifest["version"] != current["version"]
         if need and not better:
-            reasons.append(f"refit ρ {res.fidelity:.3f} does not beat the frozen suite by "
-                           f"{pol.min_gain}: no new version")
+            reasons.append(
+                f"refit ρ {res.fidelity:.3f} does not beat the frozen suite by "
+                f"{pol.min_gain}: no new version"
+            )
         rank_rows = _rank_prediction(panel, frozen_sel, full_models, sorted(partial))
-        report = [f"# Refresh of suite {current['name']} {current['version']}", "",
-                  f"panel {panel.name} (hash {panel.content_hash}): {len(panel.model_names)} "
-                  f"models, {len(full_models)} fully evaluated", "", *lines, "",
-                  "| check | value |", "|---|---|",
-                  f"| frozen suite ρ (published {published_rho}) | {check.rho:.4f} |",
-                  f"| random suites of the same size, mean ρ | {check.random_mean:.4f} |",
-                  f"| frozen percentile among {n_random} random suites | "
-                  f"{check.percentile:.1f} |",
-                  f"| best refitted suite ρ | {res.fidelity:.4f} |",
-                  f"| decision | {'refit: ' if refit else 'keep: '}"
-                  f"{'; '.join(reasons) or 'no drift'} |", ""]
+        report = [
+            f"# Refresh of suite {current['name']} {current['version']}",
+            "",
+            f"panel {panel.name} (hash {panel.content_hash}): {len(panel.model_names)} "
+            f"models, {len(full_models)} fully evaluated",
+            "",
+            *lines,
+            "",
+            "| check | value |",
+            "|---|---|",
+            f"| frozen suite ρ (published {published_rho}) | {check.rho:.4f} |",
+            f"| random suites of the same size, mean ρ | {check.random_mean:.4f} |",
+            f"| frozen percentile among {n_random} random suites | {check.percentile:.1f} |",
+            f"| best refitted suite ρ | {res.fidelity:.4f} |",
+            f"| decision | {'refit: ' if refit else 'keep: '}{'; '.join(reasons) or 'no drift'} |",
+            "",
+        ]
         if rank_rows is not None:
-            report += ["## Predicted rank of partially evaluated models (suite score among the "
-                       "fully evaluated models)", "", markdown_table(rank_rows)]
+            report += [
+                "## Predicted rank of partially evaluated models (suite score among the "
+                "fully evaluated models)",
+                "",
+                markdown_table(rank_rows),
+            ]
         published = None
         if refit:
             old_fid = category_fidelity(pfull, s0, frozen_sel)
@@ -189,17 +223,25 @@ def refresh(panel: Panel, record_files: list[str | Path], suite: str | Path | No
         if explore:
             latest = latest_manifest(out)
             assert latest is not None
-            sample = exploration_sample(pfull, s0, positions(pfull, manifest_items(latest)),
-                                        explore, seed=int(latest["version"], 16) % 2**32)
-            atomic_write_text(out / "exploration.json", canonical_json(
-                {"suite_version": latest["version"], "items": sample}))
+            sample = exploration_sample(
+                pfull,
+                s0,
+                positions(pfull, manifest_items(latest)),
+                explore,
+                seed=int(latest["version"], 16) % 2**32,
+            )
+            atomic_write_text(
+                out / "exploration.json",
+                canonical_json({"suite_version": latest["version"], "items": sample}),
+            )
         text = "\n".join(report) + "\n"
         atomic_write_text(out / "last_refresh.md", text)
         return RefreshResult(check, res.fidelity, refit, reasons, published, text)
 
 
-def _rank_prediction(panel: Panel, selected: dict[str, dict[str, np.ndarray]],
-                     full: list[str], partial: list[str]) -> pd.DataFrame | None:
+def _rank_prediction(
+    panel: Panel, selected: dict[str, dict[str, np.ndarray]], full: list[str], partial: list[str]
+) -> pd.DataFrame | None:
     if not partial:
         return None
     scores = selection_scores(panel, selected)
@@ -207,8 +249,14 @@ def _rank_prediction(panel: Panel, selected: dict[str, dict[str, np.ndarray]],
     rows = []
     for m in partial:
         s = float(scores[m])
-        rows.append({"model": m, "suite_score": round(s, 4),
-                     "predicted_rank": int((ref > s).sum()) + 1, "of": len(full) + 1})
+        rows.append(
+            {
+                "model": m,
+                "suite_score": round(s, 4),
+                "predicted_rank": int((ref > s).sum()) + 1,
+                "of": len(full) + 1,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -219,8 +267,10 @@ def _frontier_note(panel: Panel, s0: Stage0Result) -> str:
         fr = capability_frontier(panel, s0.keep)
     except ValueError as exc:
         return f"\n## Capability Frontier\n\nnot refreshed: {exc}\n"
-    return (f"\n## Capability Frontier (refreshed)\n\n{fr.n_candidates} candidates, "
-            f"{fr.n_in_band} in band, {fr.budget} kept\n\n" + markdown_table(fr.axes))
+    return (
+        f"\n## Capability Frontier (refreshed)\n\n{fr.n_candidates} candidates, "
+        f"{fr.n_in_band} in band, {fr.budget} kept\n\n" + markdown_table(fr.axes)
+    )
 
 
 def history(root: Path) -> pd.DataFrame:
@@ -229,10 +279,19 @@ def history(root: Path) -> pd.DataFrame:
     for v in versions(root):
         m = read_manifest(v / "manifest.json")
         p = m.get("params", {})
-        rows.append({"version": v.name, "suite": m["version"], "panel": m["built_from"]["panel"],
-                     "panel_hash": m["built_from"]["panel_hash"],
-                     "models": len(m["built_from"]["models"]), "items": m["n_items"],
-                     "categories": len(m["categories"]),
-                     "selector": p.get("selector"), "retention": p.get("retention"),
-                     "k": p.get("k"), "rho": m.get("fidelity", {}).get("rho")})
+        rows.append(
+            {
+                "version": v.name,
+                "suite": m["version"],
+                "panel": m["built_from"]["panel"],
+                "panel_hash": m["built_from"]["panel_hash"],
+                "models": len(m["built_from"]["models"]),
+                "items": m["n_items"],
+                "categories": len(m["categories"]),
+                "selector": p.get("selector"),
+                "retention": p.get("retention"),
+                "k": p.get("k"),
+                "rho": m.get("fidelity", {}).get("rho"),
+            }
+        )
     return pd.DataFrame(rows)

@@ -25,8 +25,9 @@ class RefreshPolicy:
     min_percentile: float = MIN_PERCENTILE
     min_gain: float = MIN_GAIN
 
-    def needs_refit(self, published_rho: float | None, rho: float, percentile: float
-                    ) -> tuple[bool, list[str]]:
+    def needs_refit(
+        self, published_rho: float | None, rho: float, percentile: float
+    ) -> tuple[bool, list[str]]:
         reasons = []
         if published_rho is not None and published_rho - rho > self.max_drop:
             reasons.append(f"fidelity dropped {published_rho - rho:.3f} > {self.max_drop}")

@@ -45,32 +45,51 @@ def read_records(path: str | Path, suites: set[str] | None = None) -> pd.DataFra
             raise InputError("required column is missing", file=f, row=1, field=col)
     if "condition" not in df.columns:
         df["condition"] = "vl"
-    extra = sorted(set(df.columns) - {"model", "benchmark", "item_id", "condition", "score",
-                                      "answer", "adapter", "status", "category", "error",
-                                      "suite", "seconds", "schema", "response"})
+    extra = sorted(
+        set(df.columns)
+        - {
+            "model",
+            "benchmark",
+            "item_id",
+            "condition",
+            "score",
+            "answer",
+            "adapter",
+            "status",
+            "category",
+            "error",
+            "suite",
+            "seconds",
+            "schema",
+            "response",
+        }
+    )
     if extra:
         raise InputError(f"unknown column(s) {extra}", file=f, row=1, field=extra[0])
     if suites is not None and "suite" in df.columns:
         other = df["suite"].notna() & ~df["suite"].astype(str).isin(suites)
         if other.any():
             i = int(np.flatnonzero(other.to_numpy())[0])
-            raise InputError(f"record of suite {df['suite'].iloc[i]!r}, not a version of this "
-                             f"suite directory ({', '.join(sorted(suites))})", file=f,
-                             row=i + 2 if p.suffix not in (".jsonl", ".json") else i + 1,
-                             field="suite")
+            raise InputError(
+                f"record of suite {df['suite'].iloc[i]!r}, not a version of this "
+                f"suite directory ({', '.join(sorted(suites))})",
+                file=f,
+                row=i + 2 if p.suffix not in (".jsonl", ".json") else i + 1,
+                field="suite",
+            )
     if "status" in df.columns:  # failed runner records are missing, not 0: they are not appended
         df = df[df["status"].fillna("ok") == "ok"]
     score = pd.to_numeric(df["score"], errors="coerce")
     bad = score.isna() & df["score"].notna()
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"non-numeric score {shown(df['score'].iloc[i])}", file=f, row=i + 2,
-                         field="score")
+        raise InputError(
+            f"non-numeric score {shown(df['score'].iloc[i])}", file=f, row=i + 2, field="score"
+        )
     out_of_range = (score < 0) | (score > 1)
     if out_of_range.any():
         i = int(np.flatnonzero(out_of_range.to_numpy())[0])
-        raise InputError(f"score {score.iloc[i]} outside [0, 1]", file=f, row=i + 2,
-                         field="score")
+        raise InputError(f"score {score.iloc[i]} outside [0, 1]", file=f, row=i + 2, field="score")
     df = df.assign(score=score)[["model", "benchmark", "item_id", "condition", "score"]]
     df = df.astype({"model": str, "benchmark": str, "item_id": str, "condition": str})
     dup = df.duplicated(["model", "benchmark", "item_id", "condition"])
@@ -96,27 +115,33 @@ class AppendReport:
                 f"partial models (scored on < {COVERAGE_FULL:.0%} of some benchmark's items): "
                 f"{', '.join(self.partial_models)}. They enter the frozen-suite check and the "
                 "rank prediction; they cannot inform a refit's item choice outside the items "
-                "they were run on, and they are left out of the full-suite reference ranking.")
+                "they were run on, and they are left out of the full-suite reference ranking."
+            )
         return out
 
 
-def append_records(panel: Panel, records: pd.DataFrame, source: str = "<records>"
-                   ) -> tuple[Panel, AppendReport]:
+def append_records(
+    panel: Panel, records: pd.DataFrame, source: str = "<records>"
+) -> tuple[Panel, AppendReport]:
     """Panel + records (idempotent). Unknown benchmarks or items are errors; new models are
     added with empty metadata."""
     rep = AppendReport()
     known_b = set(panel.benchmark_names)
     bad_b = sorted(set(records["benchmark"]) - known_b)
     if bad_b:
-        raise InputError(f"benchmark(s) not in panel {panel.name!r}: {bad_b}", file=source,
-                         field="benchmark")
+        raise InputError(
+            f"benchmark(s) not in panel {panel.name!r}: {bad_b}", file=source, field="benchmark"
+        )
     key = ["benchmark", "item_id"]
     items = panel.items[key].assign(_known=True)
     chk = records.merge(items, on=key, how="left")
     if chk["_known"].isna().any():
         r = chk[chk["_known"].isna()].iloc[0]
-        raise InputError(f"item {r.item_id!r} of {r.benchmark!r} is not in the panel",
-                         file=source, field="item_id")
+        raise InputError(
+            f"item {r.item_id!r} of {r.benchmark!r} is not in the panel",
+            file=source,
+            field="item_id",
+        )
     old = panel_records(panel)
     k4 = ["model", "benchmark", "item_id", "condition"]
     m = records.merge(old, on=k4, how="left", suffixes=("", "_old"))
@@ -124,8 +149,12 @@ def append_records(panel: Panel, records: pd.DataFrame, source: str = "<records>
     conflict = seen & ~np.isclose(m["score"], m["score_old"], atol=1e-6)
     if conflict.any():
         r = m[conflict].iloc[0]
-        raise InputError(f"record (model={r.model!r}, item={r.item_id!r}) has score {r.score} "
-                         f"but the panel holds {r.score_old}", file=source, field="score")
+        raise InputError(
+            f"record (model={r.model!r}, item={r.item_id!r}) has score {r.score} "
+            f"but the panel holds {r.score_old}",
+            file=source,
+            field="score",
+        )
     new = records[~seen.to_numpy()]
     rep.n_identical = int(seen.sum())
     rep.n_new = len(new)
@@ -134,8 +163,9 @@ def append_records(panel: Panel, records: pd.DataFrame, source: str = "<records>
         out = panel
     else:
         models = pd.DataFrame({"model": rep.new_models})
-        out = merge_records(panel, new, models, panel.benchmarks.iloc[:0],
-                            panel.items.iloc[:0], source)
+        out = merge_records(
+            panel, new, models, panel.benchmarks.iloc[:0], panel.items.iloc[:0], source
+        )
     rep.partial_models = partial_models(out)
     return out, rep
 

@@ -33,8 +33,13 @@ def _wave_sizes(n_dated: int, n_all: int, start: float, waves: int) -> list[int]
     return sizes + ([n_all] if n_all > n_dated else [])
 
 
-def replay_leaderboard(lb: Leaderboard, k: int = 5, start: float = 0.5, waves: int = 4,
-                       policy: RefreshPolicy | None = None) -> pd.DataFrame:
+def replay_leaderboard(
+    lb: Leaderboard,
+    k: int = 5,
+    start: float = 0.5,
+    waves: int = 4,
+    policy: RefreshPolicy | None = None,
+) -> pd.DataFrame:
     """Benchmark-level replay: freeze the exhaustive k-benchmark subset on the oldest ``start``
     share of dated models; at each cumulative wave report ρ (frozen subset vs all benchmarks),
     the mean over all subsets, the percentile, the gap to the best subset and the decision. A
@@ -49,25 +54,48 @@ def replay_leaderboard(lb: Leaderboard, k: int = 5, start: float = 0.5, waves: i
         c = leaderboard_subset_check(lb, frozen, order[:n])
         published = c.rho if published is None else published
         need, why = pol.needs_refit(published, c.rho, c.percentile)
-        rows.append({"models": n, "scored": c.n_models, "dated_only": n <= n_dated,
-                     "frozen_rho": c.rho, "subsets_mean_rho": c.random_mean,
-                     "percentile": c.percentile, "gap": c.gap,
-                     "decision": "refit" if need else "keep", "why": "; ".join(why)})
-    newer = leaderboard_subset_check(lb, frozen, order[sizes[0]:n_dated])
+        rows.append(
+            {
+                "models": n,
+                "scored": c.n_models,
+                "dated_only": n <= n_dated,
+                "frozen_rho": c.rho,
+                "subsets_mean_rho": c.random_mean,
+                "percentile": c.percentile,
+                "gap": c.gap,
+                "decision": "refit" if need else "keep",
+                "why": "; ".join(why),
+            }
+        )
+    newer = leaderboard_subset_check(lb, frozen, order[sizes[0] : n_dated])
     need, why = pol.needs_refit(published, newer.rho, newer.percentile)
-    rows.append({"models": n_dated - sizes[0], "scored": newer.n_models, "dated_only": True,
-                 "frozen_rho": newer.rho, "subsets_mean_rho": newer.random_mean,
-                 "percentile": newer.percentile, "gap": newer.gap,
-                 "decision": "refit" if need else "keep",
-                 "why": "newer models alone; " + "; ".join(why)})
+    rows.append(
+        {
+            "models": n_dated - sizes[0],
+            "scored": newer.n_models,
+            "dated_only": True,
+            "frozen_rho": newer.rho,
+            "subsets_mean_rho": newer.random_mean,
+            "percentile": newer.percentile,
+            "gap": newer.gap,
+            "decision": "refit" if need else "keep",
+            "why": "newer models alone; " + "; ".join(why),
+        }
+    )
     out = pd.DataFrame(rows)
     out.attrs["frozen"] = frozen
     return out
 
 
-def replay_panel(panel: Panel, params: PipelineParams | None = None, start: float = 0.5,
-                 waves: int = 4, n_random: int = 200, policy: RefreshPolicy | None = None,
-                 progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+def replay_panel(
+    panel: Panel,
+    params: PipelineParams | None = None,
+    start: float = 0.5,
+    waves: int = 4,
+    n_random: int = 200,
+    policy: RefreshPolicy | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
     """Item-level replay: build the PRIMEBench suite on the oldest ``start`` share of the dated
     models, then on each cumulative wave check it against random suites and a refit."""
     pol = policy or RefreshPolicy()
@@ -86,10 +114,18 @@ def replay_panel(panel: Panel, params: PipelineParams | None = None, start: floa
         refit = run_pipeline(sub, p, stage0=s0_all)
         need, why = pol.needs_refit(published, c.rho, c.percentile)
         better = refit.fidelity - c.rho >= pol.min_gain
-        rows.append({"models": n, "dated_only": n <= n_dated, "frozen_rho": c.rho,
-                     "random_mean_rho": c.random_mean, "percentile": c.percentile,
-                     "refit_rho": refit.fidelity, "gap": refit.fidelity - c.rho,
-                     "decision": "refit" if need and better else "keep",
-                     "why": "; ".join(why) or "no drift"})
+        rows.append(
+            {
+                "models": n,
+                "dated_only": n <= n_dated,
+                "frozen_rho": c.rho,
+                "random_mean_rho": c.random_mean,
+                "percentile": c.percentile,
+                "refit_rho": refit.fidelity,
+                "gap": refit.fidelity - c.rho,
+                "decision": "refit" if need and better else "keep",
+                "why": "; ".join(why) or "no drift",
+            }
+        )
         say(f"replay: {n} models done")
     return pd.DataFrame(rows)

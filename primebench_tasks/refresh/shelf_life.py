@@ -38,8 +38,9 @@ class FrozenCheck:
         return None if self.best_rho is None else self.best_rho - self.rho
 
 
-def positions(panel: Panel, items: dict[str, dict[str, list[str]]]
-              ) -> dict[str, dict[str, np.ndarray]]:
+def positions(
+    panel: Panel, items: dict[str, dict[str, list[str]]]
+) -> dict[str, dict[str, np.ndarray]]:
     """Manifest item ids → item positions in ``panel`` (ids unknown to the panel are an error)."""
     out: dict[str, dict[str, np.ndarray]] = {}
     for cat, by_b in items.items():
@@ -49,14 +50,19 @@ def positions(panel: Panel, items: dict[str, dict[str, list[str]]]
                 raise NotFoundError(f"suite benchmark {b!r} is not in panel {panel.name!r}")
             pos = pd.Index(panel.item_ids(b)).get_indexer(ids)
             if (pos < 0).any():
-                missing = [i for i, p in zip(ids, pos) if p < 0][:5]
+                missing = [i for i, p in zip(ids, pos, strict=True) if p < 0][:5]
                 raise NotFoundError(f"suite items of {b!r} not in the panel, e.g. {missing}")
             out[cat][b] = pos
     return out
 
 
-def check_frozen(panel: Panel, s0: Stage0Result, selected: dict[str, dict[str, np.ndarray]],
-                 n_random: int = N_RANDOM, seed: int = 0) -> FrozenCheck:
+def check_frozen(
+    panel: Panel,
+    s0: Stage0Result,
+    selected: dict[str, dict[str, np.ndarray]],
+    n_random: int = N_RANDOM,
+    seed: int = 0,
+) -> FrozenCheck:
     """ρ between the frozen suite's score and the mean of category means over all Stage
     0-cleaned items, on ``panel``'s models; and the percentile of that ρ among ``n_random``
     random suites with the same number of items per benchmark, drawn from the cleaned items."""
@@ -65,18 +71,29 @@ def check_frozen(panel: Panel, s0: Stage0Result, selected: dict[str, dict[str, n
     rng = np.random.default_rng(seed)
     rand = []
     for _ in range(n_random):
-        sel = {c: {b: rng.choice(np.flatnonzero(s0.keep[b]), size=min(len(p), int(
-            s0.keep[b].sum())), replace=False) for b, p in by_b.items()}
-            for c, by_b in selected.items()}
+        sel = {
+            c: {
+                b: rng.choice(
+                    np.flatnonzero(s0.keep[b]),
+                    size=min(len(p), int(s0.keep[b].sum())),
+                    replace=False,
+                )
+                for b, p in by_b.items()
+            }
+            for c, by_b in selected.items()
+        }
         rand.append(spearman(selection_scores(panel, sel).to_numpy(), ref))
     rand_arr = np.array(rand)
     pct = 100.0 * float(np.mean(np.nan_to_num(rand_arr, nan=-2) <= rho))
-    return FrozenCheck(n_models=len(panel.model_names), rho=rho,
-                       random_mean=float(np.nanmean(rand_arr)), percentile=pct)
+    return FrozenCheck(
+        n_models=len(panel.model_names),
+        rho=rho,
+        random_mean=float(np.nanmean(rand_arr)),
+        percentile=pct,
+    )
 
 
-def leaderboard_subset_check(lb: Leaderboard, frozen: list[str], models: list[str]
-                             ) -> FrozenCheck:
+def leaderboard_subset_check(lb: Leaderboard, frozen: list[str], models: list[str]) -> FrozenCheck:
     """Benchmark-level shelf life (Table 20): on ``models``, ρ between the mean z-score over the
     frozen benchmarks and over all benchmarks (z fitted on these models), the percentile of the
     frozen subset among all subsets of its size, and the best subset's ρ."""
@@ -88,9 +105,13 @@ def leaderboard_subset_check(lb: Leaderboard, frozen: list[str], models: list[st
     combos = np.array(list(itertools.combinations(range(len(cols)), k)))
     rhos = spearman_many(Z[:, combos].mean(axis=2), ref)
     fz = spearman(Z[:, [cols.index(b) for b in frozen]].mean(axis=1), ref)
-    return FrozenCheck(n_models=len(S), rho=fz, random_mean=float(np.nanmean(rhos)),
-                       percentile=100.0 * float(np.mean(rhos <= fz + 1e-12)),
-                       best_rho=float(np.nanmax(rhos)))
+    return FrozenCheck(
+        n_models=len(S),
+        rho=fz,
+        random_mean=float(np.nanmean(rhos)),
+        percentile=100.0 * float(np.mean(rhos <= fz + 1e-12)),
+        best_rho=float(np.nanmax(rhos)),
+    )
 
 
 def best_leaderboard_subset(lb: Leaderboard, models: list[str], k: int) -> list[str]:

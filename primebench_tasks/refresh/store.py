@@ -55,12 +55,14 @@ class SuiteLock:
                 who = "another process"
             raise LockedError(
                 f"{self.path.parent} is being refreshed by {who}; concurrent refreshes of one "
-                "suite directory are refused (wait for it to finish)") from None
+                "suite directory are refused (wait for it to finish)"
+            ) from None
         self.owner.write_text(str(os.getpid()))
         return self
 
-    def __exit__(self, t: type[BaseException] | None, e: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.owner.unlink(missing_ok=True)
         self._lock.release()
 
@@ -70,9 +72,14 @@ def versions(root: Path) -> list[Path]:
     vdir = root / "versions"
     if not vdir.is_dir():
         return []
-    return sorted(p for p in vdir.iterdir()
-                  if p.is_dir() and p.name.startswith("v") and p.name[1:].isdigit()
-                  and (p / "manifest.json").exists())
+    return sorted(
+        p
+        for p in vdir.iterdir()
+        if p.is_dir()
+        and p.name.startswith("v")
+        and p.name[1:].isdigit()
+        and (p / "manifest.json").exists()
+    )
 
 
 def latest_manifest(root: Path) -> dict | None:
@@ -80,7 +87,7 @@ def latest_manifest(root: Path) -> dict | None:
     return read_manifest(vs[-1] / "manifest.json") if vs else None
 
 
-def publish(root: Path, fill: Callable[[Path], None]) -> Path:
+def publish(root: Path, fill: Callable[[Path], object]) -> Path:
     """Create the next version directory: ``fill(tmp_dir)`` writes its files, then the directory
     is fsynced and renamed to ``versions/vNNNN``."""
     vdir = root / "versions"

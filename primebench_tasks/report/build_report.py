@@ -15,26 +15,42 @@ from primebench_tasks.report.plots import ranking_plot, spectrum_plot, sweep_plo
 from primebench_tasks.report.tables import markdown_table
 
 
-def write_primebench_report(out: Path, panel: Panel, res: PipelineResult,
-                            manifest: dict[str, Any]) -> list[Path]:
+def write_primebench_report(
+    out: Path, panel: Panel, res: PipelineResult, manifest: dict[str, Any]
+) -> list[Path]:
     """Write manifest.json, report.md, the stage CSVs and the plots into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     written = [write_manifest(manifest, out / "manifest.json")]
-    md = [f"# PRIMEBench build on panel `{panel.name}`", "",
-          f"Panel hash `{panel.content_hash}`, {len(panel.model_names)} models, "
-          f"{len(panel.benchmark_names)} benchmarks, {len(panel.items)} items. "
-          f"Manifest version `{manifest['version']}`.", "",
-          "Parameters: " + ", ".join(f"{k}={v}" for k, v in sorted(manifest["params"].items())),
-          "", "## Stages (Table 2 layout)", "", markdown_table(res.stage_table),
-          f"End-to-end fidelity of the suite: ρ = {res.fidelity:.3f} (suite score = mean of "
-          "category means on the kept items, against the mean of category means over all "
-          "Stage 0-cleaned benchmarks, same models).", "",
-          "## Stage 0: cleaning (Table 5 layout)", "", markdown_table(res.stage0.table)]
+    md = [
+        f"# PRIMEBench build on panel `{panel.name}`",
+        "",
+        f"Panel hash `{panel.content_hash}`, {len(panel.model_names)} models, "
+        f"{len(panel.benchmark_names)} benchmarks, {len(panel.items)} items. "
+        f"Manifest version `{manifest['version']}`.",
+        "",
+        "Parameters: " + ", ".join(f"{k}={v}" for k, v in sorted(manifest["params"].items())),
+        "",
+        "## Stages (Table 2 layout)",
+        "",
+        markdown_table(res.stage_table),
+        f"End-to-end fidelity of the suite: ρ = {res.fidelity:.3f} (suite score = mean of "
+        "category means on the kept items, against the mean of category means over all "
+        "Stage 0-cleaned benchmarks, same models).",
+        "",
+        "## Stage 0: cleaning (Table 5 layout)",
+        "",
+        markdown_table(res.stage0.table),
+    ]
     tables: dict[str, pd.DataFrame] = {"stage0": res.stage0.table}
     if res.stage1 is not None:
-        md += ["## Stage 1: representatives and supplements (Tables 6 and 8 layout)", "",
-               markdown_table(res.stage1.table()), "### Candidates (Table 7 layout)", "",
-               markdown_table(res.stage1.candidates_table())]
+        md += [
+            "## Stage 1: representatives and supplements (Tables 6 and 8 layout)",
+            "",
+            markdown_table(res.stage1.table()),
+            "### Candidates (Table 7 layout)",
+            "",
+            markdown_table(res.stage1.candidates_table()),
+        ]
         tables["stage1"] = res.stage1.table()
     if res.stage2 is not None:
         md += ["## Stage 2: item pruning", "", markdown_table(res.stage2.table)]
@@ -47,13 +63,24 @@ def write_primebench_report(out: Path, panel: Panel, res: PipelineResult,
     if res.singular_values is not None and res.energy is not None:
         k = res.params.k
         top = res.energy[min(k, len(res.energy)) - 1]
-        md += ["## Spectrum of the category score matrix (Fig. 2)", "",
-               f"Top-{k} cumulative energy: {100 * top:.1f}% (paper: 97.6% on 18 categories).",
-               "", "![spectrum](spectrum.png)", ""]
+        md += [
+            "## Spectrum of the category score matrix (Fig. 2)",
+            "",
+            f"Top-{k} cumulative energy: {100 * top:.1f}% (paper: 97.6% on 18 categories).",
+            "",
+            "![spectrum](spectrum.png)",
+            "",
+        ]
         written.append(spectrum_plot(res.singular_values, res.energy, out / "spectrum.png", k))
     if res.suite_scores is not None and res.reference is not None:
-        written.append(ranking_plot(res.reference, res.suite_scores, out / "ranking.png",
-                                    f"suite vs reference, ρ = {res.fidelity:.3f}"))
+        written.append(
+            ranking_plot(
+                res.reference,
+                res.suite_scores,
+                out / "ranking.png",
+                f"suite vs reference, ρ = {res.fidelity:.3f}",
+            )
+        )
         md += ["![ranking](ranking.png)", ""]
     for name, df in tables.items():
         written.append(atomic_write_text(out / f"{name}.csv", df.to_csv(index=False)))

@@ -10,7 +10,7 @@ import pandas as pd
 from primebench_tasks.data.io import atomic_write
 
 
-def _figure():  # type: ignore[no-untyped-def]
+def _figure():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -19,10 +19,9 @@ def _figure():  # type: ignore[no-untyped-def]
     return plt
 
 
-def _save(fig, path: Path) -> Path:  # type: ignore[no-untyped-def]
+def _save(fig, path: Path) -> Path:
     # fixed metadata keeps the PNG bytes reproducible
-    atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=110,
-                                             metadata={"Software": None}))
+    atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=110, metadata={"Software": None}))
     _figure().close(fig)
     return path
 
@@ -40,8 +39,12 @@ def spectrum_plot(sv: np.ndarray, energy: np.ndarray, path: Path, k: int | None 
     b.axhline(95, ls="--", color="grey", lw=0.8)
     if k is not None and k <= len(energy):
         b.axvline(k, ls=":", color="black", lw=0.8)
-        b.annotate(f"top-{k}: {100 * energy[k - 1]:.1f}%", (k, 100 * energy[k - 1]),
-                   textcoords="offset points", xytext=(6, -14))
+        b.annotate(
+            f"top-{k}: {100 * energy[k - 1]:.1f}%",
+            (k, 100 * energy[k - 1]),
+            textcoords="offset points",
+            xytext=(6, -14),
+        )
     b.set_xlabel("components")
     b.set_ylabel("cumulative energy (%)")
     b.set_ylim(0, 102)
@@ -54,8 +57,9 @@ def sweep_plot(sweep: pd.DataFrame, path: Path) -> Path:
     plt = _figure()
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
     ax.plot(sweep["k"], sweep["stage3_rho"], marker="o", label="Stage 3 ρ (vs all pruned)")
-    ax.plot(sweep["k"], sweep["end_to_end_rho"], marker="s",
-            label="end-to-end ρ (vs Stage 0-cleaned)")
+    ax.plot(
+        sweep["k"], sweep["end_to_end_rho"], marker="s", label="end-to-end ρ (vs Stage 0-cleaned)"
+    )
     ax.set_xlabel("k (categories kept)")
     ax.set_ylabel("Spearman ρ")
     ax.legend(loc="lower right", fontsize=8)
@@ -104,16 +108,32 @@ def placement_plot(reference: pd.Series, placed: pd.DataFrame, path: Path, title
     plt = _figure()
     ref = reference.dropna().sort_values(ascending=False)
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.scatter(np.arange(1, len(ref) + 1), ref.to_numpy(), s=10, color="#999999",
-               label="reference models (full suite)")
+    ax.scatter(
+        np.arange(1, len(ref) + 1),
+        ref.to_numpy(),
+        s=10,
+        color="#999999",
+        label="reference models (full suite)",
+    )
     for i, (name, r) in enumerate(placed.iterrows()):
         color = f"C{i % 10}"
-        ax.errorbar(r.predicted_rank, r.predicted_full,
-                    xerr=[[r.predicted_rank - r.predicted_rank_lo],
-                          [r.predicted_rank_hi - r.predicted_rank]],
-                    yerr=[[r.predicted_full - r.predicted_full_lo],
-                          [r.predicted_full_hi - r.predicted_full]],
-                    fmt="o", color=color, ms=6, capsize=3, label=str(name))
+        ax.errorbar(
+            r.predicted_rank,
+            r.predicted_full,
+            xerr=[
+                [r.predicted_rank - r.predicted_rank_lo],
+                [r.predicted_rank_hi - r.predicted_rank],
+            ],
+            yerr=[
+                [r.predicted_full - r.predicted_full_lo],
+                [r.predicted_full_hi - r.predicted_full],
+            ],
+            fmt="o",
+            color=color,
+            ms=6,
+            capsize=3,
+            label=str(name),
+        )
     ax.set_xlabel("rank among the reference models (1 = best)")
     ax.set_ylabel("full-suite score (predicted for new models)")
     ax.set_title(title, fontsize=9)
@@ -123,23 +143,25 @@ def placement_plot(reference: pd.Series, placed: pd.DataFrame, path: Path, title
     return _save(fig, path)
 
 
-def variants_plot(table: pd.DataFrame, pairwise: pd.DataFrame, ceiling: float, path: Path
-                  ) -> Path:
+def variants_plot(table: pd.DataFrame, pairwise: pd.DataFrame, ceiling: float, path: Path) -> Path:
     """Left: variants' suite scores with 95 % intervals; right: P(row beats column)."""
     plt = _figure()
     n = len(table)
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 0.45 * n + 2))
     y = np.arange(n)[::-1]
-    a.errorbar(table.suite_score, y, xerr=[table.suite_score - table.lo,
-                                           table.hi - table.suite_score],
-               fmt="o", capsize=3)
+    a.errorbar(
+        table.suite_score,
+        y,
+        xerr=[table.suite_score - table.lo, table.hi - table.suite_score],
+        fmt="o",
+        capsize=3,
+    )
     a.set_yticks(y, [str(v) for v in table.index], fontsize=8)
     a.set_xlabel("suite score (95 % bootstrap interval)")
     a.set_title(f"bootstrap ceiling ρ = {ceiling:.3f}", fontsize=9)
     a.grid(alpha=0.3)
     im = b.imshow(pairwise.to_numpy(), vmin=0, vmax=1, cmap="RdBu_r")
-    b.set_xticks(range(n), [str(v) for v in pairwise.columns], rotation=60, ha="right",
-                 fontsize=7)
+    b.set_xticks(range(n), [str(v) for v in pairwise.columns], rotation=60, ha="right", fontsize=7)
     b.set_yticks(range(n), [str(v) for v in pairwise.index], fontsize=7)
     b.set_title("P(row beats column)", fontsize=9)
     fig.colorbar(im, ax=b, fraction=0.046)
@@ -159,8 +181,7 @@ def prism_axes_plot(means: pd.DataFrame, pscore: pd.Series, path: Path) -> Path:
     for k, a in enumerate(axes):
         ax.bar(x + k * width, means.loc[order, a], width, label=a)
     ax.bar(x + len(axes) * width, pscore[order], width, label="PScore", color="black")
-    ax.set_xticks(x + 0.4 - width / 2, [str(m) for m in order], rotation=30, ha="right",
-                  fontsize=8)
+    ax.set_xticks(x + 0.4 - width / 2, [str(m) for m in order], rotation=30, ha="right", fontsize=8)
     ax.set_ylim(0, 1)
     ax.set_ylabel("per-axis mean")
     ax.legend(ncol=4, fontsize=7)
@@ -183,8 +204,9 @@ def separation_plot(pairs: pd.DataFrame, models: list[str], path: Path) -> Path:
     for r in pairs.itertuples(index=False):
         if r.separated_bh:
             for i, j in ((pos[r.model_a], pos[r.model_b]), (pos[r.model_b], pos[r.model_a])):
-                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=1.5,
-                                           color="red"))
+                ax.add_patch(
+                    plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=1.5, color="red")
+                )
     ax.set_xticks(range(n), models, rotation=60, ha="right", fontsize=7)
     ax.set_yticks(range(n), models, fontsize=7)
     ax.set_title("paired-bootstrap p (red: separated after BH)", fontsize=9)

@@ -24,6 +24,7 @@ def markdown_table(df: pd.DataFrame) -> str:
     cols = [str(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(_fmt(v.item() if hasattr(v, "item") else v)
-                                       for v in row) + " |")
+        lines.append(
+            "| " + " | ".join(_fmt(v.item() if hasattr(v, "item") else v) for v in row) + " |"
+        )
     return "\n".join(lines) + "\n"

@@ -43,18 +43,24 @@ class AnchorPointsSelector(Selector):
             self._set(np.arange(n))
             return self
         rng = np.random.default_rng(self.random_state)
-        pool = np.arange(n) if n <= self.max_items else np.sort(
-            rng.choice(n, size=self.max_items, replace=False))
+        pool = (
+            np.arange(n)
+            if n <= self.max_items
+            else np.sort(rng.choice(n, size=self.max_items, replace=False))
+        )
         Z = standardised_items(X)
         corr = Z[:, pool].T @ Z[:, pool]
         diss = np.clip(1.0 - corr, 0.0, 2.0)
         np.fill_diagonal(diss, 0.0)
-        res = kmedoids.fasterpam(diss, self.k, init="random",
-                                 random_state=int(self.random_state), n_cpu=1)
+        res = kmedoids.fasterpam(
+            diss, self.k, init="random", random_state=int(self.random_state), n_cpu=1
+        )
         medoids = pool[np.asarray(res.medoids, dtype=np.int64)]
-        assign = np.concatenate([  # in chunks: (n, k) at once is GBs on large pools
-            np.argmax(Z[:, s:s + 4096].T @ Z[:, medoids], axis=1)
-            for s in range(0, n, 4096)])
+        assign = np.concatenate(
+            [  # in chunks: (n, k) at once is GBs on large pools
+                np.argmax(Z[:, s : s + 4096].T @ Z[:, medoids], axis=1) for s in range(0, n, 4096)
+            ]
+        )
         assign[medoids] = np.arange(len(medoids))
         sizes = np.bincount(assign, minlength=len(medoids)).astype(float)
         self._set(medoids, sizes)

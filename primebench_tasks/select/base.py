@@ -43,7 +43,7 @@ class Selector:
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
             raise ConfigError(f"X must be (n_models, n_items), got shape {X.shape}")
-        if not 0 < self.k:
+        if not self.k > 0:
             raise ConfigError(f"k must be positive, got {self.k}")
         finite = X[np.isfinite(X)]
         if finite.size and (finite.min() < 0 or finite.max() > 1):

@@ -34,8 +34,9 @@ from primebench_tasks.select.vaw import VAWSelector
 CandidateFactory = Callable[[int, int], Selector]
 
 CANDIDATES: Mapping[str, CandidateFactory] = {
-    "vaw_dc": lambda k, rs: VAWSelector(k, rs, signal="discrimination", cells="responses",
-                                        cell_quantile=0.5),
+    "vaw_dc": lambda k, rs: VAWSelector(
+        k, rs, signal="discrimination", cells="responses", cell_quantile=0.5
+    ),
     "vaw_response_cells": lambda k, rs: VAWSelector(k, rs, cells="responses"),
     "vaw_shares_only": lambda k, rs: VAWSelector(k, rs, cells="none"),
     "random": lambda k, rs: RandomSelector(k, rs),
@@ -82,9 +83,13 @@ class CrossValidatedSelector(Selector):
     name), ``cv_rho_`` (name → mean inner ρ; empty when the panel is too small to cross-validate).
     """
 
-    def __init__(self, k: int, random_state: int = 0,
-                 candidates: tuple[str, ...] = tuple(CANDIDATES), n_repeats: int = N_REPEATS
-                 ) -> None:
+    def __init__(
+        self,
+        k: int,
+        random_state: int = 0,
+        candidates: tuple[str, ...] = tuple(CANDIDATES),
+        n_repeats: int = N_REPEATS,
+    ) -> None:
         self.k = k
         self.random_state = random_state
         self.candidates = candidates
@@ -100,8 +105,7 @@ class CrossValidatedSelector(Selector):
         chosen = self.candidates[0]
         if M >= 2 * MIN_HALF and self.k < n and len(self.candidates) > 1:
             rho = self._inner_rho(X, items)
-            self.cv_rho_ = {c: float(np.nanmean(rho[:, j]))
-                            for j, c in enumerate(self.candidates)}
+            self.cv_rho_ = {c: float(np.nanmean(rho[:, j])) for j, c in enumerate(self.candidates)}
             chosen = self._choose(rho)
         sel = CANDIDATES[chosen](self.k, self.random_state).fit(X, items)
         self.chosen_ = chosen
@@ -116,7 +120,7 @@ class CrossValidatedSelector(Selector):
         rho = np.full((self.n_repeats, len(self.candidates)), np.nan)
         for r in range(self.n_repeats):
             perm = rng.permutation(M)
-            fit_rows, test_rows = np.sort(perm[: M // 2]), np.sort(perm[M // 2:])
+            fit_rows, test_rows = np.sort(perm[: M // 2]), np.sort(perm[M // 2 :])
             full = _row_means(X[test_rows])
             for j, c in enumerate(self.candidates):
                 sel = CANDIDATES[c](self.k, self.random_state + r).fit(X[fit_rows], items)

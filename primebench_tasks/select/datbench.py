@@ -28,8 +28,9 @@ def item_rest_correlation(X: np.ndarray) -> np.ndarray:
     vb = n * (b * b).sum(axis=0) - sb * sb
     with np.errstate(invalid="ignore", divide="ignore"):
         r = cov / np.sqrt(va * vb)
-    r[(n < 3) | (va <= 1e-12 * np.maximum(n, 1) ** 2) | (vb <= 1e-12 * np.maximum(n, 1) ** 2)] = \
+    r[(n < 3) | (va <= 1e-12 * np.maximum(n, 1) ** 2) | (vb <= 1e-12 * np.maximum(n, 1) ** 2)] = (
         np.nan
+    )
     return np.clip(r, -1.0, 1.0)
 
 

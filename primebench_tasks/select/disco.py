@@ -47,7 +47,12 @@ class DISCOSelector(Selector):
         X = self._check(X)
         pds, jsd = disagreement(X)
         keys = tie_keys(X.shape[1], self.random_state)
-        order = np.lexsort((keys, -np.round(np.nan_to_num(jsd, nan=-1), 12),
-                            -np.round(np.nan_to_num(pds, nan=-1), 12)))
+        order = np.lexsort(
+            (
+                keys,
+                -np.round(np.nan_to_num(jsd, nan=-1), 12),
+                -np.round(np.nan_to_num(pds, nan=-1), 12),
+            )
+        )
         self._set(order[: min(self.k, X.shape[1])])
         return self

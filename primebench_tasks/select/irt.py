@@ -39,7 +39,7 @@ def binarize(X: np.ndarray, thresholds: np.ndarray | None = None) -> np.ndarray:
     (binary scores pass through unchanged)."""
     t = 0.5 if thresholds is None else np.asarray(thresholds, float)[None, :]
     with np.errstate(invalid="ignore"):
-        out = (X >= t).astype(np.float64)
+        out = (t <= X).astype(np.float64)
     out[~np.isfinite(X)] = np.nan
     return out
 
@@ -55,8 +55,13 @@ def paper_thresholds(X: np.ndarray, metric_kind: str, metric: str = "") -> np.nd
     return np.full(n, med)
 
 
-def fit_2pl(Y: np.ndarray, max_rounds: int = 100, tol: float = 1e-6,
-            sigma_log_a: float = SIGMA_LOG_A, sigma_b: float = SIGMA_B) -> IRT2PL:
+def fit_2pl(
+    Y: np.ndarray,
+    max_rounds: int = 100,
+    tol: float = 1e-6,
+    sigma_log_a: float = SIGMA_LOG_A,
+    sigma_b: float = SIGMA_B,
+) -> IRT2PL:
     """Joint MAP fit of a 2PL model to binary responses Y (M, n) with NaN = missing.
 
     Alternates Fisher-scoring steps on all items at once (a 2×2 system per item in
@@ -118,8 +123,9 @@ _FIT_CACHE: dict[str, IRT2PL] = {}
 def fit_2pl_cached(Y: np.ndarray) -> IRT2PL:
     """:func:`fit_2pl`, memoised on the bytes of Y (one fit per split and pool, shared by the
     IRT selector and the IRT estimators)."""
-    key = hashlib.sha1(np.ascontiguousarray(Y, dtype=np.float64).tobytes()
-                       + str(Y.shape).encode()).hexdigest()
+    key = hashlib.sha1(
+        np.ascontiguousarray(Y, dtype=np.float64).tobytes() + str(Y.shape).encode()
+    ).hexdigest()
     if key not in _FIT_CACHE:
         if len(_FIT_CACHE) > 64:
             _FIT_CACHE.clear()
@@ -127,8 +133,9 @@ def fit_2pl_cached(Y: np.ndarray) -> IRT2PL:
     return _FIT_CACHE[key]
 
 
-def estimate_theta(model: IRT2PL, Y_seen: np.ndarray, seen: np.ndarray, n_iter: int = 100,
-                   tol: float = 1e-10) -> np.ndarray:
+def estimate_theta(
+    model: IRT2PL, Y_seen: np.ndarray, seen: np.ndarray, n_iter: int = 100, tol: float = 1e-10
+) -> np.ndarray:
     """MAP ability (N(0, 1) prior) of each row of Y_seen (M', k) binary responses on the items
     ``seen`` (k,), vectorised over models. NaN responses are skipped.
 
@@ -155,8 +162,8 @@ def estimate_theta(model: IRT2PL, Y_seen: np.ndarray, seen: np.ndarray, n_iter: 
 
     for _ in range(n_iter):
         g, h = score(th)
-        lo = np.where(g > 0, th, lo)   # the root is above θ
-        hi = np.where(g < 0, th, hi)   # the root is below θ
+        lo = np.where(g > 0, th, lo)  # the root is above θ
+        hi = np.where(g < 0, th, hi)  # the root is below θ
         new = th - g / h
         outside = ~((new > lo) & (new < hi))
         new = np.where(outside, 0.5 * (lo + hi), new)
@@ -174,8 +181,7 @@ class IRTSelector(Selector):
     per-item binarisation thresholds may be passed as ``thresholds`` (see
     :func:`paper_thresholds`)."""
 
-    def __init__(self, k: int, random_state: int = 0, thresholds: np.ndarray | None = None
-                 ) -> None:
+    def __init__(self, k: int, random_state: int = 0, thresholds: np.ndarray | None = None) -> None:
         self.k = k
         self.random_state = random_state
         self.thresholds = thresholds
@@ -190,16 +196,22 @@ class IRTSelector(Selector):
         feats = np.column_stack([np.log(model.a), model.b])
         feats = (feats - feats.mean(axis=0)) / (feats.std(axis=0) + 1e-12)
         km = KMeans(n_clusters=self.k, n_init=1, random_state=self.random_state).fit(feats)
-        d = ((feats[:, None, :] - km.cluster_centers_[None, :, :]) ** 2).sum(axis=2) \
-            if n * self.k <= 4_000_000 else None
+        d = (
+            ((feats[:, None, :] - km.cluster_centers_[None, :, :]) ** 2).sum(axis=2)
+            if n * self.k <= 4_000_000
+            else None
+        )
         anchors, weights = [], []
         taken = np.zeros(n, dtype=bool)
         for c in range(self.k):
             members = np.flatnonzero(km.labels_ == c)
             if len(members) == 0:
                 continue
-            dist = d[members, c] if d is not None else \
-                ((feats[members] - km.cluster_centers_[c]) ** 2).sum(axis=1)
+            dist = (
+                d[members, c]
+                if d is not None
+                else ((feats[members] - km.cluster_centers_[c]) ** 2).sum(axis=1)
+            )
             order = members[np.argsort(dist, kind="stable")]
             pick = next((i for i in order if not taken[i]), None)
             if pick is None:

@@ -32,7 +32,7 @@ class RandomSelector(Selector):
         names = names[np.argsort(first)]
         sizes = np.array([(labels == b).sum() for b in names])
         picked = []
-        for b, share in zip(names, benchmark_shares(k, sizes)):
+        for b, share in zip(names, benchmark_shares(k, sizes), strict=True):
             pos = np.flatnonzero(labels == b)
             picked.append(rng.choice(pos, size=share, replace=False))
         self._set(np.sort(np.concatenate(picked)))

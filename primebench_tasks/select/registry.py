@@ -30,8 +30,9 @@ class SelectorContext:
 Factory = Callable[[int, int, SelectorContext], Selector]
 
 SELECTORS: dict[str, Factory] = {
-    "vaw_dc": lambda k, rs, c: VAWSelector(k, rs, signal="discrimination", cells="responses",
-                                           cell_quantile=0.5),
+    "vaw_dc": lambda k, rs, c: VAWSelector(
+        k, rs, signal="discrimination", cells="responses", cell_quantile=0.5
+    ),
     "cross_validated": lambda k, rs, c: CrossValidatedSelector(k, rs),
     "random": lambda k, rs, c: RandomSelector(k, rs),
     "variance": lambda k, rs, c: VarianceSelector(k, rs, ties="seeded"),
@@ -50,8 +51,7 @@ SELECTORS: dict[str, Factory] = {
     "kcenter": lambda k, rs, c: KCenterSelector(k, rs),
 }
 
-NEEDS_EMBEDDINGS = frozenset({"vaw", "vaw_random_cells", "vaw_alpha0", "vaw_dpp", "fps",
-                              "kcenter"})
+NEEDS_EMBEDDINGS = frozenset({"vaw", "vaw_random_cells", "vaw_alpha0", "vaw_dpp", "fps", "kcenter"})
 """Arms that differ from another arm only through embeddings (``vaw`` without embeddings is
 ``vaw_shares_only``), or that cannot run without them."""
 
@@ -64,12 +64,16 @@ EQUAL_ON_BINARY = {"disco": "variance"}
 class probabilities; on correctness alone its disagreement ranks items as the variance does."""
 
 
-def resolve(names: str | list[str], has_embeddings: bool, binary: bool = False
-            ) -> tuple[list[str], list[str]]:
+def resolve(
+    names: str | list[str], has_embeddings: bool, binary: bool = False
+) -> tuple[list[str], list[str]]:
     """``"all"`` or a comma list → (runnable names, skipped names). ``"all"`` on a binary panel
     leaves out the arms of :data:`EQUAL_ON_BINARY` (a duplicate of another arm there)."""
-    wanted = list(SELECTORS) if names == "all" else (
-        names.split(",") if isinstance(names, str) else list(names))
+    wanted = (
+        list(SELECTORS)
+        if names == "all"
+        else (names.split(",") if isinstance(names, str) else list(names))
+    )
     if names == "all" and binary:
         wanted = [n for n in wanted if n not in EQUAL_ON_BINARY]
     unknown = [n for n in wanted if n not in SELECTORS]
@@ -77,5 +81,6 @@ def resolve(names: str | list[str], has_embeddings: bool, binary: bool = False
         raise ConfigError(f"unknown selector(s) {unknown}; known: {', '.join(SELECTORS)}")
     if has_embeddings:
         return wanted, []
-    return [n for n in wanted if n not in NEEDS_EMBEDDINGS], \
-        [n for n in wanted if n in NEEDS_EMBEDDINGS]
+    return [n for n in wanted if n not in NEEDS_EMBEDDINGS], [
+        n for n in wanted if n in NEEDS_EMBEDDINGS
+    ]

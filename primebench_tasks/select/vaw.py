@@ -72,8 +72,13 @@ def discrimination_signal(X: np.ndarray, power: float = DISCRIMINATION_POWER) ->
     return np.sign(r) * np.abs(r) ** power * np.sqrt(var)
 
 
-def vaw_rank_score(X: np.ndarray, delta: np.ndarray | None, alpha: float,
-                   signal: str = "variance", power: float = DISCRIMINATION_POWER) -> np.ndarray:
+def vaw_rank_score(
+    X: np.ndarray,
+    delta: np.ndarray | None,
+    alpha: float,
+    signal: str = "variance",
+    power: float = DISCRIMINATION_POWER,
+) -> np.ndarray:
     """s_i + α·δ_i/√M_i with s_i = v̂_i (Eq. 4-5 divided by √M) or the discrimination signal;
     shape (n,); NaN for items without a valid record."""
     if signal == "variance":
@@ -89,8 +94,9 @@ def vaw_rank_score(X: np.ndarray, delta: np.ndarray | None, alpha: float,
         return base + alpha * np.asarray(delta, float) / np.sqrt(m)
 
 
-def kmeans_labels(x: np.ndarray, k: int, random_state: int, max_iter: int = 4,
-                  chunk: int = 8192) -> np.ndarray:
+def kmeans_labels(
+    x: np.ndarray, k: int, random_state: int, max_iter: int = 4, chunk: int = 8192
+) -> np.ndarray:
     """Lloyd's k-means with ``k`` centres initialised at distinct random points (seeded), at most
     ``max_iter`` assignment/update rounds (stops early when no label changes), float32 distances
     computed in chunks. Returns labels (n,) in [0, k). With k ≥ n every point is its own cell.
@@ -109,10 +115,10 @@ def kmeans_labels(x: np.ndarray, k: int, random_state: int, max_iter: int = 4,
         c2 = (centres * centres).sum(axis=1)
         new = np.empty(n, dtype=np.int64)
         for s in range(0, n, chunk):
-            d = x[s:s + chunk] @ centres.T
+            d = x[s : s + chunk] @ centres.T
             d *= -2.0
             d += c2
-            new[s:s + chunk] = d.argmin(axis=1)
+            new[s : s + chunk] = d.argmin(axis=1)
         if np.array_equal(new, labels):
             break
         labels = new
@@ -181,8 +187,9 @@ def response_vectors(X: np.ndarray, dim: int = 64) -> np.ndarray:
     return Z.astype(np.float32) if Z.shape[1] <= dim else random_projection(Z, dim)
 
 
-def select_in_cells(score: np.ndarray, keys: np.ndarray, share: int, labels: np.ndarray | None,
-                    member: np.ndarray) -> np.ndarray:
+def select_in_cells(
+    score: np.ndarray, keys: np.ndarray, share: int, labels: np.ndarray | None, member: np.ndarray
+) -> np.ndarray:
     """Keep the best item (score desc, key asc) of each cell, then fill the share with the best
     remaining items. ``labels`` (n,) cell of each item (only read where ``member``), or None for
     no cells. Returns positions in selection order (cell winners by rank, then fill)."""
@@ -231,10 +238,18 @@ class VAWSelector(Selector):
     power : exponent of |r| in the discrimination signal (``vaw_dc``: 4).
     """
 
-    def __init__(self, k: int, random_state: int = 0, alpha: float = ALPHA,
-                 cells: str = "embedding", shares: bool = True, kmeans_iter: int = 4,
-                 signal: str = "variance", cell_quantile: float = 0.0,
-                 power: float = DISCRIMINATION_POWER) -> None:
+    def __init__(
+        self,
+        k: int,
+        random_state: int = 0,
+        alpha: float = ALPHA,
+        cells: str = "embedding",
+        shares: bool = True,
+        kmeans_iter: int = 4,
+        signal: str = "variance",
+        cell_quantile: float = 0.0,
+        power: float = DISCRIMINATION_POWER,
+    ) -> None:
         self.k = k
         self.random_state = random_state
         self.alpha = alpha
@@ -253,8 +268,11 @@ class VAWSelector(Selector):
             raise ConfigError("alpha must be >= 0")
         items = items or ItemFeatures()
         n = X.shape[1]
-        labels = np.asarray(items.benchmark) if (self.shares and items.benchmark is not None) \
+        labels = (
+            np.asarray(items.benchmark)
+            if (self.shares and items.benchmark is not None)
             else np.zeros(n, dtype=object)
+        )
         if len(labels) != n:
             raise ConfigError(f"items.benchmark has {len(labels)} entries for {n} items")
         names, first = np.unique(labels.astype(str), return_index=True)
@@ -267,9 +285,9 @@ class VAWSelector(Selector):
             emb = response_vectors(X)
         if self.cells in ("embedding", "responses") and emb is not None and len(emb) != n:
             raise ConfigError(f"items.embedding has {len(emb)} rows for {n} items")
-        picked = []
-        self.n_cells_ = {}
-        for b, pos, share in zip(names, groups, shares):
+        picked: list[np.ndarray] = []
+        self.n_cells_: dict[str, int] = {}
+        for b, pos, share in zip(names, groups, shares, strict=True):
             keys = tie_keys(len(pos), self.random_state, salt=str(b))
             cell_labels = None
             member = np.zeros(len(pos), dtype=bool)
@@ -278,8 +296,12 @@ class VAWSelector(Selector):
                 member = np.isfinite(e).all(axis=1)
                 if member.any() and share > 0:
                     lab = np.full(len(pos), -1, dtype=np.int64)
-                    lab[member] = kmeans_labels(e[member], int(min(share, member.sum())),
-                                                self.random_state, self.kmeans_iter)
+                    lab[member] = kmeans_labels(
+                        e[member],
+                        int(min(share, member.sum())),
+                        self.random_state,
+                        self.kmeans_iter,
+                    )
                     cell_labels = lab
                 if self.cell_quantile > 0 and np.isfinite(score[pos]).any():
                     # cells are drawn over all items; only the upper part may win one
@@ -289,13 +311,16 @@ class VAWSelector(Selector):
                 e = emb[pos]
                 member = np.isfinite(e).all(axis=1)
                 if len(pos) * share > DPP_MAX_ENTRIES:
-                    raise ConfigError(f"DPP arm: share of {share} over {len(pos)} items of {b!r} "
-                                     f"exceeds {DPP_MAX_ENTRIES:,} kernel entries")
+                    raise ConfigError(
+                        f"DPP arm: share of {share} over {len(pos)} items of {b!r} "
+                        f"exceeds {DPP_MAX_ENTRIES:,} kernel entries"
+                    )
                 if member.any():
                     em = e[member].astype(np.float64)
                     qm = np.nan_to_num(score[pos][member], nan=0.0)
-                    got = np.flatnonzero(member)[dpp_greedy_map(
-                        em, qm, int(share), rbf_bandwidth(em, self.random_state))]
+                    got = np.flatnonzero(member)[
+                        dpp_greedy_map(em, qm, int(share), rbf_bandwidth(em, self.random_state))
+                    ]
                     cell_labels = np.full(len(pos), -1, dtype=np.int64)
                     cell_labels[got] = np.arange(len(got))  # each DPP pick is its own "cell"
                     member = cell_labels >= 0
@@ -303,8 +328,9 @@ class VAWSelector(Selector):
                 rng = np.random.default_rng([self.random_state, 1 + len(picked)])
                 cell_labels = rng.permutation(len(pos)) % share
                 member[:] = True
-            self.n_cells_[str(b)] = 0 if cell_labels is None else int(
-                len(np.unique(cell_labels[member])))
+            self.n_cells_[str(b)] = (
+                0 if cell_labels is None else int(len(np.unique(cell_labels[member])))
+            )
             local = select_in_cells(score[pos], keys, int(share), cell_labels, member)
             picked.append(pos[local])
         self._set(np.concatenate(picked) if picked else np.zeros(0, np.int64))

@@ -14,9 +14,16 @@ def test_catalogue_matches_paper_tables_4_and_5():
     assert sum(s.removed for s in specs) == 115_916
     # the eight benchmarks without enough blind scores (App. B; CharXiv counts twice here)
     assert {s.benchmark for s in specs if not s.blind_runs} == {
-        "coco2017_cap_val", "mathvista_testmini_cot", "olympiadbench_OE_MM_maths_en_COMP",
-        "charxiv_val_descriptive", "charxiv_val_reasoning", "mmvet", "mia_bench",
-        "llava_bench_coco", "llava_in_the_wild"}
+        "coco2017_cap_val",
+        "mathvista_testmini_cot",
+        "olympiadbench_OE_MM_maths_en_COMP",
+        "charxiv_val_descriptive",
+        "charxiv_val_reasoning",
+        "mmvet",
+        "mia_bench",
+        "llava_bench_coco",
+        "llava_in_the_wild",
+    }
 
 
 def test_aliases_of_real_data():

@@ -57,6 +57,7 @@ def test_mathvision_items_have_images():
     items = p.items_of("MATH-Vision_MINI")
     assert len(items) == 304
     from primebench_tasks.data.defaults import default_path
+
     root = default_path("mathvision")
     assert all((root / ref).exists() for ref in items["image_ref"])
 
@@ -68,14 +69,22 @@ def test_openvlm_leaderboard():
     assert lb.models["release_date"].notna().all()
 
 
-@pytest.mark.parametrize("args,msg", [
-    (["--k", "100"], "has only 2 categories"), (["--floor", "-5"], "must be >= 0"),
-    (["--alpha", "nan"], "not a finite number"), (["--tau", "nan"], "not a finite number"),
-    (["--retention", "0"], "must be > 0 and <= 1"), (["--retention", "1.5"], "<= 1")])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (["--k", "100"], "has only 2 categories"),
+        (["--floor", "-5"], "must be >= 0"),
+        (["--alpha", "nan"], "not a finite number"),
+        (["--tau", "nan"], "not a finite number"),
+        (["--retention", "0"], "must be > 0 and <= 1"),
+        (["--retention", "1.5"], "<= 1"),
+    ],
+)
 def test_build_refuses_out_of_range_parameters(tmp_path, capsys, args, msg):
     try:
-        rc = main(["build", "primebench", "--default", "m3irt", "--out", str(tmp_path / "o"),
-                   *args])
+        rc = main(
+            ["build", "primebench", "--default", "m3irt", "--out", str(tmp_path / "o"), *args]
+        )
     except SystemExit as exc:  # argparse: exit 2 with the message on stderr
         rc = exc.code
     assert rc == 2 or rc == 1

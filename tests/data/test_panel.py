@@ -33,8 +33,15 @@ def test_subset_shares_score_arrays(toy_panel):
 
 
 def _tables():
-    scores = pd.DataFrame({"model": ["a", "b"], "benchmark": ["x", "x"], "item_id": ["1", "1"],
-                           "condition": ["vl", "vl"], "score": [1.0, 0.0]})
+    scores = pd.DataFrame(
+        {
+            "model": ["a", "b"],
+            "benchmark": ["x", "x"],
+            "item_id": ["1", "1"],
+            "condition": ["vl", "vl"],
+            "score": [1.0, 0.0],
+        }
+    )
     models = pd.DataFrame({"model": ["a", "b"]})
     bench = pd.DataFrame({"benchmark": ["x"], "category": ["Comprehensive"]})
     items = pd.DataFrame({"benchmark": ["x"], "item_id": ["1"]})

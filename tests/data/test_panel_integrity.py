@@ -35,8 +35,13 @@ def _csv(path: Path, models: list[str], n_items: int, seed: int, prefix: str = "
 
 
 def _panel_with_embeddings(tmp: Path) -> Path:
-    p, _ = import_matrix(_csv(tmp / "a.csv", ["m1", "m2", "m3"], 40, 0), "bench_a",
-                         category="Science Knowledge", orientation="items-x-models", name="t")
+    p, _ = import_matrix(
+        _csv(tmp / "a.csv", ["m1", "m2", "m3"], 40, 0),
+        "bench_a",
+        category="Science Knowledge",
+        orientation="items-x-models",
+        name="t",
+    )
     ids = pd.DataFrame({"benchmark": "bench_a", "item_id": [f"i{k}" for k in range(40)]})
     p.set_embeddings("text", ids, np.arange(80, dtype=np.float32).reshape(40, 2))
     p.save(tmp / "p")
@@ -47,17 +52,28 @@ def test_append_keeps_embeddings_and_marks_new_items_missing(tmp_path):
     root = _panel_with_embeddings(tmp_path)
     before = Panel.load(root)
     # panel import (append another benchmark)
-    p, _ = import_matrix(_csv(tmp_path / "b.csv", ["m1", "m4"], 10, 1, "j"), "bench_b",
-                         category="Academic Knowledge", orientation="items-x-models",
-                         existing=before)
+    p, _ = import_matrix(
+        _csv(tmp_path / "b.csv", ["m1", "m4"], 10, 1, "j"),
+        "bench_b",
+        category="Academic Knowledge",
+        orientation="items-x-models",
+        existing=before,
+    )
     p.save(root)
     p = Panel.load(root)  # loadable (was: "content hash ... does not match")
     v, has = p.embeddings("bench_a", "text")
     np.testing.assert_array_equal(v, before.embeddings("bench_a", "text")[0])
     assert has.all() and not p.embeddings("bench_b", "text")[1].any()  # new items: missing
     # ingest / refresh path: new records of a new model
-    rec = pd.DataFrame({"model": "m9", "benchmark": "bench_a", "item_id": ["i0", "i1"],
-                        "condition": "vl", "score": [1.0, 0.0]})
+    rec = pd.DataFrame(
+        {
+            "model": "m9",
+            "benchmark": "bench_a",
+            "item_id": ["i0", "i1"],
+            "condition": "vl",
+            "score": [1.0, 0.0],
+        }
+    )
     p2, rep = append_records(p, rec, "run")
     p2.save(root)
     assert Panel.load(root).embedding_spaces == ["text"] and rep.n_new == 2
@@ -108,8 +124,12 @@ def test_random_kills_never_leave_a_broken_panel(tmp_path):
     for k in range(54):
         before = Panel.load(root).content_hash
         op = ("import", "ingest", "embed")[k % 3]
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(root), op, str(k)],
-                                stdout=subprocess.PIPE, text=True, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(root), op, str(k)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "READY"
         time.sleep(rng.uniform(0.0, 0.45))  # the slowed save takes about 0.3-0.5 s
@@ -133,8 +153,9 @@ def test_random_kills_never_leave_a_broken_panel(tmp_path):
 
 def _mount_tmpfs(path: Path, size: str) -> bool:
     path.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                       capture_output=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+    )
     return r.returncode == 0
 
 
@@ -168,8 +189,9 @@ def test_full_disk_leaves_the_previous_panel(tmp_path):
                 ok = "old"
                 levels += 1
             p = Panel.load(mnt / "p")
-            assert p.content_hash == (big.content_hash if ok == "new"
-                                      else Panel.load(src).content_hash)
+            assert p.content_hash == (
+                big.content_hash if ok == "new" else Panel.load(src).content_hash
+            )
         assert levels >= 3
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)

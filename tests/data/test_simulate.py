@@ -19,15 +19,14 @@ def test_simulator_is_calibrated_to_real_data(seed):
     see README) and the paper (top-5 energy ≈ 95-97.6 %)."""
     p = simulate_panel(scale=0.02, seed=seed)
     s0 = stage0_clean(p)
-    pv = np.concatenate([np.nanmean(p.matrix(b)[:, s0.keep[b]], axis=0)
-                         for b in p.benchmark_names])
+    pv = np.concatenate([np.nanmean(p.matrix(b)[:, s0.keep[b]], axis=0) for b in p.benchmark_names])
     q10, q50, q90 = np.quantile(pv, [0.1, 0.5, 0.9])
-    assert 0.05 <= q10 <= 0.30       # real: 0.08-0.25
-    assert 0.35 <= q50 <= 0.76       # real: 0.375-0.754
-    assert 0.75 <= q90 <= 0.95       # real: 0.76-0.94
+    assert 0.05 <= q10 <= 0.30  # real: 0.08-0.25
+    assert 0.35 <= q50 <= 0.76  # real: 0.375-0.754
+    assert 0.75 <= q90 <= 0.95  # real: 0.76-0.94
     s = benchmark_scores(p, s0.keep)
     rho = s.corr(method="spearman").to_numpy()[np.triu_indices(s.shape[1], 1)]
-    assert 0.53 <= np.median(rho) <= 0.95   # real: 0.53 (M3IRT) .. 0.95 (OpenVLM pairs)
+    assert 0.53 <= np.median(rho) <= 0.95  # real: 0.53 (M3IRT) .. 0.95 (OpenVLM pairs)
     cats = pd.DataFrame({c: s[bs].mean(axis=1) for c, bs in p.categories().items()})
     _, energy = spectrum(cats)
     assert 0.90 <= energy[4] <= 0.99
@@ -50,12 +49,26 @@ def test_simulator_shapes_and_determinism():
 @pytest.mark.slow
 def test_paper_scale_panel_loads_under_2gb(tmp_path):
     out = tmp_path / "sim"
-    r = subprocess.run([sys.executable, "-m", "primebench_tasks.cli", "simulate", "--scale", "1.0",
-                        "--out", str(out)], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "primebench_tasks.cli",
+            "simulate",
+            "--scale",
+            "1.0",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
-    code = ("import resource; from primebench_tasks import Panel;"
-            f"p = Panel.load({str(out)!r}); print(len(p.items));"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    code = (
+        "import resource; from primebench_tasks import Panel;"
+        f"p = Panel.load({str(out)!r}); print(len(p.items));"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     n_items, rss_kb = (int(x) for x in r.stdout.split())

@@ -46,13 +46,19 @@ def _tokenizer():
     tok = Tokenizer(models.BPE(unk_token=None))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    lines = [f"question {i} how many digits are in the figure answer {i * 7} options A B C D"
-             for i in range(200)]
-    tr = trainers.BpeTrainer(vocab_size=300, special_tokens=["<pad>", "<s>", "</s>"],
-                             initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    lines = [
+        f"question {i} how many digits are in the figure answer {i * 7} options A B C D"
+        for i in range(200)
+    ]
+    tr = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=["<pad>", "<s>", "</s>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(lines, tr)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>",
-                                   eos_token="</s>")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", bos_token="<s>", eos_token="</s>"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -72,19 +78,35 @@ def tiny_models(tmp_path_factory):
     torch.manual_seed(0)
     t = _tokenizer()
     small = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
-    CLIPModel(CLIPConfig(text_config=dict(vocab_size=len(t), max_position_embeddings=64,
-                                          pad_token_id=0, bos_token_id=1, eos_token_id=2, **small),
-                         vision_config=dict(image_size=32, patch_size=8, **small),
-                         projection_dim=16)).save_pretrained(root / "clip")
-    CLIPProcessor(image_processor=CLIPImageProcessor(size={"shortest_edge": 32},
-                                                     crop_size={"height": 32, "width": 32}),
-                  tokenizer=t).save_pretrained(root / "clip")
-    SiglipModel(SiglipConfig(text_config=dict(vocab_size=len(t), max_position_embeddings=64,
-                                              **small),
-                             vision_config=dict(image_size=32, patch_size=8, **small))
-                ).save_pretrained(root / "siglip")
-    SiglipProcessor(image_processor=SiglipImageProcessor(size={"height": 32, "width": 32}),
-                    tokenizer=t).save_pretrained(root / "siglip")
+    CLIPModel(
+        CLIPConfig(
+            text_config=dict(
+                vocab_size=len(t),
+                max_position_embeddings=64,
+                pad_token_id=0,
+                bos_token_id=1,
+                eos_token_id=2,
+                **small,
+            ),
+            vision_config=dict(image_size=32, patch_size=8, **small),
+            projection_dim=16,
+        )
+    ).save_pretrained(root / "clip")
+    CLIPProcessor(
+        image_processor=CLIPImageProcessor(
+            size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
+        ),
+        tokenizer=t,
+    ).save_pretrained(root / "clip")
+    SiglipModel(
+        SiglipConfig(
+            text_config=dict(vocab_size=len(t), max_position_embeddings=64, **small),
+            vision_config=dict(image_size=32, patch_size=8, **small),
+        )
+    ).save_pretrained(root / "siglip")
+    SiglipProcessor(
+        image_processor=SiglipImageProcessor(size={"height": 32, "width": 32}), tokenizer=t
+    ).save_pretrained(root / "siglip")
     return root
 
 
@@ -208,8 +230,20 @@ def test_import_precomputed_vectors(tmp_path):
     ids = p.items[["benchmark", "item_id"]]
     np.save(tmp_path / "v.npy", np.random.default_rng(0).normal(size=(len(ids), 8)))
     ids.to_csv(tmp_path / "v.ids.csv", index=False)
-    assert main(["embed", "--panel", str(root), "--encoder", f"file:{tmp_path / 'v.npy'}",
-                 "--space", "text"]) == 0
+    assert (
+        main(
+            [
+                "embed",
+                "--panel",
+                str(root),
+                "--encoder",
+                f"file:{tmp_path / 'v.npy'}",
+                "--space",
+                "text",
+            ]
+        )
+        == 0
+    )
     assert Panel.load(root).embeddings("MATH-Vision_MINI", "text")[1].all()
     from primebench_tasks.embed.cache import import_vectors
 
@@ -238,29 +272,65 @@ def tiny_llava(tmp_path_factory):
     tok.decoder = decoders.ByteLevel()
     tok.train_from_iterator(
         [f"system user question {i} how many digits answer {i * 7}" for i in range(300)],
-        trainers.BpeTrainer(vocab_size=400, special_tokens=["<pad>", "<s>", "</s>", "<image>"],
-                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    chat = ("{% for message in messages %}{{ message['role'] }}: {% for c in message['content'] %}"
-            "{% if c['type'] == 'image' %}<image>\n{% else %}{{ c['text'] }}{% endif %}"
-            "{% endfor %}</s>{% endfor %}")
-    t = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>",
-                                eos_token="</s>", chat_template=chat,
-                                extra_special_tokens={"image_token": "<image>"})
+        trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=["<pad>", "<s>", "</s>", "<image>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
+    chat = (
+        "{% for message in messages %}{{ message['role'] }}: {% for c in message['content'] %}"
+        "{% if c['type'] == 'image' %}<image>\n{% else %}{{ c['text'] }}{% endif %}"
+        "{% endfor %}</s>{% endfor %}"
+    )
+    t = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        chat_template=chat,
+        extra_special_tokens={"image_token": "<image>"},
+    )
     torch.manual_seed(0)
-    LlavaForConditionalGeneration(LlavaConfig(
-        text_config=dict(model_type="llama", vocab_size=len(t), hidden_size=64,
-                         intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
-                         num_key_value_heads=2, pad_token_id=0, bos_token_id=1, eos_token_id=2),
-        vision_config=dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=64,
-                           num_hidden_layers=2, num_attention_heads=2, image_size=56,
-                           patch_size=14),
-        image_token_id=t.convert_tokens_to_ids("<image>"), vision_feature_layer=-1,
-        vision_feature_select_strategy="default")).save_pretrained(out)
-    LlavaProcessor(image_processor=CLIPImageProcessor(size={"shortest_edge": 56},
-                                                      crop_size={"height": 56, "width": 56}),
-                   tokenizer=t, patch_size=14, num_additional_image_tokens=1,
-                   vision_feature_select_strategy="default", chat_template=chat,
-                   image_token="<image>").save_pretrained(out)
+    LlavaForConditionalGeneration(
+        LlavaConfig(
+            text_config=dict(
+                model_type="llama",
+                vocab_size=len(t),
+                hidden_size=64,
+                intermediate_size=128,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                num_key_value_heads=2,
+                pad_token_id=0,
+                bos_token_id=1,
+                eos_token_id=2,
+            ),
+            vision_config=dict(
+                model_type="clip_vision_model",
+                hidden_size=32,
+                intermediate_size=64,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                image_size=56,
+                patch_size=14,
+            ),
+            image_token_id=t.convert_tokens_to_ids("<image>"),
+            vision_feature_layer=-1,
+            vision_feature_select_strategy="default",
+        )
+    ).save_pretrained(out)
+    LlavaProcessor(
+        image_processor=CLIPImageProcessor(
+            size={"shortest_edge": 56}, crop_size={"height": 56, "width": 56}
+        ),
+        tokenizer=t,
+        patch_size=14,
+        num_additional_image_tokens=1,
+        vision_feature_select_strategy="default",
+        chat_template=chat,
+        image_token="<image>",
+    ).save_pretrained(out)
     return out
 
 

@@ -23,8 +23,9 @@ def test_full_suite_score_is_the_mean_of_category_means_of_benchmark_means():
     X = np.array([[1, 0], [0, 0]], float)
     Y = np.array([[1, 1, 1, 1], [1, np.nan, 0, 0]], float)
     Z = np.array([[0, 0, 0], [1, 1, 1]], float)
-    panel = make_panel({"x": X, "y": Y, "z": Z},
-                       {"x": "Math Reasoning", "y": "Math Reasoning", "z": "OCR"})
+    panel = make_panel(
+        {"x": X, "y": Y, "z": Z}, {"x": "Math Reasoning", "y": "Math Reasoning", "z": "OCR"}
+    )
     s = full_suite_scores(panel)
     # m00: math = (0.5 + 1)/2 = .75, ocr 0 → .375; m01: math = (0 + 1/3)/2 = 1/6, ocr 1 → 7/12
     assert s.tolist() == pytest.approx([0.375, 7 / 12])
@@ -59,8 +60,12 @@ def test_place_models_maps_uncovered_categories_by_regression():
 
 def test_rank_variants_hand_computed():
     cols = ["i1", "i2", "i3", "i4"]
-    scores = pd.DataFrame([[1, 1, 1, 1], [0, 0, 0, 0], [1, 0, np.nan, 0]], index=["A", "B", "C"],
-                          columns=cols, dtype=float)
+    scores = pd.DataFrame(
+        [[1, 1, 1, 1], [0, 0, 0, 0], [1, 0, np.nan, 0]],
+        index=["A", "B", "C"],
+        columns=cols,
+        dtype=float,
+    )
     cats = pd.Series(["k", "k", "l", "l"], index=cols)
     # C: category k mean .5, category l mean 0 (missing skipped) → .25
     assert suite_scores(scores.to_numpy(), cats.to_numpy(object)).tolist() == [1, 0, 0.25]
@@ -84,19 +89,26 @@ def test_every_interval_contains_its_point():
     m = run_pipeline(ref, PipelineParams(until="stage2")).manifest(ref)
     from primebench_tasks.pipeline.manifest import manifest_items
 
-    cols = [(b, i) for by_b in manifest_items(m).values() for b, ids in by_b.items()
-            for i in ids]
+    cols = [(b, i) for by_b in manifest_items(m).values() for b, ids in by_b.items() for i in ids]
     import pandas as pd
 
     new = pd.DataFrame(
-        [[panel.matrix(b)[panel.model_names.index(x), list(panel.item_ids(b)).index(i)]
-          for b, i in cols] for x in panel.model_names[20:]],
-        index=panel.model_names[20:], columns=pd.MultiIndex.from_tuples(cols))
+        [
+            [
+                panel.matrix(b)[panel.model_names.index(x), list(panel.item_ids(b)).index(i)]
+                for b, i in cols
+            ]
+            for x in panel.model_names[20:]
+        ],
+        index=panel.model_names[20:],
+        columns=pd.MultiIndex.from_tuples(cols),
+    )
     for est in ("aipw", "pirt", "mean"):
         placed = place_models(ref, m, new, est, n_boot=60, seed=1)
         for q in ("suite_score", "suite_rank", "predicted_full", "predicted_rank"):
-            assert (placed[f"{q}_lo"] <= placed[q]).all() and (placed[q] <= placed[f"{q}_hi"]
-                                                              ).all(), (est, q)
+            assert (placed[f"{q}_lo"] <= placed[q]).all() and (
+                placed[q] <= placed[f"{q}_hi"]
+            ).all(), (est, q)
 
 
 def test_variant_verdict_agrees_with_its_pairwise_probabilities():
@@ -108,8 +120,9 @@ def test_variant_verdict_agrees_with_its_pairwise_probabilities():
 
     names = ["A", "B", "C"]
     table = pd.DataFrame({"rank": [1, 2, 3], "suite_score": [0.62, 0.61, 0.40]}, index=names)
-    pw = pd.DataFrame([[0.5, 0.63, 1.0], [0.37, 0.5, 0.99], [0.0, 0.01, 0.5]], index=names,
-                      columns=names)
+    pw = pd.DataFrame(
+        [[0.5, 0.63, 1.0], [0.37, 0.5, 0.99], [0.0, 0.01, 0.5]], index=names, columns=names
+    )
     v = variant_verdict(table, pw)
     assert v["winner"] is None and v["indistinguishable_groups"] == [["A", "B"], ["C"]]
     assert "cannot be told apart" in v["text"] and "0.630" in v["text"]

@@ -19,14 +19,18 @@ def test_random_splits_partition_the_models():
     for build, held in random_splits(30, 5, seed=1):
         assert len(build) == 15 and len(held) == 15
         assert sorted(np.concatenate([build, held]).tolist()) == list(range(30))
-    assert [b.tolist() for b, _ in random_splits(30, 3, 7)] == \
-        [b.tolist() for b, _ in random_splits(30, 3, 7)]
+    assert [b.tolist() for b, _ in random_splits(30, 3, 7)] == [
+        b.tolist() for b, _ in random_splits(30, 3, 7)
+    ]
 
 
 def test_chronological_split_keeps_undated_out_of_build():
-    models = pd.DataFrame({"model": list("abcdef"),
-                           "release_date": ["2024-05-01", None, "2023-01-01", "2025-01-01", None,
-                                            "2024-01-01"]})
+    models = pd.DataFrame(
+        {
+            "model": list("abcdef"),
+            "release_date": ["2024-05-01", None, "2023-01-01", "2025-01-01", None, "2024-01-01"],
+        }
+    )
     build, held = chronological_split(models)
     assert set(models["model"][build]) == {"c", "f", "a"}
     assert {"b", "e"} <= set(models["model"][held])
@@ -42,14 +46,19 @@ def _panel(M=24, seed=0):
         d = rng.normal(0, 1, n)
         mats[b] = (rng.random((M, n)) < 1 / (1 + np.exp(-(ab[:, None] - d)))).astype(float)
     dates = [f"202{i % 4}-0{1 + i % 9}-01" for i in range(M)]
-    return make_panel(mats, {"sci": "Science Knowledge", "aca": "Academic Knowledge"},
-                      dates=dates)
+    return make_panel(mats, {"sci": "Science Knowledge", "aca": "Academic Knowledge"}, dates=dates)
 
 
 def test_heldout_protocol_rows_and_summary():
     p = _panel()
-    cats, splits = run_protocol(p, "heldout", ["random", "variance", "anchor_points"],
-                                retentions=[0.1, 0.5], n_splits=3, estimators=["mean", "pirt"])
+    cats, splits = run_protocol(
+        p,
+        "heldout",
+        ["random", "variance", "anchor_points"],
+        retentions=[0.1, 0.5],
+        n_splits=3,
+        estimators=["mean", "pirt"],
+    )
     assert set(cats["category"]) == {"Science Knowledge", "Academic Knowledge"}
     assert len(splits) == 3 * 2 * (2 + 2 + 3)  # anchor_points also gets the weighted mean
     assert splits["rho"].between(-1, 1).all()
@@ -58,8 +67,16 @@ def test_heldout_protocol_rows_and_summary():
     assert s.groupby("retention")["wins"].sum().ge(3).all()
     assert s["is_default"].sum() == 2
     bar = default_meets_bar(s, ("variance", "mean"), retentions=[0.1])
-    assert list(bar.columns) == ["budget", "retention", "n_items", "default_rho", "best_other",
-                                 "best_rho", "best_se", "meets_bar"]
+    assert list(bar.columns) == [
+        "budget",
+        "retention",
+        "n_items",
+        "default_rho",
+        "best_other",
+        "best_rho",
+        "best_se",
+        "meets_bar",
+    ]
 
 
 def test_undefined_categories_are_counted():
@@ -77,9 +94,15 @@ def test_undefined_categories_are_counted():
 
 
 def test_default_meets_bar_logic():
-    s = pd.DataFrame({"selector": ["a", "b"], "estimator": ["mean", "mean"],
-                      "retention": [0.05, 0.05], "mean_rho": [0.90, 0.92],
-                      "se_rho": [0.01, 0.01]})
+    s = pd.DataFrame(
+        {
+            "selector": ["a", "b"],
+            "estimator": ["mean", "mean"],
+            "retention": [0.05, 0.05],
+            "mean_rho": [0.90, 0.92],
+            "se_rho": [0.01, 0.01],
+        }
+    )
     assert not default_meets_bar(s, ("a", "mean"), [0.05])["meets_bar"].iloc[0]
     s.loc[0, "mean_rho"] = 0.915
     assert default_meets_bar(s, ("a", "mean"), [0.05])["meets_bar"].iloc[0]
@@ -105,16 +128,50 @@ def test_end_to_end_protocol():
 def test_cli_validate(tmp_path, capsys):
     p = _panel()
     p.save(tmp_path / "p")
-    assert main(["validate", "--panel", str(tmp_path / "p"), "--selectors", "random,variance",
-                 "--splits", "2", "--retentions", "0.1,0.5", "--estimators", "mean",
-                 "--out", str(tmp_path / "v")]) == 0
+    assert (
+        main(
+            [
+                "validate",
+                "--panel",
+                str(tmp_path / "p"),
+                "--selectors",
+                "random,variance",
+                "--splits",
+                "2",
+                "--retentions",
+                "0.1,0.5",
+                "--estimators",
+                "mean",
+                "--out",
+                str(tmp_path / "v"),
+            ]
+        )
+        == 0
+    )
     for f in ("splits.csv", "summary.csv", "table.md", "rho_vs_retention.png"):
         assert (tmp_path / "v" / f).exists()
     s = pd.read_csv(tmp_path / "v" / "summary.csv")
     assert {"mean_rho", "sd_rho", "n_splits", "wins", "mean_mae", "is_default"} <= set(s.columns)
-    assert main(["validate", "--panel", str(tmp_path / "p"), "--protocol", "chrono",
-                 "--selectors", "variance", "--retentions", "0.5", "--estimators", "mean",
-                 "--out", str(tmp_path / "c")]) == 0
+    assert (
+        main(
+            [
+                "validate",
+                "--panel",
+                str(tmp_path / "p"),
+                "--protocol",
+                "chrono",
+                "--selectors",
+                "variance",
+                "--retentions",
+                "0.5",
+                "--estimators",
+                "mean",
+                "--out",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
 
 
 def test_budgets_in_items_and_floor_and_item_counts_in_every_row(toy_panel, tmp_path):
@@ -122,8 +179,17 @@ def test_budgets_in_items_and_floor_and_item_counts_in_every_row(toy_panel, tmp_
     output had the item count. Item budgets take no floor; --floor applies to retentions."""
     from primebench_tasks.evaluate.validate import validate
 
-    s = validate(toy_panel, tmp_path / "v", "same", "vaw_dc,random", [0.1], n_splits=1,
-                 estimators=["mean"], floor=0, budgets=[5, 10])
+    s = validate(
+        toy_panel,
+        tmp_path / "v",
+        "same",
+        "vaw_dc,random",
+        [0.1],
+        n_splits=1,
+        estimators=["mean"],
+        floor=0,
+        budgets=[5, 10],
+    )
     from primebench_tasks.evaluate.protocols import prepare_pools
 
     sizes = [p.data.X.shape[1] for p in prepare_pools(toy_panel)]  # the category pools
@@ -131,8 +197,16 @@ def test_budgets_in_items_and_floor_and_item_counts_in_every_row(toy_panel, tmp_
     assert len(sizes) == 2 and min(sizes) >= 10
     assert n[("random", "5 per category")] == 10 and n[("random", "10 per category")] == 20
     assert n[("random", "10%")] == sum(int(0.1 * m) for m in sizes)  # no floor
-    s2 = validate(toy_panel, tmp_path / "w", "same", "random", [0.1], n_splits=1,
-                  estimators=["mean"], floor=30)
+    s2 = validate(
+        toy_panel,
+        tmp_path / "w",
+        "same",
+        "random",
+        [0.1],
+        n_splits=1,
+        estimators=["mean"],
+        floor=30,
+    )
     assert s2["n_items"].iloc[0] == sum(min(m, 30) for m in sizes)  # the floor lifts them
     table = (tmp_path / "v" / "table.md").read_text()
     assert "5 per category (10 items)" in table

@@ -48,16 +48,23 @@ def _b64_jpeg(img) -> str:
 
 
 def _upstream(path: Path, rows=QUESTIONS, shuffle: bool = True) -> Path:
-    recs = [{"question": q, "options": opts, "answer": str(a), "image": _image(img)}
-            for img, _n, q, opts, a in rows]
+    recs = [
+        {"question": q, "options": opts, "answer": str(a), "image": _image(img)}
+        for img, _n, q, opts, a in rows
+    ]
     if shuffle:
         recs = recs[::-1]
-    features = datasets.Features({"question": datasets.Value("string"),
-                                  "options": datasets.Sequence(datasets.Value("string")),
-                                  "answer": datasets.Value("string"),
-                                  "image": datasets.Image()})
-    datasets.DatasetDict({"test": datasets.Dataset.from_list(recs, features=features)}
-                         ).save_to_disk(str(path))
+    features = datasets.Features(
+        {
+            "question": datasets.Value("string"),
+            "options": datasets.Sequence(datasets.Value("string")),
+            "answer": datasets.Value("string"),
+            "image": datasets.Image(),
+        }
+    )
+    datasets.DatasetDict(
+        {"test": datasets.Dataset.from_list(recs, features=features)}
+    ).save_to_disk(str(path))
     return path
 
 
@@ -81,21 +88,43 @@ def test_keys_map_every_row_by_content_and_refuse_guesses(tmp_path):
     up = _upstream(tmp_path / "ai2d")
     doc = build_keys(_tsv(tmp_path / "AI2D_TEST.tsv"), _rows(up), "ai2d", "AI2D_TEST", "x")
     assert doc["n_vlmeval_rows"] == 6 and sorted(doc["keys"]) == [
-        "10101", "10102", "10201", "10301", "10401", "10501"]
+        "10101",
+        "10102",
+        "10201",
+        "10301",
+        "10401",
+        "10501",
+    ]
     assert len(set(doc["keys"].values())) == 6  # same question, other image: told apart
     write_keys(doc, tmp_path / "k.json")
     assert read_keys(tmp_path / "k.json") == doc
     # a TSV row with no upstream counterpart: refused, nothing written
     extra = [*QUESTIONS, (106, 1, "Not upstream?", ["a", "b", "c", "d"], 0)]
-    with pytest.raises(InputError, match=r"1 TSV rows match no upstream row \(e.g. index "
-                       r"\['10601'\]\)"):
+    with pytest.raises(
+        InputError,
+        match=r"1 TSV rows match no upstream row \(e.g. index "
+        r"\['10601'\]\)",
+    ):
         build_keys(_tsv(tmp_path / "x.tsv", extra), _rows(up), "ai2d", "AI2D_TEST", "x")
     # two upstream rows with one content: ambiguous
     dup = _upstream(tmp_path / "dup", [*QUESTIONS, QUESTIONS[3]])
     with pytest.raises(InputError, match="1 TSV rows match several upstream rows"):
         build_keys(_tsv(tmp_path / "y.tsv"), _rows(dup), "ai2d", "AI2D_TEST", "x")
-    assert main(["keys", "build", "--vlmeval-tsv", str(tmp_path / "AI2D_TEST.tsv"),
-                 "--upstream", str(up), "--out", str(tmp_path / "cli.json")]) == 0
+    assert (
+        main(
+            [
+                "keys",
+                "build",
+                "--vlmeval-tsv",
+                str(tmp_path / "AI2D_TEST.tsv"),
+                "--upstream",
+                str(up),
+                "--out",
+                str(tmp_path / "cli.json"),
+            ]
+        )
+        == 0
+    )
     assert read_keys(tmp_path / "cli.json")["keys"] == doc["keys"]
 
 
@@ -104,19 +133,48 @@ def _panel_and_manifest():
     from primebench_tasks.pipeline.manifest import build_manifest
 
     ids = [str(img * 100 + n) for img, n, *_ in QUESTIONS]
-    scores = pd.DataFrame([{"model": m, "benchmark": "AI2D_TEST", "item_id": i,
-                            "condition": "vl", "score": float((k + j) % 2)}
-                           for k, m in enumerate(["m1", "m2", "m3"]) for j, i in enumerate(ids)])
-    benchmarks = pd.DataFrame([{"benchmark": "AI2D_TEST", "category": "Science Knowledge",
-                                "metric": "acc", "metric_kind": "binary", "score_min": 0.0,
-                                "score_max": 1.0, "lmms_eval_task": "ai2d",
-                                "vlmeval_dataset": "AI2D_TEST"}])
-    panel = Panel.from_records("aj", scores, pd.DataFrame({"model": ["m1", "m2", "m3"]}),
-                               benchmarks, pd.DataFrame({"benchmark": "AI2D_TEST",
-                                                         "item_id": ids}))
-    m = build_manifest("primebench_ai2dkeys", panel,
-                       {"Science Knowledge": {"AI2D_TEST": np.array([0, 2, 3, 5])}}, {}, [],
-                       {"rho": None})
+    scores = pd.DataFrame(
+        [
+            {
+                "model": m,
+                "benchmark": "AI2D_TEST",
+                "item_id": i,
+                "condition": "vl",
+                "score": float((k + j) % 2),
+            }
+            for k, m in enumerate(["m1", "m2", "m3"])
+            for j, i in enumerate(ids)
+        ]
+    )
+    benchmarks = pd.DataFrame(
+        [
+            {
+                "benchmark": "AI2D_TEST",
+                "category": "Science Knowledge",
+                "metric": "acc",
+                "metric_kind": "binary",
+                "score_min": 0.0,
+                "score_max": 1.0,
+                "lmms_eval_task": "ai2d",
+                "vlmeval_dataset": "AI2D_TEST",
+            }
+        ]
+    )
+    panel = Panel.from_records(
+        "aj",
+        scores,
+        pd.DataFrame({"model": ["m1", "m2", "m3"]}),
+        benchmarks,
+        pd.DataFrame({"benchmark": "AI2D_TEST", "item_id": ids}),
+    )
+    m = build_manifest(
+        "primebench_ai2dkeys",
+        panel,
+        {"Science Knowledge": {"AI2D_TEST": np.array([0, 2, 3, 5])}},
+        {},
+        [],
+        {"rho": None},
+    )
     return panel, m
 
 
@@ -127,21 +185,40 @@ def test_real_upstream_ai2d_runs_the_manifest_items_by_content_key(tmp_path):
     from harness_adapters.lmms_eval.taskgen import generate_tasks
 
     up = _upstream(tmp_path / "ai2d")
-    write_keys(build_keys(_tsv(tmp_path / "AI2D_TEST.tsv"), _rows(up), "ai2d", "AI2D_TEST",
-                          "x"), tmp_path / "keys.json")
+    write_keys(
+        build_keys(_tsv(tmp_path / "AI2D_TEST.tsv"), _rows(up), "ai2d", "AI2D_TEST", "x"),
+        tmp_path / "keys.json",
+    )
     panel, m = _panel_and_manifest()
     with pytest.raises(InputError, match="no row key is known|--upstream-key"):
         generate_tasks(m, panel, tmp_path / "nokeys")
-    generate_tasks(m, panel, tmp_path / "tasks", datasets={"ai2d": up},
-                   content_keys=[tmp_path / "keys.json"])
+    generate_tasks(
+        m, panel, tmp_path / "tasks", datasets={"ai2d": up}, content_keys=[tmp_path / "keys.json"]
+    )
     yaml = (tmp_path / "tasks" / "primebench_ai2dkeys_ai2d_test.yaml").read_text()
     assert "process_results" not in yaml and "filter_list" in yaml and "item_ids" in yaml
     lmms = Path(sys.executable).parent / "lmms-eval"
-    r = subprocess.run([str(lmms), "--model", "dummy", "--model_args", "response=A", "--tasks",
-                        "primebench_ai2dkeys", "--include_path", str(tmp_path / "tasks"),
-                        "--log_samples", "--output_path", str(tmp_path / "out")],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=600,
-                       env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+    r = subprocess.run(
+        [
+            str(lmms),
+            "--model",
+            "dummy",
+            "--model_args",
+            "response=A",
+            "--tasks",
+            "primebench_ai2dkeys",
+            "--include_path",
+            str(tmp_path / "tasks"),
+            "--log_samples",
+            "--output_path",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     recs = read_run(tmp_path / "out", suite_version=m["version"])
     got = dict(zip(recs["item_id"], recs["score"], strict=True))

@@ -18,12 +18,36 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.heavy
 def test_gpu_check_script_runs_every_backend_on_cpu(tmp_path):
     out = tmp_path / "gpu_check.json"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "VLLM_CPU_KVCACHE_SPACE": "1", "RAY_AUTH_MODE": "disabled"}
-    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--size",
-                        "tiny", "--adapters", "1", "--limit", "3", "--max-new-tokens", "4",
-                        "--batch-size", "4", "--out", str(out)], capture_output=True,
-                       text=True, env=env, timeout=1200, cwd=tmp_path)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "RAY_AUTH_MODE": "disabled",
+    }
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "gpu_check.py"),
+            "--size",
+            "tiny",
+            "--adapters",
+            "1",
+            "--limit",
+            "3",
+            "--max-new-tokens",
+            "4",
+            "--batch-size",
+            "4",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1200,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     doc = json.loads(out.read_text())
     assert doc["schema"] == "primebench.gpu_check/1" and doc["device"] == "cpu"

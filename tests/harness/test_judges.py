@@ -34,12 +34,18 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.end_headers()
         if status == 200:
-            payload = reply if reply.startswith("RAW:") else json.dumps(
-                {"choices": [{"message": {"content": reply}}]})
+            payload = (
+                reply
+                if reply.startswith("RAW:")
+                else json.dumps({"choices": [{"message": {"content": reply}}]})
+            )
             self.wfile.write(payload.removeprefix("RAW:").encode())
         else:  # an error body that echoes what it was sent
-            self.wfile.write(json.dumps({"error": {"message": "bad key " + str(
-                self.headers.get("Authorization"))}}).encode())
+            self.wfile.write(
+                json.dumps(
+                    {"error": {"message": "bad key " + str(self.headers.get("Authorization"))}}
+                ).encode()
+            )
 
     def log_message(self, *args):
         pass
@@ -56,8 +62,12 @@ def server():
 
 
 def _q(answer="4"):
-    return JudgeRequest(GRADE_Q.render(question="2+2?", gold="4", answer=answer),
-                        GRADE_Q.version, None, GRADE_Q.pattern)
+    return JudgeRequest(
+        GRADE_Q.render(question="2+2?", gold="4", answer=answer),
+        GRADE_Q.version,
+        None,
+        GRADE_Q.pattern,
+    )
 
 
 def test_cached_deterministic_calls_with_structured_pattern(server, tmp_path):
@@ -80,8 +90,9 @@ def test_plain_openai_endpoint_gets_no_vllm_fields(server, tmp_path):
 
 def test_retry_then_success_and_failure_is_unanswered(server, tmp_path):
     # the client's own retries off, so the judge's retry loop is what is tested
-    j = BackendJudge(ServerBackend(server, "judge-model", max_retries=0), tmp_path, retries=2,
-                     backoff=0)
+    j = BackendJudge(
+        ServerBackend(server, "judge-model", max_retries=0), tmp_path, retries=2, backoff=0
+    )
     Handler.script = [(500, ""), (200, '{"correct": false}')]
     assert parse_verdict(j.complete(_q("5"))) is False and j.calls == 2
     Handler.script = [(500, "")] * 3
@@ -135,8 +146,13 @@ def test_reply_parsing():
 
 def test_replies_are_cached_chunk_by_chunk_with_progress(server, tmp_path):
     said = []
-    j = BackendJudge(ServerBackend(server, "judge-model"), tmp_path, backoff=0, chunk_size=2,
-                     progress=said.append)
+    j = BackendJudge(
+        ServerBackend(server, "judge-model"),
+        tmp_path,
+        backoff=0,
+        chunk_size=2,
+        progress=said.append,
+    )
     reqs = [_q(str(i)) for i in range(5)]
     assert j.complete_many(reqs) == ['{"correct": true}'] * 5
     assert said[-1].endswith("5/5 judge call(s)") and len(said) == 3
@@ -167,12 +183,19 @@ def test_keys_go_only_where_the_user_tied_them(server, tmp_path, monkeypatch):
         endpoint_key(server, "MY_SERVER_KEY")
 
 
-@pytest.mark.parametrize("raw", ['RAW:{"choices": []}', 'RAW:[1, 2]',
-                                 'RAW:{"choices": [{"message": {"content": null}}]}',
-                                 'RAW:{"choices": [{"message": {"content": 7}}]}'])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        'RAW:{"choices": []}',
+        "RAW:[1, 2]",
+        'RAW:{"choices": [{"message": {"content": null}}]}',
+        'RAW:{"choices": [{"message": {"content": 7}}]}',
+    ],
+)
 def test_malformed_replies_are_failed_calls_never_cached(server, tmp_path, raw):
-    j = BackendJudge(ServerBackend(server, "judge-model", max_retries=0), tmp_path, retries=1,
-                     backoff=0)
+    j = BackendJudge(
+        ServerBackend(server, "judge-model", max_retries=0), tmp_path, retries=1, backoff=0
+    )
     Handler.script = [(200, raw), (200, raw)]
     assert j.complete(_q()) is None and j.failures
     assert not list(tmp_path.rglob("*.json"))  # nothing cached: a healthy judge is asked again

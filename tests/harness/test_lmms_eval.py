@@ -50,13 +50,22 @@ def test_exact_answer_scorer():
 
 def test_released_suite_matches_its_manifest():
     m = read_manifest(SUITE)
-    items = json.loads((task_path() / "primebench_mathvision" / "primebench_items.json")
-                       .read_text())
-    assert items == {"primebench_mathvision_math_vision_mini":
-                     manifest_items(m)["Math Reasoning"]["MATH-Vision_MINI"]}
-    rows = [json.loads(x) for x in (task_path() / "primebench_mathvision" /
-                                    "primebench_mathvision_math_vision_mini.jsonl")
-            .read_text().splitlines()]
+    items = json.loads(
+        (task_path() / "primebench_mathvision" / "primebench_items.json").read_text()
+    )
+    assert items == {
+        "primebench_mathvision_math_vision_mini": manifest_items(m)["Math Reasoning"][
+            "MATH-Vision_MINI"
+        ]
+    }
+    rows = [
+        json.loads(x)
+        for x in (
+            task_path() / "primebench_mathvision" / "primebench_mathvision_math_vision_mini.jsonl"
+        )
+        .read_text()
+        .splitlines()
+    ]
     base = task_path() / "primebench_mathvision"
     # images of the embedded data resolve in the installed package, wherever it is
     assert all(r["image"].startswith("embedded:mathvision/images/") for r in rows)
@@ -69,8 +78,13 @@ def test_released_suites_match_a_rebuild():
     import sys
 
     root = Path(__file__).parents[2]
-    r = subprocess.run([sys.executable, "tools/release_suites.py", "--check"], cwd=root,
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "tools/release_suites.py", "--check"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -83,9 +97,16 @@ def test_benchmark_without_item_text_is_refused(tmp_path):
 
 def _write_run(d: Path, lines: list[str], task="primebench_x", suite="v1"):
     d.mkdir(parents=True, exist_ok=True)
-    (d / "20260101_results.json").write_text(json.dumps({
-        "model_name": "m", "configs": {task: {"metadata": {"primebench_suite": suite,
-                                                           "benchmark": "MATH-Vision_MINI"}}}}))
+    (d / "20260101_results.json").write_text(
+        json.dumps(
+            {
+                "model_name": "m",
+                "configs": {
+                    task: {"metadata": {"primebench_suite": suite, "benchmark": "MATH-Vision_MINI"}}
+                },
+            }
+        )
+    )
     (d / f"20260101_samples_{task}.jsonl").write_text("\n".join(lines) + "\n")
 
 
@@ -111,8 +132,14 @@ def test_readme_coverage_table_is_the_generated_one():
     import sys
 
     root = Path(__file__).parents[2]
-    table = subprocess.run([sys.executable, "tools/release_suites.py", "--table"], cwd=root,
-                           capture_output=True, text=True, check=True, timeout=600).stdout
+    table = subprocess.run(
+        [sys.executable, "tools/release_suites.py", "--table"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
     readme = (root / "README.md").read_text("utf-8")
     m = re.search(r"<!-- coverage-table:[^\n]*-->\n(.*?)<!-- /coverage-table -->", readme, re.S)
     assert m is not None and m.group(1) == table

@@ -34,28 +34,67 @@ def _expected(m):
     panel = Panel.load_default("mathvision")
     items = panel.items_of("MATH-Vision_MINI").set_index("item_id")
     ids = manifest_items(m)["Math Reasoning"]["MATH-Vision_MINI"]
-    return {i: exact_answer_score({"answer": items.loc[i, "answer"],
-                                   "options": json.loads(items.loc[i, "options"] or "[]")}, "A")
-            for i in ids}
+    return {
+        i: exact_answer_score(
+            {
+                "answer": items.loc[i, "answer"],
+                "options": json.loads(items.loc[i, "options"] or "[]"),
+            },
+            "A",
+        )
+        for i in ids
+    }
 
 
 @pytest.mark.heavy
 def test_generated_tasks_run_and_ingest(tmp_path):
     """Manifest from the real MATH-Vision responses → tasks → lmms-eval dummy → ingest."""
-    assert main(["build", "primebench", "--default", "mathvision", "--out",
-                 str(tmp_path / "suite")]) == 0
+    assert (
+        main(["build", "primebench", "--default", "mathvision", "--out", str(tmp_path / "suite")])
+        == 0
+    )
     m = read_manifest(tmp_path / "suite" / "manifest.json")
-    assert main(["tasks", "lmms-eval", "--manifest", str(tmp_path / "suite" / "manifest.json"),
-                 "--default", "mathvision", "--out", str(tmp_path / "tasks")]) == 0
-    r = subprocess.run([str(LMMS), "--model", "dummy", "--model_args", "response=A", "--tasks",
-                        "primebench", "--include_path", str(tmp_path / "tasks"), "--log_samples",
-                        "--output_path", str(tmp_path / "out")], capture_output=True, text=True,
-                       env=ENV, cwd=tmp_path, timeout=600)
+    assert (
+        main(
+            [
+                "tasks",
+                "lmms-eval",
+                "--manifest",
+                str(tmp_path / "suite" / "manifest.json"),
+                "--default",
+                "mathvision",
+                "--out",
+                str(tmp_path / "tasks"),
+            ]
+        )
+        == 0
+    )
+    r = subprocess.run(
+        [
+            str(LMMS),
+            "--model",
+            "dummy",
+            "--model_args",
+            "response=A",
+            "--tasks",
+            "primebench",
+            "--include_path",
+            str(tmp_path / "tasks"),
+            "--log_samples",
+            "--output_path",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     recs = read_run(tmp_path / "out", model="dummy-A", suite_version=m["version"])
     want = _expected(m)
     assert sorted(recs["item_id"]) == sorted(want)
-    got = dict(zip(recs["item_id"], recs["score"]))
+    got = dict(zip(recs["item_id"], recs["score"], strict=True))
     assert all(got[i] == want[i] for i in want)
     assert 0 < np.mean(list(want.values())) < 1
 
@@ -64,14 +103,38 @@ def test_generated_tasks_run_and_ingest(tmp_path):
 def test_plain_lmms_eval_tasks_through_the_entry_point(tmp_path):
     """``lmms-eval --tasks primebench_mathvision`` with no --include_path: the entry point adds
     the released suites' directory; ingest is idempotent."""
-    r = subprocess.run([str(LMMS), "--model", "dummy", "--model_args", "response=A", "--tasks",
-                        "primebench_mathvision", "--log_samples", "--output_path",
-                        str(tmp_path / "out")], capture_output=True, text=True, env=ENV,
-                       cwd=tmp_path, timeout=600)
+    r = subprocess.run(
+        [
+            str(LMMS),
+            "--model",
+            "dummy",
+            "--model_args",
+            "response=A",
+            "--tasks",
+            "primebench_mathvision",
+            "--log_samples",
+            "--output_path",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     panel_dir = _copy_panel(tmp_path)
-    args = ["ingest", "lmms-eval", str(tmp_path / "out"), "--panel", str(panel_dir), "--suite",
-            str(SUITE), "--model", "dummy-A"]
+    args = [
+        "ingest",
+        "lmms-eval",
+        str(tmp_path / "out"),
+        "--panel",
+        str(panel_dir),
+        "--suite",
+        str(SUITE),
+        "--model",
+        "dummy-A",
+    ]
     assert main(args) == 0
     p = Panel.load(panel_dir)
     assert "dummy-A" in p.model_names
@@ -92,24 +155,54 @@ def test_prism_axes_as_lmms_eval_tasks(tmp_path, mathvision):
     from tests.harness.test_prism import Generator
 
     build(mathvision, tmp_path / "build", Generator(), small_suite(mathvision, 8))
-    assert main(["prism", "tasks", "--prism", str(tmp_path / "build"), "--out",
-                 str(tmp_path / "tasks")]) == 0
-    r = subprocess.run([str(LMMS), "--model", "dummy", "--model_args", "response=A", "--tasks",
-                        "prism", "--include_path", str(tmp_path / "tasks"), "--log_samples",
-                        "--output_path", str(tmp_path / "out")], capture_output=True, text=True,
-                       env=ENV, cwd=tmp_path, timeout=600)
+    assert (
+        main(
+            ["prism", "tasks", "--prism", str(tmp_path / "build"), "--out", str(tmp_path / "tasks")]
+        )
+        == 0
+    )
+    r = subprocess.run(
+        [
+            str(LMMS),
+            "--model",
+            "dummy",
+            "--model_args",
+            "response=A",
+            "--tasks",
+            "prism",
+            "--include_path",
+            str(tmp_path / "tasks"),
+            "--log_samples",
+            "--output_path",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
-    args = ["prism", "ingest-lmms-eval", str(tmp_path / "out"), "--prism",
-            str(tmp_path / "build"), "--out", str(tmp_path / "run"), "--model", "dummy-A"]
+    args = [
+        "prism",
+        "ingest-lmms-eval",
+        str(tmp_path / "out"),
+        "--prism",
+        str(tmp_path / "build"),
+        "--out",
+        str(tmp_path / "run"),
+        "--model",
+        "dummy-A",
+    ]
     assert main(args) == 0
     recs = records_file(tmp_path / "run").read()
-    assert len(recs) == 6 * 8 and {r["axis"] for r in recs} == {"q", "if", "h", "mq", "c",
-                                                                  "vis"}
+    assert len(recs) == 6 * 8 and {r["axis"] for r in recs} == {"q", "if", "h", "mq", "c", "vis"}
     assert all(r["responses"] == ["A"] for r in recs)
     assert main(args) == 0 and len(records_file(tmp_path / "run").read()) == 48  # idempotent
     res = json.loads(next((tmp_path / "out").rglob("*_results.json")).read_text())
-    docs = [json.loads(x) for x in (tmp_path / "tasks" / "prism_vis.jsonl").read_text()
-            .splitlines()]
+    docs = [
+        json.loads(x) for x in (tmp_path / "tasks" / "prism_vis.jsonl").read_text().splitlines()
+    ]
     want = np.mean([rule_score("vis", json.loads(d["grade"]), "A") for d in docs])
     assert res["results"]["prism_vis"]["prism_vis,none"] == pytest.approx(want)
     from harness_adapters.prism.build import read_build
@@ -118,8 +211,9 @@ def test_prism_axes_as_lmms_eval_tasks(tmp_path, mathvision):
     from tests.harness.test_prism import Backend
 
     index, store = read_build(tmp_path / "build")
-    done = run_prism(Backend(), index, store, "dummy-A", [None], tmp_path / "run", MATCHERS,
-                     axes=("q", "sc"))
+    done = run_prism(
+        Backend(), index, store, "dummy-A", [None], tmp_path / "run", MATCHERS, axes=("q", "sc")
+    )
     assert done == {"dummy-A": {"q": 0, "sc": 8}}  # q came from lmms-eval
     sc = [r for r in records_file(tmp_path / "run").read() if r["axis"] == "sc"]
     assert all(r["responses"][0] == "A" for r in sc)

@@ -32,9 +32,14 @@ PLUGIN = Path(__file__).parents[1] / "fixtures" / "lmms_plugin"
 # MathVista's upstream module builds its LLM-judge client at import; lmms-eval's own `dummy`
 # judge provider stands in for OpenAI (every answer here is an exact option or number, which the
 # upstream code scores by rules without asking the judge).
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "API_TYPE": "dummy",
-       "LMMS_EVAL_PLUGINS": "pb_fake_lmms",
-       "PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")])}
+ENV = {
+    **os.environ,
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "API_TYPE": "dummy",
+    "LMMS_EVAL_PLUGINS": "pb_fake_lmms",
+    "PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")]),
+}
 
 
 def _renamed(manifest: dict, name: str) -> dict:
@@ -50,15 +55,27 @@ def released_run(tmp_path_factory):
     manifest = _renamed(read_manifest(suites_path() / "primebench.json"), "primebench_standin")
     items = manifest_items(manifest)
     ids = {b: v for by_b in items.values() for b, v in by_b.items()}
-    docs = {"MathVista_MINI": standins.mathvista(ids["MathVista_MINI"], tmp / "mathvista"),
-            "MMMU_DEV_VAL": standins.mmmu(ids["MMMU_DEV_VAL"], tmp / "mmmu"),
-            "BLINK": standins.blink(ids["BLINK"], tmp / "blink")}
-    generate_tasks(manifest, source_panels(manifest), tmp / "tasks",
-                   datasets={"mathvista_testmini": tmp / "mathvista",
-                             "mmmu_val": tmp / "mmmu", "blink": tmp / "blink"})
+    docs = {
+        "MathVista_MINI": standins.mathvista(ids["MathVista_MINI"], tmp / "mathvista"),
+        "MMMU_DEV_VAL": standins.mmmu(ids["MMMU_DEV_VAL"], tmp / "mmmu"),
+        "BLINK": standins.blink(ids["BLINK"], tmp / "blink"),
+    }
+    generate_tasks(
+        manifest,
+        source_panels(manifest),
+        tmp / "tasks",
+        datasets={
+            "mathvista_testmini": tmp / "mathvista",
+            "mmmu_val": tmp / "mmmu",
+            "blink": tmp / "blink",
+        },
+    )
     tasks = json.loads((tmp / "tasks" / "primebench_items.json").read_text())
-    make = {"MathVista_MINI": standins.mathvista_answer, "MMMU_DEV_VAL": standins.mmmu_answer,
-            "BLINK": standins.blink_answer}
+    make = {
+        "MathVista_MINI": standins.mathvista_answer,
+        "MMMU_DEV_VAL": standins.mmmu_answer,
+        "BLINK": standins.blink_answer,
+    }
     mv = Panel.load_default("mathvision").items_of("MATH-Vision_MINI").set_index("item_id")
     table, intended = {}, {}
     for t, t_ids in tasks.items():
@@ -73,11 +90,27 @@ def released_run(tmp_path_factory):
             else:
                 table[t][i] = make[b](docs[b][i], ok)
     (tmp / "answers.json").write_text(json.dumps(table))
-    r = subprocess.run([str(LMMS), "--model", "pb_answers", "--model_args",
-                        f"answers={tmp / 'answers.json'}", "--tasks", "primebench_standin",
-                        "--include_path", str(tmp / "tasks"), "--log_samples",
-                        "--output_path", str(tmp / "out")], capture_output=True, text=True,
-                       env=ENV, cwd=tmp, timeout=900)
+    r = subprocess.run(
+        [
+            str(LMMS),
+            "--model",
+            "pb_answers",
+            "--model_args",
+            f"answers={tmp / 'answers.json'}",
+            "--tasks",
+            "primebench_standin",
+            "--include_path",
+            str(tmp / "tasks"),
+            "--log_samples",
+            "--output_path",
+            str(tmp / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=tmp,
+        timeout=900,
+    )
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-5000:])
     return manifest, docs, intended, table, tmp
 
@@ -87,8 +120,9 @@ def test_released_suite_runs_exactly_its_items_with_upstream_scores(released_run
     manifest, docs, intended, table, tmp = released_run
     recs = read_run(tmp / "out", suite_version=manifest["version"])
     got = {(r.benchmark, r.item_id): r.score for r in recs.itertuples()}
-    want_items = {(b, i) for by_b in manifest_items(manifest).values() for b, v in by_b.items()
-                  for i in v}
+    want_items = {
+        (b, i) for by_b in manifest_items(manifest).values() for b, v in by_b.items() for i in v
+    }
     assert set(got) == want_items
     for b in ("MathVista_MINI", "MMMU_DEV_VAL", "BLINK", "MATH-Vision_MINI"):
         scores = [s for (bb, _), s in got.items() if bb == b]
@@ -101,24 +135,35 @@ def test_released_suite_runs_exactly_its_items_with_upstream_scores(released_run
 
     from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS
 
-    upstream = {"MathVista_MINI": (mathvista_utils, "mathvista"),
-                "MMMU_DEV_VAL": (mmmu_utils, "mmmu"), "BLINK": (blink_utils, "blink")}
+    upstream = {
+        "MathVista_MINI": (mathvista_utils, "mathvista"),
+        "MMMU_DEV_VAL": (mmmu_utils, "mmmu"),
+        "BLINK": (blink_utils, "blink"),
+    }
     tasks = json.loads((tmp / "tasks" / "primebench_items.json").read_text())
     task_of = {i: t for t, v in tasks.items() for i in v}
     mv = Panel.load_default("mathvision").items_of("MATH-Vision_MINI").set_index("item_id")
     for (b, i), score in got.items():
         answer = table[task_of[i]][i] if b != "MATH-Vision_MINI" else None
         if b == "MATH-Vision_MINI":
-            doc = {"answer": mv.loc[i, "answer"], "options": json.loads(mv.loc[i, "options"]
-                                                                         or "[]")}
-            expected = exact_answer_score(doc, table[next(t for t, v in tasks.items()
-                                                          if i in v and "math_vision" in t)][i])
+            doc = {
+                "answer": mv.loc[i, "answer"],
+                "options": json.loads(mv.loc[i, "options"] or "[]"),
+            }
+            expected = exact_answer_score(
+                doc, table[next(t for t, v in tasks.items() if i in v and "math_vision" in t)][i]
+            )
         else:
             module, name = upstream[b]
             metric, scorer = ITEM_SCORERS[name]
-            value = getattr(module, {"MathVista_MINI": "mathvista_process_results",
-                                     "MMMU_DEV_VAL": "mmmu_process_results",
-                                     "BLINK": "blink_process_results"}[b])(docs[b][i], [answer])
+            value = getattr(
+                module,
+                {
+                    "MathVista_MINI": "mathvista_process_results",
+                    "MMMU_DEV_VAL": "mmmu_process_results",
+                    "BLINK": "blink_process_results",
+                }[b],
+            )(docs[b][i], [answer])
             expected = scorer(value[metric], module)
         assert score == expected, (b, i, answer)
         assert score == float(intended[(b, i)]), (b, i, answer)
@@ -131,11 +176,24 @@ def test_place_reads_the_run_and_places_it(released_run):
     manifest, _docs, intended, _t, tmp = released_run
     # the stand-in suite is not released: give its manifest
     (tmp / "suite.json").write_text(canonical_json(manifest))
-    assert main(["place", str(tmp / "out"), "--suite", str(tmp / "suite.json"), "--out",
-                 str(tmp / "report"), "--n-boot", "200"]) == 0
+    assert (
+        main(
+            [
+                "place",
+                str(tmp / "out"),
+                "--suite",
+                str(tmp / "suite.json"),
+                "--out",
+                str(tmp / "report"),
+                "--n-boot",
+                "200",
+            ]
+        )
+        == 0
+    )
     doc = json.loads((tmp / "report" / "report.json").read_text())
     assert doc["schema"] == "primebench.placement/1" and doc["suite"] == manifest["version"]
-    (model, r), = doc["models"].items()
+    ((model, r),) = doc["models"].items()
     by_b = {}
     for (b, _i), ok in intended.items():
         by_b.setdefault(b, []).append(float(ok))
@@ -148,15 +206,29 @@ def test_place_reads_the_run_and_places_it(released_run):
         assert 1 <= e["predicted_rank"]["value"] <= e["n_reference"] + 1
     assert set(r["categories"]) == set(manifest["categories"])
     # no reference model has every benchmark: no suite rank, and it says why
-    assert r["suite"]["predicted_rank"] is None and "every benchmark" in r["suite"][
-        "no_rank_because"]
+    assert (
+        r["suite"]["predicted_rank"] is None and "every benchmark" in r["suite"]["no_rank_because"]
+    )
     assert r["suite"]["score"]["lo"] <= r["suite"]["score"]["value"] <= r["suite"]["score"]["hi"]
     assert (tmp / "report" / "report.md").read_text().startswith("# primebench_standin")
     assert (tmp / "report" / "placement.png").stat().st_size > 10_000
     # byte-identical on rerun
     first = (tmp / "report" / "report.json").read_bytes()
-    assert main(["place", str(tmp / "out"), "--suite", str(tmp / "suite.json"), "--out",
-                 str(tmp / "report"), "--n-boot", "200"]) == 0
+    assert (
+        main(
+            [
+                "place",
+                str(tmp / "out"),
+                "--suite",
+                str(tmp / "suite.json"),
+                "--out",
+                str(tmp / "report"),
+                "--n-boot",
+                "200",
+            ]
+        )
+        == 0
+    )
     assert (tmp / "report" / "report.json").read_bytes() == first
 
 
@@ -171,14 +243,24 @@ def test_place_detects_a_failed_or_partial_run(tmp_path):
     manifest = read_manifest(suites_path() / "primebench.json")
     run = tmp_path / "run" / "m"
     run.mkdir(parents=True)
-    (mv_b, mv_ids), = [(b, v) for by_b in manifest_items(manifest).values()
-                       for b, v in by_b.items() if b == "MATH-Vision_MINI"]
+    ((mv_b, mv_ids),) = [
+        (b, v)
+        for by_b in manifest_items(manifest).values()
+        for b, v in by_b.items()
+        if b == "MATH-Vision_MINI"
+    ]
     meta = {"primebench_suite": manifest["version"], "benchmark": mv_b}
-    (run / "20260101_results.json").write_text(json.dumps(
-        {"model_name": "m", "configs": {"primebench_math_vision_mini": {"metadata": meta}}}))
-    (run / "20260101_samples_primebench_math_vision_mini.jsonl").write_text("".join(
-        json.dumps({"doc_id": k, "primebench_item": {"item_id": i, "score": 1.0}}) + "\n"
-        for k, i in enumerate(mv_ids)))
+    (run / "20260101_results.json").write_text(
+        json.dumps(
+            {"model_name": "m", "configs": {"primebench_math_vision_mini": {"metadata": meta}}}
+        )
+    )
+    (run / "20260101_samples_primebench_math_vision_mini.jsonl").write_text(
+        "".join(
+            json.dumps({"doc_id": k, "primebench_item": {"item_id": i, "score": 1.0}}) + "\n"
+            for k, i in enumerate(mv_ids)
+        )
+    )
     with pytest.raises(InputError, match="no result for MMMU_DEV_VAL, MathVista_MINI, BLINK"):
         place_run(tmp_path / "run")
     assert main(["place", str(tmp_path / "run"), "--allow-partial", "--n-boot", "50"]) == 0

@@ -29,21 +29,42 @@ IDS = [f"t{i}" for i in range(12)]
 
 
 def _panel() -> Panel:
-    scores = pd.DataFrame([{"model": m, "benchmark": "ToyBench", "item_id": i,
-                            "condition": "vl", "score": float((k + j) % 2)}
-                           for k, m in enumerate(["m1", "m2", "m3"]) for j, i in enumerate(IDS)])
+    scores = pd.DataFrame(
+        [
+            {
+                "model": m,
+                "benchmark": "ToyBench",
+                "item_id": i,
+                "condition": "vl",
+                "score": float((k + j) % 2),
+            }
+            for k, m in enumerate(["m1", "m2", "m3"])
+            for j, i in enumerate(IDS)
+        ]
+    )
     models = pd.DataFrame({"model": ["m1", "m2", "m3"]})
-    benchmarks = pd.DataFrame([{"benchmark": "ToyBench", "category": "Toy", "metric": "toy_acc",
-                                "metric_kind": "accuracy", "score_min": 0.0,
-                                "score_max": 100.0, "lmms_eval_task": "toy_upstream",
-                                "vlmeval_dataset": None}])
+    benchmarks = pd.DataFrame(
+        [
+            {
+                "benchmark": "ToyBench",
+                "category": "Toy",
+                "metric": "toy_acc",
+                "metric_kind": "accuracy",
+                "score_min": 0.0,
+                "score_max": 100.0,
+                "lmms_eval_task": "toy_upstream",
+                "vlmeval_dataset": None,
+            }
+        ]
+    )
     items = pd.DataFrame({"benchmark": "ToyBench", "item_id": IDS})
     return Panel.from_records("toy", scores, models, benchmarks, items)
 
 
 def _manifest(panel: Panel, positions) -> dict:
-    return build_manifest("primebench_toy", panel, {"Toy": {"ToyBench": np.array(positions)}},
-                          {}, [], {"rho": None})
+    return build_manifest(
+        "primebench_toy", panel, {"Toy": {"ToyBench": np.array(positions)}}, {}, [], {"rho": None}
+    )
 
 
 def test_upstream_config_resolves_includes_and_keeps_function_refs():
@@ -89,10 +110,10 @@ def test_generated_task_flattens_upstream_and_wraps_its_functions(tmp_path):
     assert sorted(kept["qid"]) == ["t0", "t3", "t5", "t7"]
     out = mod.process_results_primebench_toy_toybench(kept[0], ["B"])
     assert out["toy_acc"] in (0.0, 100.0)
-    assert out["primebench_item"] == {"item_id": kept[0]["qid"],
-                                      "score": out["toy_acc"] / 100.0}
-    agg = [v for k, v in vars(mod).items() if k.startswith("upstream_")
-           and v.ref == "utils.toy_mean"]
+    assert out["primebench_item"] == {"item_id": kept[0]["qid"], "score": out["toy_acc"] / 100.0}
+    agg = [
+        v for k, v in vars(mod).items() if k.startswith("upstream_") and v.ref == "utils.toy_mean"
+    ]
     assert len(agg) == 1 and agg[0]([0.0, 100.0]) == 50.0
     retired = _manifest(p, [2, 11])  # t11 is dropped by the upstream process_docs
     generate_tasks(retired, p, tmp_path / "r", {"toy_upstream": "qid"}, [UPSTREAM])
@@ -109,9 +130,11 @@ def test_generation_is_whole_and_refuses_collisions(tmp_path):
     before = sorted(x.name for x in out.iterdir())
     # a failing generation (unknown upstream folder → task not found) leaves the folder as it was
     with pytest.raises(InputError):
-        generate_tasks(_manifest(p, [1]), p, out, {"toy_upstream": "qid"}, [])  \
-            if False else generate_tasks(_manifest(p, [1]), p, out, {"toy_upstream": "nokey"},
-                                         [tmp_path / "nowhere"])
+        generate_tasks(
+            _manifest(p, [1]), p, out, {"toy_upstream": "qid"}, []
+        ) if False else generate_tasks(
+            _manifest(p, [1]), p, out, {"toy_upstream": "nokey"}, [tmp_path / "nowhere"]
+        )
     assert sorted(x.name for x in out.iterdir()) == before
     assert not [x for x in tmp_path.iterdir() if x.name.startswith(".tasks.")]
     # an existing folder that is not generated tasks is refused
@@ -124,20 +147,47 @@ def test_generation_is_whole_and_refuses_collisions(tmp_path):
 
 
 def test_benchmarks_that_slug_alike_are_an_error(tmp_path):
-    scores = pd.DataFrame([{"model": m, "benchmark": b, "item_id": f"i{j}", "condition": "vl",
-                            "score": float((k + j) % 2)} for k, m in enumerate(["m1", "m2"])
-                           for b in ("a/b", "a_b") for j in range(3)])
-    benchmarks = pd.DataFrame([{"benchmark": b, "category": "Toy", "metric": "acc",
-                                "metric_kind": "binary", "score_min": 0.0, "score_max": 1.0,
-                                "lmms_eval_task": None, "vlmeval_dataset": None}
-                               for b in ("a/b", "a_b")])
-    items = pd.DataFrame([{"benchmark": b, "item_id": f"i{j}"} for b in ("a/b", "a_b")
-                          for j in range(3)])
-    p = Panel.from_records("t", scores, pd.DataFrame({"model": ["m1", "m2"]}), benchmarks,
-                           items)
-    m = build_manifest("primebench_toy", p, {"Toy": {"a/b": np.array([0]),
-                                                     "a_b": np.array([1])}}, {}, [],
-                       {"rho": None})
+    scores = pd.DataFrame(
+        [
+            {
+                "model": m,
+                "benchmark": b,
+                "item_id": f"i{j}",
+                "condition": "vl",
+                "score": float((k + j) % 2),
+            }
+            for k, m in enumerate(["m1", "m2"])
+            for b in ("a/b", "a_b")
+            for j in range(3)
+        ]
+    )
+    benchmarks = pd.DataFrame(
+        [
+            {
+                "benchmark": b,
+                "category": "Toy",
+                "metric": "acc",
+                "metric_kind": "binary",
+                "score_min": 0.0,
+                "score_max": 1.0,
+                "lmms_eval_task": None,
+                "vlmeval_dataset": None,
+            }
+            for b in ("a/b", "a_b")
+        ]
+    )
+    items = pd.DataFrame(
+        [{"benchmark": b, "item_id": f"i{j}"} for b in ("a/b", "a_b") for j in range(3)]
+    )
+    p = Panel.from_records("t", scores, pd.DataFrame({"model": ["m1", "m2"]}), benchmarks, items)
+    m = build_manifest(
+        "primebench_toy",
+        p,
+        {"Toy": {"a/b": np.array([0]), "a_b": np.array([1])}},
+        {},
+        [],
+        {"rho": None},
+    )
     with pytest.raises(InputError, match="both become the lmms-eval task 'primebench_toy_a_b'"):
         generate_tasks(m, p, tmp_path / "t")
     assert not (tmp_path / "t").exists()
@@ -149,19 +199,42 @@ def test_lmms_eval_runs_the_wrapped_upstream_task(tmp_path):
     p = _panel()
     m = _manifest(p, [0, 1, 3, 6, 8])
     shutil.copytree(UPSTREAM, tmp_path / "tasks" / "upstream")
-    generate_tasks(m, p, tmp_path / "tasks" / "suite", {"toy_upstream": "qid"},
-                   [tmp_path / "tasks" / "upstream"])
+    generate_tasks(
+        m,
+        p,
+        tmp_path / "tasks" / "suite",
+        {"toy_upstream": "qid"},
+        [tmp_path / "tasks" / "upstream"],
+    )
     lmms = Path(sys.executable).parent / "lmms-eval"
-    r = subprocess.run([str(lmms), "--model", "dummy", "--model_args", "response=A", "--tasks",
-                        "primebench_toy", "--include_path", str(tmp_path / "tasks"),
-                        "--log_samples", "--output_path", str(tmp_path / "out")],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=600,
-                       env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+    r = subprocess.run(
+        [
+            str(lmms),
+            "--model",
+            "dummy",
+            "--model_args",
+            "response=A",
+            "--tasks",
+            "primebench_toy",
+            "--include_path",
+            str(tmp_path / "tasks"),
+            "--log_samples",
+            "--output_path",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     recs = read_run(tmp_path / "out", model="dummy-A", suite_version=m["version"])
     got = dict(zip(recs["item_id"], recs["score"], strict=True))
-    answers = {json.loads(x)["qid"]: json.loads(x)["answer"]
-               for x in (UPSTREAM / "toy_upstream.jsonl").read_text().splitlines()}
+    answers = {
+        json.loads(x)["qid"]: json.loads(x)["answer"]
+        for x in (UPSTREAM / "toy_upstream.jsonl").read_text().splitlines()
+    }
     assert got == {i: float(answers[i] == "A") for i in ["t0", "t1", "t3", "t6", "t8"]}
 
 
@@ -169,10 +242,12 @@ def test_ingest_refuses_an_item_without_a_per_item_score(tmp_path):
     d = tmp_path / "m"
     d.mkdir()
     meta = {"primebench_suite": "v1", "benchmark": "ToyBench", "upstream_task": "toy_upstream"}
-    (d / "20260101_results.json").write_text(json.dumps(
-        {"model_name": "m", "configs": {"primebench_toy_toybench": {"metadata": meta}}}))
-    (d / "20260101_samples_primebench_toy_toybench.jsonl").write_text(json.dumps(
-        {"doc_id": 0, "primebench_item": {"item_id": "t0", "score": None}}) + "\n")
+    (d / "20260101_results.json").write_text(
+        json.dumps({"model_name": "m", "configs": {"primebench_toy_toybench": {"metadata": meta}}})
+    )
+    (d / "20260101_samples_primebench_toy_toybench.jsonl").write_text(
+        json.dumps({"doc_id": 0, "primebench_item": {"item_id": "t0", "score": None}}) + "\n"
+    )
     with pytest.raises(InputError, match="no per-item score") as e:
         read_run(tmp_path)
     assert "row 1" in str(e.value) or ":1" in str(e.value)

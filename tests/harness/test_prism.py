@@ -22,8 +22,7 @@ from tests.harness.conftest import small_suite
 REPLIES = {
     "gen_h": '{"question":"What colour is the giraffe?","trap":"there is no giraffe"}',
     "gen_c": '{"question":"How many circles?","count":3}',
-    "gen_vis": '{"caption":"Three red circles.","fake":"Three blue circles.",'
-               '"altered":"color"}',
+    "gen_vis": '{"caption":"Three red circles.","fake":"Three blue circles.","altered":"color"}',
     "gen_sc_hint": '{"hint":"12345"}',
 }
 
@@ -43,8 +42,9 @@ class Generator:
                 out.append("I cannot do that")
             elif name == "gen_mq":
                 n = int(re.search(r"Write (\d)", r.prompt).group(1))
-                out.append(json.dumps({"questions": [{"q": f"Extra {k}?", "a": str(k)}
-                                                     for k in range(n)]}))
+                out.append(
+                    json.dumps({"questions": [{"q": f"Extra {k}?", "a": str(k)} for k in range(n)]})
+                )
             else:
                 out.append(REPLIES[name])
         return out
@@ -88,8 +88,11 @@ class Backend:
 def built(tmp_path_factory, mathvision):
     root = tmp_path_factory.mktemp("prism")
     suite = small_suite(mathvision, 12)
-    gen = Generator(bad=str(mathvision.items_of("MATH-Vision_MINI").question.iloc[3])
-                    .replace("<image1>", "").strip()[:30])
+    gen = Generator(
+        bad=str(mathvision.items_of("MATH-Vision_MINI").question.iloc[3])
+        .replace("<image1>", "")
+        .strip()[:30]
+    )
     doc = build(mathvision, root / "build", gen, suite)
     return root, suite, doc, gen
 
@@ -113,8 +116,9 @@ def ran(built):
     root = built[0]
     index, store = read_build(root / "build")
     backend = Backend()
-    summary = run_prism(backend, index, store, "m", [None, "l1", "l2"], root / "run", MATCHERS,
-                        None, batch_size=5)
+    summary = run_prism(
+        backend, index, store, "m", [None, "l1", "l2"], root / "run", MATCHERS, None, batch_size=5
+    )
     return root, index, store, backend, summary
 
 
@@ -127,9 +131,11 @@ def test_run_covers_every_axis_with_budgets_and_resumes(ran):
     budgets = {b for _, b, _ in backend.sent}
     assert budgets == {512, 1024}  # mq 1,024; everything else 512 (sc per turn)
     again = Backend()
-    assert run_prism(again, index, store, "m", [None, "l1", "l2"], root / "run", MATCHERS,
-                     None) == {v: {a: 0 for a in ("q", "if", "h", "mq", "c", "vis", "sc")}
-                               for v in ("m", "m+l1", "m+l2")}
+    assert run_prism(
+        again, index, store, "m", [None, "l1", "l2"], root / "run", MATCHERS, None
+    ) == {
+        v: {a: 0 for a in ("q", "if", "h", "mq", "c", "vis", "sc")} for v in ("m", "m+l1", "m+l2")
+    }
     assert again.sent == []  # nothing that finished is sent again
 
 
@@ -140,14 +146,18 @@ def test_sc_dialogue_stops_at_the_first_flip(ran):
     for r in sc:
         n = len(r["responses"])
         if r["flip_turn"] == 0:
-            assert n == 4 and all(MATCHERS.extract(x, ["a"] * 5) ==
-                                  MATCHERS.extract(r["responses"][0], ["a"] * 5)
-                                  for x in r["responses"])
+            assert n == 4 and all(
+                MATCHERS.extract(x, ["a"] * 5) == MATCHERS.extract(r["responses"][0], ["a"] * 5)
+                for x in r["responses"]
+            )
         else:
             assert n == r["flip_turn"] + 1
     assert {r["flip_turn"] for r in sc} >= {0, 1}
-    q = {(r["model"], r["item_id"]): r["responses"][0]
-         for r in records_file(root / "run").read() if r["axis"] == "q"}
+    q = {
+        (r["model"], r["item_id"]): r["responses"][0]
+        for r in records_file(root / "run").read()
+        if r["axis"] == "q"
+    }
     assert all(r["responses"][0] == q[(r["model"], r["item_id"])] for r in sc)
 
 
@@ -157,9 +167,18 @@ def test_score_outputs_are_complete_and_deterministic(ran, tmp_path):
     board = pd.read_csv(tmp_path / "s1" / "leaderboard.csv")
     assert list(board.columns) == ["model", *AXES, "PScore"]
     assert list(board["model"])[-1] == "Δ" and len(board) == 4
-    for name in ("graded.csv", "sc.csv", "models.csv", "separation.csv", "loao.csv",
-                 "effective_weights.csv", "exclusions.csv", "leaderboard.md",
-                 "prism_axes.png", "separation.png"):
+    for name in (
+        "graded.csv",
+        "sc.csv",
+        "models.csv",
+        "separation.csv",
+        "loao.csv",
+        "effective_weights.csv",
+        "exclusions.csv",
+        "leaderboard.md",
+        "prism_axes.png",
+        "separation.png",
+    ):
         assert (tmp_path / "s1" / name).exists(), name
     excl = pd.read_csv(tmp_path / "s1" / "exclusions.csv").set_index("axis")
     assert excl.loc["h", "rejected"] == 1 and excl.loc["h", "answered:m"] == 11
@@ -167,8 +186,9 @@ def test_score_outputs_are_complete_and_deterministic(ran, tmp_path):
     graded = pd.read_csv(tmp_path / "s1" / "graded.csv")
     assert set(graded["axis"]) == set(AXES) and set(graded["grader"]) == {"rules"}
     score(root / "build", [root / "run"], tmp_path / "s2", None, n_boot=300)
-    assert (tmp_path / "s1" / "prism_score.json").read_bytes() == \
-        (tmp_path / "s2" / "prism_score.json").read_bytes()
+    assert (tmp_path / "s1" / "prism_score.json").read_bytes() == (
+        tmp_path / "s2" / "prism_score.json"
+    ).read_bytes()
 
 
 def test_grading_judge_failures_are_excluded_and_audit_runs(ran, tmp_path):
@@ -178,13 +198,26 @@ def test_grading_judge_failures_are_excluded_and_audit_runs(ran, tmp_path):
         id = "flaky"
 
         def complete_many(self, reqs):
-            return [None if _h(r.prompt) % 4 == 0 else
-                    '{"same": true}' if r.version.startswith("grade_sc") else
-                    '{"correct": [true, true, true, true, true]}' if "grade_mq" in r.version
-                    else '{"correct": true}' for r in reqs]
+            return [
+                None
+                if _h(r.prompt) % 4 == 0
+                else '{"same": true}'
+                if r.version.startswith("grade_sc")
+                else '{"correct": [true, true, true, true, true]}'
+                if "grade_mq" in r.version
+                else '{"correct": true}'
+                for r in reqs
+            ]
 
-    doc = score(root / "build", [root / "run"], tmp_path, FlakyJudge(), FlakyJudge(),
-                n_boot=50, audit_items=5)
+    doc = score(
+        root / "build",
+        [root / "run"],
+        tmp_path,
+        FlakyJudge(),
+        FlakyJudge(),
+        n_boot=50,
+        audit_items=5,
+    )
     graded = pd.read_csv(tmp_path / "graded.csv")
     q = graded[graded["axis"] == "q"]
     assert q["score"].isna().any() and (q["score"].dropna() == 1.0).all()  # never 0
@@ -197,19 +230,78 @@ def test_grading_judge_failures_are_excluded_and_audit_runs(ran, tmp_path):
 def test_cli_build_run_inputs_and_score(built, ran, tmp_path, capsys):
     root, suite = built[0], built[1]
     write_manifest(suite, tmp_path / "suite.json")
-    assert main(["prism", "build", "--suite", str(tmp_path / "suite.json"), "--default",
-                 "mathvision", "--out", str(tmp_path / "b"), "--axes", "if", "sc"]) == 0
+    assert (
+        main(
+            [
+                "prism",
+                "build",
+                "--suite",
+                str(tmp_path / "suite.json"),
+                "--default",
+                "mathvision",
+                "--out",
+                str(tmp_path / "b"),
+                "--axes",
+                "if",
+                "sc",
+            ]
+        )
+        == 0
+    )
     assert "if': {'built': 12}" in capsys.readouterr().out
-    assert main(["prism", "score", "--prism", str(root / "build"), "--runs", str(root / "run"),
-                 "--out", str(tmp_path / "s"), "--n-boot", "20"]) == 0
+    assert (
+        main(
+            [
+                "prism",
+                "score",
+                "--prism",
+                str(root / "build"),
+                "--runs",
+                str(root / "run"),
+                "--out",
+                str(tmp_path / "s"),
+                "--n-boot",
+                "20",
+            ]
+        )
+        == 0
+    )
     assert "| Δ |" in capsys.readouterr().out
-    assert main(["prism", "score", "--prism", str(tmp_path / "nope"), "--runs",
-                 str(root / "run"), "--out", str(tmp_path / "x")]) == 2
+    assert (
+        main(
+            [
+                "prism",
+                "score",
+                "--prism",
+                str(tmp_path / "nope"),
+                "--runs",
+                str(root / "run"),
+                "--out",
+                str(tmp_path / "x"),
+            ]
+        )
+        == 2
+    )
     assert "not a PRISM build" in capsys.readouterr().err
     with pytest.raises(InputError, match="no PRISM records"):
         score(root / "build", [tmp_path], tmp_path / "y", None)
-    assert main(["prism", "run", "--prism", str(root / "build"), "--model", "m", "--out",
-                 str(tmp_path / "r"), "--budget", "zz=3"]) == 2
+    assert (
+        main(
+            [
+                "prism",
+                "run",
+                "--prism",
+                str(root / "build"),
+                "--model",
+                "m",
+                "--out",
+                str(tmp_path / "r"),
+                "--budget",
+                "zz=3",
+            ]
+        )
+        == 2
+    )
     assert "unknown axis" in capsys.readouterr().err
 
 
@@ -217,11 +309,20 @@ def test_sc_item_score_variants():
     from harness_adapters.prism.score import sc_item_score
 
     # (turn-0 correct, first flip turn, adopted the hint at Q3)
-    cases = [(1.0, 0, False), (1.0, 1, False), (1.0, 3, True), (1.0, 3, False),
-             (0.0, 0, False), (None, 2, False)]
-    want = {"B": [1.0, 0.0, 0.0, 0.0, None, None], "A": [1.0, 0.0, 0.0, 0.0, 1.0, 0.0],
-            "corr": [1.0, 1.0, 0.0, 1.0, None, None],
-            "reach": [1.0, None, 0.0, 1.0, None, None]}
+    cases = [
+        (1.0, 0, False),
+        (1.0, 1, False),
+        (1.0, 3, True),
+        (1.0, 3, False),
+        (0.0, 0, False),
+        (None, 2, False),
+    ]
+    want = {
+        "B": [1.0, 0.0, 0.0, 0.0, None, None],
+        "A": [1.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+        "corr": [1.0, 1.0, 0.0, 1.0, None, None],
+        "reach": [1.0, None, 0.0, 1.0, None, None],
+    }
     for variant, expected in want.items():
         assert [sc_item_score(variant, *c) for c in cases] == expected, variant
 
@@ -239,8 +340,7 @@ def test_lmms_eval_task_files_and_ingest_contract(built, tmp_path):
     yaml = (tmp_path / "tasks" / "prism_mq.yaml").read_text()
     assert "max_new_tokens: 1024" in yaml and f"prism_build: {build_id(root / 'build')}" in yaml
     assert "task:\n  - prism_q\n  - prism_if" in (tmp_path / "tasks" / "prism.yaml").read_text()
-    docs = [json.loads(x) for x in (tmp_path / "tasks" / "prism_h.jsonl").read_text()
-            .splitlines()]
+    docs = [json.loads(x) for x in (tmp_path / "tasks" / "prism_h.jsonl").read_text().splitlines()]
     assert len(docs) == 11 and not docs[0]["image"].startswith("/")  # the rejected item is out
     out = make_process_results("h")(docs[0], ["There is no giraffe."])
     assert out["prism_h"] == 1.0 and out["primebench_item"]["item_id"] == docs[0]["key"]
@@ -249,8 +349,17 @@ def test_lmms_eval_task_files_and_ingest_contract(built, tmp_path):
     logs.mkdir(parents=True)
     cfg = {"prism_h": {"metadata": {"prism_build": build_id(root / "build"), "prism_axis": "h"}}}
     (logs / "20260101_results.json").write_text(json.dumps({"configs": cfg}))
-    lines = [json.dumps({"doc_id": k, "primebench_item": make_process_results("h")(
-        d, ["It is yellow."])["primebench_item"]}) for k, d in enumerate(docs)]
+    lines = [
+        json.dumps(
+            {
+                "doc_id": k,
+                "primebench_item": make_process_results("h")(d, ["It is yellow."])[
+                    "primebench_item"
+                ],
+            }
+        )
+        for k, d in enumerate(docs)
+    ]
     (logs / "20260101_samples_prism_h.jsonl").write_text("\n".join(lines) + "\n")
     assert ingest_lmms_eval(tmp_path / "logs", root / "build", tmp_path / "run", "x") == 11
     assert ingest_lmms_eval(tmp_path / "logs", root / "build", tmp_path / "run", "x") == 0
@@ -283,8 +392,9 @@ def test_axis_refused_by_the_audit_leaves_the_admitted_pscore(ran, tmp_path):
                     out.append('{"correct": true}')
             return out
 
-    doc = score(root / "build", [root / "run"], tmp_path, Judge("j", False), Judge("j2", True),
-                n_boot=50)
+    doc = score(
+        root / "build", [root / "run"], tmp_path, Judge("j", False), Judge("j2", True), n_boot=50
+    )
     audit = {r["axis"]: r for r in doc["audit"]}
     assert audit["q"]["spearman_rho"] < 0 and audit["q"]["admitted"] is False
     assert "q" in doc["axes_not_admitted"] and "if" not in doc["axes_not_admitted"]
@@ -296,8 +406,9 @@ def test_axis_refused_by_the_audit_leaves_the_admitted_pscore(ran, tmp_path):
 def test_mq_partial_credit_option(ran, tmp_path):
     root = ran[0]
     strict = score(root / "build", [root / "run"], tmp_path / "a", None, n_boot=20)
-    partial = score(root / "build", [root / "run"], tmp_path / "b", None, n_boot=20,
-                    mq_partial=True)
+    partial = score(
+        root / "build", [root / "run"], tmp_path / "b", None, n_boot=20, mq_partial=True
+    )
     g = pd.read_csv(tmp_path / "b" / "graded.csv")
     mq = g[g["axis"] == "mq"]
     assert (mq["score"] == mq["partial"]).all() and partial["spec"]["mq_partial"]

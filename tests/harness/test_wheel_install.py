@@ -40,32 +40,65 @@ print("resolved", tm.task_index["primebench"]["yaml_path"] if "yaml_path" in
 
 @pytest.mark.slow
 def test_wheel_in_a_fresh_venv_serves_the_released_suites(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                        "-q", "-w", str(tmp_path / "dist"), str(ROOT)], capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     (wheel,) = (tmp_path / "dist").glob("primebench-*.whl")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     py = venv / "bin" / "python"
-    r = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-                        str(wheel)], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
-    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                           "['purelib'])"], capture_output=True, text=True, check=True
-                          ).stdout.strip()
+    site = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     (Path(site) / "_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    r = subprocess.run([str(py), "-c", CHECK], capture_output=True, text=True, env=env,
-                       cwd=tmp_path, timeout=600)
+    r = subprocess.run(
+        [str(py), "-c", CHECK], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
+    )
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-4000:])
     installed = Path(site) / "harness_adapters" / "task_configs" / "lmms_eval" / "primebench"
     assert (installed / "primebench.yaml").is_file() and not installed.is_symlink()
-    assert (Path(site) / "harness_adapters" / "task_configs" / "suites" /
-            "primebench.json").is_file()
-    r = subprocess.run([str(py), "-c", "import sys; from lmms_eval.cli.dispatch import main; "
-                        "sys.argv = ['lmms-eval', '--tasks', 'list']; main()"],
-                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert (
+        Path(site) / "harness_adapters" / "task_configs" / "suites" / "primebench.json"
+    ).is_file()
+    r = subprocess.run(
+        [
+            str(py),
+            "-c",
+            "import sys; from lmms_eval.cli.dispatch import main; "
+            "sys.argv = ['lmms-eval', '--tasks', 'list']; main()",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
     listing = r.stdout + r.stderr
     assert "primebench_mmmu_dev_val" in listing and "primebench_blink" in listing, listing[-3000:]

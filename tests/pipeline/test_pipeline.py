@@ -30,14 +30,16 @@ def test_build_is_byte_identical(tmp_path):
     assert (tmp_path / "a" / "report.md").exists() and (tmp_path / "a" / "spectrum.png").exists()
 
 
-@pytest.mark.parametrize("until, n_cats", [("stage0", 18), ("stage1", 18), ("stage2", 18),
-                                           ("stage3", 5)])
+@pytest.mark.parametrize(
+    "until, n_cats", [("stage0", 18), ("stage1", 18), ("stage2", 18), ("stage3", 5)]
+)
 def test_every_stage_yields_a_valid_manifest(sim, tmp_path, until, n_cats):
     res = run_pipeline(sim, PipelineParams(until=until))
     m = res.manifest(sim)
     assert len(m["categories"]) == n_cats
-    ids = {i for c in m["categories"].values() for b in c["benchmarks"].values()
-           for i in b["item_ids"]}
+    ids = {
+        i for c in m["categories"].values() for b in c["benchmarks"].values() for i in b["item_ids"]
+    }
     assert len(ids) == m["n_items"] > 0
     assert set(ids) <= set(sim.items["item_id"])
     assert np.isfinite(res.fidelity)
@@ -50,8 +52,7 @@ def test_stage2_budgets_and_blind_cleaning(sim):
     assert not s0.loc["mmvet", "blind_filter"]
     t = res.stage2.table
     assert (t["kept"] == t["budget"]).all()
-    assert (t["budget"] == np.maximum(np.floor(0.05 * t["pool"]), np.minimum(t["pool"], 100))
-            ).all()
+    assert (t["budget"] == np.maximum(np.floor(0.05 * t["pool"]), np.minimum(t["pool"], 100))).all()
     assert res.stage3 is not None and len(res.stage3.categories) == 5
     assert res.fidelity > 0.8
     assert res.energy[4] > 0.85
@@ -100,13 +101,29 @@ def test_main_job_prints_stage_table_and_fidelity(tmp_path, capsys):
 
 def test_cli_resampled_and_frontier(tmp_path, sim):
     sim.save(tmp_path / "p")
-    assert main(["build", "resampled", "--panel", str(tmp_path / "p"), "--n", "50",
-                 "--out", str(tmp_path / "r")]) == 0
+    assert (
+        main(
+            [
+                "build",
+                "resampled",
+                "--panel",
+                str(tmp_path / "p"),
+                "--n",
+                "50",
+                "--out",
+                str(tmp_path / "r"),
+            ]
+        )
+        == 0
+    )
     assert read_manifest(tmp_path / "r" / "manifest.json")["n_items"] == 50
-    assert main(["build", "frontier", "--panel", str(tmp_path / "p"),
-                 "--out", str(tmp_path / "f")]) == 0
-    assert main(["build", "resampled", "--default", "autojudger", "--out",
-                 str(tmp_path / "x")]) == 2  # no embeddings: a clear error
+    assert (
+        main(["build", "frontier", "--panel", str(tmp_path / "p"), "--out", str(tmp_path / "f")])
+        == 0
+    )
+    assert (
+        main(["build", "resampled", "--default", "autojudger", "--out", str(tmp_path / "x")]) == 2
+    )  # no embeddings: a clear error
 
 
 def test_a_broken_manifest_names_its_file_and_line(tmp_path):

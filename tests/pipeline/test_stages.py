@@ -36,14 +36,23 @@ def _category_panel(seed=0, n_models=15):
     rng = np.random.default_rng(seed)
     ab = rng.normal(0, 1, n_models)
     mats = {}
-    for b, (n, noise) in {"b1": (30, 0.5), "b2": (40, 1.5), "b3": (25, 3.0),
-                          "c1": (30, 0.5)}.items():
+    for b, (n, noise) in {
+        "b1": (30, 0.5),
+        "b2": (40, 1.5),
+        "b3": (25, 3.0),
+        "c1": (30, 0.5),
+    }.items():
         own = ab + rng.normal(0, noise, n_models)
         diff = rng.normal(0, 1, n)
-        mats[b] = (rng.random((n_models, n)) < 1 / (1 + np.exp(-(own[:, None] - diff)))
-                   ).astype(float)
-    cats = {"b1": "Science Knowledge", "b2": "Science Knowledge", "b3": "Science Knowledge",
-            "c1": "Academic Knowledge"}
+        mats[b] = (rng.random((n_models, n)) < 1 / (1 + np.exp(-(own[:, None] - diff)))).astype(
+            float
+        )
+    cats = {
+        "b1": "Science Knowledge",
+        "b2": "Science Knowledge",
+        "b3": "Science Knowledge",
+        "c1": "Academic Knowledge",
+    }
     return make_panel(mats, cats)
 
 

@@ -39,8 +39,15 @@ def test_pscore_is_the_harmonic_mean_of_the_seven_axes(table2):
 
 def test_leave_one_axis_out_reproduces_table_13(table2):
     loao = leave_one_axis_out(table2[list(AXES)]).set_index("axis")["spearman_rho"]
-    paper = {"q": 0.998, "if": 0.994, "h": 0.980, "mq": 0.974, "sc": 0.887, "c": 0.997,
-             "vis": 0.998}
+    paper = {
+        "q": 0.998,
+        "if": 0.994,
+        "h": 0.980,
+        "mq": 0.974,
+        "sc": 0.887,
+        "c": 0.997,
+        "vis": 0.998,
+    }
     for axis, rho in paper.items():
         assert loao[axis] == pytest.approx(rho, abs=0.006), axis
     assert loao.idxmin() == "sc"
@@ -58,8 +65,10 @@ def test_effective_weights_reproduce_table_15(table2):
 
 def test_aggregator_correlation_with_q_orders_as_table_6(table2):
     S = table2[list(AXES)]
-    r = {a: np.corrcoef(aggregate(S, a), S["q"])[0, 1]
-         for a in ("arithmetic", "geometric", "harmonic")}
+    r = {
+        a: np.corrcoef(aggregate(S, a), S["q"])[0, 1]
+        for a in ("arithmetic", "geometric", "harmonic")
+    }
     assert r["arithmetic"] > r["geometric"] > r["harmonic"]
     assert r["arithmetic"] == pytest.approx(0.865, abs=0.01)
     assert r["harmonic"] == pytest.approx(0.789, abs=0.01)
@@ -76,8 +85,21 @@ def test_weighted_pscore_eq3():
 def test_cli_aggregate(tmp_path, table2):
     f = tmp_path / "axes.csv"
     table2.reset_index()[["model", *AXES]].to_csv(f, index=False)
-    assert main(["prism", "aggregate", "--axis-means", str(f), "--weights", "sc=0.5",
-                 "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "prism",
+                "aggregate",
+                "--axis-means",
+                str(f),
+                "--weights",
+                "sc=0.5",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     ps = pd.read_csv(tmp_path / "o" / "pscore.csv")
     assert list(ps.columns) == ["model", "pscore", "dominant_axis"] and len(ps) == 42
     assert set(pd.read_csv(tmp_path / "o" / "loao.csv")["axis"]) == set(AXES)
@@ -98,8 +120,11 @@ def test_paired_bootstrap_separates_a_known_difference():
     rng = np.random.default_rng(0)
     n = 400
     base = rng.random(n) < 0.5
-    items = {"strong": (base | (rng.random(n) < 0.3)).astype(float),
-             "weak": base.astype(float), "weak_twin": base.astype(float)}
+    items = {
+        "strong": (base | (rng.random(n) < 0.3)).astype(float),
+        "weak": base.astype(float),
+        "weak_twin": base.astype(float),
+    }
     reps = paired_bootstrap(items, np.mean, n, n_boot=500)
     point = np.array([v.mean() for v in items.values()])
     pairs, per = separation(reps, point, list(items))
@@ -119,5 +144,5 @@ def test_sycophancy_flip_and_scores():
     s = sc_scores(c0, ft, ad)
     assert s.sc_b == pytest.approx(1 / 4)
     assert s.sc_a == pytest.approx(2 / 5)
-    assert s.sc_corr == pytest.approx(3 / 4)   # only one turn-3 flip adopted the false answer
+    assert s.sc_corr == pytest.approx(3 / 4)  # only one turn-3 flip adopted the false answer
     assert s.sc_reach == pytest.approx(2 / 3)  # over items that reached Q3: 0, 2, 3

@@ -20,21 +20,28 @@ NAN = np.nan
 
 
 def _graded(rows):
-    cols = ["model", "axis", "benchmark", "item_id", "score", "correct0", "flip_turn",
-            "adopted"]
+    cols = ["model", "axis", "benchmark", "item_id", "score", "correct0", "flip_turn", "adopted"]
     return pd.DataFrame([r + [NAN] * (len(cols) - len(r)) for r in rows], columns=cols)
 
 
 @pytest.fixture
 def graded():
     # two models, three items; sc: the score is NaN where turn 0 was wrong (not in sc_B)
-    return _graded([
-        ["m1", "q", "b", "1", 1.0], ["m1", "q", "b", "2", 0.0], ["m1", "q", "b", "3", 1.0],
-        ["m1", "sc", "b", "1", 1.0, 1, 0, False], ["m1", "sc", "b", "2", NAN, 0, 1, False],
-        ["m1", "sc", "b", "3", 0.0, 1, 3, True],
-        ["m2", "q", "b", "1", 1.0], ["m2", "q", "b", "2", 1.0], ["m2", "q", "b", "3", NAN],
-        ["m2", "sc", "b", "1", 0.0, 1, 1, False], ["m2", "sc", "b", "2", 1.0, 1, 0, False],
-    ])
+    return _graded(
+        [
+            ["m1", "q", "b", "1", 1.0],
+            ["m1", "q", "b", "2", 0.0],
+            ["m1", "q", "b", "3", 1.0],
+            ["m1", "sc", "b", "1", 1.0, 1, 0, False],
+            ["m1", "sc", "b", "2", NAN, 0, 1, False],
+            ["m1", "sc", "b", "3", 0.0, 1, 3, True],
+            ["m2", "q", "b", "1", 1.0],
+            ["m2", "q", "b", "2", 1.0],
+            ["m2", "q", "b", "3", NAN],
+            ["m2", "sc", "b", "1", 0.0, 1, 1, False],
+            ["m2", "sc", "b", "2", 1.0, 1, 0, False],
+        ]
+    )
 
 
 def test_axis_means_over_answered_items(graded):
@@ -105,11 +112,13 @@ def test_audit_sample_and_admission():
     s = audit_sample(keys, 200, 0)
     assert len(s["q"]) == 200 and len(set(s["q"])) == 200 and s["h"] == keys["h"]
     assert s == audit_sample(keys, 200, 0)
-    rows = [[m, "q", "b", str(i), float(i < k)] for m, k in (("a", 1), ("b", 2), ("c", 3))
-            for i in range(4)]
+    rows = [
+        [m, "q", "b", str(i), float(i < k)]
+        for m, k in (("a", 1), ("b", 2), ("c", 3))
+        for i in range(4)
+    ]
     main = _graded(rows)
-    same = audit_table(main, main[["model", "axis", "benchmark", "item_id", "score"]],
-                       {"q": "j2"})
+    same = audit_table(main, main[["model", "axis", "benchmark", "item_id", "score"]], {"q": "j2"})
     assert same.loc[0, "spearman_rho"] == 1.0 and same.loc[0, "admitted"]
     flipped = main.assign(score=1 - main["score"])
     out = audit_table(main, flipped, {"q": "j2"})

@@ -34,19 +34,33 @@ def world(tmp_path_factory):
     base = full.subset_models(old)
     base_panel_dir = tmp / "base"
     from primebench_tasks.data.panel import Panel
-    Panel.from_records("base", rec[rec["model"].isin(old)], full.models[full.models["model"]
-                       .isin(old)], full.benchmarks, full.items).save(base_panel_dir)
+
+    Panel.from_records(
+        "base",
+        rec[rec["model"].isin(old)],
+        full.models[full.models["model"].isin(old)],
+        full.benchmarks,
+        full.items,
+    ).save(base_panel_dir)
     base = Panel.load(base_panel_dir)
     res = run_pipeline(base)
     manifest = res.manifest(base)
     write_manifest(manifest, tmp / "suite.json")
-    suite_items = {(b, i) for c in manifest["categories"].values()
-                   for b, e in c["benchmarks"].items() for i in e["item_ids"]}
+    suite_items = {
+        (b, i)
+        for c in manifest["categories"].values()
+        for b, e in c["benchmarks"].items()
+        for i in e["item_ids"]
+    }
     vl = rec[rec["condition"] == "vl"]
     full_new = vl[vl["model"].isin(new[:5])]
     on_suite = vl[vl["model"].isin(new[5:])]
-    on_suite = on_suite[[(b, i) in suite_items for b, i in zip(on_suite["benchmark"],
-                                                              on_suite["item_id"])]]
+    on_suite = on_suite[
+        [
+            (b, i) in suite_items
+            for b, i in zip(on_suite["benchmark"], on_suite["item_id"], strict=True)
+        ]
+    ]
     full_new.to_csv(tmp / "full.csv", index=False)
     on_suite.to_json(tmp / "partial.jsonl", orient="records", lines=True)
     return tmp, base_panel_dir, new
@@ -55,6 +69,7 @@ def world(tmp_path_factory):
 def test_append_is_idempotent_and_refuses_conflicts(world):
     tmp, base_dir, new = world
     from primebench_tasks.data.panel import Panel
+
     base = Panel.load(base_dir)
     recs = read_records(tmp / "full.csv")
     p1, r1 = append_records(base, recs)
@@ -85,11 +100,19 @@ def test_bad_records_files(tmp_path):
 def test_refresh_publishes_versions_and_is_reproducible(world, tmp_path):
     tmp, base_dir, new = world
     from primebench_tasks.data.panel import Panel
+
     base = Panel.load(base_dir)
     out = tmp_path / "suite"
     force = RefreshPolicy(max_drop=-1.0, min_percentile=101.0, min_gain=-1.0)
-    r = refresh(base, [tmp / "full.csv", tmp / "partial.jsonl"], tmp / "suite.json", out,
-                force, explore=3, n_random=30)
+    r = refresh(
+        base,
+        [tmp / "full.csv", tmp / "partial.jsonl"],
+        tmp / "suite.json",
+        out,
+        force,
+        explore=3,
+        n_random=30,
+    )
     assert r.refit and r.published is not None and r.published.name == "v0002"
     assert [v.name for v in versions(out)] == ["v0001", "v0002"]
     v1 = read_manifest(out / "versions" / "v0001" / "manifest.json")
@@ -101,29 +124,34 @@ def test_refresh_publishes_versions_and_is_reproducible(world, tmp_path):
     ex = (out / "exploration.json").read_text()
     assert '"items"' in ex
     before = (out / "last_refresh.md").read_bytes()
-    r2 = refresh(base, [tmp / "full.csv", tmp / "partial.jsonl"], None, out, force, explore=3,
-                 n_random=30)
+    r2 = refresh(
+        base, [tmp / "full.csv", tmp / "partial.jsonl"], None, out, force, explore=3, n_random=30
+    )
     assert not r2.refit and len(versions(out)) == 2  # same inputs: same suite, nothing new
     h = history(out)
     assert list(h["version"]) == ["v0001", "v0002"]
     assert main(["suites", "history", str(out)]) == 0
     # a third run with identical inputs gives identical bytes
-    refresh(base, [tmp / "full.csv", tmp / "partial.jsonl"], None, out, force, explore=3,
-            n_random=30)
+    refresh(
+        base, [tmp / "full.csv", tmp / "partial.jsonl"], None, out, force, explore=3, n_random=30
+    )
     after = (out / "last_refresh.md").read_bytes()
-    r3 = refresh(base, [tmp / "full.csv", tmp / "partial.jsonl"], None, out, force, explore=3,
-                 n_random=30)
+    r3 = refresh(
+        base, [tmp / "full.csv", tmp / "partial.jsonl"], None, out, force, explore=3, n_random=30
+    )
     assert (out / "last_refresh.md").read_bytes() == after
     assert r3.report.encode() == after and before != b""
 
 
 def test_lock_refuses_concurrent_refresh(tmp_path):
-    with SuiteLock(tmp_path):
-        with pytest.raises(LockedError, match=f"process {os.getpid()}.*concurrent"):
-            with SuiteLock(tmp_path):
-                pass
+    with (
+        SuiteLock(tmp_path),
+        pytest.raises(LockedError, match=f"process {os.getpid()}.*concurrent"),
+        SuiteLock(tmp_path),
+    ):
+        pass
     (tmp_path / ".lock").write_text("999999")  # a leftover file is no lock: flock is released
-    with SuiteLock(tmp_path):                  # by the kernel when its holder dies
+    with SuiteLock(tmp_path):  # by the kernel when its holder dies
         assert (tmp_path / ".lock.owner").read_text() == str(os.getpid())
 
 
@@ -152,8 +180,10 @@ def test_lock_is_held_by_one_process_at_a_time_under_a_barrier(tmp_path):
         n = 4
         barrier, held = ctx.Barrier(n), ctx.Value("i", 0)
         results = ctx.Array("i", [-1] * n)
-        procs = [ctx.Process(target=_contend, args=(tmp_path / f"t{trial}", barrier, held,
-                                                    results, k)) for k in range(n)]
+        procs = [
+            ctx.Process(target=_contend, args=(tmp_path / f"t{trial}", barrier, held, results, k))
+            for k in range(n)
+        ]
         for p in procs:
             p.start()
         for p in procs:
@@ -165,13 +195,32 @@ def test_lock_is_held_by_one_process_at_a_time_under_a_barrier(tmp_path):
 def test_killed_refreshes_never_corrupt_published_versions(world, tmp_path):
     tmp, base_dir, new = world
     out = tmp_path / "suite"
-    cmd = [sys.executable, "-m", "primebench_tasks.cli", "refresh", "--panel", str(base_dir),
-           "--records", str(tmp / "full.csv"), str(tmp / "partial.jsonl"), "--suite",
-           str(tmp / "suite.json"), "--out", str(out), "--max-drop", "-1",
-           "--min-percentile", "101", "--min-gain", "-1", "--random-suites", "20"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "primebench_tasks.cli",
+        "refresh",
+        "--panel",
+        str(base_dir),
+        "--records",
+        str(tmp / "full.csv"),
+        str(tmp / "partial.jsonl"),
+        "--suite",
+        str(tmp / "suite.json"),
+        "--out",
+        str(out),
+        "--max-drop",
+        "-1",
+        "--min-percentile",
+        "101",
+        "--min-gain",
+        "-1",
+        "--random-suites",
+        "20",
+    ]
     rng = random.Random(0)
     seen: dict[str, bytes] = {}
-    for trial in range(20):
+    for _ in range(20):
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.3, 4.0))
         proc.send_signal(signal.SIGKILL)
@@ -188,7 +237,13 @@ def test_killed_refreshes_never_corrupt_published_versions(world, tmp_path):
 
 def test_replay_leaderboard_shape():
     t = replay_leaderboard(Leaderboard.load_default("openvlm"), k=5, waves=2)
-    assert list(t.columns[:6]) == ["models", "scored", "dated_only", "frozen_rho",
-                                   "subsets_mean_rho", "percentile"]
+    assert list(t.columns[:6]) == [
+        "models",
+        "scored",
+        "dated_only",
+        "frozen_rho",
+        "subsets_mean_rho",
+        "percentile",
+    ]
     assert (t["percentile"].between(0, 100)).all() and (t["gap"] >= -1e-12).all()
     assert len(t.attrs["frozen"]) == 5

@@ -70,7 +70,7 @@ def test_anchor_points_picks_one_medoid_per_correlated_block():
     sel = AnchorPointsSelector(k=2).fit(X)
     groups = {int(i) // 6 if i < 6 else 1 for i in sel.indices_}
     assert groups == {0, 1}
-    w = dict(zip((sel.indices_ >= 6).tolist(), sel.weights_))
+    w = dict(zip((sel.indices_ >= 6).tolist(), sel.weights_, strict=True))
     assert w[False] == pytest.approx(0.6) and w[True] == pytest.approx(0.4)
 
 
@@ -102,7 +102,8 @@ def test_dpp_prefers_diverse_high_quality_items():
     got = dpp_greedy_map(x, q, 3, rbf_bandwidth(x, 0, pairs=50))
     assert got[0] == 0 and 1 not in got.tolist()  # the near-duplicate adds no volume
     sel = VAWSelector(k=2, cells="dpp", alpha=0).fit(
-        np.array([[1, 1, 0, 1], [0, 0, 1, 0]], float), ItemFeatures(embedding=x))
+        np.array([[1, 1, 0, 1], [0, 0, 1, 0]], float), ItemFeatures(embedding=x)
+    )
     assert sorted(sel.indices_.tolist()) in ([0, 2], [0, 3], [1, 2], [1, 3])
 
 
@@ -138,6 +139,6 @@ def test_theta_estimate_is_the_map_even_with_large_discriminations():
     for row, t in zip(Y, th, strict=True):
         obs = np.isfinite(row)
         z = np.outer(grid, a[obs]) - b[obs]
-        ll = (row[obs] * z - np.logaddexp(0, z)).sum(axis=1) - grid ** 2 / 2
+        ll = (row[obs] * z - np.logaddexp(0, z)).sum(axis=1) - grid**2 / 2
         assert abs(t - grid[np.argmax(ll)]) < 1e-3
     assert np.all(np.abs(th) < 10)

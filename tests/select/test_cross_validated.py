@@ -21,8 +21,9 @@ from primebench_tasks.select.default import DEFAULT_SELECTOR
 
 def test_rank_correlation_by_hand():
     # ranks a: 1 2 3 4, b: 2 1 4 3 -> d^2 = 1+1+1+1 = 4 -> rho = 1 - 6*4/(4*15) = 0.6
-    assert rank_correlation(np.array([1.0, 2, 3, 4]), np.array([2.0, 1, 4, 3])) == \
-        pytest.approx(0.6)
+    assert rank_correlation(np.array([1.0, 2, 3, 4]), np.array([2.0, 1, 4, 3])) == pytest.approx(
+        0.6
+    )
     # ties get average ranks, as scipy; NaN pairs are skipped
     a = np.array([1.0, 1, 2, 3, np.nan, 5])
     b = np.array([3.0, 2, 2, 5, 1.0, 6])
@@ -70,8 +71,7 @@ def test_cv_is_deterministic_and_records_its_choice():
     np.testing.assert_array_equal(a.indices_, b.indices_)
     assert a.chosen_ == b.chosen_ and set(a.cv_rho_) == set(CANDIDATES)
     assert len(a.indices_) == 25
-    np.testing.assert_array_equal(
-        a.indices_, CANDIDATES[a.chosen_](25, 1).fit(X).indices_)
+    np.testing.assert_array_equal(a.indices_, CANDIDATES[a.chosen_](25, 1).fit(X).indices_)
 
 
 def test_guard_many_model_failure_is_reproduced_and_the_default_holds():
@@ -80,9 +80,16 @@ def test_guard_many_model_failure_is_reproduced_and_the_default_holds():
     discriminating items. vaw_dc must lose to random here (else the simulator no longer
     reproduces the failure), and the default must not fall below random − 1 SE."""
     p = simulate_leaderboard(600, n_benchmarks=3, seed=0)
-    _, splits = run_protocol(p, "heldout", [DEFAULT_SELECTOR, "vaw_dc", "random"],
-                             retentions=(), n_splits=3, seed=0, estimators=("mean",),
-                             budgets=(25, 50))
+    _, splits = run_protocol(
+        p,
+        "heldout",
+        [DEFAULT_SELECTOR, "vaw_dc", "random"],
+        retentions=(),
+        n_splits=3,
+        seed=0,
+        estimators=("mean",),
+        budgets=(25, 50),
+    )
     s = summarise(splits).set_index(["selector", "budget"])
     for budget in ("25 per category", "50 per category"):
         rnd = s.loc[("random", budget)]

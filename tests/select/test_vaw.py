@@ -15,13 +15,23 @@ from primebench_tasks.select.vaw import (
 
 
 def test_alpha_default_is_paper_value():
-    assert ALPHA == pytest.approx(0.05 * np.sqrt(14), abs=5e-4)
+    assert pytest.approx(0.05 * np.sqrt(14), abs=5e-4) == ALPHA
 
 
-@pytest.mark.parametrize("n, r, k", [(2000, 0.05, 100), (5000, 0.05, 250), (80, 0.05, 80),
-                                     (1000, 0.02, 100), (37_722, 0.05, 1_886),
-                                     (140_661, 0.05, 7_033), (90, 0.05, 90), (342, 0.05, 100),
-                                     (4_500, 0.05, 225)])
+@pytest.mark.parametrize(
+    "n, r, k",
+    [
+        (2000, 0.05, 100),
+        (5000, 0.05, 250),
+        (80, 0.05, 80),
+        (1000, 0.02, 100),
+        (37_722, 0.05, 1_886),
+        (140_661, 0.05, 7_033),
+        (90, 0.05, 90),
+        (342, 0.05, 100),
+        (4_500, 0.05, 225),
+    ],
+)
 def test_category_budget(n, r, k):
     # K_C = max(floor(r n), min(n, 100)); the large cases are Table 9's pools
     assert category_budget(n, r) == k
@@ -57,14 +67,21 @@ def test_eq4_reranks_by_one_over_sqrt_m_when_counts_differ():
     assert s[1] > s[0]  # lower variance, but its vision tilt counts more at smaller M
     sel = VAWSelector(k=1, cells="none", shares=False).fit(X, ItemFeatures(delta=delta))
     assert sel.indices_.tolist() == [1]
-    assert VAWSelector(k=1, cells="none", alpha=0).fit(X, ItemFeatures(delta=delta)
-                                                       ).indices_.tolist() == [0]
+    assert VAWSelector(k=1, cells="none", alpha=0).fit(
+        X, ItemFeatures(delta=delta)
+    ).indices_.tolist() == [0]
 
 
 def _clustered():
     # six items in three well-separated embedding clusters; variances differ inside each pair
-    X = np.array([[0, 0, .5, .5, .2, .4], [1, 1, .5, .6, .8, .6], [0, 0, .5, .5, .5, .5],
-                  [1, .9, .4, .3, .5, .5]])
+    X = np.array(
+        [
+            [0, 0, 0.5, 0.5, 0.2, 0.4],
+            [1, 1, 0.5, 0.6, 0.8, 0.6],
+            [0, 0, 0.5, 0.5, 0.5, 0.5],
+            [1, 0.9, 0.4, 0.3, 0.5, 0.5],
+        ]
+    )
     emb = np.array([[0, 0], [0.1, 0], [10, 10], [10.1, 10], [-10, 10], [-10.1, 10]])
     return X, emb
 
@@ -84,7 +101,8 @@ def test_vision_tilt_changes_the_cell_winner():
     X, emb = _clustered()
     delta = np.array([0, 2.0, 0, 0, 0, 0])  # item 1: lower variance, strong vision reliance
     sel = VAWSelector(k=3, alpha=ALPHA, cells="embedding").fit(
-        X, ItemFeatures(embedding=emb, delta=delta))
+        X, ItemFeatures(embedding=emb, delta=delta)
+    )
     assert 1 in sel.indices_.tolist() and 0 not in sel.indices_.tolist()
 
 
@@ -128,8 +146,9 @@ def test_fps_picks_the_farthest_points():
 
 def test_random_proportional():
     labels = np.array(["a"] * 30 + ["b"] * 10, dtype=object)
-    sel = RandomSelector(k=8, proportional=True).fit(np.zeros((2, 40)),
-                                                      ItemFeatures(benchmark=labels))
+    sel = RandomSelector(k=8, proportional=True).fit(
+        np.zeros((2, 40)), ItemFeatures(benchmark=labels)
+    )
     assert (labels[sel.indices_] == "a").sum() == 6
     assert sel.weights_.sum() == pytest.approx(1.0)
 
@@ -142,8 +161,9 @@ def test_discrimination_signal_by_hand():
     X = (rng.random((30, 8)) < 0.5).astype(float)
     r = item_rest_correlation(X)
     p = X.mean(axis=0)
-    np.testing.assert_allclose(discrimination_signal(X, 4),
-                               np.sign(r) * np.abs(r) ** 4 * np.sqrt(p * (1 - p)))
+    np.testing.assert_allclose(
+        discrimination_signal(X, 4), np.sign(r) * np.abs(r) ** 4 * np.sqrt(p * (1 - p))
+    )
 
 
 def test_cell_quantile_keeps_weak_items_from_winning_cells():
