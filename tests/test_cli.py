@@ -44,3 +44,46 @@ def test_internal_errors_are_not_swallowed(monkeypatch):
     monkeypatch.setattr(cli, "cmd_panel_list", broken)
     with pytest.raises(KeyError, match="an internal bug"):
         main(["panel", "list"])
+
+
+def test_benchmarks_list_takes_spaces_and_suggests_close_names(tmp_path, capsys):
+    from primebench_tasks.cli import main
+
+    out = tmp_path / "v"
+    rc = main(
+        [
+            "validate",
+            "--default",
+            "m3irt",
+            "--benchmarks",
+            "MathVista_MINI, MMMU_DEV_VAL",
+            "--selectors",
+            "random",
+            "--estimators",
+            "mean",
+            "--retentions",
+            "0.05",
+            "--splits",
+            "2",
+            "--out",
+            str(out),
+        ]
+    )
+    assert rc == 0 and (out / "summary.csv").exists()
+    rc = main(
+        [
+            "validate",
+            "--default",
+            "m3irt",
+            "--benchmarks",
+            "MathVista_MIN",
+            "--selectors",
+            "random",
+            "--splits",
+            "2",
+            "--out",
+            str(tmp_path / "w"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert rc != 0 and "did you mean 'MathVista_MINI'" in err

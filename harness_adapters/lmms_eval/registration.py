@@ -1,4 +1,4 @@
-"""Plain ``lmms-eval --tasks primebench`` after ``pip install primebench[lmms]``.
+"""Plain ``lmms-eval --tasks primebench`` after ``pip install -e '.[lmms]'`` (from the checkout).
 
 lmms-eval 0.7.3 has no entry point for tasks; its only group is ``lmms_eval.models``, whose
 callables run when ``lmms_eval.models`` is imported, before the CLI builds its TaskManager. This

@@ -123,7 +123,7 @@ def _find(name: str, pattern: re.Pattern[str], extra: Iterable[str | Path], what
     where = ", ".join(map(str, roots)) or "nowhere (lmms-eval is not installed)"
     raise InputError(
         f"upstream lmms-eval {what} {name!r} is not installed (searched {where}); "
-        "install lmms-eval (pip install 'primebench[lmms]') or pass its folder "
+        "install lmms-eval (pip install -e '.[lmms]' in the PRIMEBench checkout) or pass its folder "
         "with --upstream-path"
     )
 

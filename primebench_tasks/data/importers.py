@@ -752,10 +752,24 @@ def merge_records(
 
 
 def panel_with_benchmarks(panel: Panel, benchmarks: list[str]) -> Panel:
-    """A panel restricted to some benchmarks (its models keep their scores)."""
+    """A panel restricted to some benchmarks (its models keep their scores). Names are
+    stripped of surrounding spaces (``"A, B"``); an unknown one is an error with the closest
+    known names."""
+    import difflib
+
+    benchmarks = [b.strip() for b in benchmarks if b.strip()]
     unknown = [b for b in benchmarks if b not in panel.benchmark_names]
     if unknown:
-        raise InputError(f"benchmarks not in panel {panel.name!r}: {unknown}")
+        hints = []
+        for b in unknown:
+            close = difflib.get_close_matches(b, panel.benchmark_names, n=2, cutoff=0.5)
+            hints.append(
+                f"{b!r}" + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
+            )
+        raise InputError(
+            f"benchmarks not in panel {panel.name!r}: {', '.join(hints)}; known: "
+            f"{', '.join(panel.benchmark_names)}"
+        )
     rec = panel_records(panel)
     rec = rec[rec["benchmark"].isin(benchmarks)]
     models = panel.models[panel.models["model"].isin(set(rec["model"]))]

@@ -311,3 +311,22 @@ def test_a_server_process_that_dies_is_a_clear_error(tmp_path):
     proc.wait()
     with pytest.raises(BackendError, match="did not start; see server.log"):
         wait_until_healthy("http://127.0.0.1:9", proc, 30, "server.log")
+
+
+def test_tiny_model_failure_leaves_no_half_written_folder(tmp_path, monkeypatch):
+    """A build that fails part-way (e.g. torchvision missing when the processor is saved) leaves
+    neither the output folder nor its temporary sibling."""
+    import harness_adapters.vllm.tiny_model as tm
+    from primebench_tasks.cli import main
+
+    def half_then_fail(out, seed=0, size="tiny"):
+        out.mkdir(parents=True)
+        (out / "config.json").write_text("{}")
+        raise ImportError("torchvision is required to save the image processor")
+
+    monkeypatch.setattr(tm, "build_tiny_qwen2vl", half_then_fail)
+    out = tmp_path / "tiny"
+    with pytest.raises(ImportError, match="torchvision"):
+        main(["tiny-model", str(out), "--adapters", "1"])
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
