@@ -77,7 +77,12 @@ def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
                 "row key that could be checked here",
             }
         )
-    manifest = build_multi_source_suite("primebench", sources, annotations=notes)
+    manifest = build_multi_source_suite(
+        "primebench",
+        sources,
+        annotations=notes,
+        calibrate=lambda panel, params: calibration_entry(panel, params, seed=params.seed),
+    )
     return manifest, {s.benchmark: s.panel for s in sources}
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.evaluate.metrics import nanmean_rows
+from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.select.irt import binarize, estimate_theta, fit_2pl_cached
 
 RIDGE_ALPHA = 10.0

@@ -19,9 +19,9 @@ import pandas as pd
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.estimators import make_estimator
-from primebench_tasks.evaluate.metrics import kendall, nanmean_rows, spearman, top_k_overlap
 from primebench_tasks.evaluate.splits import chronological_split, random_splits
 from primebench_tasks.evaluate.variants import CEILING_BAR, bootstrap_suite_scores, ceiling_of
+from primebench_tasks.metrics import kendall, nanmean_rows, spearman, top_k_overlap
 from primebench_tasks.pipeline.stage0_clean import stage0_clean
 from primebench_tasks.pipeline.stage1_representatives import stage1_representatives
 from primebench_tasks.pipeline.stage2_prune import PoolData, pool_data, resolve_cell_space

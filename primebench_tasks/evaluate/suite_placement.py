@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.metrics import nanmean_rows
 from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR, place_models
+from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.pipeline.manifest import manifest_items
 
 SCHEMA = "primebench.placement/1"

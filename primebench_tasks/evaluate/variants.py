@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from primebench_tasks.evaluate.metrics import nanmean_rows, spearman
+from primebench_tasks.metrics import nanmean_rows, spearman
 
 CEILING_BAR = 0.90
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.evaluate.metrics import nanmean_rows
+from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.select.base import item_variance
 
 FAMILY_MAX = 0.5

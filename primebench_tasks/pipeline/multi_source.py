@@ -24,7 +24,7 @@ entries before the manifest's version hash is taken.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,11 +64,15 @@ def build_multi_source_suite(
     params: PipelineParams | None = None,
     annotations: Mapping[str, Mapping[str, Any]] | None = None,
     min_shared_models: int = MIN_SHARED_MODELS,
+    calibrate: Callable[[Panel, PipelineParams], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The suite manifest (schema ``primebench.suite/1``) of ``sources``.
 
     ``params.until`` must be ``stage2`` or ``stage3`` (Stage 3 keeps every category, see the
-    module docstring). Benchmark names must be unique across sources."""
+    module docstring). Benchmark names must be unique across sources. ``calibrate(panel,
+    params)`` returns a benchmark's ``placement_calibration`` entry (the placement layer's
+    :func:`~primebench_tasks.evaluate.calibration.calibration_entry`, passed in by the caller
+    so that the pipeline never imports the evaluation layer); None leaves it out."""
     from primebench_tasks.data.importers import panel_with_benchmarks
 
     p = params or PipelineParams()
@@ -117,7 +121,8 @@ def build_multi_source_suite(
         entry: dict[str, Any] = {}
         for s in srcs:
             sub = panel_with_benchmarks(s.panel, [s.benchmark])
-            res = run_pipeline(sub, PipelineParams(**{**p.__dict__, "until": "stage2"}))
+            stage2_params = PipelineParams(**{**p.__dict__, "until": "stage2"})
+            res = run_pipeline(sub, stage2_params)
             pos = res.selected[cat][s.benchmark]
             ids = sub.item_ids(s.benchmark)[np.sort(np.asarray(pos, dtype=np.int64))]
             row = s.panel.benchmarks.set_index("benchmark").loc[s.benchmark]
@@ -128,11 +133,11 @@ def build_multi_source_suite(
                 )
                 if ok
             ]
-            from primebench_tasks.evaluate.calibration import calibration_entry
-
             entry[s.benchmark] = {
-                "placement_calibration": calibration_entry(
-                    sub, PipelineParams(**{**p.__dict__, "until": "stage2"}), seed=p.seed
+                **(
+                    {"placement_calibration": calibrate(sub, stage2_params)}
+                    if calibrate is not None
+                    else {}
                 ),
                 "item_ids": [str(i) for i in ids],
                 "lmms_eval_task": row["lmms_eval_task"],

@@ -12,7 +12,7 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.evaluate.metrics import spearman
+from primebench_tasks.metrics import spearman
 from primebench_tasks.pipeline.manifest import build_manifest
 from primebench_tasks.pipeline.stage0_clean import MIN_BLIND_MODELS, TAU, Stage0Result, stage0_clean
 from primebench_tasks.pipeline.stage1_representatives import (

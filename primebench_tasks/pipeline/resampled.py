@@ -11,7 +11,7 @@ from scipy import stats
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.embed.projection import random_projection
-from primebench_tasks.evaluate.metrics import nanmean_rows, spearman
+from primebench_tasks.metrics import nanmean_rows, spearman
 from primebench_tasks.select.base import ItemFeatures
 from primebench_tasks.select.fps import FPSSelector
 

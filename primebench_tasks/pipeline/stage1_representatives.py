@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.metrics import nanmean_rows, spearman, spearman_many, zscore
+from primebench_tasks.metrics import nanmean_rows, spearman, spearman_many, zscore
 from primebench_tasks.select.base import item_variance
 
 TARGET_RHO = 0.95

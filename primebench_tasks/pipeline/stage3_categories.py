@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.evaluate.metrics import spearman, spearman_many
+from primebench_tasks.metrics import spearman, spearman_many
 
 K = 5
 MAX_SUBSETS = 2_000_000

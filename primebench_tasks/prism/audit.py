@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from primebench_tasks.evaluate.metrics import spearman
+from primebench_tasks.metrics import spearman
 
 S = 200
 ADMISSION_RHO = 0.95

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.evaluate.metrics import spearman
+from primebench_tasks.metrics import spearman
 
 AXES = ("q", "if", "h", "mq", "sc", "c", "vis")
 AGGREGATORS = ("harmonic", "arithmetic", "geometric", "min")

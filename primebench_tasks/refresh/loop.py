@@ -17,7 +17,7 @@ import pandas as pd
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.evaluate.metrics import spearman
+from primebench_tasks.metrics import spearman
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest, write_manifest
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline, selection_scores
 from primebench_tasks.pipeline.stage0_clean import Stage0Result, stage0_clean

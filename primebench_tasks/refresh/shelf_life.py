@@ -16,7 +16,7 @@ import pandas as pd
 from primebench_tasks.data.leaderboard import Leaderboard
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import NotFoundError
-from primebench_tasks.evaluate.metrics import spearman, spearman_many
+from primebench_tasks.metrics import spearman, spearman_many
 from primebench_tasks.pipeline.primebench import cleaned_reference, selection_scores
 from primebench_tasks.pipeline.stage0_clean import Stage0Result
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from primebench_tasks.errors import ConfigError
+from primebench_tasks.metrics import nanmean_rows, spearman
 from primebench_tasks.select.base import ItemFeatures, Selector
 from primebench_tasks.select.random import RandomSelector
 from primebench_tasks.select.vaw import VAWSelector
@@ -46,27 +47,6 @@ CANDIDATES: Mapping[str, CandidateFactory] = {
 N_REPEATS = 6
 MIN_HALF = 20
 """Fewer build models than 2·MIN_HALF: no cross-validation, the preferred candidate is used."""
-
-
-def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman ρ of two (M,) vectors over the entries where both are finite (average ranks for
-    ties); NaN when fewer than 3 remain or either side is constant."""
-    from scipy.stats import rankdata
-
-    ok = np.isfinite(a) & np.isfinite(b)
-    if ok.sum() < 3:
-        return float("nan")
-    ra, rb = rankdata(a[ok]), rankdata(b[ok])
-    ra -= ra.mean()
-    rb -= rb.mean()
-    den = np.sqrt((ra @ ra) * (rb @ rb))
-    return float(ra @ rb / den) if den > 0 else float("nan")
-
-
-def _row_means(X: np.ndarray) -> np.ndarray:
-    v = np.isfinite(X)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(v, X, 0.0).sum(axis=1) / v.sum(axis=1)
 
 
 class CrossValidatedSelector(Selector):
@@ -121,10 +101,10 @@ class CrossValidatedSelector(Selector):
         for r in range(self.n_repeats):
             perm = rng.permutation(M)
             fit_rows, test_rows = np.sort(perm[: M // 2]), np.sort(perm[M // 2 :])
-            full = _row_means(X[test_rows])
+            full = nanmean_rows(X[test_rows])
             for j, c in enumerate(self.candidates):
                 sel = CANDIDATES[c](self.k, self.random_state + r).fit(X[fit_rows], items)
-                rho[r, j] = rank_correlation(_row_means(X[test_rows][:, sel.indices_]), full)
+                rho[r, j] = spearman(nanmean_rows(X[test_rows][:, sel.indices_]), full)
         return rho
 
     def _choose(self, rho: np.ndarray) -> str:

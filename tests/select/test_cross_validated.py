@@ -4,7 +4,6 @@ panels keep the preferred selector exactly."""
 
 import numpy as np
 import pytest
-from scipy.stats import spearmanr
 
 from primebench_tasks.data.simulate import simulate_leaderboard
 from primebench_tasks.errors import ConfigError
@@ -14,22 +13,8 @@ from primebench_tasks.select.cross_validated import (
     CANDIDATES,
     MIN_HALF,
     CrossValidatedSelector,
-    rank_correlation,
 )
 from primebench_tasks.select.default import DEFAULT_SELECTOR
-
-
-def test_rank_correlation_by_hand():
-    # ranks a: 1 2 3 4, b: 2 1 4 3 -> d^2 = 1+1+1+1 = 4 -> rho = 1 - 6*4/(4*15) = 0.6
-    assert rank_correlation(np.array([1.0, 2, 3, 4]), np.array([2.0, 1, 4, 3])) == pytest.approx(
-        0.6
-    )
-    # ties get average ranks, as scipy; NaN pairs are skipped
-    a = np.array([1.0, 1, 2, 3, np.nan, 5])
-    b = np.array([3.0, 2, 2, 5, 1.0, 6])
-    ok = np.isfinite(a)
-    assert rank_correlation(a, b) == pytest.approx(spearmanr(a[ok], b[ok]).statistic)
-    assert np.isnan(rank_correlation(np.array([1.0, 1, 1]), np.array([1.0, 2, 3])))
 
 
 def test_choose_switches_only_beyond_one_paired_standard_error():

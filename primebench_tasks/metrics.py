@@ -1,4 +1,5 @@
-"""Rank-fidelity metrics, vectorised where the pipeline evaluates many candidates at once."""
+"""Rank-fidelity metrics and NaN-aware reductions: the bottom layer that the pipeline, the
+selectors, the estimators and the protocols all use (it imports no other part of the package)."""
 
 from __future__ import annotations
 
