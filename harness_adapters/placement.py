@@ -196,7 +196,7 @@ def placement_figure(doc: dict[str, Any], panels: dict[str, Panel], path: Path) 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from primebench_tasks.evaluate.metrics import nanmean_rows
+    from primebench_tasks.metrics import nanmean_rows
 
     benches = list(next(iter(doc["models"].values()))["benchmarks"])
     fig, axes = plt.subplots(1, len(benches), figsize=(3.2 * len(benches), 3.4), squeeze=False)
