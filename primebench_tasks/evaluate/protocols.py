@@ -93,31 +93,53 @@ def score_split(
         Xb, Xh = X[build], X[held]
         full_h = nanmean_rows(Xh)
         ctx = SelectorContext(thresholds=_thresholds(pool, Xb))
+        # budgets that give the same K (retentions below the floor) select and score the same
+        # items: computed once per (selector, K) and reported under each budget
+        done: dict[tuple[str, int], list[dict]] = {}
         for r, items in arms:
             k = category_budget(X.shape[1], r, floor) if r is not None else min(items, X.shape[1])
+            label = {"retention": np.nan if r is None else r, "budget": budget_label(r, items)}
             for name in selectors:
-                sel = SELECTORS[name](k, seed, ctx).fit(Xb, pool.data.features)
-                ests = list(estimators) + (["weighted"] if name in WEIGHTED else [])
-                for est_name in ests:
-                    est = make_estimator(est_name, ctx.thresholds).fit(
-                        Xb, sel.indices_, sel.weights_
+                if (name, k) not in done:
+                    done[(name, k)] = _score_selection(
+                        name, k, seed, ctx, pool, Xb, Xh, full_h, estimators
                     )
-                    pred = est.predict(Xh[:, sel.indices_])
-                    rows.append(
-                        {
-                            "category": pool.data.category,
-                            "selector": name,
-                            "estimator": est_name,
-                            "retention": np.nan if r is None else r,
-                            "budget": budget_label(r, items),
-                            "k": int(len(sel.indices_)),
-                            "rho": spearman(pred, full_h),
-                            "kendall": kendall(pred, full_h),
-                            "top5": top_k_overlap(pred, full_h, 5),
-                            "mae": float(np.nanmean(np.abs(pred - full_h))),
-                        }
-                    )
+                rows.extend({**row, **label} for row in done[(name, k)])
     return rows
+
+
+def _score_selection(
+    name: str,
+    k: int,
+    seed: int,
+    ctx: SelectorContext,
+    pool: Pool,
+    Xb: np.ndarray,
+    Xh: np.ndarray,
+    full_h: np.ndarray,
+    estimators: Sequence[str],
+) -> list[dict]:
+    """One selector at budget k on one pool: a row per estimator (without the budget label)."""
+    sel = SELECTORS[name](k, seed, ctx).fit(Xb, pool.data.features)
+    out = []
+    for est_name in list(estimators) + (["weighted"] if name in WEIGHTED else []):
+        est = make_estimator(est_name, ctx.thresholds).fit(Xb, sel.indices_, sel.weights_)
+        pred = est.predict(Xh[:, sel.indices_])
+        out.append(
+            {
+                "category": pool.data.category,
+                "selector": name,
+                "estimator": est_name,
+                "retention": None,  # set per budget by the caller (keeps the column order)
+                "budget": None,
+                "k": int(len(sel.indices_)),
+                "rho": spearman(pred, full_h),
+                "kendall": kendall(pred, full_h),
+                "top5": top_k_overlap(pred, full_h, 5),
+                "mae": float(np.nanmean(np.abs(pred - full_h))),
+            }
+        )
+    return out
 
 
 def _split_means(cat_rows: pd.DataFrame) -> pd.DataFrame:

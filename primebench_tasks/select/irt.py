@@ -149,28 +149,30 @@ def estimate_theta(
 
     a, b = model.a[seen], model.b[seen]
     obs = np.isfinite(Y_seen)
-    y = np.where(obs, Y_seen, 0.0)
-    bound = np.where(obs, np.abs(a), 0.0).sum(axis=1) + 1.0
+    w = obs.astype(np.float64)
+    aw = w * a  # (M', k): a where observed, 0 where missing
+    a2w = aw * a
+    ya = (np.where(obs, Y_seen, 0.0) * aw).sum(axis=1)  # Σ a·y over the observed items
+    bound = aw.__abs__().sum(axis=1) + 1.0
     lo, hi = -bound, bound.copy()
     th = np.zeros(len(Y_seen))
-
-    def score(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        p = expit(np.outer(t, a) - b)
-        g = np.where(obs, (y - p) * a, 0.0).sum(axis=1) - t
-        h = -np.where(obs, p * (1 - p) * a * a, 0.0).sum(axis=1) - 1.0
-        return g, h
-
+    # only the rows that have not converged are evaluated (most converge in a few Newton steps;
+    # the bracketed ones take bisection steps)
+    active = np.arange(len(Y_seen))
     for _ in range(n_iter):
-        g, h = score(th)
-        lo = np.where(g > 0, th, lo)  # the root is above θ
-        hi = np.where(g < 0, th, hi)  # the root is below θ
-        new = th - g / h
-        outside = ~((new > lo) & (new < hi))
-        new = np.where(outside, 0.5 * (lo + hi), new)
-        done = np.abs(new - th) < tol
-        th = new
-        if done.all():
+        if len(active) == 0:
             break
+        t = th[active]
+        p = expit(np.outer(t, a) - b)
+        g = ya[active] - (p * aw[active]).sum(axis=1) - t
+        h = -(p * (1 - p) * a2w[active]).sum(axis=1) - 1.0
+        lo_a = np.where(g > 0, t, lo[active])  # the root is above θ
+        hi_a = np.where(g < 0, t, hi[active])  # the root is below θ
+        new = t - g / h
+        outside = ~((new > lo_a) & (new < hi_a))
+        new = np.where(outside, 0.5 * (lo_a + hi_a), new)
+        lo[active], hi[active], th[active] = lo_a, hi_a, new
+        active = active[np.abs(new - t) >= tol]
     return th
 
 
