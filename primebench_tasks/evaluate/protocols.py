@@ -86,7 +86,7 @@ def score_split(
     overlap, MAE and ``k`` (items kept) on the held-out models. Budgets: each retention r
     (K = max(⌊r·n⌋, min(n, floor)) per category pool) and each item count in ``budgets`` (K =
     min(count, n), no floor)."""
-    rows = []
+    rows: list[dict] = []
     arms = [(float(r), None) for r in retentions] + [(None, int(b)) for b in budgets]
     for pool in pools:
         X = pool.data.X
