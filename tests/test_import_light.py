@@ -10,3 +10,16 @@ def test_import_does_not_pull_heavy_packages():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_public_api_is_complete_and_lazy():
+    code = (
+        "import sys, primebench_tasks as p;"
+        "assert 'pandas' not in sys.modules and 'numpy' not in sys.modules, 'import is heavy';"
+        "missing = [n for n in p.__all__ if getattr(p, n, None) is None];"
+        "assert not missing, missing;"
+        "assert p.DEFAULT_SELECTOR in p.SELECTORS;"
+        "print('ok')"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr

@@ -29,7 +29,7 @@ def standardised_items(X: np.ndarray) -> np.ndarray:
 class AnchorPointsSelector(Selector):
     """``k`` medoid items of the item-correlation space; ``weights_`` = cluster sizes."""
 
-    def __init__(self, k: int, random_state: int = 0, max_items: int = MAX_ITEMS) -> None:
+    def __init__(self, k: int, *, random_state: int = 0, max_items: int = MAX_ITEMS) -> None:
         self.k = k
         self.random_state = random_state
         self.max_items = max_items

@@ -12,6 +12,7 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from primebench_tasks.errors import ConfigError
 
@@ -30,8 +31,12 @@ class ItemFeatures:
     delta: np.ndarray | None = None
 
 
-class Selector:
-    """Base class: stores parameters, checks inputs, exposes ``indices_`` and ``weights_``."""
+class Selector(BaseEstimator):
+    """Base class: stores parameters, checks inputs, exposes ``indices_`` and ``weights_``.
+
+    A scikit-learn estimator: ``get_params`` / ``set_params`` / ``sklearn.base.clone`` read the
+    ``__init__`` parameters (``k`` positional, the rest keyword-only) from the attributes of the
+    same name."""
 
     k: int
     random_state: int

@@ -36,11 +36,11 @@ CandidateFactory = Callable[[int, int], Selector]
 
 CANDIDATES: Mapping[str, CandidateFactory] = {
     "vaw_dc": lambda k, rs: VAWSelector(
-        k, rs, signal="discrimination", cells="responses", cell_quantile=0.5
+        k, random_state=rs, signal="discrimination", cells="responses", cell_quantile=0.5
     ),
-    "vaw_response_cells": lambda k, rs: VAWSelector(k, rs, cells="responses"),
-    "vaw_shares_only": lambda k, rs: VAWSelector(k, rs, cells="none"),
-    "random": lambda k, rs: RandomSelector(k, rs),
+    "vaw_response_cells": lambda k, rs: VAWSelector(k, random_state=rs, cells="responses"),
+    "vaw_shares_only": lambda k, rs: VAWSelector(k, random_state=rs, cells="none"),
+    "random": lambda k, rs: RandomSelector(k, random_state=rs),
 }
 """The candidates, preferred first (the same arms as in :mod:`primebench_tasks.select.registry`)."""
 
@@ -66,6 +66,7 @@ class CrossValidatedSelector(Selector):
     def __init__(
         self,
         k: int,
+        *,
         random_state: int = 0,
         candidates: tuple[str, ...] = tuple(CANDIDATES),
         n_repeats: int = N_REPEATS,

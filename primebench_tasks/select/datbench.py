@@ -37,7 +37,7 @@ def item_rest_correlation(X: np.ndarray) -> np.ndarray:
 class DatBenchSelector(Selector):
     """Top-``k`` items by item-rest correlation; exact ties in seeded random order."""
 
-    def __init__(self, k: int, random_state: int = 0) -> None:
+    def __init__(self, k: int, *, random_state: int = 0) -> None:
         self.k = k
         self.random_state = random_state
 

@@ -39,7 +39,7 @@ def disagreement(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class DISCOSelector(Selector):
     """Top-``k`` items by correctness-derived predictive diversity (see module docstring)."""
 
-    def __init__(self, k: int, random_state: int = 0) -> None:
+    def __init__(self, k: int, *, random_state: int = 0) -> None:
         self.k = k
         self.random_state = random_state
 

@@ -34,7 +34,7 @@ class FPSSelector(Selector):
     embedding are never selected. ``start="index0"`` starts at the first item instead, as
     LMMs-Eval Lite's k-center greedy does (:class:`KCenterSelector`)."""
 
-    def __init__(self, k: int, random_state: int = 0, start: str = "random") -> None:
+    def __init__(self, k: int, *, random_state: int = 0, start: str = "random") -> None:
         self.k = k
         self.random_state = random_state
         self.start = start
@@ -62,5 +62,5 @@ class FPSSelector(Selector):
 class KCenterSelector(FPSSelector):
     """k-center greedy of LMMs-Eval Lite: FPS from a deterministic first point (index 0)."""
 
-    def __init__(self, k: int, random_state: int = 0) -> None:
+    def __init__(self, k: int, *, random_state: int = 0) -> None:
         super().__init__(k=k, random_state=random_state, start="index0")

@@ -183,7 +183,9 @@ class IRTSelector(Selector):
     per-item binarisation thresholds may be passed as ``thresholds`` (see
     :func:`paper_thresholds`)."""
 
-    def __init__(self, k: int, random_state: int = 0, thresholds: np.ndarray | None = None) -> None:
+    def __init__(
+        self, k: int, *, random_state: int = 0, thresholds: np.ndarray | None = None
+    ) -> None:
         self.k = k
         self.random_state = random_state
         self.thresholds = thresholds

@@ -12,7 +12,7 @@ class RandomSelector(Selector):
     ``items.benchmark`` given, each benchmark gets a share proportional to its size (largest
     remainder), as ResampledBench's random baseline samples in proportion to dataset sizes."""
 
-    def __init__(self, k: int, random_state: int = 0, proportional: bool = False) -> None:
+    def __init__(self, k: int, *, random_state: int = 0, proportional: bool = False) -> None:
         self.k = k
         self.random_state = random_state
         self.proportional = proportional

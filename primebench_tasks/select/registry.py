@@ -31,24 +31,24 @@ Factory = Callable[[int, int, SelectorContext], Selector]
 
 SELECTORS: dict[str, Factory] = {
     "vaw_dc": lambda k, rs, c: VAWSelector(
-        k, rs, signal="discrimination", cells="responses", cell_quantile=0.5
+        k, random_state=rs, signal="discrimination", cells="responses", cell_quantile=0.5
     ),
-    "cross_validated": lambda k, rs, c: CrossValidatedSelector(k, rs),
-    "random": lambda k, rs, c: RandomSelector(k, rs),
-    "variance": lambda k, rs, c: VarianceSelector(k, rs, ties="seeded"),
-    "variance_index": lambda k, rs, c: VarianceSelector(k, rs, ties="index"),
-    "vaw": lambda k, rs, c: VAWSelector(k, rs, cells="embedding"),
-    "vaw_random_cells": lambda k, rs, c: VAWSelector(k, rs, cells="random"),
-    "vaw_shares_only": lambda k, rs, c: VAWSelector(k, rs, cells="none"),
-    "vaw_alpha0": lambda k, rs, c: VAWSelector(k, rs, alpha=0.0, cells="embedding"),
-    "vaw_dpp": lambda k, rs, c: VAWSelector(k, rs, cells="dpp"),
-    "vaw_response_cells": lambda k, rs, c: VAWSelector(k, rs, cells="responses"),
-    "irt": lambda k, rs, c: IRTSelector(k, rs, thresholds=c.thresholds),
-    "anchor_points": lambda k, rs, c: AnchorPointsSelector(k, rs),
-    "disco": lambda k, rs, c: DISCOSelector(k, rs),
-    "datbench": lambda k, rs, c: DatBenchSelector(k, rs),
-    "fps": lambda k, rs, c: FPSSelector(k, rs),
-    "kcenter": lambda k, rs, c: KCenterSelector(k, rs),
+    "cross_validated": lambda k, rs, c: CrossValidatedSelector(k, random_state=rs),
+    "random": lambda k, rs, c: RandomSelector(k, random_state=rs),
+    "variance": lambda k, rs, c: VarianceSelector(k, random_state=rs, ties="seeded"),
+    "variance_index": lambda k, rs, c: VarianceSelector(k, random_state=rs, ties="index"),
+    "vaw": lambda k, rs, c: VAWSelector(k, random_state=rs, cells="embedding"),
+    "vaw_random_cells": lambda k, rs, c: VAWSelector(k, random_state=rs, cells="random"),
+    "vaw_shares_only": lambda k, rs, c: VAWSelector(k, random_state=rs, cells="none"),
+    "vaw_alpha0": lambda k, rs, c: VAWSelector(k, random_state=rs, alpha=0.0, cells="embedding"),
+    "vaw_dpp": lambda k, rs, c: VAWSelector(k, random_state=rs, cells="dpp"),
+    "vaw_response_cells": lambda k, rs, c: VAWSelector(k, random_state=rs, cells="responses"),
+    "irt": lambda k, rs, c: IRTSelector(k, random_state=rs, thresholds=c.thresholds),
+    "anchor_points": lambda k, rs, c: AnchorPointsSelector(k, random_state=rs),
+    "disco": lambda k, rs, c: DISCOSelector(k, random_state=rs),
+    "datbench": lambda k, rs, c: DatBenchSelector(k, random_state=rs),
+    "fps": lambda k, rs, c: FPSSelector(k, random_state=rs),
+    "kcenter": lambda k, rs, c: KCenterSelector(k, random_state=rs),
 }
 
 NEEDS_EMBEDDINGS = frozenset({"vaw", "vaw_random_cells", "vaw_alpha0", "vaw_dpp", "fps", "kcenter"})

@@ -23,7 +23,7 @@ class VarianceSelector(Selector):
     score divided by √M_i (§4.3).
     """
 
-    def __init__(self, k: int, random_state: int = 0, ties: str = "seeded") -> None:
+    def __init__(self, k: int, *, random_state: int = 0, ties: str = "seeded") -> None:
         self.k = k
         self.random_state = random_state
         self.ties = ties

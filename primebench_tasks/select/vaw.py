@@ -241,6 +241,7 @@ class VAWSelector(Selector):
     def __init__(
         self,
         k: int,
+        *,
         random_state: int = 0,
         alpha: float = ALPHA,
         cells: str = "embedding",

@@ -142,3 +142,23 @@ def test_theta_estimate_is_the_map_even_with_large_discriminations():
         ll = (row[obs] * z - np.logaddexp(0, z)).sum(axis=1) - grid**2 / 2
         assert abs(t - grid[np.argmax(ll)]) < 1e-3
     assert np.all(np.abs(th) < 10)
+
+
+def test_selectors_are_scikit_learn_estimators():
+    """get_params / set_params / clone on every registered selector; parameters after k are
+    keyword-only."""
+    from sklearn.base import clone
+
+    from primebench_tasks.select.registry import SELECTORS, SelectorContext
+    from primebench_tasks.select.vaw import VAWSelector
+
+    for name, make in SELECTORS.items():
+        sel = make(7, 3, SelectorContext())
+        params = sel.get_params()
+        assert params["k"] == 7 and params["random_state"] == 3, name
+        twin = clone(sel)
+        assert twin.get_params().keys() == params.keys() and twin is not sel
+    v = VAWSelector(5, random_state=1, cells="none").set_params(k=9, cells="random")
+    assert (v.k, v.cells, v.random_state) == (9, "random", 1)
+    with pytest.raises(TypeError):
+        VAWSelector(5, 1)  # random_state is keyword-only
