@@ -28,7 +28,9 @@ import numpy as np
 
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.metrics import nanmean_rows, spearman
+from primebench_tasks.select.anchor_points import AnchorPointsSelector
 from primebench_tasks.select.base import ItemFeatures, Selector
+from primebench_tasks.select.datbench import DatBenchSelector
 from primebench_tasks.select.random import RandomSelector
 from primebench_tasks.select.vaw import VAWSelector
 
@@ -41,8 +43,13 @@ CANDIDATES: Mapping[str, CandidateFactory] = {
     "vaw_response_cells": lambda k, rs: VAWSelector(k, random_state=rs, cells="responses"),
     "vaw_shares_only": lambda k, rs: VAWSelector(k, random_state=rs, cells="none"),
     "random": lambda k, rs: RandomSelector(k, random_state=rs),
+    "datbench": lambda k, rs: DatBenchSelector(k, random_state=rs),
+    "anchor_points": lambda k, rs: AnchorPointsSelector(k, random_state=rs),
 }
 """The candidates, preferred first (the same arms as in :mod:`primebench_tasks.select.registry`)."""
+
+DEFAULT_CANDIDATES = ("vaw_dc", "vaw_response_cells", "vaw_shares_only", "random")
+"""The candidates the default rule compares, preferred first."""
 
 N_REPEATS = 6
 MIN_HALF = 20
@@ -68,13 +75,15 @@ class CrossValidatedSelector(Selector):
         k: int,
         *,
         random_state: int = 0,
-        candidates: tuple[str, ...] = tuple(CANDIDATES),
+        candidates: tuple[str, ...] = DEFAULT_CANDIDATES,
         n_repeats: int = N_REPEATS,
+        min_half: int = MIN_HALF,
     ) -> None:
         self.k = k
         self.random_state = random_state
         self.candidates = candidates
         self.n_repeats = n_repeats
+        self.min_half = min_half
 
     def fit(self, X: np.ndarray, items: ItemFeatures | None = None) -> CrossValidatedSelector:
         X = self._check(X)
@@ -84,7 +93,7 @@ class CrossValidatedSelector(Selector):
         M, n = X.shape
         self.cv_rho_: dict[str, float] = {}
         chosen = self.candidates[0]
-        if M >= 2 * MIN_HALF and self.k < n and len(self.candidates) > 1:
+        if M >= 2 * self.min_half and self.k < n and len(self.candidates) > 1:
             rho = self._inner_rho(X, items)
             self.cv_rho_ = {c: float(np.nanmean(rho[:, j])) for j, c in enumerate(self.candidates)}
             chosen = self._choose(rho)

@@ -4,39 +4,21 @@ initialised CLIP and SigLIP models built and saved here; nothing is downloaded."
 import json
 import os
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from primebench_tasks.embed.projection import random_projection, vision_dependence
+from primebench_tasks.embed.projection import vision_dependence
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-def test_vision_dependence_by_hand():
-    t = np.array([[1.0, 0.0], [1.0, 0.0], [np.nan, np.nan]])
-    v = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
-    d = vision_dependence(t, v)
-    assert d[0] == pytest.approx(0.0)
-    assert d[1] == pytest.approx(1 - 1 / np.sqrt(2))
-    assert d[2] == 0.0  # no text/vl pair: δ = 0 (App. D.1)
-
-
-def test_projection_is_fixed_and_seeded():
-    x = np.random.default_rng(0).normal(size=(5, 300)).astype(np.float32)
-    a, b = random_projection(x), random_projection(x)
-    assert a.shape == (5, 64) and np.array_equal(a, b)
-    assert not np.array_equal(a, random_projection(x, seed=1))
-    # distances are roughly preserved (Johnson-Lindenstrauss)
-    d0 = np.linalg.norm(x[0] - x[1])
-    assert 0.6 < np.linalg.norm(a[0] - a[1]) / d0 < 1.4
-
-
+# every test below needs the embed extra (torch, transformers): the torch-free ones are in
+# tests/embed/test_projection_and_import.py, which this skip does not hide
 torch = pytest.importorskip("torch", reason="the embed extra is not installed")
-pytestmark_heavy = pytest.mark.heavy
+pytestmark = pytest.mark.heavy
 
 
 def _tokenizer():
@@ -218,39 +200,6 @@ def test_resume_after_interruption(tmp_path, tiny_models):
     enc.encode_text = real
     _, rep = embed_panel(Panel.load(root), root, enc, "text", batch=50)
     assert rep.n_cached == 100 and rep.n_encoded == 204
-
-
-def test_import_precomputed_vectors(tmp_path):
-    from primebench_tasks.cli import main
-    from primebench_tasks.data.panel import Panel
-    from primebench_tasks.errors import InputError
-
-    root = _mathvision_copy(tmp_path)
-    p = Panel.load(root)
-    ids = p.items[["benchmark", "item_id"]]
-    np.save(tmp_path / "v.npy", np.random.default_rng(0).normal(size=(len(ids), 8)))
-    ids.to_csv(tmp_path / "v.ids.csv", index=False)
-    assert (
-        main(
-            [
-                "embed",
-                "--panel",
-                str(root),
-                "--encoder",
-                f"file:{tmp_path / 'v.npy'}",
-                "--space",
-                "text",
-            ]
-        )
-        == 0
-    )
-    assert Panel.load(root).embeddings("MATH-Vision_MINI", "text")[1].all()
-    from primebench_tasks.embed.cache import import_vectors
-
-    with pytest.raises(InputError, match="ids file"):
-        np.save(tmp_path / "w.npy", np.zeros((2, 2)))
-        import_vectors(tmp_path / "w.npy")
-    assert Path(tmp_path / "v.npy").exists()
 
 
 @pytest.fixture(scope="session")

