@@ -27,6 +27,7 @@ from harness_adapters.vllm.requests import ItemInputError, Messages, user_turn
 from primebench_tasks.data.io import atomic_write_text, canonical_json, read_image_bytes
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.prism.judging import JudgeRequest
+from primebench_tasks.progress import progress_bar
 
 
 def judge_messages(req: JudgeRequest) -> Messages:
@@ -102,6 +103,7 @@ class BackendJudge:
                 pending.append(n)
         last: dict[int, str] = {}
         done, total = 0, len(pending)
+        bar = progress_bar(total, f"judge {self.id}", unit="call")
         for attempt in range(self.retries + 1):
             if not pending:
                 break
@@ -150,9 +152,11 @@ class BackendJudge:
                             ),
                         )
                     done += len(part)
-                    if self.progress is not None:
-                        self.progress(f"{self.id}: {done}/{total} judge call(s)")
+                    bar.update(len(part))
             pending = still
+        bar.close()
+        if total and self.progress is not None:
+            self.progress(f"{self.id}: {done}/{total} judge call(s)")
         self.failures.extend(last[n] for n in pending)
         return out
 

@@ -18,6 +18,7 @@ from harness_adapters.lmms_eval.task_functions import exact_answer_score
 from harness_adapters.suite_docs import SuiteDoc
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.requests import ItemInputError, Messages, chat_messages
+from primebench_tasks.progress import progress_bar
 
 
 class Backend(Protocol):
@@ -87,6 +88,7 @@ def run_variants(
             else f"{name}: {len(pending[a])} of {len(docs)} items to run"
         )
     todo = [d for d in docs if any((d.benchmark, d.item_id) in pending[a] for a in adapters)]
+    bar = progress_bar(sum(len(pending[a]) for a in adapters), "run", unit="answer")
     for start in range(0, len(todo), batch_size):
         batch = todo[start : start + batch_size]
         built: list[tuple[SuiteDoc, Messages | None, str | None]] = []
@@ -128,10 +130,14 @@ def run_variants(
             n_ok = sum(r["status"] == "ok" for r in rows)
             summary.scored[name] += n_ok
             summary.failed[name] += len(rows) - n_ok
-            say(
-                f"{name}: {summary.skipped[name] + summary.scored[name]}/{len(docs)} done"
-                + (f", {summary.failed[name]} failed" if summary.failed[name] else "")
-            )
+            bar.update(len(rows))
+    bar.close()
+    for adapter in adapters:
+        name = names[adapter]
+        say(
+            f"{name}: {summary.skipped[name] + summary.scored[name]}/{len(docs)} done"
+            + (f", {summary.failed[name]} failed" if summary.failed[name] else "")
+        )
     return summary
 
 

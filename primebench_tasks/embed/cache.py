@@ -26,6 +26,7 @@ from primebench_tasks.data.io import atomic_write, read_image_bytes
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.embed.encoders import Encoder
 from primebench_tasks.errors import ConfigError, InputError
+from primebench_tasks.progress import progress_bar
 
 SPACES = ("text", "vl")
 
@@ -157,6 +158,7 @@ def embed_panel(
     start = time.perf_counter()
     chunk_no = len(list(cdir.glob("chunk-*.npz")))
     dim = next(iter(cache.values()))[1].shape[0] if cache else None
+    bar = progress_bar(len(todo), f"embed {space} ({encoder.id})", unit="item")
     for s in range(0, len(todo), batch):
         rows = todo[s : s + batch]
         texts = [item_text(items["question"].iloc[r], items["options"].iloc[r]) for r in rows]
@@ -212,9 +214,11 @@ def embed_panel(
                 v,
             )
         rep.n_encoded += len(rows)
-        el = time.perf_counter() - start
-        say(f"embed {space}: {rep.n_encoded}/{len(todo)} items, {rep.n_encoded / el:.1f} items/s")
+        bar.update(len(rows))
+    bar.close()
     rep.seconds = time.perf_counter() - start
+    if todo:
+        say(f"embed {space}: {rep.n_encoded} items, {rep.n_encoded / rep.seconds:.1f} items/s")
     ids = items[["benchmark", "item_id"]].reset_index(drop=True)
     vecs = np.stack(
         [cache[(b, i)][1] for b, i in zip(ids["benchmark"], ids["item_id"], strict=True)]

@@ -25,6 +25,7 @@ from primebench_tasks.metrics import kendall, nanmean_rows, spearman, top_k_over
 from primebench_tasks.pipeline.stage0_clean import stage0_clean
 from primebench_tasks.pipeline.stage1_representatives import stage1_representatives
 from primebench_tasks.pipeline.stage2_prune import PoolData, pool_data, resolve_cell_space
+from primebench_tasks.progress import progress_bar
 from primebench_tasks.select.default import DEFAULT_SELECTOR
 from primebench_tasks.select.irt import paper_thresholds
 from primebench_tasks.select.registry import SELECTORS, WEIGHTED, SelectorContext
@@ -186,13 +187,15 @@ def run_protocol(
         raise ConfigError(f"{protocol}: fewer than {MIN_HELDOUT} held-out models")
     pools = prepare_pools(panel)
     rows = []
-    for i, (build, held) in enumerate(splits):
-        for row in score_split(
-            pools, build, held, selectors, retentions, seed + i, estimators, floor, budgets
-        ):
-            row["split"] = i
-            rows.append(row)
-        say(f"{protocol}: split {i + 1}/{len(splits)} done")
+    with progress_bar(len(splits), f"validate ({protocol})", unit="split") as bar:
+        for i, (build, held) in enumerate(splits):
+            for row in score_split(
+                pools, build, held, selectors, retentions, seed + i, estimators, floor, budgets
+            ):
+                row["split"] = i
+                rows.append(row)
+            bar.update(1)
+    say(f"{protocol}: {len(splits)} split(s) done")
     cats = pd.DataFrame(rows)
     return cats, _split_means(cats)
 
@@ -221,6 +224,7 @@ def run_end_to_end(
     s0 = stage0_clean(panel)
     names = np.array(panel.model_names)
     rows = []
+    bar = progress_bar(n_splits, "validate (e2e)", unit="split")
     for i, (build, held) in enumerate(random_splits(len(names), n_splits, seed)):
         pb = panel.subset_models(names[build])
         ph = panel.subset_models(names[held])
@@ -255,7 +259,10 @@ def run_end_to_end(
                     "categories": ", ".join(res.selected),
                 }
             )
-        say(f"e2e: split {i + 1}/{n_splits} done")
+        bar.update(1)
+
+    bar.close()
+    say(f"e2e: {n_splits} split(s) done")
     df = pd.DataFrame(rows)
     return df, df
 

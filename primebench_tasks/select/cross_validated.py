@@ -93,7 +93,7 @@ class CrossValidatedSelector(Selector):
         M, n = X.shape
         self.cv_rho_: dict[str, float] = {}
         chosen = self.candidates[0]
-        if M >= 2 * self.min_half and self.k < n and len(self.candidates) > 1:
+        if 2 * self.min_half <= M and self.k < n and len(self.candidates) > 1:
             rho = self._inner_rho(X, items)
             self.cv_rho_ = {c: float(np.nanmean(rho[:, j])) for j, c in enumerate(self.candidates)}
             chosen = self._choose(rho)
