@@ -783,6 +783,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_replay)
     add_plugin_commands(tree)
+    from primebench_tasks.cli_help import finish_help
+
+    finish_help(ap)
     return ap
 
 

@@ -87,3 +87,22 @@ def test_benchmarks_list_takes_spaces_and_suggests_close_names(tmp_path, capsys)
     )
     err = capsys.readouterr().err
     assert rc != 0 and "did you mean 'MathVista_MINI'" in err
+
+
+def test_every_option_has_help_and_every_command_an_example():
+    from primebench_tasks.cli import build_parser
+    from primebench_tasks.cli_help import missing_help
+
+    assert missing_help(build_parser()) == []
+
+
+def test_help_shows_defaults_read_from_the_code(capsys):
+    from primebench_tasks.cli import main
+    from primebench_tasks.pipeline.primebench import PipelineParams
+    from primebench_tasks.select.default import DEFAULT_SELECTOR
+
+    with pytest.raises(SystemExit):
+        main(["build", "primebench", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"default {DEFAULT_SELECTOR}" in out and f"default {PipelineParams().retention}" in out
+    assert "example:" in out
