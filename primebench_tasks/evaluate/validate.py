@@ -102,7 +102,7 @@ def validate(
         "",
         "## Mean Spearman ρ on held-out models, subset-mean scoring (Tables 10-11 layout)",
         "",
-        markdown_table(wide.sort_values(wide.columns[-1], ascending=False)),
+        markdown_table(_default_first(wide, default[0])),
         "## Every selector × estimator × retention",
         "",
         markdown_table(summary.round(4)),
@@ -113,5 +113,13 @@ def validate(
     atomic_write_text(out / "table.md", "\n".join(lines))
     by_ret = summary[(summary["estimator"] == "mean") & summary["retention"].notna()]
     if len(by_ret):
-        retention_plot(by_ret, out / "rho_vs_retention.png", f"{panel.name}: {protocol}")
+        retention_plot(
+            by_ret, out / "rho_vs_retention.png", f"{panel.name}: {protocol}", default=default[0]
+        )
     return summary
+
+
+def _default_first(wide: pd.DataFrame, default: str) -> pd.DataFrame:
+    """The default selector's row first, then the others by their last column (best first)."""
+    rest = wide[wide["selector"] != default].sort_values(wide.columns[-1], ascending=False)
+    return pd.concat([wide[wide["selector"] == default], rest], ignore_index=True)

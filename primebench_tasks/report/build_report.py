@@ -58,7 +58,8 @@ def write_primebench_report(
     if res.sweep is not None:
         md += ["## Stage 3: k-sweep (Table 15 layout)", "", markdown_table(res.sweep)]
         tables["k_sweep"] = res.sweep
-        written.append(sweep_plot(res.sweep, out / "k_sweep.png"))
+        chosen = len(res.stage3.categories) if res.stage3 is not None else None
+        written.append(sweep_plot(res.sweep, out / "k_sweep.png", chosen))
         md += ["![k sweep](k_sweep.png)", ""]
     if res.singular_values is not None and res.energy is not None:
         k = res.params.k

@@ -32,11 +32,13 @@ def spectrum_plot(sv: np.ndarray, energy: np.ndarray, path: Path, k: int | None 
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.4))
     idx = np.arange(1, len(sv) + 1)
     a.bar(idx, sv, color="#4472c4")
+    a.set_xticks(idx)
+    b.set_xticks(idx)
     a.set_xlabel("component")
     a.set_ylabel("singular value")
     a.set_title("Spectrum of the z-scored model × category matrix")
     b.plot(idx, 100 * energy, marker="o", color="#c0504d")
-    b.axhline(95, ls="--", color="grey", lw=0.8)
+    b.axhline(95, ls="--", color="grey", lw=0.8, label="95 % of the energy")
     if k is not None and k <= len(energy):
         b.axvline(k, ls=":", color="black", lw=0.8)
         b.annotate(
@@ -47,21 +49,27 @@ def spectrum_plot(sv: np.ndarray, energy: np.ndarray, path: Path, k: int | None 
         )
     b.set_xlabel("components")
     b.set_ylabel("cumulative energy (%)")
+    b.set_title("Cumulative energy" + (f" (k = {k} chosen)" if k is not None else ""))
     b.set_ylim(0, 102)
+    b.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     return _save(fig, path)
 
 
-def sweep_plot(sweep: pd.DataFrame, path: Path) -> Path:
-    """Table 15 analogue as a plot: Stage 3 and end-to-end ρ against k."""
+def sweep_plot(sweep: pd.DataFrame, path: Path, k: int | None = None) -> Path:
+    """Table 15 analogue as a plot: Stage 3 and end-to-end ρ against k (the chosen k marked)."""
     plt = _figure()
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
     ax.plot(sweep["k"], sweep["stage3_rho"], marker="o", label="Stage 3 ρ (vs all pruned)")
     ax.plot(
         sweep["k"], sweep["end_to_end_rho"], marker="s", label="end-to-end ρ (vs Stage 0-cleaned)"
     )
+    if k is not None:
+        ax.axvline(k, ls=":", color="black", lw=0.8, label=f"chosen k = {k}")
+    ax.set_xticks(sorted(set(int(v) for v in sweep["k"])))
     ax.set_xlabel("k (categories kept)")
     ax.set_ylabel("Spearman ρ")
+    ax.set_title("Stage 3: fidelity against the number of categories kept", fontsize=9)
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -81,23 +89,45 @@ def ranking_plot(reference: pd.Series, suite: pd.Series, path: Path, title: str)
     return _save(fig, path)
 
 
-def retention_plot(summary: pd.DataFrame, path: Path, title: str) -> Path:
-    """Mean ρ against retention per selector with ±1 sd bands (Fig. 3a analogue)."""
+def retention_plot(
+    summary: pd.DataFrame, path: Path, title: str, default: str = "", top: int = 5
+) -> Path:
+    """Mean ρ against retention (%, the retentions as ticks) for the default selector and the
+    ``top`` others with the best mean, each with a ±1 SE band (Fig. 3a analogue)."""
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for name, g in summary.groupby("selector", sort=False):
-        g = g.sort_values("retention")
+    by = summary.groupby("selector", sort=False)["mean_rho"].mean().sort_values(ascending=False)
+    names = [default] if default in by.index else []
+    names += [n for n in by.index if n != default][: max(0, top - len(names))]
+    rets = sorted(summary["retention"].dropna().unique())
+    for i, name in enumerate(names):
+        g = summary[summary["selector"] == name].sort_values("retention")
         x = 100 * g["retention"].to_numpy()
         y = g["mean_rho"].to_numpy()
-        sd = g["sd_rho"].fillna(0).to_numpy()
-        ax.plot(x, y, marker="o", ms=3, label=str(name))
-        ax.fill_between(x, y - sd, y + sd, alpha=0.12)
+        se = (g["se_rho"] if "se_rho" in g else g["sd_rho"]).fillna(0).to_numpy()
+        lw = 2.2 if name == default else 1.0
+        ax.plot(
+            x,
+            y,
+            marker="o",
+            ms=3,
+            lw=lw,
+            zorder=3 if name == default else 2,
+            color=f"C{i}",
+            label=f"{name} (default)" if name == default else str(name),
+        )
+        ax.fill_between(x, y - se, y + se, alpha=0.12, color=f"C{i}")
     ax.set_xscale("log")
-    ax.set_xlabel("retention r (%)")
-    ax.set_ylabel("mean Spearman ρ (held-out models)")
-    ax.set_title(title, fontsize=9)
+    ax.set_xticks([100 * r for r in rets], [f"{100 * r:g}%" for r in rets])
+    ax.minorticks_off()
+    ax.set_xlabel("retention (share of each category pool kept)")
+    ax.set_ylabel("mean Spearman ρ on held-out models (±1 SE)")
+    ax.set_title(
+        title + f" — default and top {len(names) - (1 if default in names else 0)} others",
+        fontsize=9,
+    )
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return _save(fig, path)
 
