@@ -12,23 +12,24 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from harness_adapters.lmms_eval import suites_path
 from primebench_tasks.cli import CommandTree
 from primebench_tasks.data.io import atomic_write_text, canonical_json
-from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
-from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR
-from primebench_tasks.evaluate.suite_placement import place_on_suite
-from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
+from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from primebench_tasks.data.panel import Panel
 
 
 def resolve_suite(spec: str | Path) -> dict[str, Any]:
     """A suite manifest: a JSON file, or a released suite by name (``primebench``, ...)."""
+    from primebench_tasks.pipeline.manifest import read_manifest
+
     path = Path(spec)
     if path.suffix == ".json" or path.exists():
         return read_manifest(path)
@@ -51,6 +52,8 @@ def resolve_suite(spec: str | Path) -> dict[str, Any]:
 
 def find_manifest(version: str, suite: str | Path | None = None) -> dict[str, Any]:
     """``suite`` (checked against ``version``), else the released suite of that version."""
+    from primebench_tasks.pipeline.manifest import read_manifest
+
     if suite is not None:
         m = read_manifest(suite)
         if m["version"] != version:
@@ -74,6 +77,8 @@ def reference_panels(manifest: dict[str, Any], panel: Panel | None = None) -> di
     """benchmark → reference panel: the manifest's source panels (multi-source), ``panel``, or
     the embedded panel the suite was built from."""
     from primebench_tasks.data.defaults import default_names
+    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.pipeline.manifest import manifest_items
 
     if manifest["params"].get("multi_source"):
         from primebench_tasks.pipeline.multi_source import source_panels
@@ -100,6 +105,10 @@ def score_frame(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """(models × (benchmark, item_id)) scores in suite order, and what is missing. A benchmark
     with no logged item is an error unless ``allow_partial``."""
+    import pandas as pd
+
+    from primebench_tasks.pipeline.manifest import manifest_items
+
     cols = [
         (b, str(i))
         for by_b in manifest_items(manifest).values()
@@ -192,6 +201,7 @@ def placement_figure(doc: dict[str, Any], panels: dict[str, Panel], path: Path) 
     """One panel per benchmark: the reference models' full benchmark scores by rank, and each
     placed model at its predicted rank and predicted full score with 95 % intervals."""
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -253,6 +263,8 @@ def write_placement(
 ) -> dict[str, Any]:
     """Place every model of ``records`` (made with suite ``version``) and write the reports into
     ``dest``; returns report.json's content (with ``missing``)."""
+    from primebench_tasks.evaluate.suite_placement import place_on_suite
+
     manifest = find_manifest(version, suite)
     new, missing = score_frame(records, manifest, allow_partial)
     panels = reference_panels(manifest, panel)
@@ -267,6 +279,8 @@ def write_placement(
 
 
 def cmd_place(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.panel import Panel
+
     panel = Panel.load(args.panel) if args.panel else None
     dest = Path(args.out) if args.out else Path(args.output_dir) / "primebench"
     if args.vlmeval:

@@ -8,17 +8,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from primebench_tasks.data.defaults import EMBEDDED_DESCRIPTIONS, default_kind, default_names
 from primebench_tasks.data.io import atomic_write_text
-from primebench_tasks.data.leaderboard import Leaderboard
-from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import PrimeBenchError, shown
-from primebench_tasks.report.tables import markdown_table
+
+if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --help
+    from primebench_tasks.data.panel import Panel
 
 
 def _number(
@@ -51,6 +48,8 @@ def _say(msg: str) -> None:
 
 def load_panel(args: argparse.Namespace) -> Panel:
     """The panel named by ``--default`` or ``--panel`` (also for plugin commands)."""
+    from primebench_tasks.data.panel import Panel
+
     if getattr(args, "default", None) and getattr(args, "panel", None):
         raise PrimeBenchError("give --panel DIR or --default NAME, not both")
     if getattr(args, "default", None):
@@ -87,7 +86,11 @@ def cmd_panel_list(args: argparse.Namespace) -> int:
 
 def panel_info_text(panel: Panel, tau: float = 2 / 3) -> str:
     """What ``primebench panel info`` prints."""
+    import numpy as np
+    import pandas as pd
+
     from primebench_tasks.pipeline.stage0_clean import MIN_BLIND_MODELS, blind_mean
+    from primebench_tasks.report.tables import markdown_table
 
     lines = [
         f"panel {panel.name}  (hash {panel.content_hash})",
@@ -130,6 +133,8 @@ def panel_info_text(panel: Panel, tau: float = 2 / 3) -> str:
 
 
 def cmd_panel_info(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.leaderboard import Leaderboard
+
     if args.default and default_kind(args.default) == "leaderboard":
         lb = Leaderboard.load_default(args.default)
         print(f"leaderboard {lb.name}  (hash {lb.content_hash})")
@@ -148,6 +153,7 @@ def cmd_panel_info(args: argparse.Namespace) -> int:
 
 def cmd_panel_import(args: argparse.Namespace) -> int:
     from primebench_tasks.data.importers import import_matrix
+    from primebench_tasks.data.panel import Panel
 
     out = Path(args.out)
     existing = Panel.load(out) if (out / "panel.json").exists() else None
@@ -192,6 +198,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def cmd_build_primebench(args: argparse.Namespace) -> int:
     from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
     from primebench_tasks.report.build_report import write_primebench_report
+    from primebench_tasks.report.tables import markdown_table
 
     check_out_dir(args)
     panel = load_panel(args)
@@ -241,6 +248,8 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
 
 
 def cmd_build_resampled(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from primebench_tasks.pipeline.manifest import build_manifest, write_manifest
     from primebench_tasks.pipeline.resampled import resampled_suite
 
@@ -280,9 +289,12 @@ def cmd_build_resampled(args: argparse.Namespace) -> int:
 
 
 def cmd_build_frontier(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from primebench_tasks.pipeline.frontier import capability_frontier
     from primebench_tasks.pipeline.manifest import build_manifest, write_manifest
     from primebench_tasks.pipeline.stage0_clean import stage0_clean
+    from primebench_tasks.report.tables import markdown_table
 
     check_out_dir(args)
     panel = load_panel(args)
@@ -395,6 +407,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from primebench_tasks.refresh.loop import history
+    from primebench_tasks.report.tables import markdown_table
 
     h = history(Path(args.dir))
     if h.empty:
@@ -404,7 +417,9 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.leaderboard import Leaderboard
     from primebench_tasks.refresh.replay import replay_leaderboard, replay_panel
+    from primebench_tasks.report.tables import markdown_table
 
     out = Path(args.out)
     if args.default and default_kind(args.default) == "leaderboard":
@@ -423,6 +438,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.panel import Panel
     from primebench_tasks.embed.cache import embed_panel, import_vectors
 
     root = Path(args.panel)
@@ -446,14 +462,18 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
 
 def cmd_prism_aggregate(args: argparse.Namespace) -> int:
+    import numpy as np
+    import pandas as pd
+
     from primebench_tasks.errors import InputError
+    from primebench_tasks.prism.axes import AXES
     from primebench_tasks.prism.pscore import (
-        AXES,
         aggregate,
         dominant_axis,
         effective_weights,
         leave_one_axis_out,
     )
+    from primebench_tasks.report.tables import markdown_table
 
     f = args.axis_means
     try:
@@ -622,7 +642,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="replace the outputs in an existing --out folder",
         )
 
-    from primebench_tasks.pipeline.primebench import PipelineParams
+    from primebench_tasks.pipeline.params import PipelineParams
 
     p = build.add_parser("primebench", help="the four-stage PRIMEBench pipeline")
     source(p)

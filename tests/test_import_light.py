@@ -23,3 +23,15 @@ def test_public_api_is_complete_and_lazy():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+def test_help_builds_without_the_numerical_stack():
+    """``primebench --help`` (every plugin's commands included) imports no numpy, pandas,
+    pyarrow, scipy or scikit-learn: it answers in a fraction of a second."""
+    code = (
+        "import sys; from primebench_tasks.cli import build_parser; build_parser();"
+        "heavy = {'numpy', 'pandas', 'pyarrow', 'scipy', 'sklearn', 'torch'} & set(sys.modules);"
+        "print(sorted(heavy)); sys.exit(1 if heavy else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

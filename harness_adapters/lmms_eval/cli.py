@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from primebench_tasks.cli import CommandTree, load_panel, parse_pairs
 from primebench_tasks.data.defaults import default_kind, default_names
-from primebench_tasks.data.panel import Panel
+
+if TYPE_CHECKING:
+    from primebench_tasks.data.panel import Panel
 
 
 def cmd_tasks_lmms(args: argparse.Namespace) -> int:
@@ -42,6 +45,7 @@ def cmd_lmms_path(args: argparse.Namespace) -> int:
 
 def cmd_ingest_lmms(args: argparse.Namespace) -> int:
     from harness_adapters.lmms_eval.ingest import read_run
+    from primebench_tasks.data.panel import Panel
     from primebench_tasks.pipeline.manifest import read_manifest
     from primebench_tasks.refresh.records import append_records
 

@@ -8,9 +8,8 @@ from typing import Any
 
 from harness_adapters.vllm.cli import _adapters, _reference_panel, _say
 from primebench_tasks.data.defaults import default_names
-from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import PrimeBenchError
-from primebench_tasks.prism.pscore import AXES
+from primebench_tasks.prism.axes import AXES
 
 JUDGE_HELP = "vllm:MODEL_DIR | vllm-server:MODEL@URL | openai:MODEL@URL | rules (default: rules)"
 
@@ -51,6 +50,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         suite = None
         if not (args.panel or args.default):
             raise PrimeBenchError("give --suite, or --panel/--default for a panel pool")
+        from primebench_tasks.data.panel import Panel
+
         panel = Panel.load(args.panel) if args.panel else Panel.load_default(args.default)
     judge = _judge(args.judge, out / "judge_cache", args)
     doc = build(

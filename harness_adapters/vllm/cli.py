@@ -8,11 +8,13 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from primebench_tasks.data.defaults import default_names
-from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError, PrimeBenchError
+
+if TYPE_CHECKING:
+    from primebench_tasks.data.panel import Panel
 
 
 def _say(msg: str) -> None:
@@ -21,6 +23,8 @@ def _say(msg: str) -> None:
 
 def _reference_panel(args: argparse.Namespace, suite: dict) -> Panel:
     """--panel DIR, --default NAME, else the embedded panel the suite was built from."""
+    from primebench_tasks.data.panel import Panel
+
     if args.panel:
         panel = Panel.load(args.panel)
     else:

@@ -2,12 +2,24 @@
 subclasses of the upstream VLMEvalKit dataset classes (:mod:`.registration`), and VLMEvalKit's
 per-row results back as records (:mod:`.ingest`).
 
-VLMEvalKit is not on PyPI; ``vlmeval`` is imported only inside the functions that need it."""
+VLMEvalKit is not on PyPI; ``vlmeval`` is imported only inside the functions that need it, and
+these names load their modules on first use (``primebench --help`` imports none of them)."""
 
 from __future__ import annotations
 
-from harness_adapters.vlmeval.export import export_suite
-from harness_adapters.vlmeval.ingest import read_results, read_work_dir
-from harness_adapters.vlmeval.registration import register
+import importlib
+from typing import Any
 
-__all__ = ["export_suite", "read_results", "read_work_dir", "register"]
+_EXPORTS = {
+    "export_suite": "harness_adapters.vlmeval.export",
+    "read_results": "harness_adapters.vlmeval.ingest",
+    "read_work_dir": "harness_adapters.vlmeval.ingest",
+    "register": "harness_adapters.vlmeval.registration",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'harness_adapters.vlmeval' has no attribute {name!r}")

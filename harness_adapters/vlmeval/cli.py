@@ -10,10 +10,13 @@ import os
 import runpy
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from primebench_tasks.cli import CommandTree, parse_pairs
-from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
+
+if TYPE_CHECKING:
+    pass
 
 
 def cmd_vlmeval_export(args: argparse.Namespace) -> int:
@@ -90,6 +93,7 @@ def cmd_vlmeval_run(args: argparse.Namespace) -> int:
 
 def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
     from harness_adapters.vlmeval.ingest import read_results
+    from primebench_tasks.data.panel import Panel
     from primebench_tasks.refresh.records import append_records
 
     root = Path(args.panel)

@@ -38,12 +38,12 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
+from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR  # defined once, re-exported
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.pipeline.manifest import manifest_items
 
 RIDGE_ALPHA = 1e-2
-DEFAULT_ESTIMATOR = "aipw"
 
 
 def full_suite_scores(panel: Panel) -> pd.Series:

@@ -34,8 +34,8 @@ from primebench_tasks.data.io import canonical_json, content_hash
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import SCHEMA, clean_for_json
+from primebench_tasks.pipeline.params import K
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
-from primebench_tasks.pipeline.stage3_categories import K
 
 MIN_SHARED_MODELS = 10
 """Fewer models than this with every benchmark of a category: Stage 1 keeps every benchmark."""

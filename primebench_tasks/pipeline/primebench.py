@@ -14,59 +14,28 @@ from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.metrics import spearman
 from primebench_tasks.pipeline.manifest import build_manifest
-from primebench_tasks.pipeline.stage0_clean import MIN_BLIND_MODELS, TAU, Stage0Result, stage0_clean
+from primebench_tasks.pipeline.params import PipelineParams  # re-exported
+from primebench_tasks.pipeline.stage0_clean import Stage0Result, stage0_clean
 from primebench_tasks.pipeline.stage1_representatives import (
-    TARGET_RHO,
     Stage1Result,
     benchmark_scores,
     stage1_representatives,
 )
 from primebench_tasks.pipeline.stage2_prune import (
-    FLOOR,
-    RETENTION,
     SelectorFactory,
     Stage2Result,
     pooled_category_scores,
-    resolve_cell_space,
     stage2_factory,
     stage2_prune,
 )
 from primebench_tasks.pipeline.stage3_categories import (
-    MAX_SUBSETS,
-    K,
     Stage3Result,
     k_sweep,
     spectrum,
     stage3_select,
 )
-from primebench_tasks.select.default import DEFAULT_SELECTOR
-from primebench_tasks.select.vaw import ALPHA
 
 STAGES = ("stage0", "stage1", "stage2", "stage3")
-
-
-@dataclass(frozen=True)
-class PipelineParams:
-    """The paper's defaults (DESIGN.md conventions)."""
-
-    retention: float = RETENTION
-    k: int = K
-    alpha: float = ALPHA
-    tau: float = TAU
-    floor: int = FLOOR
-    seed: int = 0
-    target_rho: float = TARGET_RHO
-    min_blind_models: int = MIN_BLIND_MODELS
-    selector: str = DEFAULT_SELECTOR
-    cells: str = "embedding"
-    cell_space: str = "auto"
-    max_subsets: int = MAX_SUBSETS
-    until: str = "stage3"
-
-    def as_dict(self, panel: Panel) -> dict[str, Any]:
-        d = dict(self.__dict__)
-        d["cell_space"] = resolve_cell_space(panel, self.cell_space) or "none"
-        return d
 
 
 @dataclass

@@ -14,9 +14,8 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
-
-TAU = 2.0 / 3.0
-MIN_BLIND_MODELS = 3
+from primebench_tasks.pipeline.params import MIN_BLIND_MODELS as MIN_BLIND_MODELS
+from primebench_tasks.pipeline.params import TAU as TAU
 
 
 @dataclass

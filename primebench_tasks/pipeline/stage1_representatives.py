@@ -10,9 +10,8 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.metrics import nanmean_rows, spearman, spearman_many, zscore
+from primebench_tasks.pipeline.params import TARGET_RHO
 from primebench_tasks.select.base import item_variance
-
-TARGET_RHO = 0.95
 
 
 @dataclass

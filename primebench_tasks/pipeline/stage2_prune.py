@@ -12,13 +12,11 @@ import pandas as pd
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.embed.projection import random_projection, vision_dependence
 from primebench_tasks.errors import ConfigError, NotFoundError
+from primebench_tasks.pipeline.params import FLOOR, RETENTION
 from primebench_tasks.pipeline.stage1_representatives import CategoryPool
 from primebench_tasks.select.base import ItemFeatures, Selector
 from primebench_tasks.select.default import DEFAULT_SELECTOR
 from primebench_tasks.select.vaw import ALPHA, VAWSelector, category_budget
-
-RETENTION = 0.05
-FLOOR = 100
 
 SelectorFactory = Callable[[int], Selector]
 """budget K -> an unfitted selector."""

@@ -11,9 +11,8 @@ import pandas as pd
 
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.metrics import spearman, spearman_many
+from primebench_tasks.pipeline.params import MAX_SUBSETS, K
 
-K = 5
-MAX_SUBSETS = 2_000_000
 TIE_TOL = 1e-12
 
 

@@ -14,8 +14,8 @@ import pandas as pd
 
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.metrics import spearman
+from primebench_tasks.prism.axes import AXES as AXES  # defined once, re-exported
 
-AXES = ("q", "if", "h", "mq", "sc", "c", "vis")
 AGGREGATORS = ("harmonic", "arithmetic", "geometric", "min")
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from primebench_tasks.prism.pscore import AXES, aggregate
+from primebench_tasks.prism.axes import AXES
+from primebench_tasks.prism.pscore import aggregate
 from primebench_tasks.prism.sycophancy import sc_scores
 
 GRADED_COLUMNS = ("model", "axis", "benchmark", "item_id", "score")

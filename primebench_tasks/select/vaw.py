@@ -24,9 +24,7 @@ from primebench_tasks.select.base import (
     rank_by_score,
     tie_keys,
 )
-
-ALPHA = 0.187
-"""α = 0.05·√14 (paper default, not tuned on held-out splits)."""
+from primebench_tasks.select.default import ALPHA as ALPHA  # defined once, re-exported
 
 CELL_MODES = ("embedding", "random", "none", "dpp", "responses")
 DPP_MAX_ENTRIES = 50_000_000

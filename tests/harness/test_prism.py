@@ -16,7 +16,7 @@ from harness_adapters.prism.score import MATCHERS, score
 from primebench_tasks.cli import main
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import write_manifest
-from primebench_tasks.prism.pscore import AXES
+from primebench_tasks.prism.axes import AXES
 from tests.harness.conftest import small_suite
 
 REPLIES = {

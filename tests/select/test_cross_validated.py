@@ -11,6 +11,7 @@ from primebench_tasks.evaluate.protocols import run_protocol, summarise
 from primebench_tasks.select.base import ItemFeatures
 from primebench_tasks.select.cross_validated import (
     CANDIDATES,
+    DEFAULT_CANDIDATES,
     MIN_HALF,
     CrossValidatedSelector,
 )
@@ -54,7 +55,7 @@ def test_cv_is_deterministic_and_records_its_choice():
     a = CrossValidatedSelector(25, random_state=1).fit(X)
     b = CrossValidatedSelector(25, random_state=1).fit(X)
     np.testing.assert_array_equal(a.indices_, b.indices_)
-    assert a.chosen_ == b.chosen_ and set(a.cv_rho_) == set(CANDIDATES)
+    assert a.chosen_ == b.chosen_ and set(a.cv_rho_) == set(DEFAULT_CANDIDATES)
     assert len(a.indices_) == 25
     np.testing.assert_array_equal(a.indices_, CANDIDATES[a.chosen_](25, 1).fit(X).indices_)
 
