@@ -78,7 +78,10 @@ def replay(name: str) -> str:
 
     with tempfile.TemporaryDirectory() as tmp:
         assert cli(["replay", "--default", name, "--out", tmp]) == 0
-        return (Path(tmp) / "replay.md").read_text("utf-8")
+        text = (Path(tmp) / "replay.md").read_text("utf-8")
+    # the file's title becomes a plain line inside the README's section
+    first, rest = text.split("\n", 1)
+    return f"{first.removeprefix('# ')}:\n{rest}"
 
 
 def main() -> int:
