@@ -48,7 +48,7 @@ def test_selector_evidence_covers_every_embedded_panel_and_budget():
     assert {"1%", "2%", "5%"} <= budgets
 
 
-@pytest.mark.parametrize("name", ["validate_scale"])
+@pytest.mark.parametrize("name", ["validate_scale", "pipeline_scale"])
 def test_scale_figures_are_rendered_from_the_committed_json(name):
     mod = _script(name)
     res = json.loads((RESULTS / f"{name}.json").read_text("utf-8"))
