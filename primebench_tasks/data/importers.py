@@ -628,7 +628,7 @@ def import_matrix(
         n_missing += M * len(at) - valid
         if cond == "vl" or valid:  # a condition without a single record is not stored
             dense[cond] = {benchmark: mat}
-    model_table = pd.DataFrame({"model": sorted(names)})
+    model_table = pd.DataFrame({"model": names})  # the matrices' row order
     if models is not None:
         meta_m = read_model_metadata(models)
         unknown = sorted(set(meta_m["model"]) - set(names))
@@ -663,10 +663,7 @@ def import_matrix(
             dense, names, item_table["item_id"].astype(str).to_numpy(), benchmark
         )
         return merge_records(existing, records, model_table, bench_table, item_table, f), report
-    # rows in the model table's (sorted) order
-    order = np.argsort(np.array(names, dtype=object), kind="stable")
-    if not (order == np.arange(M)).all():
-        dense = {c: {b: m[order] for b, m in d.items()} for c, d in dense.items()}
+    # from_dense puts the rows in the panel's (sorted) model order
     panel = Panel.from_dense(name or benchmark, dense, model_table, bench_table, item_table, f)
     return panel, report
 

@@ -191,8 +191,9 @@ class Panel:
                         file=source,
                         field="score",
                     )
-                lo = np.nanmin(mat) if np.isfinite(mat).any() else 0.0  # no copy of the values
-                hi = np.nanmax(mat) if np.isfinite(mat).any() else 1.0
+                any_valid = bool(np.isfinite(mat).any())
+                lo = np.nanmin(mat) if any_valid else 0.0  # no copy of the values
+                hi = np.nanmax(mat) if any_valid else 1.0
                 if np.isinf(mat).any() or lo < 0 or hi > 1:
                     raise InputError(
                         f"scores[{cond!r}][{b!r}] has values outside [0, 1]",

@@ -22,34 +22,30 @@ Not in the papers (they fix the selector); see README, "Which selector".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
 import numpy as np
 
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.metrics import nanmean_rows, spearman
-from primebench_tasks.select.anchor_points import AnchorPointsSelector
 from primebench_tasks.select.base import ItemFeatures, Selector
-from primebench_tasks.select.datbench import DatBenchSelector
-from primebench_tasks.select.random import RandomSelector
-from primebench_tasks.select.vaw import VAWSelector
-
-CandidateFactory = Callable[[int, int], Selector]
-
-CANDIDATES: Mapping[str, CandidateFactory] = {
-    "vaw_dc": lambda k, rs: VAWSelector(
-        k, random_state=rs, signal="discrimination", cells="responses", cell_quantile=0.5
-    ),
-    "vaw_response_cells": lambda k, rs: VAWSelector(k, random_state=rs, cells="responses"),
-    "vaw_shares_only": lambda k, rs: VAWSelector(k, random_state=rs, cells="none"),
-    "random": lambda k, rs: RandomSelector(k, random_state=rs),
-    "datbench": lambda k, rs: DatBenchSelector(k, random_state=rs),
-    "anchor_points": lambda k, rs: AnchorPointsSelector(k, random_state=rs),
-}
-"""The candidates, preferred first (the same arms as in :mod:`primebench_tasks.select.registry`)."""
 
 DEFAULT_CANDIDATES = ("vaw_dc", "vaw_response_cells", "vaw_shares_only", "random")
-"""The candidates the default rule compares, preferred first."""
+"""The candidates the default rule compares, preferred first: names of
+:data:`primebench_tasks.select.registry.SELECTORS` (any registered arm but this one may be
+given)."""
+
+
+def _registered() -> dict:
+    """The selector registry (it registers this class, so it is looked up at call time)."""
+    from primebench_tasks.select.registry import SELECTORS
+
+    return SELECTORS
+
+
+def _candidate(name: str, k: int, random_state: int) -> Selector:
+    from primebench_tasks.select.registry import SelectorContext
+
+    return _registered()[name](k, random_state, SelectorContext())
+
 
 N_REPEATS = 6
 MIN_HALF = 20
@@ -63,7 +59,7 @@ class CrossValidatedSelector(Selector):
     ----------
     k : items to keep.
     random_state : seeds the inner splits and every candidate.
-    candidates : names of :data:`CANDIDATES`, preferred first.
+    candidates : registered selector names, preferred first.
     n_repeats : inner random halves of the build models.
 
     Learned: ``indices_``, ``weights_``, ``n_cells_`` (the chosen candidate's), ``chosen_`` (its
@@ -87,9 +83,10 @@ class CrossValidatedSelector(Selector):
 
     def fit(self, X: np.ndarray, items: ItemFeatures | None = None) -> CrossValidatedSelector:
         X = self._check(X)
-        unknown = [c for c in self.candidates if c not in CANDIDATES]
+        known = [n for n in _registered() if n != "cross_validated"]
+        unknown = [c for c in self.candidates if c not in known]
         if unknown or not self.candidates:
-            raise ConfigError(f"unknown candidate(s) {unknown}; known: {', '.join(CANDIDATES)}")
+            raise ConfigError(f"unknown candidate(s) {unknown}; known: {', '.join(known)}")
         M, n = X.shape
         self.cv_rho_: dict[str, float] = {}
         chosen = self.candidates[0]
@@ -97,7 +94,7 @@ class CrossValidatedSelector(Selector):
             rho = self._inner_rho(X, items)
             self.cv_rho_ = {c: float(np.nanmean(rho[:, j])) for j, c in enumerate(self.candidates)}
             chosen = self._choose(rho)
-        sel = CANDIDATES[chosen](self.k, self.random_state).fit(X, items)
+        sel = _candidate(chosen, self.k, self.random_state).fit(X, items)
         self.chosen_ = chosen
         self.n_cells_ = dict(getattr(sel, "n_cells_", {}))
         self._set(sel.indices_, sel.weights_)
@@ -111,10 +108,11 @@ class CrossValidatedSelector(Selector):
         for r in range(self.n_repeats):
             perm = rng.permutation(M)
             fit_rows, test_rows = np.sort(perm[: M // 2]), np.sort(perm[M // 2 :])
-            full = nanmean_rows(X[test_rows])
+            X_fit, X_test = X[fit_rows], X[test_rows]
+            full = nanmean_rows(X_test)
             for j, c in enumerate(self.candidates):
-                sel = CANDIDATES[c](self.k, self.random_state + r).fit(X[fit_rows], items)
-                rho[r, j] = spearman(nanmean_rows(X[test_rows][:, sel.indices_]), full)
+                sel = _candidate(c, self.k, self.random_state + r).fit(X_fit, items)
+                rho[r, j] = spearman(nanmean_rows(X_test[:, sel.indices_]), full)
         return rho
 
     def _choose(self, rho: np.ndarray) -> str:

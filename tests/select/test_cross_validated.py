@@ -10,12 +10,12 @@ from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.protocols import run_protocol, summarise
 from primebench_tasks.select.base import ItemFeatures
 from primebench_tasks.select.cross_validated import (
-    CANDIDATES,
     DEFAULT_CANDIDATES,
     MIN_HALF,
     CrossValidatedSelector,
 )
 from primebench_tasks.select.default import DEFAULT_SELECTOR
+from primebench_tasks.select.registry import SELECTORS, SelectorContext
 
 
 def test_choose_switches_only_beyond_one_paired_standard_error():
@@ -38,7 +38,7 @@ def test_small_panels_keep_the_preferred_selector_exactly():
     X = (rng.random((2 * MIN_HALF - 1, 60)) < rng.random(60)).astype(float)
     items = ItemFeatures(benchmark=np.array(["A"] * 30 + ["B"] * 30))
     cv = CrossValidatedSelector(12, random_state=3).fit(X, items)
-    ref = CANDIDATES["vaw_dc"](12, 3).fit(X, items)
+    ref = SELECTORS["vaw_dc"](12, 3, SelectorContext()).fit(X, items)
     assert cv.chosen_ == "vaw_dc" and cv.cv_rho_ == {}
     np.testing.assert_array_equal(cv.indices_, ref.indices_)
     np.testing.assert_array_equal(cv.weights_, ref.weights_)
@@ -57,7 +57,9 @@ def test_cv_is_deterministic_and_records_its_choice():
     np.testing.assert_array_equal(a.indices_, b.indices_)
     assert a.chosen_ == b.chosen_ and set(a.cv_rho_) == set(DEFAULT_CANDIDATES)
     assert len(a.indices_) == 25
-    np.testing.assert_array_equal(a.indices_, CANDIDATES[a.chosen_](25, 1).fit(X).indices_)
+    np.testing.assert_array_equal(
+        a.indices_, SELECTORS[a.chosen_](25, 1, SelectorContext()).fit(X).indices_
+    )
 
 
 def test_guard_many_model_failure_is_reproduced_and_the_default_holds():
