@@ -63,7 +63,11 @@ def find_manifest(version: str, suite: str | Path | None = None) -> dict[str, An
                 field="version",
             )
         return m
-    for path in sorted(suites_path().glob("*.json")):
+    # the released suites, then the earlier released versions (kept readable for old runs)
+    for path in [
+        *sorted(suites_path().glob("*.json")),
+        *sorted(suites_path().glob("previous/*.json")),
+    ]:
         m = read_manifest(path)
         if m["version"] == version:
             return m

@@ -12,8 +12,14 @@ Released:
 - ``primebench_mathvision_testmini`` — all 304 testmini items (Stage 0 only), the local benchmark
   users can copy for their private benchmarks.
 
-Writes ``task_configs/suites/<name>.json`` and ``task_configs/lmms_eval/<name>/``. With
-``--check`` nothing is written: it fails when the committed files differ from a rebuild.
+Writes ``task_configs/suites/<name>.json`` and ``task_configs/lmms_eval/<name>/``; a released
+manifest of another version is kept in ``task_configs/suites/previous/``. With ``--check`` nothing
+is written: it fails when the committed files differ from a rebuild.
+
+The rebuild is byte-identical on every CPU and BLAS kernel (the k-means cells, projections and
+farthest points are computed exactly: ``primebench_tasks/numerics.py``); the test
+``tests/harness/test_lmms_eval.py::test_released_suites_rebuild_under_every_blas_kernel`` checks it
+under ``OPENBLAS_CORETYPE`` Haswell, Sandybridge and the machine's own kernel.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from harness_adapters.lmms_eval.taskgen import generate_tasks
 from harness_adapters.lmms_eval.upstream import VERIFIED_UPSTREAM
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.calibration import calibration_entry
-from primebench_tasks.pipeline.manifest import write_manifest
+from primebench_tasks.pipeline.manifest import read_manifest, write_manifest
 from primebench_tasks.pipeline.multi_source import Source, build_multi_source_suite
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
 
@@ -86,17 +92,36 @@ def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
     return manifest, {s.benchmark: s.panel for s in sources}
 
 
+PREVIOUS = "previous"
+"""``task_configs/suites/previous/<name>-<version>.json``: every earlier released version, kept so
+that runs made with it can still be placed (``primebench place`` finds a manifest by version)."""
+
+
+def _release(manifest: dict[str, Any], root: Path) -> Path:
+    """Write ``suites/<name>.json``; a committed manifest of another version moves to
+    ``suites/previous/`` first."""
+    path = root / "suites" / f"{manifest['name']}.json"
+    if path.exists():
+        old = read_manifest(path)
+        if old["version"] != manifest["version"]:
+            keep = root / "suites" / PREVIOUS / f"{old['name']}-{old['version']}.json"
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            keep.write_bytes(path.read_bytes())
+    write_manifest(manifest, path)
+    return path
+
+
 def build(root: Path) -> list[str]:
     out = []
     manifest, by_bench = primebench_manifest()
-    write_manifest(manifest, root / "suites" / "primebench.json")
+    _release(manifest, root)
     generate_tasks(manifest, by_bench, root / "lmms_eval" / "primebench")
     out.append(f"primebench: {manifest['n_items']} items, version {manifest['version']}")
     for name, (default, until) in SINGLE.items():
         panel = Panel.load_default(default)
         params = PipelineParams(until=until)
         m = run_pipeline(panel, params).manifest(panel, name, calibration_entry(panel, params))
-        write_manifest(m, root / "suites" / f"{name}.json")
+        _release(m, root)
         generate_tasks(m, panel, root / "lmms_eval" / name)
         out.append(f"{name}: {m['n_items']} items, version {m['version']}")
     return out
@@ -148,7 +173,11 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         build(Path(tmp))
-        diff = [d for d in _differences(committed, Path(tmp)) if "__pycache__" not in d]
+        diff = [
+            d
+            for d in _differences(committed, Path(tmp))
+            if "__pycache__" not in d and Path(d) != committed / "suites" / PREVIOUS
+        ]
     if diff:
         print("released suites differ from a rebuild:\n  " + "\n  ".join(diff))
         sys.exit(1)

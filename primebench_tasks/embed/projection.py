@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from primebench_tasks.numerics import exact_matmul
+
 PROJECTION_DIM = 64
 PROJECTION_SEED = 0
 
@@ -13,14 +15,13 @@ def random_projection(
 ) -> np.ndarray:
     """Project (n, d) vectors to (n, dim) with a fixed Gaussian matrix G (d, dim),
     G_jk ~ N(0, 1/dim) drawn from ``numpy.random.default_rng(seed)``. Depends only on d, dim and
-    seed, so the same item always lands at the same point. Rows with NaN stay NaN."""
+    seed, so the same item always lands at the same point. Rows with NaN stay NaN.
+
+    Computed exactly on a fixed-point grid of x and G (:func:`~primebench_tasks.numerics.exact_matmul`)
+    and rounded once to float32: the same bits on every CPU and BLAS kernel. Returns float32."""
     x = np.asarray(x, dtype=np.float32)
-    g = (
-        np.random.default_rng(seed)
-        .normal(0.0, 1.0 / np.sqrt(dim), size=(x.shape[1], dim))
-        .astype(np.float32)
-    )
-    return x @ g
+    g = np.random.default_rng(seed).normal(0.0, 1.0 / np.sqrt(dim), size=(x.shape[1], dim))
+    return exact_matmul(x, g.astype(np.float32)).astype(np.float32)
 
 
 def vision_dependence(text: np.ndarray, vl: np.ndarray) -> np.ndarray:

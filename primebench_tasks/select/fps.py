@@ -5,19 +5,23 @@ from __future__ import annotations
 import numpy as np
 
 from primebench_tasks.errors import ConfigError
+from primebench_tasks.numerics import grid_bits, to_grid
 from primebench_tasks.select.base import ItemFeatures, Selector
 
 
 def farthest_points(x: np.ndarray, k: int, first: int) -> np.ndarray:
     """Greedy farthest point sampling with Euclidean distance: start at ``first``, then repeatedly
     add argmax_i min_{j∈S} ||x_i − x_j|| (Eq. 2; ties → lowest index). O(n·k·d) time with a running
-    min-distance array, O(n) extra memory. Returns k positions in selection order."""
-    x = np.ascontiguousarray(x, dtype=np.float32)
+    min-distance array, O(n) extra memory. Returns k positions in selection order.
+
+    Distances are exact on a fixed-point grid of ``x`` (:mod:`primebench_tasks.numerics`), so the
+    choice is the same on every CPU and BLAS kernel."""
+    x, _ = to_grid(np.asarray(x, dtype=np.float64), grid_bits(np.shape(x)[1], headroom=3))
     n = len(x)
     k = min(k, n)
     out = np.empty(k, dtype=np.int64)
     sq = (x * x).sum(axis=1)
-    mind = np.full(n, np.inf, dtype=np.float32)
+    mind = np.full(n, np.inf)
     cur = first
     for s in range(k):
         out[s] = cur

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from primebench_tasks.errors import ConfigError
+from primebench_tasks.numerics import grid_bits, to_grid
 from primebench_tasks.select.base import (
     ItemFeatures,
     Selector,
@@ -93,11 +94,16 @@ def vaw_rank_score(
 
 
 def kmeans_labels(
-    x: np.ndarray, k: int, random_state: int, max_iter: int = 4, chunk: int = 8192
+    x: np.ndarray, k: int, random_state: int, max_iter: int = 4, chunk: int = 4096
 ) -> np.ndarray:
     """Lloyd's k-means with ``k`` centres initialised at distinct random points (seeded), at most
-    ``max_iter`` assignment/update rounds (stops early when no label changes), float32 distances
-    computed in chunks. Returns labels (n,) in [0, k). With k ≥ n every point is its own cell.
+    ``max_iter`` assignment/update rounds (stops early when no label changes). Returns labels (n,)
+    in [0, k); equal distances go to the lower centre. With k ≥ n every point is its own cell.
+
+    Points and centres live on one fixed-point grid (:mod:`primebench_tasks.numerics`, ≥ 22
+    significant bits for 64 dimensions) and the squared distances are computed exactly in float64,
+    chunk by chunk: the labels are the same on every CPU and BLAS kernel (with float32 BLAS
+    distances, near-equal distances went to different centres on Haswell and SkylakeX kernels).
 
     The cells only need to spread the budget over the embedding space; a few Lloyd rounds reach
     that, and the bounded cost keeps paper-scale pools (140k items, 7k cells) to seconds.
@@ -105,15 +111,16 @@ def kmeans_labels(
     n = len(x)
     if k >= n:
         return np.arange(n)
-    x = np.ascontiguousarray(x, dtype=np.float32)
+    # headroom 3: c2 − 2·x·c stays below 2^52 in magnitude
+    q, _ = to_grid(np.asarray(x, dtype=np.float64), grid_bits(np.shape(x)[1], headroom=3))
     rng = np.random.default_rng(random_state)
-    centres = x[np.sort(rng.choice(n, size=k, replace=False))].copy()
+    centres = q[np.sort(rng.choice(n, size=k, replace=False))].copy()
     labels = np.full(n, -1, dtype=np.int64)
     for _ in range(max_iter + 1):
         c2 = (centres * centres).sum(axis=1)
         new = np.empty(n, dtype=np.int64)
         for s in range(0, n, chunk):
-            d = x[s : s + chunk] @ centres.T
+            d = q[s : s + chunk] @ centres.T
             d *= -2.0
             d += c2
             new[s : s + chunk] = d.argmin(axis=1)
@@ -122,9 +129,9 @@ def kmeans_labels(
         labels = new
         counts = np.bincount(labels, minlength=k)
         sums = np.zeros_like(centres)
-        _sum_by_label(sums, labels, x)
+        _sum_by_label(sums, labels, q)  # integer-valued: exact in any order
         nonempty = counts > 0
-        centres[nonempty] = sums[nonempty] / counts[nonempty, None]
+        centres[nonempty] = np.rint(sums[nonempty] / counts[nonempty, None])
     return labels
 
 

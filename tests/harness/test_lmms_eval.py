@@ -72,15 +72,38 @@ def test_released_suite_matches_its_manifest():
     assert len(rows) == 304 and all(resolve_image(r["image"], base).exists() for r in rows)
 
 
-def test_released_suites_match_a_rebuild():
-    """The committed task_configs are what tools/release_suites.py generates today."""
+@pytest.mark.parametrize("kernel", ["native", "Haswell", "Sandybridge"])
+def test_released_suites_rebuild_under_every_blas_kernel(kernel):
+    """The committed task_configs are, byte for byte, what tools/release_suites.py generates
+    today — under the machine's own OpenBLAS kernel and under forced Haswell and Sandybridge ones
+    (a release must not depend on the CPU it was built on)."""
+    import os
     import subprocess
     import sys
 
     root = Path(__file__).parents[2]
+    env = dict(os.environ)
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OPENBLAS_L2_SIZE", None)
+    if kernel != "native":
+        env["OPENBLAS_CORETYPE"] = kernel
+        probe = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import numpy, threadpoolctl; "
+                "print(threadpoolctl.threadpool_info()[0].get('architecture'))",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert probe.stdout.strip() == kernel, probe.stdout + probe.stderr  # the kernel ran
     r = subprocess.run(
         [sys.executable, "tools/release_suites.py", "--check"],
         cwd=root,
+        env=env,
         capture_output=True,
         text=True,
         timeout=600,
