@@ -173,6 +173,11 @@ def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
             f"- predicted full-suite score: {_fmt(s['predicted_full'])}",
             f"- predicted rank on the full suite: "
             f"{_fmt(s['predicted_rank']) if s['predicted_rank'] else s['no_rank_because']}",
+            *[
+                f"- beyond the reference panel: {line} (interval from placements that were "
+                "beyond their panel)"
+                for line in s.get("beyond_reference", [])
+            ],
             "",
             "| category | score | predicted full | predicted rank |",
             "|---|---|---|---|",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from primebench_tasks.data.defaults import EMBEDDED_DESCRIPTIONS, default_kind, default_names
 from primebench_tasks.data.io import atomic_write_text
 from primebench_tasks.errors import PrimeBenchError, shown
+from primebench_tasks.evaluate.defaults import RETENTIONS
 
 if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --help
     from primebench_tasks.data.panel import Panel
@@ -211,6 +212,7 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     k = PipelineParams().k if args.k is None else args.k
     params = PipelineParams(
         selector=args.selector,
+        top_share=args.top_share,
         retention=args.retention,
         k=k,
         alpha=args.alpha,
@@ -233,7 +235,8 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
         t = time.time()
         calibration = calibration_entry(panel, params, seed=args.seed)
         _say(
-            f"placement calibration ({len(calibration['residuals'])} held-out placements) in "
+            f"placement calibration ({sum(map(len, calibration['regimes'].values()))} held-out "
+            f"placements, {len(calibration['residuals'])} in random folds) in "
             f"{time.time() - t:.1f}s"
         )
     manifest = res.manifest(panel, args.name, calibration)
@@ -242,6 +245,14 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     print(
         f"suite: {manifest['n_items']} items in {len(manifest['categories'])} categories; "
         f"end-to-end fidelity rho = {res.fidelity:.3f} ({len(panel.model_names)} models)"
+    )
+    h = manifest["headroom"]
+    print(
+        f"headroom: for the {len(h['top_models'])} best models the suite is easier than the full "
+        "benchmarks by "
+        + ", ".join(f"{b} {v['easier_by']:+.3f}" for b, v in h["benchmarks"].items())
+        + f"; {h['solved_by_all']:.0%} of its items are solved by all of them; top-decile rho "
+        f"{h['top_decile_rho']:.3f} ({h['n_top_decile']} models)"
     )
     print(f"manifest: {out / 'manifest.json'} (version {manifest['version']})")
     return 0
@@ -353,8 +364,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
         panel = panel_with_benchmarks(panel, args.benchmarks.split(","))
     ret_parse, item_parse = _number(float, 0, 1, lo_open=True), _number(int, 1)
     try:
-        rets = [ret_parse(x) for x in args.retentions.split(",") if x.strip()]
         budgets = [item_parse(x) for x in (args.budgets or "").split(",") if x.strip()]
+        # budgets given → only those budgets, unless retentions are asked for too
+        spec = (
+            args.retentions
+            if args.retentions is not None
+            else ("" if budgets else ",".join(map(str, RETENTIONS)))
+        )
+        rets = [ret_parse(x) for x in spec.split(",") if x.strip()]
     except argparse.ArgumentTypeError as exc:
         raise PrimeBenchError(f"--retentions/--budgets: {exc}") from None
     t = time.time()
@@ -691,6 +708,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--alpha and --cells) or any name of `primebench validate --selectors`",
     )
     p.add_argument(
+        "--top-share",
+        type=_number(float, 0, 0.9),
+        default=d.top_share,
+        help=f"share of each benchmark's budget reserved for the items that separate the "
+        f"strongest {round(100 * d.top_fraction)} %% of the models (headroom; 0 = the papers' selection; "
+        f"default {d.top_share})",
+    )
+    p.add_argument(
         "--cells",
         choices=["embedding", "random", "none", "dpp", "responses"],
         default="embedding",
@@ -724,11 +749,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmarks", help="comma list: restrict the panel to these benchmarks")
     p.add_argument("--selectors", default="all")
     p.add_argument("--estimators", default="mean,pirt,gpirt,aipw")
-    p.add_argument("--protocol", choices=["heldout", "chrono", "e2e", "same"], default="heldout")
+    p.add_argument(
+        "--protocol", choices=["heldout", "chrono", "frontier", "e2e", "same"], default="heldout"
+    )
     p.add_argument(
         "--retentions",
-        default="0.01,0.02,0.05,0.1,0.2,0.5",
-        help="comma list of retentions in (0, 1] (each with the --floor)",
+        default=None,
+        help="comma list of retentions in (0, 1] (each with the --floor; default "
+        f"{','.join(map(str, RETENTIONS))}; "
+        "none when --budgets is given)",
     )
     p.add_argument(
         "--budgets",

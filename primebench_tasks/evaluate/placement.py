@@ -26,6 +26,12 @@ Definitions (shapes: M reference models, V new models, k_c suite items in catego
   the selection's optimism); they hold the estimator's error and the model-to-model variation; 95 %
   (``_lo``/``_hi``) and 90 % (``_lo90``/``_hi90``); the predicted rank interval is the rank of its
   ends. Every interval contains its point (measured coverage: ``benchmarks/placement_accuracy.py``).
+- *beyond the panel*: a new model is usually stronger than every reference model. The manifest's
+  calibration also holds nested frontier folds (the strongest models held out, the suite built on
+  weaker ones) and stores every held-out error by the *regime* its prediction fell in
+  (:data:`REGIMES`); a new model's interval uses the errors of its own regime, so a model predicted
+  above every reference model gets the (wider) interval that such placements have needed, and
+  ``above_all`` says so. (A deviation from the papers, which place only within the panel.)
 """
 
 from __future__ import annotations
@@ -44,6 +50,48 @@ from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.pipeline.manifest import manifest_items
 
 RIDGE_ALPHA = 1e-2
+
+REGIMES = ("interior", "top", "beyond")
+"""Where a predicted full score falls among the reference models' full scores: ``beyond`` (above
+every reference model), ``top`` (at or above the reference models' ``1 − TOP_SHARE`` quantile),
+else ``interior``. Placement errors grow toward and beyond the top of a panel (a new model is
+usually stronger than every reference model), so each regime's interval comes from the held-out
+errors of its own regime (Mondrian conformal prediction: coverage holds within each regime)."""
+TOP_SHARE = 0.15
+MIN_REGIME_RESIDUALS = 20
+"""A regime with fewer held-out residuals borrows those of the next regimes outward first
+(``top`` ← ``beyond``, ``beyond`` ← ``top``), then inward."""
+_BORROW = {
+    "beyond": ("beyond", "top", "interior"),
+    "top": ("top", "beyond", "interior"),
+    "interior": ("interior", "top", "beyond"),
+}
+
+
+def placement_regime(point: np.ndarray, reference_full: np.ndarray) -> np.ndarray:
+    """The regime (:data:`REGIMES`) of each predicted full score (V,) among the reference
+    models' full scores (M,); a NaN point is ``interior``."""
+    ref = np.sort(np.asarray(reference_full, float)[np.isfinite(reference_full)])
+    point = np.asarray(point, float)
+    out = np.full(len(point), "interior", dtype=object)
+    if len(ref) == 0:
+        return out
+    # the order statistic at the (1 − TOP_SHARE) quantile, without interpolation
+    cut = ref[min(len(ref) - 1, int(np.floor((1 - TOP_SHARE) * len(ref))))]
+    out[point >= cut] = "top"
+    out[point > ref[-1]] = "beyond"
+    return out
+
+
+def regime_residuals(regimes: dict[str, list[float]], regime: str) -> np.ndarray:
+    """The calibration residuals of ``regime``, with those of neighbouring regimes added
+    (outward first) while fewer than :data:`MIN_REGIME_RESIDUALS`."""
+    pooled: list[float] = []
+    for g in _BORROW[regime]:
+        pooled += list(regimes.get(g, []))
+        if len(pooled) >= MIN_REGIME_RESIDUALS:
+            break
+    return np.sort(np.asarray(pooled, dtype=float))
 
 
 def full_suite_scores(panel: Panel) -> pd.Series:
@@ -243,6 +291,7 @@ def place_models(
     # residuals on the reference models (they hold the estimator's error, which an item
     # bootstrap leaves out: its intervals covered ~70 % for a nominal 95 %)
     cal = manifest.get("placement_calibration") or {}
+    regime = placement_regime(T, full)
     if residuals is not None:
         resid = np.asarray(residuals, dtype=float)
         source = "given"
@@ -254,9 +303,20 @@ def place_models(
     else:
         resid = conformal_residuals(cats, full, exact, estimator, seed=seed)
         source = "cross-fit"
+    by_model = [resid] * len(T)
+    if source == "manifest" and cal.get("regimes"):
+        # Mondrian: each model's interval from the errors of its own regime (random and nested
+        # frontier folds of the build), so a model beyond the panel gets the wider intervals
+        # that placements beyond the panel have had
+        pools = {g: regime_residuals(cal["regimes"], g) for g in REGIMES}
+        by_model = [pools[g] for g in regime]
+        source = "manifest-regime"
     extra: dict[str, np.ndarray] = {}
     for level, tag in ((0.95, ""), (0.90, "90")):
-        t_lo, t_hi = conformal_bounds(T, resid, level)
+        t_lo, t_hi = np.full(len(T), np.nan), np.full(len(T), np.nan)
+        for v, r in enumerate(by_model):
+            lo_v, hi_v = conformal_bounds(T[v : v + 1], r, level)
+            t_lo[v], t_hi[v] = lo_v[0], hi_v[0]
         if tag:
             extra["predicted_full_lo90"], extra["predicted_full_hi90"] = t_lo, t_hi
             extra["predicted_rank_lo90"] = _rank(t_hi, full).astype(float)
@@ -290,7 +350,10 @@ def place_models(
             "predicted_rank_hi": hi[3],
             **extra,
             "n_reference": int(np.isfinite(full).sum()),
-            "n_residuals": len(resid),
+            "regime": regime,
+            "above_all": np.isfinite(T)
+            & (np.nanmax(full) < T if np.isfinite(full).any() else False),
+            "n_residuals": [len(r) for r in by_model],
             "residuals_from": source,
             "estimator": estimator,
         },
@@ -303,4 +366,5 @@ def place_models(
     # rank], V), for callers that combine placements (pipeline.multi_source suites)
     rows.attrs["boot"] = boots
     rows.attrs["residuals"] = resid
+    rows.attrs["residuals_by_model"] = by_model
     return rows

@@ -18,8 +18,9 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
+from primebench_tasks.evaluate.defaults import RETENTIONS  # defined once
 from primebench_tasks.evaluate.estimators import make_estimator
-from primebench_tasks.evaluate.splits import chronological_split, random_splits
+from primebench_tasks.evaluate.splits import chronological_split, frontier_split, random_splits
 from primebench_tasks.evaluate.variants import CEILING_BAR, bootstrap_suite_scores, ceiling_of
 from primebench_tasks.metrics import kendall, nanmean_rows, spearman, top_k_overlap
 from primebench_tasks.pipeline.stage0_clean import stage0_clean
@@ -31,7 +32,7 @@ from primebench_tasks.select.irt import paper_thresholds
 from primebench_tasks.select.registry import SELECTORS, WEIGHTED, SelectorContext
 from primebench_tasks.select.vaw import category_budget
 
-RETENTIONS = (0.01, 0.02, 0.05, 0.10, 0.20, 0.50)
+FRONTIER_SHARE = 0.15
 ESTIMATORS = ("mean", "pirt", "gpirt", "aipw")
 MIN_HELDOUT = 8
 
@@ -134,6 +135,8 @@ def _score_selection(
                 "retention": None,  # set per budget by the caller (keeps the column order)
                 "budget": None,
                 "k": int(len(sel.indices_)),
+                # the arm a cross-validated selector kept (the selector itself otherwise)
+                "chosen": str(getattr(sel, "chosen_", name)),
                 "rho": spearman(pred, full_h),
                 "kendall": kendall(pred, full_h),
                 "top5": top_k_overlap(pred, full_h, 5),
@@ -155,6 +158,14 @@ def _split_means(cat_rows: pd.DataFrame) -> pd.DataFrame:
         k=("k", "sum"),
     ).reset_index()
     out["n_undefined"] = g["rho"].apply(lambda s: int(s.isna().sum())).to_numpy()
+    if "chosen" in cat_rows.columns:
+        out["chosen"] = (
+            g[["category", "chosen"]]
+            .apply(
+                lambda d: "; ".join(f"{c}: {a}" for c, a in zip(d.category, d.chosen, strict=True))
+            )
+            .to_numpy()
+        )
     return out
 
 
@@ -170,7 +181,8 @@ def run_protocol(
     floor: int = 100,
     budgets: Sequence[int] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``heldout`` | ``chrono`` | ``same``: returns (per-category rows, per-split rows), one
+    """``heldout`` | ``chrono`` | ``frontier`` (the strongest ``FRONTIER_SHARE`` of the models
+    by full-suite score held out, at least ``MIN_HELDOUT``) | ``same``: returns (per-category rows, per-split rows), one
     budget per retention (with ``floor``) and per item count in ``budgets``."""
     say = progress or (lambda _m: None)
     M = len(panel.model_names)
@@ -178,11 +190,17 @@ def run_protocol(
         splits = random_splits(M, n_splits, seed)
     elif protocol == "chrono":
         splits = [chronological_split(panel.model_table)]
+    elif protocol == "frontier":
+        # the strongest models held out: fidelity among models at the top (top-decile rho)
+        from primebench_tasks.evaluate.placement import full_suite_scores
+
+        strength = full_suite_scores(panel).reindex(panel.model_names).to_numpy(float)
+        splits = [frontier_split(strength, FRONTIER_SHARE, minimum=MIN_HELDOUT)]
     elif protocol == "same":
         allm = np.arange(M)
         splits = [(allm, allm)]
     else:
-        raise ConfigError(f"unknown protocol {protocol!r} (heldout, chrono, same, e2e)")
+        raise ConfigError(f"unknown protocol {protocol!r} (heldout, chrono, frontier, same, e2e)")
     if protocol != "same" and min(len(h) for _, h in splits) < MIN_HELDOUT:
         raise ConfigError(f"{protocol}: fewer than {MIN_HELDOUT} held-out models")
     pools = prepare_pools(panel)
@@ -326,10 +344,16 @@ def default_meets_bar(
         r = s["retention"].iloc[0]
         d = s[(s["selector"] == default[0]) & (s["estimator"] == default[1])]
         others = s[~((s["selector"] == default[0]) & (s["estimator"] == default[1]))]
-        if d.empty or others.empty:
+        if d.empty:
+            continue
+        dv = float(d["mean_rho"].iloc[0])
+        # an arm that the default kept selects the same items: the same estimator then gives
+        # exactly the default's mean rho; comparing with it would pass by construction
+        same = (others["estimator"] == default[1]) & ((others["mean_rho"] - dv).abs() < 1e-12)
+        others = others[~same]
+        if others.empty:
             continue
         best = others.loc[others["mean_rho"].idxmax()]
-        dv = float(d["mean_rho"].iloc[0])
         out.append(
             {
                 "budget": label,

@@ -36,3 +36,48 @@ def chronological_split(
     build = np.sort(order[:n_build])
     held = np.sort(order[n_build:])
     return build, held
+
+
+HOLDOUT_PROTOCOLS = ("random", "frontier", "chronological")
+"""How placement accuracy is measured (``benchmarks/placement_accuracy.py``):
+
+- ``random``: a seeded random ``share`` of the models is held out;
+- ``frontier``: the strongest ``share`` by full-suite score is held out — the user's new model,
+  stronger than every reference model;
+- ``chronological``: the newest ``share`` of the dated models is held out and the suite is built
+  on the dated models released before them only (undated models are left out: their date is
+  unknown)."""
+
+
+def frontier_split(
+    strength: np.ndarray, share: float = 0.15, minimum: int = 3
+) -> tuple[np.ndarray, np.ndarray]:
+    """(build, held) positions: the ``share`` strongest by ``strength`` (M,) held out (at least
+    ``minimum``); NaN strength never held out. Ties broken by position."""
+    s = np.asarray(strength, float)
+    ok = np.flatnonzero(np.isfinite(s))
+    n_held = max(minimum, int(round(share * len(ok))))
+    if n_held >= len(ok):
+        raise ConfigError(f"frontier split: {len(ok)} models, cannot hold out {n_held}")
+    order = ok[np.lexsort((ok, -s[ok]))]
+    held = np.sort(order[:n_held])
+    return np.setdiff1d(np.arange(len(s)), held), held
+
+
+def newest_split(
+    models: pd.DataFrame, share: float = 0.15, minimum: int = 3
+) -> tuple[np.ndarray, np.ndarray]:
+    """(build, held) positions of ``models`` (columns ``model``, ``release_date``): the newest
+    ``share`` of the dated models held out (at least ``minimum``; every model of the cut-off date
+    with them), built on the dated models released strictly before that date."""
+    dates = models["release_date"].astype("string").to_numpy()
+    dated = np.flatnonzero(pd.notna(dates))
+    n_held = max(minimum, int(round(share * len(dated))))
+    if len(dated) < n_held + 4:
+        raise ConfigError(f"the chronological split needs release dates: {len(dated)} dated models")
+    names = models["model"].astype(str).to_numpy()
+    order = dated[np.lexsort((names[dated], dates[dated].astype(str)))]
+    cutoff = str(dates[order[-n_held]])
+    held = np.sort([i for i in dated if str(dates[i]) >= cutoff])
+    build = np.sort([i for i in dated if str(dates[i]) < cutoff])
+    return np.asarray(build, dtype=np.int64), np.asarray(held, dtype=np.int64)

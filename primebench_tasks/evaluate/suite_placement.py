@@ -135,7 +135,7 @@ def place_on_suite(
         for b, rows in per_b.items():
             r = rows.loc[model]
             boot = rows.attrs["boot"]
-            resid = rows.attrs["residuals"]
+            resid = rows.attrs["residuals_by_model"][v]
             # predictive draws of the full benchmark score: the point plus a held-out residual
             # of the estimator (independent across benchmarks), as the conformal interval uses
             rng = np.random.default_rng([seed, v, sum(map(ord, b))])
@@ -166,6 +166,8 @@ def place_on_suite(
                     ),
                     "out_of": int(r.n_reference) + 1,
                 },
+                "regime": str(r.regime),
+                "above_all_reference": bool(r.above_all),
             }
         cats: dict[str, Any] = {}
         cat_s, cat_t, cat_draw_s, cat_draw_t = [], [], [], []
@@ -230,6 +232,10 @@ def place_on_suite(
                 f"{len(ref_suite)} reference models have every benchmark of the suite; rank per "
                 "benchmark (and per category where ranked) instead"
             )
+        above = [b for b in all_b if bench[b]["above_all_reference"]]
+        suite["beyond_reference"] = [
+            f"predicted above all {bench[b]['n_reference']} reference models on {b}" for b in above
+        ]
         out[str(model)] = {"suite": suite, "categories": cats, "benchmarks": bench}
     return {
         "schema": SCHEMA,

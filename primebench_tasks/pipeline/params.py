@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from primebench_tasks.select.default import ALPHA, DEFAULT_SELECTOR
+from primebench_tasks.select.default import ALPHA, DEFAULT_SELECTOR, TOP_FRACTION, TOP_SHARE
 
 if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
@@ -40,6 +40,8 @@ class PipelineParams:
     target_rho: float = TARGET_RHO
     min_blind_models: int = MIN_BLIND_MODELS
     selector: str = DEFAULT_SELECTOR
+    top_share: float = TOP_SHARE
+    top_fraction: float = TOP_FRACTION
     cells: str = "embedding"
     cell_space: str = "auto"
     max_subsets: int = MAX_SUBSETS

@@ -13,6 +13,7 @@ import pandas as pd
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.metrics import spearman
+from primebench_tasks.pipeline.headroom import suite_headroom
 from primebench_tasks.pipeline.manifest import build_manifest
 from primebench_tasks.pipeline.params import PipelineParams  # re-exported
 from primebench_tasks.pipeline.stage0_clean import Stage0Result, stage0_clean
@@ -73,7 +74,10 @@ class PipelineResult:
                 "category means) vs mean of category means over all Stage 0-cleaned benchmarks",
                 "n_models": len(panel.model_names),
             },
-            extra=None if calibration is None else {"placement_calibration": calibration},
+            extra={
+                "headroom": suite_headroom(panel, self.selected),
+                **({} if calibration is None else {"placement_calibration": calibration}),
+            },
         )
 
 
@@ -158,7 +162,9 @@ def run_pipeline(
         res.selected = {q.category: q.items for q in s1.pools}
     if p.until in ("stage2", "stage3"):
         assert res.stage1 is not None
-        make = selector or stage2_factory(p.selector, p.alpha, p.cells, p.seed)
+        make = selector or stage2_factory(
+            p.selector, p.alpha, p.cells, p.seed, p.top_share, p.top_fraction
+        )
         s2 = stage2_prune(
             panel, res.stage1.pools, p.retention, p.floor, make, p.cell_space, progress=say
         )

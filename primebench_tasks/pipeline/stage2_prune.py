@@ -15,7 +15,7 @@ from primebench_tasks.errors import ConfigError, NotFoundError
 from primebench_tasks.pipeline.params import FLOOR, RETENTION
 from primebench_tasks.pipeline.stage1_representatives import CategoryPool
 from primebench_tasks.select.base import ItemFeatures, Selector
-from primebench_tasks.select.default import DEFAULT_SELECTOR
+from primebench_tasks.select.default import DEFAULT_SELECTOR, TOP_FRACTION
 from primebench_tasks.select.vaw import ALPHA, VAWSelector, category_budget
 
 SelectorFactory = Callable[[int], Selector]
@@ -100,16 +100,39 @@ def stage2_factory(
     alpha: float = ALPHA,
     cells: str = "embedding",
     random_state: int = 0,
+    top_share: float = 0.0,
+    top_fraction: float = TOP_FRACTION,
 ) -> SelectorFactory:
     """budget → selector. ``vaw`` is the paper's VAW with the given α and cells; every other
-    name comes from :mod:`primebench_tasks.select.registry`."""
+    name comes from :mod:`primebench_tasks.select.registry`. With ``top_share`` > 0 the selector
+    fills what :class:`~primebench_tasks.select.headroom.TopReserveSelector` leaves after
+    reserving that share of each benchmark for the strongest models' items (the pipeline passes
+    ``PipelineParams.top_share``; 0 here = the selector alone)."""
     if name == "vaw":
-        return lambda k: VAWSelector(k=k, random_state=random_state, alpha=alpha, cells=cells)
-    from primebench_tasks.select.registry import SELECTORS, SelectorContext
 
-    if name not in SELECTORS:
-        raise ConfigError(f"unknown selector {name!r}; known: {', '.join(SELECTORS)}")
-    return lambda k: SELECTORS[name](k, random_state, SelectorContext())
+        def base(k: int) -> Selector:
+            return VAWSelector(k=k, random_state=random_state, alpha=alpha, cells=cells)
+
+    else:
+        from primebench_tasks.select.registry import SELECTORS, SelectorContext
+
+        if name not in SELECTORS:
+            raise ConfigError(f"unknown selector {name!r}; known: {', '.join(SELECTORS)}")
+
+        def base(k: int) -> Selector:
+            return SELECTORS[name](k, random_state, SelectorContext())
+
+    if top_share <= 0:
+        return base
+    from primebench_tasks.select.headroom import TopReserveSelector
+
+    return lambda k: TopReserveSelector(
+        k,
+        base=base,
+        random_state=random_state,
+        top_share=top_share,
+        top_fraction=top_fraction,
+    )
 
 
 def stage2_prune(
@@ -147,6 +170,7 @@ def stage2_prune(
                 "kept": len(idx),
                 "cells": int(sum(getattr(sel, "n_cells_", {}).values())),
                 "chosen": getattr(sel, "chosen_", ""),
+                "reserved_top": int(len(getattr(sel, "reserved_", ()))),
             }
         )
         if progress:

@@ -15,6 +15,26 @@ from primebench_tasks.report.plots import ranking_plot, spectrum_plot, sweep_plo
 from primebench_tasks.report.tables import markdown_table
 
 
+def _headroom_md(h: dict[str, Any]) -> list[str]:
+    """The suite's headroom at the top of the panel (``pipeline.headroom``) as markdown."""
+    if not h:
+        return []
+    rows = pd.DataFrame(
+        [{"benchmark": b, **v} for b, v in h["benchmarks"].items()],
+        columns=["benchmark", "suite_mean", "full_mean", "easier_by", "solved_by_all"],
+    )
+    return [
+        "## Headroom at the top of the panel",
+        "",
+        f"The {len(h['top_models'])} best models: their mean on the suite's items, on all items, "
+        "how much easier the suite is for them (goal ≤ 0.10), and the share of suite items all "
+        f"of them solve. Top-decile ρ (suite vs full score, the best {h['n_top_decile']} "
+        f"models): {h['top_decile_rho']:.3f}.",
+        "",
+        markdown_table(rows),
+    ]
+
+
 def write_primebench_report(
     out: Path, panel: Panel, res: PipelineResult, manifest: dict[str, Any]
 ) -> list[Path]:
@@ -37,6 +57,7 @@ def write_primebench_report(
         "category means on the kept items, against the mean of category means over all "
         "Stage 0-cleaned benchmarks, same models).",
         "",
+        *_headroom_md(manifest.get("headroom") or {}),
         "## Stage 0: cleaning (Table 5 layout)",
         "",
         markdown_table(res.stage0.table),

@@ -132,13 +132,32 @@ def test_variant_verdict_agrees_with_its_pairwise_probabilities():
 
 
 def test_readme_placement_table_is_the_benchmark_output():
-    """The README's placement table is the committed output of
-    benchmarks/placement_accuracy.py (rerun the script and commit both when it changes)."""
+    """The README's placement tables are what benchmarks/placement_accuracy.py renders from its
+    committed rows (rerun the script and commit its outputs when it changes), and the default
+    estimator is the one its procedure chooses."""
+    import importlib.util
     import re
     from pathlib import Path
 
+    import pandas as pd
+
+    from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
+
     root = Path(__file__).parents[2]
-    table = (root / "benchmarks" / "results" / "placement_accuracy.md").read_text("utf-8")
+    spec = importlib.util.spec_from_file_location(
+        "placement_accuracy", root / "benchmarks" / "placement_accuracy.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    results = root / "benchmarks" / "results"
+    df = pd.read_csv(results / "placement_accuracy.csv")
+    table = (results / "placement_accuracy.md").read_text("utf-8")
+    chosen, why = mod.choice(df)
+    assert mod.table(df) == table
+    assert why == (results / "placement_choice.md").read_text("utf-8")
+    assert chosen == DEFAULT_ESTIMATOR
+    assert {"random", "frontier", "chronological"} <= set(df["protocol"])
     readme = (root / "README.md").read_text("utf-8")
-    m = re.search(r"<!-- placement-table:[^\n]*-->\n(.*?)<!-- /placement-table -->", readme, re.S)
-    assert m is not None and m.group(1) == table
+    for marker, text in (("placement-table", table), ("placement-choice", why)):
+        m = re.search(rf"<!-- {marker}:[^\n]*-->\n(.*?)<!-- /{marker} -->", readme, re.S)
+        assert m is not None and m.group(1) == text

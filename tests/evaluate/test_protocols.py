@@ -177,6 +177,35 @@ def test_cli_validate(tmp_path, capsys):
     )
 
 
+def test_cli_validate_frontier_budgets_only_and_the_chosen_arm(tmp_path):
+    """--protocol frontier holds out the strongest models; --budgets alone runs only those
+    budgets; splits.csv names the arm the cross-validated selector kept."""
+    p = _panel()
+    p.save(tmp_path / "p")
+    args = ["validate", "--panel", str(tmp_path / "p"), "--estimators", "mean"]
+    assert (
+        main(
+            [
+                *args,
+                "--protocol",
+                "frontier",
+                "--selectors",
+                "random,cross_validated",
+                "--budgets",
+                "5",
+                "--out",
+                str(tmp_path / "f"),
+            ]
+        )
+        == 0
+    )
+    s = pd.read_csv(tmp_path / "f" / "splits.csv")
+    assert set(s["budget"]) == {"5 per category"}  # no default retentions added
+    cv = s[s["selector"] == "cross_validated"]
+    assert cv["chosen"].str.contains(": ").all()  # "category: arm" per category
+    assert (s[s["selector"] == "random"]["chosen"].str.contains("random")).all()
+
+
 def test_budgets_in_items_and_floor_and_item_counts_in_every_row(toy_panel, tmp_path):
     """`validate` could not test small budgets: the 100-item floor was always applied and no
     output had the item count. Item budgets take no floor; --floor applies to retentions."""

@@ -22,8 +22,12 @@ from harness_adapters.lmms_eval.content_keys import build_keys, read_keys, write
 from primebench_tasks.cli import main
 from primebench_tasks.errors import InputError
 
-datasets = pytest.importorskip("datasets")
-PIL = pytest.importorskip("PIL.Image")
+datasets = pytest.importorskip(
+    "datasets", reason="needs the 'lmms' extra (datasets): pip install -e '.[lmms]'"
+)
+PIL = pytest.importorskip(
+    "PIL.Image", reason="needs the 'embed' extra (pillow): pip install -e '.[embed]'"
+)
 
 QUESTIONS = [  # (imageId, question number, question, options, answer index)
     (101, 1, "Which label shows the sun?", ["A", "B", "C", "D"], 0),
@@ -180,7 +184,7 @@ def _panel_and_manifest():
 
 @pytest.mark.heavy
 def test_real_upstream_ai2d_runs_the_manifest_items_by_content_key(tmp_path):
-    pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
+    pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
     from harness_adapters.lmms_eval.ingest import read_run
     from harness_adapters.lmms_eval.taskgen import generate_tasks
 

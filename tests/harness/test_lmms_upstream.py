@@ -91,7 +91,9 @@ def _load(path, name):
 
 
 def test_generated_task_flattens_upstream_and_wraps_its_functions(tmp_path):
-    datasets = pytest.importorskip("datasets")
+    datasets = pytest.importorskip(
+        "datasets", reason="needs the 'lmms' extra (datasets): pip install -e '.[lmms]'"
+    )
     p = _panel()
     m = _manifest(p, [0, 3, 5, 7])
     generate_tasks(m, p, tmp_path / "g", {"toy_upstream": "qid"}, [UPSTREAM])
@@ -195,7 +197,7 @@ def test_benchmarks_that_slug_alike_are_an_error(tmp_path):
 
 @pytest.mark.heavy
 def test_lmms_eval_runs_the_wrapped_upstream_task(tmp_path):
-    pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
+    pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
     p = _panel()
     m = _manifest(p, [0, 1, 3, 6, 8])
     shutil.copytree(UPSTREAM, tmp_path / "tasks" / "upstream")

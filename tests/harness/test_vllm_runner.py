@@ -24,6 +24,7 @@ from harness_adapters.vllm.session import (
     write_variant_report,
 )
 from primebench_tasks.errors import InputError
+from tests.extras import requires
 
 
 class FakeBackend:
@@ -221,6 +222,7 @@ def test_adapter_and_model_checks(tmp_path):
     assert lora_rank_for([4]) == 8 and EngineSettings().max_model_len is None
 
 
+@requires("vllm", "openai")
 def test_a_server_that_is_down_is_a_clear_error():
     with pytest.raises(BackendError, match="is down or not answering"):
         ServerBackend("http://127.0.0.1:9/v1", "m", timeout_s=2)

@@ -49,7 +49,10 @@ def _keep_grad_mode():
     torch.set_grad_enabled(prev)
 
 
-needs_vlmeval = pytest.mark.skipif(not _vlmeval_available(), reason="VLMEvalKit not installed")
+needs_vlmeval = pytest.mark.skipif(
+    not _vlmeval_available(),
+    reason="needs VLMEvalKit (not on PyPI; its git checkout on the path: README, VLMEvalKit)",
+)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 
-pytest.importorskip("lmms_eval", reason="lmms-eval is not installed")
+pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
 
 CHECK = r"""
 import sys, harness_adapters, primebench_tasks
