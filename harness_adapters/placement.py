@@ -120,6 +120,25 @@ def score_frame(
         for i in ids
     ]
     index = pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"])
+    score = pd.to_numeric(records["score"], errors="coerce")
+    bad = records[score.notna() & ~score.between(0.0, 1.0)]
+    bad = pd.concat([bad, records[score.isna() & records["score"].notna()]])
+    if len(bad):  # out of range, infinite or not a number: never placed as if it were a score
+        r = bad.iloc[0]
+        raise InputError(
+            f"model {r.model}, {r.benchmark} item {r.item_id}: score {r.score!r} is not a number "
+            f"in [0, 1] ({len(bad)} such record(s))",
+            field="score",
+        )
+    keys = ["model", "benchmark", "item_id"]
+    clash = records.assign(_s=score).groupby(keys, sort=False)["_s"].nunique(dropna=False)
+    if (clash > 1).any():  # two results for one item that disagree: refuse, never pick one
+        m, b, i = clash[clash > 1].index[0]
+        raise InputError(
+            f"model {m}, {b} item {i}: the run holds conflicting scores for the same item "
+            "(two runs in one folder?); place one run at a time",
+            field="score",
+        )
     extra = records[~records.set_index(["benchmark", "item_id"]).index.isin(index)]
     if len(extra):
         r = extra.iloc[0]

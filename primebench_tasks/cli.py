@@ -154,14 +154,29 @@ def cmd_panel_info(args: argparse.Namespace) -> int:
 
 def cmd_panel_import(args: argparse.Namespace) -> int:
     from primebench_tasks.data.importers import import_matrix
-    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.data.panel import Panel, panel_lock
 
     out = Path(args.out)
-    existing = Panel.load(out) if (out / "panel.json").exists() else None
     rng = None
     if args.score_range:
         lo, hi = (float(x) for x in args.score_range.split(","))
         rng = (lo, hi)
+    with panel_lock(out, create=True):  # read, append, save as one step: appends wait
+        existing = Panel.load(out) if (out / "panel.json").exists() else None
+        panel, report = _import_into(args, out, existing, rng, import_matrix)
+    for line in report.lines():
+        print(line)
+    print(f"{'appended to' if existing else 'wrote'} {out}: {panel}")
+    return 0
+
+
+def _import_into(
+    args: argparse.Namespace,
+    out: Path,
+    existing: Any,
+    rng: tuple[float, float] | None,
+    import_matrix: Callable[..., Any],
+) -> Any:
     panel, report = import_matrix(
         args.scores,
         args.benchmark,
@@ -176,10 +191,7 @@ def cmd_panel_import(args: argparse.Namespace) -> int:
         name=args.name or (existing.name if existing else out.name),
     )
     panel.save(out)
-    for line in report.lines():
-        print(line)
-    print(f"{'appended to' if existing else 'wrote'} {out}: {panel}")
-    return 0
+    return panel, report
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -455,6 +467,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.panel import panel_lock
+
+    with panel_lock(args.panel):
+        return _embed(args)
+
+
+def _embed(args: argparse.Namespace) -> int:
     from primebench_tasks.data.panel import Panel
     from primebench_tasks.embed.cache import embed_panel, import_vectors
 

@@ -161,6 +161,18 @@ class BackendJudge:
         return out
 
 
+def local_judge_id(model_dir: str | Path) -> str:
+    """The cache id of a ``vllm:MODEL_DIR`` judge: the folder name for reading, plus a digest of
+    its resolved path, so ``…/a/judge`` and ``…/b/judge`` never share cached verdicts."""
+    import hashlib
+
+    local = Path(model_dir)
+    # a local folder by its resolved path; a Hugging Face repo id (already cached) as it is
+    key = str(local.resolve()) if local.exists() else str(model_dir)
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    return f"vllm:{Path(key).name}@{digest}"
+
+
 def make_judge(
     spec: str,
     cache_dir: str | Path,
@@ -182,10 +194,9 @@ def make_judge(
         return None
     kind, _, rest = spec.partition(":")
     if kind == "vllm" and rest:
-        backend = OfflineBackend(str(check_model(rest)), (), engine_settings(**engine))
-        return BackendJudge(
-            backend, cache_dir, f"vllm:{Path(rest.rstrip('/')).name}", progress=progress
-        )
+        model_dir = check_model(rest)
+        backend = OfflineBackend(str(model_dir), (), engine_settings(**engine))
+        return BackendJudge(backend, cache_dir, local_judge_id(model_dir), progress=progress)
     if kind in ("vllm-server", "openai") and "@" in rest:
         model, url = rest.split("@", 1)
         backend = ServerBackend(

@@ -45,16 +45,17 @@ def cmd_lmms_path(args: argparse.Namespace) -> int:
 
 def cmd_ingest_lmms(args: argparse.Namespace) -> int:
     from harness_adapters.lmms_eval.ingest import read_run
-    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.data.panel import Panel, panel_lock
     from primebench_tasks.pipeline.manifest import read_manifest
     from primebench_tasks.refresh.records import append_records
 
     version = read_manifest(args.suite)["version"] if args.suite else None
     records = read_run(args.output_dir, args.model, version)
     root = Path(args.panel)
-    panel, rep = append_records(Panel.load(root), records, str(args.output_dir))
-    if rep.n_new:
-        panel.save(root)
+    with panel_lock(root):  # read-modify-write as one step
+        panel, rep = append_records(Panel.load(root), records, str(args.output_dir))
+        if rep.n_new:
+            panel.save(root)
     print("\n".join(rep.lines()))
     return 0
 

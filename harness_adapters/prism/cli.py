@@ -25,7 +25,11 @@ def _engine(args: argparse.Namespace) -> dict:
     }
 
 
-def _judge(spec: str, cache: Path, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _judge(  # type: ignore[no-untyped-def]
+    spec: str, cache: Path, args: argparse.Namespace, key_env: str = "judge_api_key_env"
+):
+    """A judge from ``spec``; its endpoint gets only the key of the option ``key_env`` names
+    (``--judge-api-key-env`` for the judge, ``--audit-judge-api-key-env`` for the audit judge)."""
     from harness_adapters.judges.base import make_judge
 
     return make_judge(
@@ -33,7 +37,7 @@ def _judge(spec: str, cache: Path, args: argparse.Namespace):  # type: ignore[no
         cache,
         _say,
         timeout_s=getattr(args, "judge_timeout", 120.0),
-        api_key_env=getattr(args, "judge_api_key_env", None),
+        api_key_env=getattr(args, key_env, None),
         **{k: v for k, v in _engine(args).items() if k != "max_lora_rank"},
     )
 
@@ -158,7 +162,11 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     judge = _judge(args.judge, out / "judge_cache", args)
-    audit = _judge(args.audit_judge, out / "audit_cache", args) if args.audit_judge else None
+    audit = (
+        _judge(args.audit_judge, out / "audit_cache", args, "audit_judge_api_key_env")
+        if args.audit_judge
+        else None
+    )
     doc = score(
         args.prism,
         args.runs,
@@ -332,6 +340,12 @@ def add_commands(tree: Any) -> None:
         "none; OPENAI_API_KEY only for api.openai.com)",
     )
     p.add_argument("--audit-judge", help="second judge J′ for the cross-judge audit")
+    p.add_argument(
+        "--audit-judge-api-key-env",
+        metavar="NAME",
+        help="environment variable holding the audit judge endpoint's API key (default: none; "
+        "the judge's key is never sent to the audit judge)",
+    )
     p.add_argument("--audit-items", type=int, default=200)
     p.add_argument(
         "--sc-variant",

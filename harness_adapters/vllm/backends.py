@@ -297,6 +297,12 @@ def endpoint_key(base_url: str, api_key_env: str | None = None) -> str | None:
     return None
 
 
+def _is_openai_host(base_url: str) -> bool:
+    from urllib.parse import urlparse
+
+    return (urlparse(base_url).hostname or "").lower() in OPENAI_HOSTS
+
+
 def redact(text: str, *secrets: str | None) -> str:
     """``text`` with every secret replaced by ``***`` (an error body can echo the key)."""
     for sec in secrets:
@@ -346,6 +352,11 @@ class ServerBackend:
             timeout=timeout_s,
             max_retries=max_retries,
         )
+        if not _is_openai_host(self.base_url):
+            # the client reads OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment and would
+            # send them as headers to any endpoint: only OpenAI's own host gets them
+            self._client.organization = None
+            self._client.project = None
         served = self.served_models()
         missing = [n for n in [model, *adapters] if n not in served]
         if missing:

@@ -93,15 +93,16 @@ def cmd_vlmeval_run(args: argparse.Namespace) -> int:
 
 def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
     from harness_adapters.vlmeval.ingest import read_results
-    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.data.panel import Panel, panel_lock
     from primebench_tasks.refresh.records import append_records
 
     root = Path(args.panel)
-    panel = Panel.load(root)
-    records = read_results(args.work_dir, args.model)
-    panel, rep = append_records(panel, records, str(args.work_dir))
-    if rep.n_new:
-        panel.save(root)
+    with panel_lock(root):  # read-modify-write as one step
+        panel = Panel.load(root)
+        records = read_results(args.work_dir, args.model)
+        panel, rep = append_records(panel, records, str(args.work_dir))
+        if rep.n_new:
+            panel.save(root)
     print("\n".join(rep.lines()))
     return 0
 

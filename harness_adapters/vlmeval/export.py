@@ -133,6 +133,15 @@ def export_suite(
             f"not benchmarks of suite {manifest['name']}: {unknown} (it has {sorted(benches)})",
             field="--key/--only",
         )
+    names: dict[str, str] = {}
+    for b in benches:  # `a/b` and `a_b` would both be PrimeBench_a_b: one would overwrite the other
+        other = names.setdefault(dataset_name(b), b)
+        if other != b:
+            raise InputError(
+                f"benchmarks {other!r} and {b!r} would both be exported as VLMEvalKit dataset "
+                f"{dataset_name(b)!r}; rename one of them in the suite",
+                field="benchmark",
+            )
     frames: dict[str, pd.DataFrame] = {}
     config: dict[str, Any] = {
         "schema": SCHEMA,

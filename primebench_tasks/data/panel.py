@@ -18,13 +18,14 @@ shares those matrices and only keeps row positions, so splits never copy the sco
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +73,82 @@ ITEM_COLUMNS = (
 
 _FLAT_FILES = ("scores.parquet", "models.parquet", "benchmarks.parquet", "items.parquet")
 """Data files of the pre-versioned layout (directly beside panel.json)."""
+_SAVED = frozenset({*_FLAT_FILES, "DONE", "embeddings"})
+"""What :meth:`Panel.save` writes into a data folder (embeddings/ holds ``<space>.npy`` and
+``<space>.ids.parquet``)."""
+
+
+PANEL_LOCK = ".panel.lock"
+PANEL_LOCK_TIMEOUT = 600.0
+"""Seconds a writer waits for another writer of the same panel folder before giving up."""
+
+
+@contextlib.contextmanager
+def panel_lock(
+    root: str | Path, timeout: float = PANEL_LOCK_TIMEOUT, create: bool = False
+) -> Iterator[None]:
+    """Hold an exclusive lock on a panel folder for a whole read-modify-write (``panel import``
+    appending a benchmark, ``embed``, ``ingest``): a second writer waits for the first, so two
+    appends at once both land instead of one silently replacing the other. ``filelock`` on
+    ``<root>/.panel.lock`` (released by the OS if the process dies). ``create``: make the folder
+    (a new panel); otherwise a missing folder is left for the loader to report."""
+    from filelock import FileLock, Timeout
+
+    folder = Path(root)
+    if not create and not folder.is_dir():
+        yield
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot create the panel folder: {exc.strerror}", file=str(folder)
+        ) from None
+    lock = FileLock(str(folder / PANEL_LOCK), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise InputError(
+            f"another command has been writing this panel for over {timeout:.0f} s "
+            f"(lock {folder / PANEL_LOCK}); retry when it is done",
+            file=str(folder),
+        ) from None
+    except OSError as exc:
+        raise InputError(
+            f"cannot lock the panel folder: {exc.strerror or exc}", file=str(folder)
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _written_by_save(folder: Path) -> bool:
+    """True when every entry of ``folder`` is one a panel save writes (a leftover of an
+    interrupted save); a user's ``data-raw/`` with a CSV in it is not."""
+    try:
+        entries = list(folder.iterdir())
+        if not all(e.name in _SAVED for e in entries):
+            return False
+        emb = folder / "embeddings"
+        return not emb.is_dir() or all(
+            e.is_file() and e.name.endswith((".npy", ".ids.parquet")) for e in emb.iterdir()
+        )
+    except OSError:
+        return False
+
+
+def _previous_layout(root: Path) -> tuple[str | None, bool]:
+    """(the data folder the current panel.json names, whether it is of the pre-versioned flat
+    layout); (None, False) when there is no readable panel.json of ours."""
+    try:
+        meta = json.loads((root / "panel.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None, False
+    if not isinstance(meta, dict) or "content_hash" not in meta:
+        return None, False
+    data = meta.get("data")
+    return (data if isinstance(data, str) and data.startswith("data-") else None), data is None
 
 
 def data_dir(path: str | Path) -> Path:
@@ -322,6 +399,7 @@ class Panel:
             raise ConfigError("save the full panel, not a model subset")
         root = Path(path)
         root.mkdir(parents=True, exist_ok=True)
+        previous, previous_flat = _previous_layout(root)
         version = f"data-{self.content_hash}"
         final = root / version
         try:
@@ -347,15 +425,23 @@ class Panel:
                 f"could not save the panel ({why}); the previous panel in {root} is intact",
                 file=str(root),
             ) from None
-        for old in root.iterdir():  # after the switch: previous versions and leftovers
-            if old.name != version and (old.name.startswith(("data-", ".tmp-data-"))):
+        # after the switch: remove only what a panel save wrote — the data folder the previous
+        # panel.json named, interrupted saves of ours, and the pre-versioned layout's files when
+        # the previous panel.json was of that layout. Anything else in the folder is the user's.
+        for old in root.iterdir():
+            if old.name == version or not old.is_dir():
+                continue
+            if old.name == previous or (
+                old.name.startswith(("data-", ".tmp-data-")) and _written_by_save(old)
+            ):
                 shutil.rmtree(old, ignore_errors=True)
-        for name in _FLAT_FILES:  # files of the pre-versioned layout
-            (root / name).unlink(missing_ok=True)
-        flat_emb = root / "embeddings"  # (its cache/ folder belongs to `primebench embed`)
-        if flat_emb.is_dir():
-            for f in [*flat_emb.glob("*.npy"), *flat_emb.glob("*.ids.parquet")]:
-                f.unlink(missing_ok=True)
+        if previous_flat:
+            for name in _FLAT_FILES:
+                (root / name).unlink(missing_ok=True)
+            flat_emb = root / "embeddings"  # (its cache/ folder belongs to `primebench embed`)
+            if flat_emb.is_dir():
+                for f in [*flat_emb.glob("*.npy"), *flat_emb.glob("*.ids.parquet")]:
+                    f.unlink(missing_ok=True)
         return root
 
     def _write_data(self, d: Path) -> None:

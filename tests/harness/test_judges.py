@@ -241,3 +241,79 @@ def test_a_models_reply_without_a_list_is_a_clear_error(tmp_path):
             ServerBackend(f"http://127.0.0.1:{srv.server_address[1]}/v1", "m", max_retries=0)
     finally:
         srv.shutdown()
+
+
+def _logging_server():
+    """A fake OpenAI-compatible server of its own class, logging every request's headers."""
+
+    class H(Handler):
+        headers_seen: list = []
+
+        def do_GET(self):  # noqa: N802
+            H.headers_seen.append(dict(self.headers))
+            super().do_GET()
+
+        def do_POST(self):  # noqa: N802
+            H.headers_seen.append(dict(self.headers))
+            super().do_POST()
+
+    srv = HTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, H, f"http://127.0.0.1:{srv.server_address[1]}/v1"
+
+
+@requires("vllm", "openai")
+def test_the_judges_key_never_reaches_the_audit_judge(tmp_path, monkeypatch):
+    """`prism score --judge openai:j@A --audit-judge openai:j@B --judge-api-key-env MYKEY` sent
+    MYKEY to B; OPENAI_ORG_ID / OPENAI_PROJECT_ID reached every endpoint as headers."""
+    import argparse
+
+    from harness_adapters.prism.cli import _judge
+
+    monkeypatch.setenv("MYKEY", "sk-judge-secret")
+    monkeypatch.setenv("AUDITKEY", "sk-audit-secret")
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-secret")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-secret")
+    a_srv, a, url_a = _logging_server()
+    b_srv, b, url_b = _logging_server()
+    try:
+        engine = dict.fromkeys(
+            ["max_model_len", "max_num_seqs", "gpu_memory_utilization", "tensor_parallel_size"]
+        )
+        args = argparse.Namespace(
+            judge_timeout=5.0, judge_api_key_env="MYKEY", enforce_eager=False, **engine
+        )
+        judge = _judge(f"openai:judge-model@{url_a}", tmp_path / "j", args)
+        audit = _judge(
+            f"openai:judge-model@{url_b}", tmp_path / "a", args, "audit_judge_api_key_env"
+        )
+        assert judge.complete(_q()) == '{"correct": true}'
+        assert audit.complete(_q()) == '{"correct": true}'
+        sent_a = json.dumps(a.headers_seen)
+        sent_b = json.dumps(b.headers_seen)
+        assert "sk-judge-secret" in sent_a and "sk-judge-secret" not in sent_b
+        assert "org-secret" not in sent_a + sent_b and "proj-secret" not in sent_a + sent_b
+        # the audit judge's own key, when the user ties one to it
+        args.audit_judge_api_key_env = "AUDITKEY"
+        b.headers_seen.clear()
+        audit = _judge(
+            f"openai:judge-model@{url_b}", tmp_path / "a2", args, "audit_judge_api_key_env"
+        )
+        audit.complete(_q("5"))
+        assert "sk-audit-secret" in json.dumps(b.headers_seen)
+        assert "sk-judge-secret" not in json.dumps(b.headers_seen)
+    finally:
+        a_srv.shutdown()
+        b_srv.shutdown()
+
+
+def test_local_judges_in_folders_of_the_same_name_do_not_share_a_cache(tmp_path):
+    """`vllm:…/a/judge` and `vllm:…/b/judge` both got the id `vllm:judge` (one cache)."""
+    from harness_adapters.judges.base import local_judge_id
+
+    a, b = tmp_path / "a" / "judge", tmp_path / "b" / "judge"
+    a.mkdir(parents=True)
+    b.mkdir(parents=True)
+    assert local_judge_id(a) != local_judge_id(b)
+    assert local_judge_id(a).startswith("vllm:judge@")
+    assert local_judge_id(a) == local_judge_id(tmp_path / "a" / ".." / "a" / "judge")

@@ -184,3 +184,25 @@ def test_ingest_refuses_empty_and_truncated_samples(tmp_path):
     res.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="holds 1 of its 3 samples"):
         read_run(tmp_path / "t")
+
+
+@pytest.mark.parametrize("bad", [7.0, -0.5, float("inf")])
+def test_place_refuses_scores_outside_the_unit_interval(bad):
+    """A samples line with "score": 7 was placed (suite score 1.4, rank 1 of 13)."""
+    import pandas as pd
+
+    from harness_adapters.placement import score_frame
+
+    manifest = {"categories": {"Math Reasoning": {"benchmarks": {"B": {"item_ids": ["1", "2"]}}}}}
+    ok = pd.DataFrame(
+        {"model": ["m", "m"], "benchmark": ["B", "B"], "item_id": ["1", "2"], "score": [1.0, 0.0]}
+    )
+    wide, missing = score_frame(ok, manifest)
+    assert wide.loc["m"].tolist() == [1.0, 0.0] and not missing
+    with pytest.raises(InputError, match=r"model m, B item 2: score .* not a number in \[0, 1\]"):
+        score_frame(ok.assign(score=[1.0, bad]), manifest)
+    # two disagreeing results for one item: refused, not "the first one"
+    twice = pd.concat([ok, ok.iloc[[0]].assign(score=0.0)])
+    with pytest.raises(InputError, match="conflicting scores for the same item"):
+        score_frame(twice, manifest)
+    assert score_frame(pd.concat([ok, ok.iloc[[0]]]), manifest)[0].loc["m"].tolist() == [1.0, 0.0]

@@ -452,3 +452,16 @@ def test_registration_leaves_the_callers_grad_mode():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300
     )
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_export_refuses_two_benchmarks_with_one_dataset_name(tmp_path):
+    """`a/b` and `a_b` both became PrimeBench_a_b: rc 0, one TSV with half the items."""
+    entry = {"item_ids": ["1", "2"], "vlmeval_dataset": "MMMU_DEV_VAL"}
+    manifest = {
+        "name": "s",
+        "version": "v1",
+        "categories": {"Text Recognition": {"benchmarks": {"a/b": entry, "a_b": dict(entry)}}},
+    }
+    with pytest.raises(InputError, match="would both be exported as VLMEvalKit dataset"):
+        export_suite(manifest, tmp_path, tmp_path / "LMU")
+    assert not (tmp_path / "LMU").exists()
