@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -28,7 +30,8 @@ def _number(
         try:
             v = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a {kind.__name__}") from None
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
         if not math.isfinite(v):
             raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
         below = lo is not None and (v <= lo if lo_open else v < lo)
@@ -41,6 +44,47 @@ def _number(
         return v
 
     return parse
+
+
+POSITIVE_OPTIONS = frozenset(
+    {
+        "scale", "models", "splits", "n", "budget", "batch", "threads", "random_suites", "k",
+        "audit_items", "n_boot", "waves", "replicas", "concurrency", "tp", "max_model_len",
+        "max_lora_rank", "max_loras", "max_num_seqs", "batch_size", "max_new_tokens",
+        "tensor_parallel_size", "min_blind_models", "judge_timeout", "timeout",
+        "cpus_per_replica",
+    }
+)  # fmt: skip
+"""Numeric options (by dest) that must be > 0; every other int/float option must be ≥ 0."""
+UPPER_BOUNDS = {
+    "missing": 0.99,
+    "gpu_memory_utilization": 1.0,
+    "max_drop": 1.0,
+    "min_gain": 1.0,
+    "min_percentile": 100.0,
+    "start": 1.0,
+}
+"""Numeric options (by dest) with an upper bound."""
+
+
+def range_check_numeric_options(parser: argparse.ArgumentParser) -> None:
+    """Give every plain ``int``/``float`` option of ``parser`` and its sub-commands (plugins'
+    included) a range-checked type: finite, ≥ 0 (> 0 for :data:`POSITIVE_OPTIONS`), ≤ its
+    :data:`UPPER_BOUNDS`. A new command's options are covered when it is added
+    (``tests/hostile/test_options.py`` walks the parser)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                range_check_numeric_options(sub)
+        elif action.type in (int, float):
+            kind = action.type
+            action.type = _number(
+                kind,
+                0,
+                UPPER_BOUNDS.get(action.dest),
+                lo_open=action.dest in POSITIVE_OPTIONS or action.dest == "start",
+            )
+            action.type.__name__ = kind.__name__
 
 
 def _say(msg: str) -> None:
@@ -851,18 +895,63 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_replay)
     add_plugin_commands(tree)
+    range_check_numeric_options(ap)
     from primebench_tasks.cli_help import finish_help
 
     finish_help(ap)
     return ap
 
 
+ENVIRONMENT_ERRNOS = frozenset(
+    {
+        errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOENT,
+        errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG, errno.ELOOP,
+    }
+)  # fmt: skip
+"""OSErrors that come from the user's environment (a path, a read-only or full disk), not from
+a bug: one line and exit 2, like bad input."""
+OUTPUT_OPTIONS = ("out",)
+
+
+def check_outputs_writable(args: argparse.Namespace) -> None:
+    """Before any work: every output folder option must be creatable and writable (the nearest
+    existing ancestor a writable folder), so a read-only or missing location fails at once instead
+    of after the whole computation."""
+    for dest in OUTPUT_OPTIONS:
+        value = getattr(args, dest, None)
+        if not isinstance(value, str) or not value:
+            continue
+        path = Path(value).absolute()
+        probe = path
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        if probe.exists() and not probe.is_dir():
+            raise PrimeBenchError(f"--{dest} {value}: {probe} is a file, not a folder")
+        if not os.access(probe, os.W_OK | os.X_OK):
+            why = "read-only file system" if _read_only(probe) else "permission denied"
+            raise PrimeBenchError(f"--{dest} {value}: cannot write in {probe} ({why})")
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        check_outputs_writable(args)
         return int(args.func(args))
     except PrimeBenchError as exc:  # bad input: one line; anything else is a bug: a traceback
         print(f"primebench: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the environment (disk full, read-only, a bad path): one line
+        if exc.errno not in ENVIRONMENT_ERRNOS:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"primebench: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
 
 

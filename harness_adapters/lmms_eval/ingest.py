@@ -19,6 +19,17 @@ from primebench_tasks.data.io import jsonl_records
 from primebench_tasks.errors import InputError
 
 
+def read_utf8(path: Path) -> str:
+    """The file's text; a file that is not UTF-8 (UTF-16, Latin-1, binary) is a clear error."""
+    try:
+        return path.read_text("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not UTF-8 text (byte {exc.start}: {exc.reason}); lmms-eval writes UTF-8 logs",
+            file=str(path),
+        ) from None
+
+
 def logged_tasks(
     output_dir: str | Path, select: Callable[[dict[str, Any]], bool]
 ) -> Iterator[tuple[Path, dict[str, Any], str, dict[str, Any], Path]]:
@@ -34,16 +45,42 @@ def logged_tasks(
         )
     for res_path in results:
         try:
-            res = json.loads(res_path.read_text("utf-8"))
+            res = json.loads(read_utf8(res_path))
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"invalid JSON: {exc.msg}", file=str(res_path), row=exc.lineno
             ) from None
+        if not isinstance(res, dict):
+            raise InputError(
+                f"not an lmms-eval results file (a JSON {type(res).__name__}, not an object)",
+                file=str(res_path),
+            )
         stamp = res_path.name[: -len("_results.json")]
-        for task, cfg in (res.get("configs") or {}).items():
+        configs = res.get("configs")
+        if not isinstance(configs, dict):
+            raise InputError(
+                "not an lmms-eval results file: 'configs' is "
+                + ("missing or null" if configs is None else f"a {type(configs).__name__}")
+                + " (an object of task configurations is expected)",
+                file=str(res_path),
+                field="configs",
+            )
+        for task, cfg in configs.items():
+            if not isinstance(cfg, dict):
+                raise InputError(
+                    f"the configuration of task {task!r} is a {type(cfg).__name__}, not an object",
+                    file=str(res_path),
+                    field=f"configs.{task}",
+                )
             meta = cfg.get("metadata") or {}
             if isinstance(meta, list):
-                meta = {k: v for d in meta for k, v in d.items()}
+                meta = {k: v for d in meta if isinstance(d, dict) for k, v in d.items()}
+            if not isinstance(meta, dict):
+                raise InputError(
+                    f"the metadata of task {task!r} is a {type(meta).__name__}, not an object",
+                    file=str(res_path),
+                    field=f"configs.{task}.metadata",
+                )
             if not select(meta):
                 continue
             samples = res_path.parent / f"{stamp}_samples_{task}.jsonl"
@@ -65,7 +102,7 @@ def logged_items(
     in ``meta["item_metric"]`` (scaled from ``item_metric_range``)."""
     ordered = (meta or {}).get("item_ids")
     for ln, rec in jsonl_records(
-        samples.read_text("utf-8"), str(samples), invalid="truncated or invalid JSON line"
+        read_utf8(samples), str(samples), invalid="truncated or invalid JSON line"
     ):
         if ordered is not None and "primebench_item" not in rec:
             doc_id, value = rec.get("doc_id"), rec.get(meta["item_metric"])  # type: ignore[index]

@@ -1,0 +1,59 @@
+"""The hostile battery, harness logs: malformed or foreign lmms-eval result files give one
+clear error naming the file and the field — never a traceback, never "0 suite versions"."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness_adapters.lmms_eval.ingest import read_run
+from primebench_tasks.errors import InputError
+
+GOOD_META = {"primebench_suite": "v1", "benchmark": "B"}
+
+
+def _run(tmp_path, results: bytes, samples: bytes | None = None):
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "20260101_results.json").write_bytes(results)
+    if samples is not None:
+        (d / "20260101_samples_primebench_x.jsonl").write_bytes(samples)
+    return d
+
+
+CASES = {
+    "configs is a list": (json.dumps({"configs": [1, 2]}).encode(), None, "'configs' is a list"),
+    "configs is null": (json.dumps({"configs": None}).encode(), None, "missing or null"),
+    "no configs": (json.dumps({"results": {}}).encode(), None, "missing or null"),
+    "a string config": (
+        json.dumps({"configs": {"primebench_x": "yaml text"}}).encode(),
+        None,
+        "configuration of task 'primebench_x' is a str",
+    ),
+    "metadata a string": (
+        json.dumps({"configs": {"primebench_x": {"metadata": "m"}}}).encode(),
+        None,
+        "metadata of task 'primebench_x' is a str",
+    ),
+    "a JSON list": (b"[1, 2, 3]", None, "a JSON list, not an object"),
+    "UTF-16 results": (
+        json.dumps({"configs": {}}).encode("utf-16"),
+        None,
+        "not UTF-8 text",
+    ),
+    "Latin-1 samples": (
+        json.dumps({"configs": {"primebench_x": {"metadata": GOOD_META}}}).encode(),
+        '{"doc_id": 0, "primebench_item": {"item_id": "é", "score": 1}}\n'.encode("latin-1"),
+        "not UTF-8 text",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_malformed_lmms_eval_logs_are_one_clear_error(tmp_path, case):
+    results, samples, message = CASES[case]
+    d = _run(tmp_path, results, samples)
+    with pytest.raises(InputError, match=message) as exc:
+        read_run(d)
+    assert "20260101_" in str(exc.value)  # names the file
