@@ -376,6 +376,12 @@ class ServerBackend:
             raise BackendError(
                 redact(f"server {self.base_url} is down or not answering: {exc}", self._key)
             ) from None
+        except (ValueError, AttributeError, TypeError) as exc:
+            # a 200 that is not a JSON model list (an HTML page, a proxy's login form)
+            raise BackendError(
+                f"server {self.base_url} answered GET /models with something that is not a JSON "
+                f"model list ({type(exc).__name__}); is this an OpenAI-compatible /v1 endpoint?"
+            ) from None
         try:
             return [str(m.id) for m in page]
         except (AttributeError, KeyError, TypeError, ValueError) as exc:

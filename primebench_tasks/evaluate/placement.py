@@ -146,9 +146,12 @@ def _categories(panel: Panel, manifest: dict, new: pd.DataFrame) -> list[_Catego
 
 
 def _rank(value: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """1 + number of reference scores strictly above each value (V,)."""
+    """1 + number of reference scores strictly above each value (V,); NaN for a NaN value (a
+    model with nothing scored has no rank, not rank 1)."""
     ref = reference[np.isfinite(reference)]
-    return 1 + (ref[None, :] > value[:, None]).sum(axis=1)
+    value = np.asarray(value, dtype=float)
+    rank = (1 + (ref[None, :] > value[:, None]).sum(axis=1)).astype(float)
+    return np.where(np.isfinite(value), rank, np.nan)
 
 
 class _Predictor:
@@ -332,6 +335,14 @@ def place_models(
     lo = np.where(ok, np.fmin(lo, points), lo)
     hi = np.where(ok, np.fmax(hi, points), hi)
     n_scored = sum(np.isfinite(c.new).sum(axis=1) for c in cats)
+    # a model with no scored item (every request failed): no score, no prediction, no rank
+    none = np.asarray(n_scored) == 0
+    if none.any():
+        S, T = np.where(none, np.nan, S), np.where(none, np.nan, T)
+        lo[:, none], hi[:, none] = np.nan, np.nan
+        for key in extra:
+            extra[key] = np.where(none, np.nan, extra[key])
+        regime = np.where(none, "none", regime)
     rows = pd.DataFrame(
         {
             "n_items": sum(len(c.sel) for c in cats),

@@ -176,3 +176,25 @@ def test_calibration_files_random_and_frontier_errors_by_regime():
     front = e[e["fold_kind"] == "frontier"]
     assert front["regime"].isin(["top", "beyond"]).mean() >= 0.5
     assert set(e["regime"]) <= {"interior", "top", "beyond"}
+
+
+def test_a_model_with_nothing_scored_gets_no_rank_and_no_prediction():
+    """`run` with every item failed wrote suite rank 1 and a predicted score."""
+    X = _ladder_panel()
+    panel = make_panel({"b": X}, {"b": "Math Reasoning"})
+    sel = np.arange(0, 40, 2)
+    m = build_manifest("s", panel, {"Math Reasoning": {"b": sel}}, {}, [], {})
+    cols = pd.MultiIndex.from_tuples([("b", f"b-{i}") for i in sel])
+    new = pd.DataFrame([np.full(len(sel), np.nan), X[6, sel]], index=["failed", "ok"], columns=cols)
+    r = place_models(panel, m, new, estimator="pirt", n_boot=10)
+    failed = r.loc["failed"]
+    assert failed.n_scored == 0 and failed.regime == "none"
+    for col in (
+        "suite_score",
+        "suite_rank",
+        "predicted_full",
+        "predicted_rank",
+        "predicted_full_lo",
+    ):
+        assert np.isnan(failed[col]), col
+    assert np.isfinite(r.loc["ok", "predicted_rank"])

@@ -317,3 +317,23 @@ def test_local_judges_in_folders_of_the_same_name_do_not_share_a_cache(tmp_path)
     assert local_judge_id(a) != local_judge_id(b)
     assert local_judge_id(a).startswith("vllm:judge@")
     assert local_judge_id(a) == local_judge_id(tmp_path / "a" / ".." / "a" / "judge")
+
+
+@requires("vllm", "openai")
+def test_a_models_endpoint_answering_html_is_a_clear_error():
+    """GET /models answering an HTML page was a JSONDecodeError traceback."""
+
+    class Html(Handler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<html><body>Please log in</body></html>")
+
+    srv = HTTPServer(("127.0.0.1", 0), Html)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(PrimeBenchError, match="not a JSON"):
+            ServerBackend(f"http://127.0.0.1:{srv.server_address[1]}/v1", "m", max_retries=0)
+    finally:
+        srv.shutdown()
