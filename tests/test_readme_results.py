@@ -93,3 +93,17 @@ def test_replay_openvlm_reproduces():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.replay("openvlm") == (RESULTS / "replay_openvlm.md").read_text("utf-8")
+
+
+def test_records_import_section_is_rendered_from_the_committed_json():
+    mod = _script("records_import")
+    res = json.loads((RESULTS / "records_import.json").read_text("utf-8"))
+    text = mod.render(res)
+    assert text == (RESULTS / "records_import.md").read_text("utf-8")
+    assert _readme_block("records-import") == text
+    # the goals, on the committed figures
+    assert res["seconds"] <= 30 and res["files"] == res["scored"] + res["skipped"] == 566
+    assert res["ocrbench_within_half_point"] >= 0.95 * res["ocrbench_matched"]
+    for d in res["datasets"].values():
+        same, n = d["agreement"]
+        assert same == n

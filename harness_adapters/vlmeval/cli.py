@@ -107,6 +107,26 @@ def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_vlmeval_import_records(args: argparse.Namespace) -> int:
+    from harness_adapters.vlmeval.records import records_panel
+    from primebench_tasks.data.panel import panel_lock
+
+    datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    panel, report = records_panel(
+        args.records,
+        datasets,
+        name=args.name or Path(args.out).name,
+        rule=args.rule,
+        max_unanswered=args.max_unanswered,
+        progress=lambda m: print(f"[primebench] {m}", file=sys.stderr, flush=True),
+    )
+    with panel_lock(args.out, create=True):
+        panel.save(args.out)
+    print("\n".join(report.lines()))
+    print(f"wrote {args.out}: {panel}")
+    return 0
+
+
 def add_commands(tree: CommandTree) -> None:
     ingest = tree.group("ingest", "harness results into a Panel")
     p = ingest.add_parser(
@@ -148,6 +168,41 @@ def add_commands(tree: CommandTree) -> None:
     )
     p.add_argument("--only", help="comma-separated benchmarks to export (default: all)")
     p.set_defaults(func=cmd_vlmeval_export)
+    p = vlm.add_parser(
+        "import-records",
+        help="a folder of VLMEvalKit evaluation records (<model>/<model>_<DATASET>.xlsx) as a panel",
+        description="Score the raw predictions of VLMEvalKit's published records (the OpenVLM "
+        "leaderboard's EvalRecords layout) without a judge: multiple choice with VLMEvalKit's own "
+        "can_infer when VLMEvalKit is importable (else a port of it; their agreement is "
+        "reported), OCRBench with its substring rule. One run per model and dataset counts (the "
+        "top-level file, else the newest T<date>_G<commit> run); models with mostly empty or "
+        "unparseable predictions are reported and left out, not scored 0.",
+        epilog="example: primebench vlmeval import-records ../shared/data/openvlm_records/"
+        "EvalRecords --datasets BLINK,OCRBench,RealWorldQA --out panels/openvlm_records",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("records", help="the records folder (one sub-folder per model)")
+    p.add_argument(
+        "--datasets",
+        default="BLINK,OCRBench,RealWorldQA",
+        help="comma-separated VLMEvalKit dataset names",
+    )
+    p.add_argument("--out", required=True, help="the panel folder to write")
+    p.add_argument("--name", help="panel name (default: the --out folder's name)")
+    p.add_argument(
+        "--rule",
+        choices=["auto", "vlmeval", "builtin"],
+        default="auto",
+        help="how option letters are read from predictions",
+    )
+    p.add_argument(
+        "--max-unanswered",
+        type=float,
+        default=0.5,
+        help="a model with more than this share of empty or unparseable predictions on a "
+        "dataset is left out there",
+    )
+    p.set_defaults(func=cmd_vlmeval_import_records)
     p = vlm.add_parser(
         "run",
         help="VLMEvalKit's run.py with the suite's datasets registered",

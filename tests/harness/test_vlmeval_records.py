@@ -1,0 +1,88 @@
+"""VLMEvalKit's published evaluation records as a panel: real files (tests/fixtures/
+openvlm_records, four models), the scoring rules by hand, and agreement with VLMEvalKit's own
+code where it is installed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness_adapters.vlmeval.records import (
+    builtin_can_infer,
+    ocrbench_hit,
+    read_records,
+    records_panel,
+)
+from primebench_tasks.errors import InputError
+from tests.extras import installed
+
+RECORDS = Path(__file__).parents[1] / "fixtures" / "openvlm_records"
+DATASETS = ["BLINK", "OCRBench", "RealWorldQA"]
+
+
+def test_builtin_can_infer_by_hand():
+    ch = {"A": "Left", "B": "Straight", "C": "Right"}
+    assert builtin_can_infer("B", ch) == "B"
+    assert builtin_can_infer("The answer is (C).", ch) == "C"
+    assert builtin_can_infer("The correct answer is **A** because ...", ch) == "A"
+    assert builtin_can_infer("It turns right", ch) == "C"  # the option text, alone
+    assert builtin_can_infer("A or B", ch) is False  # two letters: no answer
+    assert builtin_can_infer("Cannot determine the answer", ch) == "Z"
+    assert builtin_can_infer("", ch) is False
+
+
+def test_ocrbench_rule_by_hand():
+    assert ocrbench_hit('The word is "Centre."', ["CENTRE"], "Regular Text Recognition")
+    assert not ocrbench_hit("Friends", ["CENTRE"], "Regular Text Recognition")
+    # handwritten math: spaces ignored on both sides
+    assert ocrbench_hit(
+        "x ^ { 2 } + 1", ["x^{2}+1"], "Handwritten Mathematical Expression Recognition"
+    )
+
+
+def test_real_records_every_file_accounted_for():
+    scores, items, rep = read_records(RECORDS, DATASETS, rule="builtin")
+    assert rep.files_seen == 12
+    assert len(rep.scored) + len(rep.skipped) == rep.files_seen
+    # Aria: the top-level record counts, the T<date>_G<commit> run is listed as not used
+    assert "Aria/Aria_OCRBench.xlsx" in rep.scored
+    assert "another run of Aria" in rep.skipped["Aria/T20241127_Ged9aa101/Aria_OCRBench.xlsx"]
+    # mostly unparseable or empty predictions: reported and left out, not scored 0
+    assert rep.not_scored[("XComposer", "BLINK")] > 0.9
+    assert rep.not_scored[("qwen_base", "OCRBench")] > 0.7
+    assert not ((scores.model == "XComposer") & (scores.benchmark == "BLINK")).any()
+    n = scores.groupby("benchmark").item_id.nunique().to_dict()
+    assert n == {"BLINK": 1901, "OCRBench": 1000, "RealWorldQA": 765}
+    assert set(items.columns) >= {"question", "options", "answer", "source_index"}
+    blink = items[items.benchmark == "BLINK"].set_index("item_id")
+    assert blink.loc["val_Art_Style_1", "answer"] == "A"  # BLINK's idx is the key
+
+
+def test_real_records_panel_and_ocrbench_accuracy():
+    panel, rep = records_panel(RECORDS, DATASETS, rule="builtin")
+    assert sorted(panel.benchmark_names) == sorted(DATASETS)
+    X = panel.matrix("OCRBench")
+    m = panel.model_names.index("InternVL2-2B")
+    # the OpenVLM leaderboard's published OCRBench figure for InternVL2-2B: 78.1
+    assert 100 * np.nanmean(X[m]) == pytest.approx(78.1, abs=0.5)
+    assert np.isnan(panel.matrix("BLINK")[panel.model_names.index("XComposer")]).all()
+
+
+@pytest.mark.skipif(not installed("vlmeval"), reason="needs VLMEvalKit (README, VLMEvalKit)")
+def test_vlmeval_own_rule_agrees_with_the_builtin_one_on_every_row():
+    _, _, rep = read_records(RECORDS, DATASETS, rule="vlmeval")
+    assert rep.rule == "VLMEvalKit can_infer"
+    for ds, (same, n) in rep.agreement.items():
+        assert n > 0 and same == n, ds
+    a, _, _ = read_records(RECORDS, DATASETS, rule="vlmeval")
+    b, _, _ = read_records(RECORDS, DATASETS, rule="builtin")
+    assert a.equals(b)
+
+
+def test_bad_requests_are_clear_errors(tmp_path):
+    with pytest.raises(InputError, match="no scoring rule"):
+        read_records(RECORDS, ["MathVista_MINI"])
+    with pytest.raises(InputError, match="not a folder"):
+        read_records(tmp_path / "none", DATASETS)
