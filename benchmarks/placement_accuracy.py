@@ -26,6 +26,11 @@ The default estimator is chosen on all hold-outs together: in every (panel, prot
 panels with ≥ 40 models each estimator's MAE is divided by the cell's best; the estimator with the
 lowest mean ratio is the choice. Leave-one-panel-out: the choice made without a panel, and its
 MAE on that panel. Writes the markdown (README, checked by a test) and the rows as CSV.
+
+Panels never used to choose anything (``--records``): VLMEvalKit's published records of BLINK
+(86 models), OCRBench (188) and RealWorldQA (172), imported with ``primebench vlmeval
+import-records``, one single-benchmark panel each — random and frontier hold-outs, marked
+"held out" in the table and left out of the choice.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ REAL = ("autojudger", "m3irt", "blink", "mathvision")
 ESTIMATORS = ("pirt", "aipw", "gpirt", "mean")
 CALIBRATED = ("pirt", "aipw")
 MIN_MODELS_BEYOND = 40
+HELD_OUT_RECORDS = ("BLINK", "OCRBench", "RealWorldQA")
 RESULTS = Path("benchmarks/results")
 
 
@@ -136,7 +142,7 @@ def table(df: pd.DataFrame) -> str:
 
 def choice(df: pd.DataFrame) -> tuple[str, str]:
     """(chosen estimator, markdown of the choice and the leave-one-panel-out check)."""
-    big = df[df.models >= MIN_MODELS_BEYOND]
+    big = df[(df.models >= MIN_MODELS_BEYOND) & ~df.panel.str.contains("held out")]
     mae = big.assign(ae=big.error.abs()).groupby(["panel", "protocol", "estimator"]).ae.mean()
     ratio = mae / mae.groupby(level=["panel", "protocol"]).transform("min")
     overall = ratio.groupby(level="estimator").mean().sort_values()
@@ -170,16 +176,32 @@ def main() -> None:
     ap.add_argument("--splits", type=int, default=5)
     ap.add_argument("--n-boot", type=int, default=100)
     ap.add_argument("--out", default=str(RESULTS / "placement_accuracy.md"))
+    ap.add_argument(
+        "--records",
+        default="../shared/data/openvlm_records/EvalRecords",
+        help="VLMEvalKit records folder for the held-out panels ('' = none)",
+    )
     args = ap.parse_args()
     rows: list[dict] = []
     panels = [(n, Panel.load_default(n)) for n in REAL]
     panels += [
         (f"simulated-{m}", simulate_panel(scale=0.004, n_models=m, seed=7)) for m in (40, 150)
     ]
+    if args.records and Path(args.records).is_dir():
+        from harness_adapters.vlmeval.records import records_panel
+        from primebench_tasks.data.importers import panel_with_benchmarks
+
+        records, _ = records_panel(args.records, list(HELD_OUT_RECORDS))
+        for b in HELD_OUT_RECORDS:
+            one = panel_with_benchmarks(records, [b])
+            has = np.isfinite(one.matrix(b)).any(axis=1)
+            keep = [m for m, ok in zip(one.model_names, has, strict=True) if ok]
+            panels.append((f"{b} records (held out)", one.subset_models(keep)))
     for name, panel in panels:
         protocols = ["random"]
         if len(panel.model_names) >= MIN_MODELS_BEYOND:
-            protocols += ["frontier", "chronological"]
+            dated = panel.model_table["release_date"].notna().sum()
+            protocols += ["frontier", "chronological"] if dated >= 20 else ["frontier"]
         for proto in protocols:
             t = time.time()
             rows += evaluate_panel(name, panel, proto, args.splits, args.n_boot)

@@ -926,8 +926,8 @@ def check_outputs_writable(args: argparse.Namespace) -> None:
         probe = path
         while not probe.exists() and probe != probe.parent:
             probe = probe.parent
-        if probe.exists() and not probe.is_dir():
-            raise PrimeBenchError(f"--{dest} {value}: {probe} is a file, not a folder")
+        if probe.exists() and not probe.is_dir():  # an output file: its folder must be writable
+            probe = probe.parent
         if not os.access(probe, os.W_OK | os.X_OK):
             why = "read-only file system" if _read_only(probe) else "permission denied"
             raise PrimeBenchError(f"--{dest} {value}: cannot write in {probe} ({why})")

@@ -58,7 +58,8 @@ def cmd_vlmeval_run(args: argparse.Namespace) -> int:
     in this process with the remaining arguments."""
     import importlib
 
-    from harness_adapters.vlmeval.registration import PrimeBenchMixin, register
+    from harness_adapters.vlmeval.datasets import register
+    from harness_adapters.vlmeval.registration import PrimeBenchMixin
 
     if args.lmudata:
         os.environ["LMUData"] = str(Path(args.lmudata).resolve())

@@ -20,7 +20,7 @@ row's image inline, so every exported row's image resolves.
 
 Written as a whole as far as one folder of the user's allows: every TSV goes to a temporary file
 first and is renamed into place only when all were written; the config — the file that
-:func:`harness_adapters.vlmeval.registration.register` reads — is renamed last.
+:func:`harness_adapters.vlmeval.datasets.register` reads — is renamed last.
 """
 
 from __future__ import annotations

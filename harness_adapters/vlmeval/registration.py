@@ -2,7 +2,7 @@
 
 VLMEvalKit has no plugin entry points: its ``build_dataset(name)`` walks
 ``vlmeval.dataset.DATASET_CLASSES`` and ``run.py --config`` looks classes up on the
-``vlmeval.dataset`` module. :func:`register` reads ``LMUData/primebench_vlmeval_config.json``
+``vlmeval.dataset`` module. :func:`~harness_adapters.vlmeval.datasets.register` reads ``LMUData/primebench_vlmeval_config.json``
 (written by ``primebench vlmeval export``) and, for each exported dataset, adds a subclass of **the
 upstream dataset's own VLMEvalKit class** — found the way ``build_dataset`` finds it, by the
 upstream name (``MMMU_DEV_VAL`` → ``MMMUDataset``, ``MathVista_MINI`` → ``MathVista``,
@@ -38,8 +38,6 @@ import os
 import time
 from pathlib import Path
 from typing import Any
-
-from harness_adapters.vlmeval.export import read_config
 
 SIDECAR_SCHEMA = "primebench.vlmeval-result/1"
 SIDECAR_SUFFIX = "_primebench.json"
@@ -185,47 +183,3 @@ class PrimeBenchMixin:
         os.replace(tmp, side)
         PrimeBenchMixin.OUTCOMES[self.dataset_name] = str(side)  # type: ignore[attr-defined]
         return result
-
-
-def register(lmudata: str | Path | None = None) -> dict[str, type]:
-    """Register the exports in ``lmudata`` (default: VLMEvalKit's ``LMUData``) with the installed
-    ``vlmeval`` — a suite's datasets and/or a PRISM build's axes
-    (:func:`harness_adapters.prism.vlmeval_tasks.register_prism`); returns dataset name → class.
-    Idempotent."""
-    D = import_vlmeval()
-    from vlmeval.smp import LMUDataRoot
-
-    from harness_adapters.prism.vlmeval_tasks import register_prism
-    from harness_adapters.vlmeval.export import CONFIG_NAME
-
-    root = Path(lmudata if lmudata is not None else LMUDataRoot())
-    out: dict[str, type] = {}
-    prism = register_prism(root)
-    if not (root / CONFIG_NAME).exists() and prism:
-        return prism
-    cfg = read_config(root)
-    suite = {"suite": cfg["suite"], "suite_name": cfg["suite_name"]}
-    for name, spec in cfg["data"].items():
-        base = upstream_class(D, spec["upstream"])
-        cls = type(
-            spec["class"],
-            (PrimeBenchMixin, base),
-            {
-                "PRIMEBENCH": {name: {**spec, "upstream_class": base.__name__}},
-                "SUITE": suite,
-                "DATASET_URL": {name: f"{name}.tsv"},
-                "DATASET_MD5": {},
-                "__module__": "vlmeval.dataset",
-                "__doc__": f"{name}: {spec['upstream']} ({base.__name__}) restricted to suite "
-                f"{cfg['suite_name']} {cfg['suite']}.",
-            },
-        )
-        D.DATASET_CLASSES[:] = [
-            c for c in D.DATASET_CLASSES if name not in getattr(c, "PRIMEBENCH", {})
-        ]
-        D.DATASET_CLASSES.insert(0, cls)
-        setattr(D, spec["class"], cls)
-        if name not in D.SUPPORTED_DATASETS:
-            D.SUPPORTED_DATASETS.append(name)
-        out[name] = cls
-    return {**out, **prism}

@@ -48,7 +48,7 @@ class PipelineParams:
     until: str = "stage3"
 
     def as_dict(self, panel: Panel) -> dict[str, Any]:
-        from primebench_tasks.pipeline.stage2_prune import resolve_cell_space
+        from primebench_tasks.pipeline.cell_space import resolve_cell_space
 
         d = dict(self.__dict__)
         d["cell_space"] = resolve_cell_space(panel, self.cell_space) or "none"

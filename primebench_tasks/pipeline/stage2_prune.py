@@ -11,7 +11,8 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.embed.projection import random_projection, vision_dependence
-from primebench_tasks.errors import ConfigError, NotFoundError
+from primebench_tasks.errors import ConfigError
+from primebench_tasks.pipeline.cell_space import resolve_cell_space  # re-exported
 from primebench_tasks.pipeline.params import FLOOR, RETENTION
 from primebench_tasks.pipeline.stage1_representatives import CategoryPool
 from primebench_tasks.select.base import ItemFeatures, Selector
@@ -32,23 +33,6 @@ class PoolData:
     features: ItemFeatures
     benchmark: np.ndarray
     position: np.ndarray
-
-
-def resolve_cell_space(panel: Panel, cell_space: str) -> str | None:
-    """``"auto"`` → ``vl`` if the panel has vision-text embeddings, else ``text``, else None
-    (no cells); an explicit space must exist."""
-    if cell_space == "auto":
-        for s in ("vl", "text"):
-            if s in panel.embedding_spaces:
-                return s
-        return None
-    if cell_space == "none":
-        return None
-    if cell_space not in panel.embedding_spaces:
-        raise NotFoundError(
-            f"panel {panel.name!r} has no {cell_space!r} embeddings (has {panel.embedding_spaces})"
-        )
-    return cell_space
 
 
 def pool_data(

@@ -26,25 +26,21 @@ import numpy as np
 
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.metrics import nanmean_rows, spearman
+from primebench_tasks.select.arms import ARMS, SelectorContext
 from primebench_tasks.select.base import ItemFeatures, Selector
 
 DEFAULT_CANDIDATES = ("vaw_dc", "vaw_response_cells", "vaw_shares_only", "random")
 """The candidates the default rule compares, preferred first: names of
-:data:`primebench_tasks.select.registry.SELECTORS` (any registered arm but this one may be
-given)."""
+:data:`primebench_tasks.select.arms.ARMS` (any fixed arm may be given)."""
 
 
 def _registered() -> dict:
-    """The selector registry (it registers this class, so it is looked up at call time)."""
-    from primebench_tasks.select.registry import SELECTORS
-
-    return SELECTORS
+    """The fixed arms a candidate may be (:data:`primebench_tasks.select.arms.ARMS`)."""
+    return ARMS
 
 
 def _candidate(name: str, k: int, random_state: int) -> Selector:
-    from primebench_tasks.select.registry import SelectorContext
-
-    return _registered()[name](k, random_state, SelectorContext())
+    return ARMS[name](k, random_state, SelectorContext())
 
 
 N_REPEATS = 6

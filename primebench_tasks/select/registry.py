@@ -2,54 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
-import numpy as np
-
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.select.anchor_points import AnchorPointsSelector
-from primebench_tasks.select.base import Selector
+from primebench_tasks.select.arms import ARMS, Factory, SelectorContext  # noqa: F401 (re-exported)
 from primebench_tasks.select.cross_validated import CrossValidatedSelector
-from primebench_tasks.select.datbench import DatBenchSelector
-from primebench_tasks.select.disco import DISCOSelector
-from primebench_tasks.select.fps import FPSSelector, KCenterSelector
-from primebench_tasks.select.irt import IRTSelector
-from primebench_tasks.select.random import RandomSelector
-from primebench_tasks.select.variance import VarianceSelector
-from primebench_tasks.select.vaw import VAWSelector
-
-
-@dataclass(frozen=True)
-class SelectorContext:
-    """What a factory may need besides k: per-item binarisation thresholds (IRT)."""
-
-    thresholds: np.ndarray | None = None
-
-
-Factory = Callable[[int, int, SelectorContext], Selector]
 
 SELECTORS: dict[str, Factory] = {
-    "vaw_dc": lambda k, rs, c: VAWSelector(
-        k, random_state=rs, signal="discrimination", cells="responses", cell_quantile=0.5
-    ),
+    "vaw_dc": ARMS["vaw_dc"],
     "cross_validated": lambda k, rs, c: CrossValidatedSelector(k, random_state=rs),
-    "random": lambda k, rs, c: RandomSelector(k, random_state=rs),
-    "variance": lambda k, rs, c: VarianceSelector(k, random_state=rs, ties="seeded"),
-    "variance_index": lambda k, rs, c: VarianceSelector(k, random_state=rs, ties="index"),
-    "vaw": lambda k, rs, c: VAWSelector(k, random_state=rs, cells="embedding"),
-    "vaw_random_cells": lambda k, rs, c: VAWSelector(k, random_state=rs, cells="random"),
-    "vaw_shares_only": lambda k, rs, c: VAWSelector(k, random_state=rs, cells="none"),
-    "vaw_alpha0": lambda k, rs, c: VAWSelector(k, random_state=rs, alpha=0.0, cells="embedding"),
-    "vaw_dpp": lambda k, rs, c: VAWSelector(k, random_state=rs, cells="dpp"),
-    "vaw_response_cells": lambda k, rs, c: VAWSelector(k, random_state=rs, cells="responses"),
-    "irt": lambda k, rs, c: IRTSelector(k, random_state=rs, thresholds=c.thresholds),
-    "anchor_points": lambda k, rs, c: AnchorPointsSelector(k, random_state=rs),
-    "disco": lambda k, rs, c: DISCOSelector(k, random_state=rs),
-    "datbench": lambda k, rs, c: DatBenchSelector(k, random_state=rs),
-    "fps": lambda k, rs, c: FPSSelector(k, random_state=rs),
-    "kcenter": lambda k, rs, c: KCenterSelector(k, random_state=rs),
+    **{name: f for name, f in ARMS.items() if name != "vaw_dc"},
 }
+"""Every selector by name (the CLI's and the protocols' table): the fixed arms and the
+cross-validated choice among them."""
+
 
 NEEDS_EMBEDDINGS = frozenset({"vaw", "vaw_random_cells", "vaw_alpha0", "vaw_dpp", "fps", "kcenter"})
 """Arms that differ from another arm only through embeddings (``vaw`` without embeddings is

@@ -224,7 +224,7 @@ def test_run_py_scores_exactly_the_suite_items_as_vlmeval_does(vlmeval_run, rele
 def test_mmmu_images_interleave_as_upstream(vlmeval_run):
     """The registered dataset is VLMEvalKit's MMMUDataset restricted to the suite: two-image
     questions come out as text, image, text, image, text."""
-    from harness_adapters.vlmeval.registration import register
+    from harness_adapters.vlmeval.datasets import register
 
     os.environ["LMUData"] = str(vlmeval_run["lmu"])
     from vlmeval.dataset import MMMUDataset, build_dataset
@@ -283,7 +283,7 @@ def test_ai2d_in_process_with_vlmeval_inference_loop_and_panel_ingest(
     from vlmeval.dataset import ImageMCQDataset, build_dataset
     from vlmeval.inference import infer_data_job
 
-    from harness_adapters.vlmeval.registration import register
+    from harness_adapters.vlmeval.datasets import register
 
     register()
     ds = build_dataset("PrimeBench_AI2D_TEST")
@@ -353,7 +353,7 @@ def test_prism_axis_built_offline_runs_in_vlmeval_and_lands_in_run_records(
     from harness_adapters.prism.build import build, read_build
     from harness_adapters.prism.run import axis_text, records_file
     from harness_adapters.prism.single_turn import rule_score
-    from harness_adapters.vlmeval.registration import register
+    from harness_adapters.vlmeval.datasets import register
     from tests.harness.conftest import small_suite
 
     build(mathvision, tmp_path / "build", None, small_suite(mathvision, 6))
