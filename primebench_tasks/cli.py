@@ -470,7 +470,9 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         args.records,
         args.suite,
         Path(args.out),
-        RefreshPolicy(args.max_drop, args.min_percentile, args.min_gain),
+        RefreshPolicy.always()
+        if args.force
+        else RefreshPolicy(args.max_drop, args.min_percentile, args.min_gain),
         explore=args.explore,
         n_random=args.random_suites,
         progress=_say,
@@ -860,6 +862,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-drop", type=float, default=0.02)
     p.add_argument("--min-percentile", type=float, default=50.0)
     p.add_argument("--min-gain", type=float, default=0.005)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="refit and publish whatever the drift and the gain (ignores --max-drop, "
+        "--min-percentile, --min-gain)",
+    )
     p.add_argument(
         "--explore",
         type=int,

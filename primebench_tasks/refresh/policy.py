@@ -25,6 +25,11 @@ class RefreshPolicy:
     min_percentile: float = MIN_PERCENTILE
     min_gain: float = MIN_GAIN
 
+    @classmethod
+    def always(cls) -> RefreshPolicy:
+        """Refit on every run and publish every refit (``refresh --force``)."""
+        return cls(max_drop=-1.0, min_percentile=101.0, min_gain=-1.0)
+
     def needs_refit(
         self, published_rho: float | None, rho: float, percentile: float
     ) -> tuple[bool, list[str]]:

@@ -103,7 +103,7 @@ def test_refresh_publishes_versions_and_is_reproducible(world, tmp_path):
 
     base = Panel.load(base_dir)
     out = tmp_path / "suite"
-    force = RefreshPolicy(max_drop=-1.0, min_percentile=101.0, min_gain=-1.0)
+    force = RefreshPolicy.always()
     r = refresh(
         base,
         [tmp / "full.csv", tmp / "partial.jsonl"],
@@ -209,12 +209,7 @@ def test_killed_refreshes_never_corrupt_published_versions(world, tmp_path):
         str(tmp / "suite.json"),
         "--out",
         str(out),
-        "--max-drop",
-        "-1",
-        "--min-percentile",
-        "101",
-        "--min-gain",
-        "-1",
+        "--force",
         "--random-suites",
         "20",
     ]
