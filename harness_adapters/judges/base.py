@@ -136,6 +136,10 @@ class BackendJudge:
                             last[n] = f"{type(reply).__name__}: {reply}"
                             still.append(n)
                             continue
+                        if not reply.strip():  # an empty verdict is a failed call: asked again,
+                            last[n] = "empty reply"  # never cached
+                            still.append(n)
+                            continue
                         out[n] = reply
                         key = keys[n]
                         assert key is not None
@@ -185,7 +189,9 @@ def make_judge(
 ) -> BackendJudge | None:
     """A judge from its spec (module docstring); ``rules`` → None. ``engine``: EngineSettings
     fields for a ``vllm:`` judge. A server judge gets ``timeout_s`` per request, the client's
-    ``max_retries``, and a key only from ``api_key_env`` (or ``OPENAI_API_KEY`` for OpenAI's own
+    ``max_retries`` further tries after a failed one (the judge's own retry loop with backoff;
+    the client does not retry as well, so a request is tried at most ``max_retries + 1`` times,
+    each within ``timeout_s``), and a key only from ``api_key_env`` (or ``OPENAI_API_KEY`` for OpenAI's own
     host); its cache is keyed by model *and* URL."""
     from harness_adapters.vllm.backends import OfflineBackend, ServerBackend, check_model
     from harness_adapters.vllm.session import engine_settings
@@ -204,7 +210,7 @@ def make_judge(
             model,
             vllm_extensions=kind == "vllm-server",
             timeout_s=timeout_s,
-            max_retries=max_retries,
+            max_retries=0,  # the judge retries itself: max_retries + 1 tries in all, not a product
             api_key_env=api_key_env,
         )
         return BackendJudge(
@@ -212,6 +218,7 @@ def make_judge(
             cache_dir,
             f"{kind}:{model}@{url.rstrip('/')}",
             use_patterns=kind == "vllm-server",
+            retries=max_retries,
             progress=progress,
         )
     raise PrimeBenchError(

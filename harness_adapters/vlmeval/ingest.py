@@ -38,6 +38,9 @@ def _table(path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read results table: {exc}", file=str(path)) from None
 
 
+SCORE_RULES = ("hit", "mathvista_post_check")
+
+
 def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
     if rule == "hit":
         s = pd.to_numeric(df["hit"], errors="coerce")
@@ -64,12 +67,39 @@ def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
 def read_sidecar(path: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     """One evaluation's records from its sidecar and result table."""
     doc = read_json_document(path, "PrimeBench VLMEvalKit result", SIDECAR_SCHEMA)
-    if not doc.get("result_file"):
+    for key, kind in (
+        ("model", str),
+        ("benchmark", str),
+        ("dataset", str),
+        ("index_to_item", dict),
+    ):
+        if not isinstance(doc.get(key), kind):
+            raise InputError(
+                f"the sidecar has no valid {key!r} ({kind.__name__} expected)",
+                file=str(path),
+                field=key,
+            )
+    result_file = doc.get("result_file")
+    if result_file and (
+        not isinstance(result_file, str) or Path(result_file).name != result_file
+    ):  # a bare file name beside the sidecar: never ../.. or an absolute path
         raise InputError(
-            f"VLMEvalKit's evaluation of {doc['dataset']} ({doc['upstream_class']}) "
+            f"result_file {result_file!r} is not a file name beside the sidecar",
+            file=str(path),
+            field="result_file",
+        )
+    if not result_file:
+        raise InputError(
+            f"VLMEvalKit's evaluation of {doc['dataset']} ({doc.get('upstream_class')}) "
             "wrote no per-row result table that primebench can read",
             file=str(path),
             field="result_file",
+        )
+    if doc.get("score_rule") not in SCORE_RULES:
+        raise InputError(
+            f"unknown score_rule {doc.get('score_rule')!r} (known: {', '.join(SCORE_RULES)})",
+            file=str(path),
+            field="score_rule",
         )
     table = path.with_name(doc["result_file"])
     if not table.exists():

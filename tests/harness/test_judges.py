@@ -337,3 +337,51 @@ def test_a_models_endpoint_answering_html_is_a_clear_error():
             ServerBackend(f"http://127.0.0.1:{srv.server_address[1]}/v1", "m", max_retries=0)
     finally:
         srv.shutdown()
+
+
+@requires("vllm", "openai")
+def test_an_empty_judge_reply_is_asked_again_and_never_cached(server, tmp_path):
+    """One `content: ""` reply was final: the artifact was rejected for good."""
+    j = BackendJudge(
+        ServerBackend(server, "judge-model", max_retries=0), tmp_path, retries=2, backoff=0
+    )
+    Handler.script = [(200, ""), (200, "   ")]
+    assert j.complete(_q()) == '{"correct": true}'  # the third answer is a verdict
+    assert j.calls == 3 and not j.failures
+    j2 = BackendJudge(
+        ServerBackend(server, "judge-model", max_retries=0), tmp_path / "b", retries=1, backoff=0
+    )
+    Handler.script = [(200, ""), (200, "")]
+    assert j2.complete(_q()) is None and j2.failures
+    assert not list((tmp_path / "b").rglob("*.json"))
+
+
+@requires("vllm", "openai")
+def test_a_judge_that_times_out_is_tried_max_retries_plus_one_times(tmp_path):
+    """--judge-timeout 2 took 141 s per item: 4 judge tries × 3 client tries, each timing out."""
+    import time as _time
+
+    class Slow(Handler):
+        posts = 0
+
+        def do_POST(self):  # noqa: N802
+            Slow.posts += 1
+            _time.sleep(1.5)
+            super().do_POST()
+
+    from http.server import ThreadingHTTPServer
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    srv.daemon_threads = True
+    srv.handle_error = lambda *a: None  # the client hung up on the slow reply: expected
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
+        j = make_judge(f"openai:judge-model@{url}", tmp_path, timeout_s=0.3, max_retries=2)
+        j.backoff = 0.0
+        t = _time.perf_counter()
+        assert j.complete(_q()) is None and j.failures
+        assert Slow.posts == 3  # max_retries + 1, not (retries + 1) × (client retries + 1)
+        assert _time.perf_counter() - t < 5
+    finally:
+        srv.shutdown()

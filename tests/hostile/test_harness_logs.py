@@ -57,3 +57,36 @@ def test_malformed_lmms_eval_logs_are_one_clear_error(tmp_path, case):
     with pytest.raises(InputError, match=message) as exc:
         read_run(d)
     assert "20260101_" in str(exc.value)  # names the file
+
+
+SIDECAR = {
+    "schema": "primebench.vlmeval-result/1",
+    "model": "m",
+    "dataset": "PrimeBench_AI2D_TEST",
+    "benchmark": "AI2D_TEST",
+    "upstream_class": "ImageMCQDataset",
+    "result_file": "m_PrimeBench_AI2D_TEST_result.xlsx",
+    "score_rule": "hit",
+    "index_to_item": {"1": "1"},
+}
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"score_rule": None}, "unknown score_rule"),
+        ({"score_rule": "regex"}, "unknown score_rule 'regex'"),
+        ({"result_file": "../../etc/passwd"}, "not a file name beside the sidecar"),
+        ({"result_file": "/etc/passwd"}, "not a file name beside the sidecar"),
+        ({"model": None}, "no valid 'model'"),
+        ({"index_to_item": ["1"]}, "no valid 'index_to_item'"),
+    ],
+)
+def test_malformed_vlmeval_sidecars_are_one_clear_error(tmp_path, change, message):
+    from harness_adapters.vlmeval.ingest import read_sidecar
+
+    path = tmp_path / "m_PrimeBench_AI2D_TEST_primebench.json"
+    path.write_text(json.dumps({**SIDECAR, **change}), encoding="utf-8")
+    with pytest.raises(InputError, match=message) as exc:
+        read_sidecar(path)
+    assert "m_PrimeBench_AI2D_TEST_primebench.json" in str(exc.value)
