@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from primebench_tasks.data.io import atomic_write, read_image_bytes
+from primebench_tasks.data.io import atomic_write, check_image_file, read_image_bytes
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.embed.encoders import Encoder
 from primebench_tasks.errors import ConfigError, InputError
@@ -48,14 +48,20 @@ def image_path(panel_dir: Path, ref: str | None) -> Path | None:
     return p if p.is_absolute() else panel_dir / p
 
 
-def content_hashes(items: pd.DataFrame, panel_dir: Path) -> list[str]:
-    """Per item: SHA-256 prefix of its text and its image file's bytes (or its missing path)."""
+def content_hashes(items: pd.DataFrame, panel_dir: Path, with_images: bool = True) -> list[str]:
+    """Per item: SHA-256 prefix of its text and (``with_images``) its image file's bytes — or,
+    for an image that is missing or cannot be read (not a regular file, over the size limit), its
+    path and the reason, so the item fails when it is encoded instead of stopping the run. The
+    ``text`` space reads no image at all."""
     out = []
     for q, o, ref in zip(items["question"], items["options"], items["image_ref"], strict=True):
         h = hashlib.sha256(item_text(q, o).encode("utf-8"))
-        ip = image_path(panel_dir, ref)
+        ip = image_path(panel_dir, ref) if with_images else None
         if ip is not None:
-            h.update(read_image_bytes(ip) if ip.exists() else f"missing:{ip}".encode())
+            try:
+                h.update(read_image_bytes(ip))
+            except OSError as exc:
+                h.update(f"unreadable:{ip}:{exc}".encode())
         out.append(h.hexdigest()[:16])
     return out
 
@@ -107,6 +113,7 @@ def _load_cache(cdir: Path) -> dict[tuple[str, str], tuple[str, np.ndarray]]:
 def _open_image(path: Path) -> Any:
     from PIL import Image
 
+    check_image_file(path)  # a FIFO, a device or an oversized file is refused before reading
     with Image.open(path) as im:
         return im.convert("RGB")
 
@@ -146,7 +153,7 @@ def embed_panel(
     cdir.mkdir(parents=True, exist_ok=True)
     (cdir.parent / "encoder.txt").write_text(encoder.id + "\n")
     cache = _load_cache(cdir)
-    hashes = content_hashes(items, root)
+    hashes = content_hashes(items, root, with_images=space != "text")
     rep = EmbedReport(space=space, encoder=encoder.id, n_items=len(items))
     todo = []
     for n, (b, i, h) in enumerate(zip(items["benchmark"], items["item_id"], hashes, strict=True)):

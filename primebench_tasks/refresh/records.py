@@ -15,7 +15,7 @@ import pandas as pd
 
 from primebench_tasks.data.importers import merge_records, panel_records
 from primebench_tasks.data.io import jsonl_records
-from primebench_tasks.data.panel import Panel
+from primebench_tasks.data.panel import CONDITIONS, Panel
 from primebench_tasks.errors import InputError, shown
 
 COVERAGE_FULL = 0.9
@@ -45,6 +45,7 @@ def read_records(path: str | Path, suites: set[str] | None = None) -> pd.DataFra
             raise InputError("required column is missing", file=f, row=1, field=col)
     if "condition" not in df.columns:
         df["condition"] = "vl"
+    df["condition"] = df["condition"].fillna("vl")  # an empty cell: the default condition
     extra = sorted(
         set(df.columns)
         - {
@@ -77,6 +78,30 @@ def read_records(path: str | Path, suites: set[str] | None = None) -> pd.DataFra
                 row=i + 2 if p.suffix not in (".jsonl", ".json") else i + 1,
                 field="suite",
             )
+    first = 1 if p.suffix in (".jsonl", ".json") else 2  # the file's row of df.index 0
+
+    def row(pos: int) -> int:  # the file row of df's pos-th row (after filtering too)
+        return int(df.index[pos]) + first
+
+    for col in ("model", "benchmark", "item_id", "condition"):
+        text = df[col].astype("string")
+        blank = text.isna() | (text.str.strip() == "")
+        padded = ~blank & (text.str.strip() != text)
+        for what, mask in (("empty", blank), ("padded with spaces", padded)):
+            if mask.any():
+                i = int(np.flatnonzero(mask.to_numpy())[0])
+                raise InputError(
+                    f"{col} {shown(df[col].iloc[i])} is {what}", file=f, row=row(i), field=col
+                )
+    unknown = ~df["condition"].astype(str).isin(CONDITIONS)
+    if unknown.any():
+        i = int(np.flatnonzero(unknown.to_numpy())[0])
+        raise InputError(
+            f"condition {shown(df['condition'].iloc[i])} is not one of {', '.join(CONDITIONS)}",
+            file=f,
+            row=row(i),
+            field="condition",
+        )
     if "status" in df.columns:  # failed runner records are missing, not 0: they are not appended
         df = df[df["status"].fillna("ok") == "ok"]
     score = pd.to_numeric(df["score"], errors="coerce")
@@ -84,18 +109,18 @@ def read_records(path: str | Path, suites: set[str] | None = None) -> pd.DataFra
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raise InputError(
-            f"non-numeric score {shown(df['score'].iloc[i])}", file=f, row=i + 2, field="score"
+            f"non-numeric score {shown(df['score'].iloc[i])}", file=f, row=row(i), field="score"
         )
     out_of_range = (score < 0) | (score > 1)
     if out_of_range.any():
         i = int(np.flatnonzero(out_of_range.to_numpy())[0])
-        raise InputError(f"score {score.iloc[i]} outside [0, 1]", file=f, row=i + 2, field="score")
+        raise InputError(f"score {score.iloc[i]} outside [0, 1]", file=f, row=row(i), field="score")
     df = df.assign(score=score)[["model", "benchmark", "item_id", "condition", "score"]]
     df = df.astype({"model": str, "benchmark": str, "item_id": str, "condition": str})
     dup = df.duplicated(["model", "benchmark", "item_id", "condition"])
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise InputError("duplicate record key", file=f, row=i + 2, field="item_id")
+        raise InputError("duplicate record key", file=f, row=row(i), field="item_id")
     return df.dropna(subset=["score"]).reset_index(drop=True)
 
 

@@ -90,3 +90,23 @@ def test_malformed_vlmeval_sidecars_are_one_clear_error(tmp_path, change, messag
     with pytest.raises(InputError, match=message) as exc:
         read_sidecar(path)
     assert "m_PrimeBench_AI2D_TEST_primebench.json" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "line,message,row",
+    [
+        ('" m0",b,1,,1\n', "model ' m0' is padded with spaces", 3),
+        ("m0,b,1,blnd,1\n", "condition 'blnd' is not one of vl, blind", 3),
+        ("m0,,1,,1\n", "benchmark .* is empty", 3),
+        ("m0,b,1,,inf\n", "score inf outside", 3),
+    ],
+)
+def test_bad_refresh_records_name_row_and_field(tmp_path, line, message, row):
+    """`refresh --records` added ' m0' (padded) as a new model and accepted condition 'blnd'."""
+    from primebench_tasks.refresh.records import read_records
+
+    f = tmp_path / "r.csv"
+    f.write_text("model,benchmark,item_id,condition,score\nm0,b,0,vl,1\n" + line, "utf-8")
+    with pytest.raises(InputError, match=message) as exc:
+        read_records(f)
+    assert f"row {row}" in str(exc.value)
