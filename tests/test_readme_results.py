@@ -107,3 +107,12 @@ def test_records_import_section_is_rendered_from_the_committed_json():
     for d in res["datasets"].values():
         same, n = d["agreement"]
         assert same == n
+
+
+def test_adaptive_replay_table_is_rendered_from_the_committed_csv():
+    mod = _script("adaptive_replay")
+    df = pd.read_csv(RESULTS / "adaptive_replay.csv")
+    text = mod.table(df)
+    assert text == (RESULTS / "adaptive_replay.md").read_text("utf-8")
+    assert _readme_block("adaptive-replay") == text
+    assert {"random", "frontier"} <= set(df["protocol"]) and set(df["items"]) == {25, 50, 100}

@@ -1,0 +1,62 @@
+"""Adaptive evaluation: hand-computed information, prediction and interval; the first item asked
+is the most informative one; the replay protocol on a simulated panel beats a random choice."""
+
+import numpy as np
+import pytest
+
+from primebench_tasks.evaluate.adaptive import conformal, information, predict_full, replay
+from primebench_tasks.select.irt import IRT2PL
+
+
+def _model():
+    # P = σ(aθ − b): at θ = 0, item 0 (a=2, b=0) has P = .5 → info 2²·.25 = 1;
+    # item 1 (a=1, b=0) → .25; item 2 (a=2, b=4) → P = σ(−4)
+    return IRT2PL(a=np.array([2.0, 1.0, 2.0]), b=np.array([0.0, 0.0, 4.0]), theta=np.zeros(1))
+
+
+def test_information_by_hand():
+    info = information(_model(), np.array([0.0]))[0]
+    p2 = 1 / (1 + np.exp(4.0))
+    assert info[:2].tolist() == [1.0, 0.25]
+    assert info[2] == pytest.approx(4 * p2 * (1 - p2))
+
+
+def test_predict_full_counts_answers_and_probabilities():
+    m = _model()
+    # asked item 0 (answered 1); unasked items 1 (P=.5) and 2 (P=σ(−4)) at θ = 0
+    got = predict_full(m, np.array([0.0]), np.array([[1.0, np.nan, np.nan]]))
+    assert got[0] == pytest.approx((1 + 0.5 + 1 / (1 + np.exp(4.0))) / 3)
+
+
+def test_conformal_by_hand():
+    errors = np.arange(-9, 10) / 100.0  # 19 errors; 90 %: k = ⌈20·0.95⌉ = 19 → the extremes
+    lo, hi = conformal(0.5, errors, 0.90)
+    assert (lo, hi) == pytest.approx((0.41, 0.59))
+    assert np.isnan(conformal(0.5, np.array([np.nan]))[0])
+
+
+def _sim(M=80, n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0, 1, M)
+    a = rng.lognormal(0.3, 0.3, n)
+    b = rng.normal(0, 1.2, n)
+    p = 1 / (1 + np.exp(-(np.outer(theta, a) - b)))
+    return (rng.random((M, n)) < p).astype(float)
+
+
+def test_replay_asks_informative_items_and_predicts_the_full_score():
+    X = _sim()
+    ref, new = X[:60], X[60:]
+    r = replay(ref, new, (10, 40), batch=5)
+    assert r["predicted"].shape == (20, 2) and r["order"].shape == (20, 40)
+    # every model is asked 40 distinct items
+    assert all(len(set(row)) == 40 for row in r["order"])
+    err = np.abs(r["predicted"] - r["true"][:, None]).mean(axis=0)
+    assert err[1] < err[0]  # more items, closer
+    # better than the mean of 40 random items
+    rng = np.random.default_rng(1)
+    rand = np.mean(
+        [abs(new[v, rng.choice(300, 40, replace=False)].mean() - r["true"][v]) for v in range(20)]
+    )
+    assert err[1] < rand
+    assert ((r["lo"] <= r["predicted"]) & (r["predicted"] <= r["hi"])).all()
