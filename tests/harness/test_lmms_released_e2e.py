@@ -86,6 +86,8 @@ def released_run(tmp_path_factory):
         table[t] = {}
         for i in t_ids:
             ok = standins.right(i)
+            if b == "MathVista_MINI" and standins.mathvista_scores_zero_upstream(docs[b][i]):
+                ok = False  # upstream scores it 0 whatever the answer (see the helper)
             intended[(b, i)] = ok
             if b == "MATH-Vision_MINI":
                 table[t][i] = str(mv.loc[i, "answer"]) if ok else "Z"

@@ -41,7 +41,7 @@ ENV = {
 ENGINE = [
     "--enforce-eager",
     "--max-model-len",
-    "1024",
+    "2048",  # the longest primebench_mathvision prompt (item 253) is over 1,024 tokens
     "--max-num-seqs",
     "4",
     "--max-lora-rank",
