@@ -290,10 +290,28 @@ def write_placement(
 ) -> dict[str, Any]:
     """Place every model of ``records`` (made with suite ``version``) and write the reports into
     ``dest``; returns report.json's content (with ``missing``)."""
-    from primebench_tasks.evaluate.suite_placement import place_on_suite
-
     manifest = find_manifest(version, suite)
     new, missing = score_frame(records, manifest, allow_partial)
+    return write_report(manifest, new, missing, dest, panel, estimator, n_boot, seed)
+
+
+def write_report(
+    manifest: dict[str, Any],
+    new: pd.DataFrame,
+    missing: dict[str, Any],
+    dest: str | Path,
+    panel: Panel | None = None,
+    estimator: str = DEFAULT_ESTIMATOR,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The one placement path of every harness (lmms-eval, VLMEvalKit, the vLLM runner, Ray, the
+    training callback's runs): ``new`` (models × (benchmark, item_id)) placed on ``manifest``'s
+    reference panels (:func:`reference_panels`) by
+    :func:`~primebench_tasks.evaluate.suite_placement.place_on_suite`; writes ``report.json``
+    (schema ``primebench.placement/1``), ``report.md`` and ``placement.png`` into ``dest``."""
+    from primebench_tasks.evaluate.suite_placement import place_on_suite
+
     panels = reference_panels(manifest, panel)
     doc = place_on_suite(manifest, panels, new, estimator, n_boot, seed)
     doc["missing"] = missing
@@ -303,3 +321,27 @@ def write_placement(
     atomic_write_text(out / "report.md", report_markdown(doc, missing))
     placement_figure(doc, panels, out / "placement.png")
     return doc
+
+
+def suite_summary(doc: dict[str, Any]) -> pd.DataFrame:
+    """One row per placed model from a placement report: items, suite score, predicted full-suite
+    score and rank with their 95 % intervals (NaN where the suite has no rank)."""
+    import pandas as pd
+
+    rows = {}
+    for model, r in doc["models"].items():
+        s = r["suite"]
+        row: dict[str, Any] = {"n_items": s["n_items"], "n_scored": s["n_scored"]}
+        for key, name in (
+            ("score", "suite_score"),
+            ("predicted_full", "predicted_full"),
+            ("predicted_rank", "predicted_rank"),
+        ):
+            v = s.get(key) or {}
+            for part, suffix in (("value", ""), ("lo", "_lo"), ("hi", "_hi")):
+                x = v.get(part)
+                row[name + suffix] = float("nan") if x is None else float(x)
+        rows[model] = row
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index.name = "model"
+    return out

@@ -5,7 +5,8 @@ Output directory::
 
     run_spec.json     what the records were made with (suite, model, prompts, decoding, engine)
     records.jsonl     one line per finished (variant, item): see records.py
-    report.json/.md   suite score, category scores, predicted full-suite score and rank (+ CIs)
+    report.json/.md   the placement every harness writes (schema primebench.placement/1: suite,
+                      category and benchmark scores, predicted full scores and ranks, + CIs)
     placement.png     the new models placed on the reference panel's ranking
     variants.json/.md/.png   (rank-variants) ranking, pairwise P(A beats B), bootstrap ceiling
 
@@ -36,18 +37,13 @@ from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.runner import RunSummary, run_variants
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.placement import (
-    DEFAULT_ESTIMATOR,
-    full_suite_scores,
-    place_models,
-)
+from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
 from primebench_tasks.evaluate.variants import CEILING_BAR, rank_variants, variant_verdict
 from primebench_tasks.pipeline.manifest import manifest_items
-from primebench_tasks.report.plots import placement_plot, variants_plot
+from primebench_tasks.report.plots import variants_plot
 from primebench_tasks.report.tables import markdown_table
 
 RUN_SCHEMA = "primebench.run/1"
-REPORT_SCHEMA = "primebench.run_report/1"
 
 
 @dataclass
@@ -223,59 +219,28 @@ def score_frame(
 
 def write_run_report(
     req: RunRequest,
-    panel: Panel,
+    panel: Panel | None,
     estimator: str = DEFAULT_ESTIMATOR,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """report.json / report.md / placement.png for every variant of ``req``."""
+    """report.json / report.md / placement.png for every variant of ``req``, by the placement
+    path every harness shares (:func:`harness_adapters.placement.write_report`: the suite's own
+    reference panels, multi-source suites included; schema ``primebench.placement/1``). Returns
+    one row per variant (:func:`harness_adapters.placement.suite_summary`)."""
+    from harness_adapters.placement import suite_summary, write_report
+
     names = [variant_name(req.model_name, a) for a in req.variants()]
     scores, _ = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
-    placed = place_models(panel, req.suite, scores, estimator, n_boot, seed)
-    ref = full_suite_scores(panel)
-    doc = {
-        "schema": REPORT_SCHEMA,
-        "suite": req.suite["version"],
-        "reference_panel": {
-            "name": panel.name,
-            "hash": panel.content_hash,
-            "n_models": int(ref.notna().sum()),
-        },
-        "estimator": estimator,
-        "n_boot": n_boot,
-        "seed": seed,
-        "models": {str(m): {k: json_scalar(v) for k, v in r.items()} for m, r in placed.iterrows()},
-    }
-    atomic_write_text(req.out / "report.json", canonical_json(doc))
-    cols = [
-        "n_scored",
-        "suite_score",
-        "suite_score_lo",
-        "suite_score_hi",
-        "suite_rank",
-        "predicted_full",
-        "predicted_full_lo",
-        "predicted_full_hi",
-        "predicted_rank",
-        "predicted_rank_lo",
-        "predicted_rank_hi",
-    ]
-    md = (
-        f"# {req.suite['name']} ({req.suite['version']}): {req.model_name}\n\n"
-        f"Reference panel {panel.name} ({int(ref.notna().sum())} models); ranks are out of "
-        f"{int(ref.notna().sum()) + 1}; intervals (95 %): suite score and suite rank from "
-        f"a bootstrap over the suite items ({n_boot} resamples), predicted full score and "
-        f"rank cross-conformal (the estimator's held-out residuals on the reference models); "
-        f"estimator {estimator}.\n\n"
-        + markdown_table(placed[cols].reset_index())
-        + "\n"
-        + markdown_table(placed[[c for c in placed.columns if c.startswith("cat:")]].reset_index())
-    )
-    atomic_write_text(req.out / "report.md", md)
-    placement_plot(
-        ref, placed, req.out / "placement.png", f"{req.suite['name']}: new models on {panel.name}"
-    )
-    return placed
+    missing: dict[str, Any] = {}
+    for m in scores.index:
+        for b in dict.fromkeys(scores.columns.get_level_values("benchmark")):
+            row = scores.loc[m, b]
+            n = int(row.isna().sum())
+            if n:
+                missing.setdefault(str(m), {})[str(b)] = {"missing": n, "of": int(len(row))}
+    doc = write_report(req.suite, scores, missing, req.out, panel, estimator, n_boot, seed)
+    return suite_summary(doc)
 
 
 def write_variant_report(

@@ -248,7 +248,7 @@ def test_session_writes_spec_records_and_reports(tmp_path, suite20, mathvision):
         & (placed.predicted_rank <= placed.predicted_rank_hi)
     ).all()
     report = json.loads((req.out / "report.json").read_text())
-    assert report["schema"] == "primebench.run_report/1"
+    assert report["schema"] == "primebench.placement/1"  # the one placement path
     assert (req.out / "placement.png").read_bytes()[:4] == b"\x89PNG"
     table, pairwise, ceiling = write_variant_report(req, n_boot=50)
     assert np.allclose(pairwise.to_numpy() + pairwise.to_numpy().T, 1.0)
