@@ -132,47 +132,6 @@ def retention_plot(
     return _save(fig, path)
 
 
-def placement_plot(reference: pd.Series, placed: pd.DataFrame, path: Path, title: str) -> Path:
-    """The reference models' full-suite scores by rank (grey), and each new model at its
-    predicted rank and full-suite score with its bootstrap intervals (both axes)."""
-    plt = _figure()
-    ref = reference.dropna().sort_values(ascending=False)
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.scatter(
-        np.arange(1, len(ref) + 1),
-        ref.to_numpy(),
-        s=10,
-        color="#999999",
-        label="reference models (full suite)",
-    )
-    for i, (name, r) in enumerate(placed.iterrows()):
-        color = f"C{i % 10}"
-        ax.errorbar(
-            r.predicted_rank,
-            r.predicted_full,
-            xerr=[
-                [r.predicted_rank - r.predicted_rank_lo],
-                [r.predicted_rank_hi - r.predicted_rank],
-            ],
-            yerr=[
-                [r.predicted_full - r.predicted_full_lo],
-                [r.predicted_full_hi - r.predicted_full],
-            ],
-            fmt="o",
-            color=color,
-            ms=6,
-            capsize=3,
-            label=str(name),
-        )
-    ax.set_xlabel("rank among the reference models (1 = best)")
-    ax.set_ylabel("full-suite score (predicted for new models)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="upper right")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return _save(fig, path)
-
-
 def variants_plot(table: pd.DataFrame, pairwise: pd.DataFrame, ceiling: float, path: Path) -> Path:
     """Left: variants' suite scores with 95 % intervals; right: P(row beats column)."""
     plt = _figure()
