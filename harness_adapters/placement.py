@@ -103,6 +103,19 @@ def reference_panels(manifest: dict[str, Any], panel: Panel | None = None) -> di
     return {b: panel for by_b in manifest_items(manifest).values() for b in by_b}
 
 
+def missing_items(wide: pd.DataFrame) -> dict[str, Any]:
+    """model → benchmark → ``{"missing": n, "of": items}`` for every (model, benchmark) of the
+    (models × (benchmark, item_id)) score frame ``wide`` with a missing score."""
+    missing: dict[str, Any] = {}
+    for m in wide.index:
+        for b in dict.fromkeys(wide.columns.get_level_values(0)):
+            row = wide.loc[m, b]
+            n = int(row.isna().sum())
+            if n:
+                missing.setdefault(str(m), {})[str(b)] = {"missing": n, "of": int(len(row))}
+    return missing
+
+
 def score_frame(
     records: pd.DataFrame, manifest: dict[str, Any], allow_partial: bool = False
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -148,13 +161,8 @@ def score_frame(
     wide = records.pivot_table(
         index="model", columns=["benchmark", "item_id"], values="score", aggfunc="first"
     ).reindex(columns=index)
-    missing: dict[str, Any] = {}
+    missing = missing_items(wide)
     for m in wide.index:
-        for b in dict.fromkeys(b for b, _ in cols):
-            row = wide.loc[m, b]
-            n = int(row.isna().sum())
-            if n:
-                missing.setdefault(str(m), {})[b] = {"missing": n, "of": int(len(row))}
         absent = [b for b, v in missing.get(str(m), {}).items() if v["missing"] == v["of"]]
         if absent and not allow_partial:
             raise InputError(

@@ -208,35 +208,24 @@ def cmd_panel_import(args: argparse.Namespace) -> int:
         rng = (lo, hi)
     with panel_lock(out, create=True):  # read, append, save as one step: appends wait
         existing = Panel.load(out) if (out / "panel.json").exists() else None
-        panel, report = _import_into(args, out, existing, rng, import_matrix)
+        panel, report = import_matrix(
+            args.scores,
+            args.benchmark,
+            category=args.category,
+            orientation=args.orientation,
+            items=args.items,
+            models=args.models,
+            image_dir=args.image_dir,
+            restrict_to_items=args.restrict_to_items,
+            score_range=rng,
+            existing=existing,
+            name=args.name or (existing.name if existing else out.name),
+        )
+        panel.save(out)
     for line in report.lines():
         print(line)
     print(f"{'appended to' if existing else 'wrote'} {out}: {panel}")
     return 0
-
-
-def _import_into(
-    args: argparse.Namespace,
-    out: Path,
-    existing: Any,
-    rng: tuple[float, float] | None,
-    import_matrix: Callable[..., Any],
-) -> Any:
-    panel, report = import_matrix(
-        args.scores,
-        args.benchmark,
-        category=args.category,
-        orientation=args.orientation,
-        items=args.items,
-        models=args.models,
-        image_dir=args.image_dir,
-        restrict_to_items=args.restrict_to_items,
-        score_range=rng,
-        existing=existing,
-        name=args.name or (existing.name if existing else out.name),
-    )
-    panel.save(out)
-    return panel, report
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

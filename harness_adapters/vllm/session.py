@@ -228,18 +228,13 @@ def write_run_report(
     path every harness shares (:func:`harness_adapters.placement.write_report`: the suite's own
     reference panels, multi-source suites included; schema ``primebench.placement/1``). Returns
     one row per variant (:func:`harness_adapters.placement.suite_summary`)."""
-    from harness_adapters.placement import suite_summary, write_report
+    from harness_adapters.placement import missing_items, suite_summary, write_report
 
     names = [variant_name(req.model_name, a) for a in req.variants()]
     scores, _ = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
-    missing: dict[str, Any] = {}
-    for m in scores.index:
-        for b in dict.fromkeys(scores.columns.get_level_values("benchmark")):
-            row = scores.loc[m, b]
-            n = int(row.isna().sum())
-            if n:
-                missing.setdefault(str(m), {})[str(b)] = {"missing": n, "of": int(len(row))}
-    doc = write_report(req.suite, scores, missing, req.out, panel, estimator, n_boot, seed)
+    doc = write_report(
+        req.suite, scores, missing_items(scores), req.out, panel, estimator, n_boot, seed
+    )
     return suite_summary(doc)
 
 

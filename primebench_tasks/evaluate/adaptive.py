@@ -10,8 +10,7 @@ from every answer so far. The predicted full score is p-IRT's: (Σ answers + Σ_
 P_i(θ̂)) / n. Its interval is conformal: the point plus quantiles of the errors that the same
 procedure made, at the same number of items, on reference models held out of the 2PL fit
 (:func:`calibrate`; ``folds``-fold over the reference models) — so it holds the 2PL's misfit, not
-only the ability's posterior spread. A model stops when the interval is narrower than
-``target_width`` or at ``max_items``.
+only the ability's posterior spread. (No stopping rule yet: the replay reports every checkpoint.)
 
 :func:`replay` is the measurement protocol: held-out models' recorded answers stand in for the
 model, so the policy is scored without running one (``benchmarks/adaptive_replay.py``).
@@ -20,28 +19,16 @@ model, so the policy is scored without running one (``benchmarks/adaptive_replay
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from primebench_tasks.evaluate.placement import conformal_bounds
 from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.select.irt import IRT2PL, binarize, estimate_theta, fit_2pl_cached
 
 BATCH = 5
 """Items asked per round (one engine batch per round per model)."""
 LEVEL = 0.90
-
-
-@dataclass
-class AdaptiveTrace:
-    """One model's adaptive run: the items asked in order, and after each round the number of
-    items, the predicted full score and its interval."""
-
-    asked: list[int]
-    n_items: list[int]
-    predicted: list[float]
-    lo: list[float]
-    hi: list[float]
 
 
 def information(model: IRT2PL, theta: np.ndarray) -> np.ndarray:
@@ -121,14 +108,11 @@ def calibrate(
     return out
 
 
-def conformal(point: np.ndarray, errors: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
-    """``point`` + the finite-sample quantiles of held-out ``errors`` (two-sided ``level``)."""
-    r = np.sort(errors[np.isfinite(errors)])
-    if len(r) == 0:
-        return float("nan"), float("nan")
-    a = (1 - level) / 2
-    kk = min(len(r), int(np.ceil((len(r) + 1) * (1 - a))))
-    return float(point + r[len(r) - kk]), float(point + r[kk - 1])
+def conformal(point: float, errors: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
+    """``point`` + the finite-sample quantiles of held-out ``errors`` (two-sided ``level``): the
+    placement's own :func:`~primebench_tasks.evaluate.placement.conformal_bounds`."""
+    lo, hi = conformal_bounds(np.array([point], dtype=float), np.asarray(errors, float), level)
+    return float(lo[0]), float(hi[0])
 
 
 def replay(

@@ -362,8 +362,7 @@ def place_models(
             **extra,
             "n_reference": int(np.isfinite(full).sum()),
             "regime": regime,
-            "above_all": np.isfinite(T)
-            & (np.nanmax(full) < T if np.isfinite(full).any() else False),
+            "above_all": regime == "beyond",  # above every reference model's full score
             "n_residuals": [len(r) for r in by_model],
             "residuals_from": source,
             "estimator": estimator,

@@ -56,10 +56,11 @@ def suite_headroom(
         all_right = np.all(Xs >= 1.0, axis=0)
         solved += int(all_right.sum())
         total += len(pos)
+        suite_mean, full_mean = np.nanmean(suite_b[best, j]), np.nanmean(full_b[best, j])
         bench[b] = {
-            "suite_mean": _r(np.nanmean(suite_b[best, j])),
-            "full_mean": _r(np.nanmean(full_b[best, j])),
-            "easier_by": _r(np.nanmean(suite_b[best, j]) - np.nanmean(full_b[best, j])),
+            "suite_mean": _r(suite_mean),
+            "full_mean": _r(full_mean),
+            "easier_by": _r(suite_mean - full_mean),
             "solved_by_all": _r(all_right.mean() if len(pos) else np.nan),
         }
     n_dec = max(5, int(round(TOP_DECILE * len(order))))

@@ -21,7 +21,11 @@ from primebench_tasks.errors import ConfigError
 from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.select.base import ItemFeatures, Selector, rank_by_score, tie_keys
 from primebench_tasks.select.default import TOP_FRACTION, TOP_SHARE
-from primebench_tasks.select.vaw import benchmark_shares, discrimination_signal
+from primebench_tasks.select.vaw import (
+    benchmark_groups,
+    benchmark_shares,
+    discrimination_signal,
+)
 
 MIN_TOP_MODELS = 8
 
@@ -77,9 +81,7 @@ class TopReserveSelector(Selector):
                 if items is not None and items.benchmark is not None
                 else np.zeros(n, dtype=str)
             )
-            names, first = np.unique(bench, return_index=True)
-            names = names[np.argsort(first)]
-            groups = [np.flatnonzero(bench == b) for b in names]
+            names, groups = benchmark_groups(bench)
             shares = benchmark_shares(k, np.array([len(g) for g in groups]))
             signal = discrimination_signal(X[top])
             for b, pos, share in zip(names, groups, shares, strict=True):

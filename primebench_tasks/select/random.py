@@ -25,15 +25,12 @@ class RandomSelector(Selector):
         if not self.proportional or items is None or items.benchmark is None:
             self._set(np.sort(rng.choice(n, size=k, replace=False)))
             return self
-        from primebench_tasks.select.vaw import benchmark_shares
+        from primebench_tasks.select.vaw import benchmark_groups, benchmark_shares
 
-        labels = np.asarray(items.benchmark)
-        names, first = np.unique(labels, return_index=True)
-        names = names[np.argsort(first)]
-        sizes = np.array([(labels == b).sum() for b in names])
+        _, groups = benchmark_groups(items.benchmark)
+        sizes = np.array([len(pos) for pos in groups])
         picked = []
-        for b, share in zip(names, benchmark_shares(k, sizes), strict=True):
-            pos = np.flatnonzero(labels == b)
+        for pos, share in zip(groups, benchmark_shares(k, sizes), strict=True):
             picked.append(rng.choice(pos, size=share, replace=False))
         self._set(np.sort(np.concatenate(picked)))
         return self

@@ -58,6 +58,15 @@ def benchmark_shares(k: int, sizes: np.ndarray) -> np.ndarray:
     return np.minimum(base, sizes)
 
 
+def benchmark_groups(labels: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """(benchmark names in order of first appearance, the positions of each) for per-item
+    benchmark ``labels`` (n,)."""
+    labels = np.asarray(labels).astype(str)
+    names, first = np.unique(labels, return_index=True)
+    names = names[np.argsort(first)]
+    return names, [np.flatnonzero(labels == b) for b in names]
+
+
 DISCRIMINATION_POWER = 4
 
 
@@ -281,9 +290,7 @@ class VAWSelector(Selector):
         )
         if len(labels) != n:
             raise ConfigError(f"items.benchmark has {len(labels)} entries for {n} items")
-        names, first = np.unique(labels.astype(str), return_index=True)
-        names = names[np.argsort(first)]
-        groups = [np.flatnonzero(labels.astype(str) == b) for b in names]
+        names, groups = benchmark_groups(labels)
         shares = benchmark_shares(min(self.k, n), np.array([len(g) for g in groups]))
         score = vaw_rank_score(X, items.delta, self.alpha, self.signal, self.power)
         emb = items.embedding
