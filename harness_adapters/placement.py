@@ -204,6 +204,7 @@ def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
                 "beyond their panel)"
                 for line in s.get("beyond_reference", [])
             ],
+            *[f"- note: {line}" for line in r.get("notes", [])],
             "",
             "| category | score | predicted full | predicted rank |",
             "|---|---|---|---|",
@@ -312,16 +313,22 @@ def write_report(
     estimator: str = DEFAULT_ESTIMATOR,
     n_boot: int = 1000,
     seed: int = 0,
+    notes: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """The one placement path of every harness (lmms-eval, VLMEvalKit, the vLLM runner, Ray, the
     training callback's runs): ``new`` (models × (benchmark, item_id)) placed on ``manifest``'s
     reference panels (:func:`reference_panels`) by
     :func:`~primebench_tasks.evaluate.suite_placement.place_on_suite`; writes ``report.json``
-    (schema ``primebench.placement/1``), ``report.md`` and ``placement.png`` into ``dest``."""
+    (schema ``primebench.placement/1``), ``report.md`` and ``placement.png`` into ``dest``.
+    ``notes``: model → lines the report shows under that model (e.g. an adapter applied in
+    part)."""
     from primebench_tasks.evaluate.suite_placement import place_on_suite
 
     panels = reference_panels(manifest, panel)
     doc = place_on_suite(manifest, panels, new, estimator, n_boot, seed)
+    for model, lines in (notes or {}).items():
+        if model in doc["models"]:
+            doc["models"][model]["notes"] = list(lines)
     doc["missing"] = missing
     out = Path(dest)
     out.mkdir(parents=True, exist_ok=True)

@@ -92,6 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_adapter,
         check_model,
     )
+    from harness_adapters.vllm.lora_scope import check_adapters, check_server_adapters
     from harness_adapters.vllm.session import engine_settings, freeze_spec
     from primebench_tasks.prism.prompts import EVALUEE
 
@@ -104,6 +105,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "server":
         if not args.base_url:
             raise PrimeBenchError("--backend server needs --base-url http://HOST:PORT/v1")
+        plan = check_server_adapters(adapters, args.base_url)
         backend = ServerBackend(
             args.base_url, args.served_model or args.model, sorted(adapters), timeout_s=args.timeout
         )
@@ -114,6 +116,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         ads = [
             check_adapter(n, p, model, engine.max_lora_rank) for n, p in sorted(adapters.items())
         ]
+        plan = check_adapters(adapters, model)
+        engine.enable_tower_connector_lora = plan.tower_lora
         checked = {a.name: {"path": str(a.path), "rank": a.rank} for a in ads}
         backend = None
     freeze_spec(
@@ -130,7 +134,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "budgets": budgets,
                 "builders": index["builders"],
             },
-            "adapters": checked,
+            "adapters": {
+                n: {**a, "applied": plan.spec()[n]["applied"]} if n in plan.scopes else a
+                for n, a in checked.items()
+            },
         },
         "prism_run_spec.json",
     )

@@ -121,6 +121,11 @@ class EngineSettings:
     max_num_seqs: int = 32
     enforce_eager: bool = False
     limit_images: int = 1
+    dtype: str | None = None
+    """None: vLLM's ``auto`` (bfloat16 on CPU even for a float32 checkpoint)."""
+    enable_tower_connector_lora: bool = False
+    """Apply adapters' vision-tower and connector matrices too; set by the runner from what the
+    adapters change (:mod:`harness_adapters.vllm.lora_scope`), not by hand."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -181,6 +186,8 @@ class OfflineBackend:
         )
         if s.max_model_len is not None:
             kwargs["max_model_len"] = s.max_model_len
+        if s.dtype is not None:
+            kwargs["dtype"] = s.dtype
         if _has_cuda():
             kwargs["gpu_memory_utilization"] = s.gpu_memory_utilization
         if self.adapters:
@@ -190,6 +197,8 @@ class OfflineBackend:
                 max_lora_rank=rank,
                 max_loras=min(s.max_loras, max(1, len(self.adapters))),
             )
+            if s.enable_tower_connector_lora:
+                kwargs["enable_tower_connector_lora"] = True
         kwargs.update(s.extra)
         self.llm = LLM(**kwargs)
         self._lora_ids = {name: i + 1 for i, name in enumerate(sorted(self.adapters))}

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from primebench_tasks.data.defaults import default_names
 from primebench_tasks.errors import ConfigError, PrimeBenchError
+from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES
 
 if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
@@ -84,6 +85,7 @@ def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignor
         max_loras=args.max_loras,
         max_num_seqs=args.max_num_seqs,
         enforce_eager=args.enforce_eager or None,
+        dtype=args.dtype,
     )
     req = RunRequest(
         model=args.model,
@@ -104,6 +106,8 @@ def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignor
         replicas=args.replicas,
         ray_address=args.ray_address,
         cpus_per_replica=args.cpus_per_replica,
+        lora_language_model_only=args.lora_language_model_only,
+        server_tower_lora=args.server_tower_lora,
     )
     return req, _reference_panel(args, suite)
 
@@ -152,7 +156,11 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
         build_tiny_qwen2vl(tmp / "base", seed=args.seed)
         for i in range(args.adapters):
             build_lora_adapter(
-                tmp / "base", tmp / f"lora{i + 1}", seed=args.seed + i + 1, r=args.rank
+                tmp / "base",
+                tmp / f"lora{i + 1}",
+                seed=args.seed + i + 1,
+                r=args.rank,
+                targets=args.adapter_targets,
             )
         if out.exists():
             out.rmdir()
@@ -224,6 +232,24 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-num-seqs", type=int)
     p.add_argument("--enforce-eager", action="store_true")
     p.add_argument(
+        "--dtype",
+        choices=["auto", "float32", "bfloat16", "float16"],
+        help="engine dtype (default: vLLM's auto; bfloat16 on CPU)",
+    )
+    p.add_argument(
+        "--lora-language-model-only",
+        action="store_true",
+        help="accept adapters that also change the vision tower or connector where the engine "
+        "cannot apply that part: only their language-model part is applied, and the report "
+        "says so (default: such a run is refused)",
+    )
+    p.add_argument(
+        "--server-tower-lora",
+        action="store_true",
+        help="server backend: the server was started with --enable-tower-connector-lora (used "
+        "only when it serves no /server_info to check; the report says it was not verified)",
+    )
+    p.add_argument(
         "--batch-size",
         type=int,
         default=32,
@@ -232,7 +258,10 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-new-tokens", type=int)
     p.add_argument("--no-base", action="store_true", help="run only the adapters")
     p.add_argument(
-        "--estimator", default="aipw", choices=["mean", "weighted", "pirt", "gpirt", "aipw"]
+        "--estimator",
+        default=DEFAULT_ESTIMATOR,
+        choices=ESTIMATOR_NAMES,
+        help=f"full-score estimator (default: {DEFAULT_ESTIMATOR})",
     )
     p.add_argument("--n-boot", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
@@ -256,5 +285,12 @@ def add_commands(tree: Any) -> None:
     p.add_argument("out")
     p.add_argument("--adapters", type=int, default=3)
     p.add_argument("--rank", type=int, default=8)
+    p.add_argument(
+        "--adapter-targets",
+        choices=["language", "all-linear"],
+        default="language",
+        help="language: q/v projections of the text model; all-linear: every linear layer, "
+        "vision tower and connector included (needs tower/connector LoRA in vLLM)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_tiny_model)

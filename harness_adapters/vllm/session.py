@@ -33,6 +33,7 @@ from harness_adapters.vllm.backends import (
     check_adapter,
     check_model,
 )
+from harness_adapters.vllm.lora_scope import LoraPlan, check_adapters, check_server_adapters
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.runner import RunSummary, run_variants
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
@@ -69,6 +70,12 @@ class RunRequest:
     replicas: int = 1
     ray_address: str | None = None
     cpus_per_replica: float = 1.0
+    lora_language_model_only: bool = False
+    """Accept adapters with a vision-tower/connector part the engine cannot apply, applying only
+    their language-model part (``--lora-language-model-only``; the report says so)."""
+    server_tower_lora: bool = False
+    """Server backend: the user asserts the server runs with ``--enable-tower-connector-lora``
+    (used only when the server does not say so itself; the report says it was not verified)."""
 
     @property
     def model_name(self) -> str:
@@ -79,7 +86,8 @@ class RunRequest:
         return base + sorted(self.adapters)
 
 
-def _spec(req: RunRequest, adapters: Sequence[Adapter]) -> dict[str, Any]:
+def _spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> dict[str, Any]:
+    applied = plan.spec()
     return {
         "schema": RUN_SCHEMA,
         "suite": req.suite["version"],
@@ -91,7 +99,15 @@ def _spec(req: RunRequest, adapters: Sequence[Adapter]) -> dict[str, Any]:
             **GENERATION,
             "max_new_tokens": req.max_new_tokens or GENERATION["max_new_tokens"],
         },
-        "adapters": {a.name: {"path": str(a.path), "rank": a.rank} for a in adapters},
+        "adapters": {
+            a.name: {
+                "path": str(a.path),
+                "rank": a.rank,
+                **({"applied": applied[a.name]["applied"]} if a.name in applied else {}),
+                **({"note": plan.notes[a.name]} if a.name in plan.notes else {}),
+            }
+            for a in adapters
+        },
     }
 
 
@@ -109,7 +125,10 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
                     f"({old.get(key)!r} vs {spec.get(key)!r}); use another --out"
                 )
         for name, a in spec["adapters"].items():
-            if name in old["adapters"] and old["adapters"][name] != a:
+            was = old["adapters"].get(name)
+            # what was applied counts too (a run from before it was recorded has no "applied")
+            keys = [k for k in ("path", "rank", "applied") if k in a and (was is None or k in was)]
+            if was is not None and any(was[k] != a[k] for k in keys):
                 raise BackendError(
                     f"{out}: adapter {name} was run from {old['adapters'][name]}"
                     f", now {a}; give it another name"
@@ -128,14 +147,31 @@ def execute(
     docs: list[SuiteDoc] = suite_docs(req.suite, panel)
     if req.backend == "server":
         adapters = [Adapter(n, Path(p), 0) for n, p in sorted(req.adapters.items())]
+        if not req.base_url:
+            raise BackendError("--backend server needs --base-url http://HOST:PORT/v1")
+        local = Path(req.model)
+        plan = check_server_adapters(
+            req.adapters,
+            req.base_url,
+            model=local if (local / "config.json").exists() else None,
+            language_only=req.lora_language_model_only,
+            server_tower_lora_asserted=req.server_tower_lora,
+        )
     else:
         model = check_model(req.model)
         adapters = [
             check_adapter(n, p, model, req.engine.max_lora_rank)
             for n, p in sorted(req.adapters.items())
         ]
+        plan = check_adapters(
+            req.adapters,
+            model,
+            language_only=req.lora_language_model_only,
+            where="the Ray replicas" if req.backend == "ray" else "the offline engine",
+        )
+        req.engine.enable_tower_connector_lora = plan.tower_lora
     req.out.mkdir(parents=True, exist_ok=True)
-    freeze_spec(req.out, _spec(req, adapters))
+    freeze_spec(req.out, _spec(req, adapters, plan))
     records = RecordFile(req.out / "records.jsonl")
     done = records.finished()
     names = [variant_name(req.model_name, a) for a in req.variants()]
@@ -162,8 +198,7 @@ def execute(
         )
     if backend is None:
         if req.backend == "server":
-            if not req.base_url:
-                raise BackendError("--backend server needs --base-url http://HOST:PORT/v1")
+            assert req.base_url is not None
             backend = ServerBackend(
                 req.base_url,
                 req.served_model or req.model,
@@ -233,9 +268,32 @@ def write_run_report(
     names = [variant_name(req.model_name, a) for a in req.variants()]
     scores, _ = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
     doc = write_report(
-        req.suite, scores, missing_items(scores), req.out, panel, estimator, n_boot, seed
+        req.suite,
+        scores,
+        missing_items(scores),
+        req.out,
+        panel,
+        estimator,
+        n_boot,
+        seed,
+        notes=spec_notes(req.out, req.model_name),
     )
     return suite_summary(doc)
+
+
+def spec_notes(out: Path, model_name: str) -> dict[str, list[str]]:
+    """variant → the notes run_spec.json holds for its adapter (what of it was applied)."""
+    import json
+
+    path = out / "run_spec.json"
+    if not path.exists():
+        return {}
+    spec = json.loads(path.read_text("utf-8"))
+    return {
+        variant_name(model_name, name): [a["note"]]
+        for name, a in sorted(spec.get("adapters", {}).items())
+        if a.get("note")
+    }
 
 
 def write_variant_report(

@@ -174,19 +174,36 @@ def build_tiny_qwen2vl(out: str | Path, seed: int = 0, size: str = "tiny") -> Pa
     return out
 
 
+#: adapter targets: ``language`` (``q_proj``/``v_proj`` of the text model: vLLM applies these
+#: with plain ``enable_lora``) and ``all-linear`` (peft's every linear layer: vision tower blocks,
+#: the ``visual.merger`` connector and the text model — as real VLM fine-tunes often are; vLLM
+#: applies the vision part only with ``enable_tower_connector_lora``)
+ADAPTER_TARGETS: dict[str, str] = {
+    "language": r"^(?!.*visual).*\.(q_proj|v_proj)$",
+    "all-linear": "all-linear",
+}
+
+
 def build_lora_adapter(
-    base: str | Path, out: str | Path, seed: int, r: int = 8, scale: float = 2.0
+    base: str | Path,
+    out: str | Path,
+    seed: int,
+    r: int = 8,
+    scale: float = 2.0,
+    targets: str = "language",
 ) -> Path:
-    """Write a peft LoRA adapter (rank ``r`` on ``q_proj``/``v_proj`` of the text model) for
-    ``base`` with random A and B (B is zero in a fresh adapter, which would change nothing) of
-    standard deviation ``scale / r``; returns ``out``."""
+    """Write a peft LoRA adapter (rank ``r`` on the modules of :data:`ADAPTER_TARGETS`
+    ``[targets]``) for ``base`` with random A and B (B is zero in a fresh adapter, which would
+    change nothing) of standard deviation ``scale / r``; returns ``out``."""
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import Qwen2VLForConditionalGeneration
 
     model = Qwen2VLForConditionalGeneration.from_pretrained(base, dtype="auto")
+    if targets not in ADAPTER_TARGETS:
+        raise ValueError(f"targets {targets!r}: one of {sorted(ADAPTER_TARGETS)}")
     cfg = LoraConfig(
-        r=r, lora_alpha=2 * r, lora_dropout=0.0, target_modules=r"^(?!.*visual).*\.(q_proj|v_proj)$"
+        r=r, lora_alpha=2 * r, lora_dropout=0.0, target_modules=ADAPTER_TARGETS[targets]
     )
     peft_model = get_peft_model(model, cfg)
     gen = torch.Generator().manual_seed(seed)

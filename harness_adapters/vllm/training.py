@@ -26,6 +26,7 @@ from typing import Any
 
 from harness_adapters.suite_docs import suite_docs
 from harness_adapters.vllm.backends import BackendError, ServerBackend
+from harness_adapters.vllm.lora_scope import check_server_adapters
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.runner import run_variants
 from harness_adapters.vllm.session import score_frame
@@ -70,9 +71,16 @@ def evaluate_checkpoint(
     name: str | None = None,
     timeout_s: float = 120.0,
     batch_size: int = 32,
+    *,
+    lora_language_model_only: bool = False,
+    server_tower_lora: bool = False,
 ) -> dict[str, Any]:
     """Evaluate the LoRA checkpoint at ``checkpoint`` on ``suite`` through the server; returns
-    ``{"variant", "suite_score", "n_scored", "n_items", "categories": {category: score}}``."""
+    ``{"variant", "suite_score", "n_scored", "n_items", "categories": {category: score}}`` (and
+    ``"note"`` when only part of the adapter is applied). The checkpoint is inspected first as
+    ``primebench run`` inspects adapters (:func:`~harness_adapters.vllm.lora_scope.
+    check_server_adapters`): one that changes the vision tower or connector needs a server with
+    tower/connector LoRA, else it is refused unless ``lora_language_model_only``."""
     ckpt = Path(checkpoint)
     if not (ckpt / "adapter_config.json").exists():
         raise BackendError(
@@ -80,6 +88,12 @@ def evaluate_checkpoint(
             "server cannot swap full weights; use `primebench run --model` on it"
         )
     name = name or ckpt.name
+    plan = check_server_adapters(
+        {name: ckpt},
+        base_url,
+        language_only=lora_language_model_only,
+        server_tower_lora_asserted=server_tower_lora,
+    )
     load_adapter(base_url, name, ckpt, timeout_s)
     backend = ServerBackend(base_url, served_model, [name], timeout_s=timeout_s)
     records = RecordFile(Path(out) / "records.jsonl")
@@ -100,6 +114,7 @@ def evaluate_checkpoint(
         "n_scored": int((X == X).sum()),
         "n_items": X.shape[1],
         "categories": per_cat,
+        **({"note": plan.notes[name]} if name in plan.notes else {}),
     }
 
 
@@ -135,10 +150,14 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
         trainer: Any = None,
         asynchronous: bool = False,
         timeout_s: float = 120.0,
+        lora_language_model_only: bool = False,
+        server_tower_lora: bool = False,
     ) -> None:
         self.suite, self.panel, self.base_url = suite, panel, base_url
         self.served_model, self.out, self.prefix = served_model, Path(out), prefix
         self.trainer, self.asynchronous, self.timeout_s = trainer, asynchronous, timeout_s
+        self.lora_language_model_only = lora_language_model_only
+        self.server_tower_lora = server_tower_lora
         self.results: list[dict[str, Any]] = []
         self._pending: list[tuple[int, Any]] = []
         self._pool: Any = None
@@ -164,6 +183,8 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
                 self.served_model,
                 name=f"step-{step}",
                 timeout_s=self.timeout_s,
+                lora_language_model_only=self.lora_language_model_only,
+                server_tower_lora=self.server_tower_lora,
             )
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:

@@ -64,3 +64,10 @@ def test_aipw_equals_ridge_imputation_of_the_rest(n_source, step):
 def test_unknown_estimator():
     with pytest.raises(ValueError, match="unknown estimator"):
         make_estimator("magic")
+
+
+def test_estimator_names_are_the_estimators():
+    from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES
+    from primebench_tasks.evaluate.estimators import ESTIMATORS
+
+    assert tuple(ESTIMATORS) == ESTIMATOR_NAMES and DEFAULT_ESTIMATOR in ESTIMATOR_NAMES
