@@ -9,7 +9,9 @@ one JSON.
 line. Reported: the device; build time; per backend the engine/server start (s), items/s over
 the suite × variants, and for the server the time to first token (streamed, median of 5); the
 LoRA switch overhead (first request after switching adapter minus a repeat of it, mean over
-adapters) next to the engine start it replaces; peak memory (GPU: ``nvidia-smi`` polled; CPU: the
+adapters) next to the engine start it replaces; a vision-tower adapter (``tower``: peft
+``all-linear``) on an engine with tower/connector LoRA beside a language-only one (start, items/s,
+answers changed); peak memory (GPU: ``nvidia-smi`` polled; CPU: the
 process tree's RSS).
 """
 
@@ -92,7 +94,7 @@ def engine_settings(gpu: bool, max_lora_rank: int, n_adapters: int) -> Any:
     from harness_adapters.vllm.backends import EngineSettings
 
     return EngineSettings(
-        max_model_len=4096 if gpu else 1024,
+        max_model_len=4096 if gpu else 2048,
         max_num_seqs=64 if gpu else 4,
         enforce_eager=not gpu,
         max_lora_rank=max_lora_rank,
@@ -273,9 +275,50 @@ def run_ray(
     }
 
 
+def run_tower(
+    model: Path, adapters: list[Any], docs: list[Any], gpu: bool, max_new_tokens: int, batch_size: int
+) -> dict[str, Any]:
+    """A vision-tower adapter (peft ``all-linear``: tower, connector and text model) beside a
+    language-only one on one engine with tower/connector LoRA on, as the runner plans it
+    (``lora_scope.check_adapters``): engine start, items/s of each, and whether the tower
+    adapter's answers differ from the base model's and the language adapter's."""
+    from harness_adapters.vllm.backends import Adapter, OfflineBackend
+    from harness_adapters.vllm.lora_scope import check_adapters
+    from harness_adapters.vllm.requests import chat_messages
+
+    tower = Adapter("tower", model.parent / "tower", 8)
+    both = [adapters[0], tower]
+    plan = check_adapters({a.name: a.path for a in both}, model)
+    settings = engine_settings(gpu, 8, len(both))
+    settings.enable_tower_connector_lora = plan.tower_lora
+    t0 = time.perf_counter()
+    backend = OfflineBackend(str(model), both, settings, max_new_tokens)
+    start = time.perf_counter() - t0
+    msgs = [chat_messages(d) for d in docs]
+    answers, rate = {}, {}
+    for v in (None, adapters[0].name, "tower"):
+        t1 = time.perf_counter()
+        outs = []
+        for k in range(0, len(msgs), batch_size):
+            outs += backend.generate(msgs[k : k + batch_size], v)
+        rate[v or "base"] = round(len(msgs) / (time.perf_counter() - t1), 2)
+        answers[v or "base"] = [o if isinstance(o, str) else None for o in outs]
+    return {
+        "tower_lora": plan.tower_lora,
+        "tower_modules": len(plan.scopes["tower"].tower) + len(plan.scopes["tower"].connector),
+        "engine_start_s": round(start, 2),
+        "items_per_s": rate,
+        "tower_answers_differ_from_base": answers["tower"] != answers["base"],
+        "tower_answers_differ_from_language_adapter": answers["tower"]
+        != answers[adapters[0].name],
+    }
+
+
 def _phase(
     name: str, work: Path, docs: list[Any], adapters: list[Any], gpu: bool, args: argparse.Namespace
 ) -> dict[str, Any]:
+    if name == "tower":
+        return run_tower(work / "base", adapters, docs, gpu, args.max_new_tokens, args.batch_size)
     if name == "offline":
         return run_offline(work / "base", adapters, docs, gpu, args.max_new_tokens, args.batch_size)
     if name == "server":
@@ -292,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, help="first N documents of the suite")
     ap.add_argument("--max-new-tokens", type=int, default=64)
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--backends", default="offline,server,ray")
+    ap.add_argument("--backends", default="offline,server,ray,tower")
     ap.add_argument("--phase", help=argparse.SUPPRESS)  # one backend, in its own process
     ap.add_argument("--work", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -322,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     build_tiny_qwen2vl(work / "base", size=args.size)
     for i in range(args.adapters):
         build_lora_adapter(work / "base", work / f"lora{i + 1}", seed=i + 1)
+    build_lora_adapter(work / "base", work / "tower", seed=99, targets="all-linear")
     built = time.perf_counter() - t0
     import vllm
 

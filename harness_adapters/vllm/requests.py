@@ -1,11 +1,12 @@
 """Chat requests for suite documents, built exactly as lmms-eval's chat models build them: one user
-turn holding the images (PNG base64 data URLs, converted to RGB as ``doc_to_visual`` does) and then
+turn holding the images (base64 data URLs of the RGB pixels ``doc_to_visual`` gives) and then
 the text of ``doc_to_text`` with the suite's prompt kwargs."""
 
 from __future__ import annotations
 
 import base64
 import io
+from pathlib import Path
 from typing import Any
 
 from harness_adapters.lmms_eval.task_functions import doc_to_text
@@ -18,20 +19,36 @@ class ItemInputError(ValueError):
     """An item whose request cannot be built (e.g. its image does not decode)."""
 
 
+#: formats whose file bytes are sent as they are when the image is already RGB: every decoder
+#: (vLLM's, lmms-eval's PIL) gets the very pixels ``convert("RGB")`` would give
+PASS_THROUGH = {"JPEG": "image/jpeg", "PNG": "image/png"}
+
+
 def image_data_url(path: str) -> str:
-    """``data:image/png;base64,...`` of the image at ``path`` (RGB)."""
+    """``data:image/...;base64,...`` of the image at ``path``, decoded to RGB pixels as
+    lmms-eval's ``doc_to_visual`` does: an RGB JPEG or PNG is sent as its own bytes (fully
+    decoded here first, so a file that does not decode fails here), any other image converted
+    to RGB and PNG-encoded. Re-encoding every JPEG as PNG gave the same pixels at 25× the cost
+    (1.6 s per 100 MATH-Vision images, the runner's overhead: ``benchmarks/ray_scale.py``)."""
     from PIL import Image, UnidentifiedImageError
 
     from primebench_tasks.data.io import check_image_file
 
     try:
         with Image.open(check_image_file(path)) as im:
-            rgb = im.convert("RGB")
+            im.load()
+            mime = PASS_THROUGH.get(im.format or "") if im.mode == "RGB" else None
+            if mime is None:
+                rgb = im.convert("RGB")
     except (OSError, UnidentifiedImageError, ValueError) as exc:
         raise ItemInputError(f"image {path} failed to decode: {exc}") from None
-    buf = io.BytesIO()
-    rgb.save(buf, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    if mime is not None:
+        raw = Path(path).read_bytes()
+    else:
+        buf = io.BytesIO()
+        rgb.save(buf, format="PNG")
+        raw, mime = buf.getvalue(), "image/png"
+    return f"data:{mime};base64," + base64.b64encode(raw).decode("ascii")
 
 
 def user_turn(image: str | None, text: str) -> dict[str, Any]:

@@ -66,9 +66,31 @@ def test_chat_messages_are_lmms_eval_style(suite20, mathvision):
     (msg,) = chat_messages(d)
     assert msg["role"] == "user" and [c["type"] for c in msg["content"]] == ["image_url", "text"]
     url = msg["content"][0]["image_url"]["url"]
-    assert url.startswith("data:image/png;base64,")
-    assert base64.b64decode(url.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    # an RGB JPEG goes as its own bytes: the pixels any decoder gets are doc_to_visual's
+    assert url.startswith("data:image/jpeg;base64,")
+    assert base64.b64decode(url.split(",", 1)[1]) == Path(d.doc["image"]).read_bytes()
     assert msg["content"][1]["text"] == doc_to_text(d.doc, PROMPT_KWARGS)
+
+
+@pytest.mark.parametrize("mode", ["RGBA", "P", "L", "RGB"])
+def test_an_image_reaches_the_model_as_its_rgb_pixels(tmp_path, mode):
+    import io
+
+    from PIL import Image
+
+    from harness_adapters.vllm.requests import image_data_url
+
+    rng = np.random.default_rng(0)
+    im = Image.fromarray(rng.integers(0, 255, (9, 7, 4), dtype=np.uint8), "RGBA").convert(mode)
+    for fmt in ("PNG", "GIF") if mode == "P" else ("PNG",):
+        path = tmp_path / f"x_{mode}.{fmt.lower()}"
+        im.save(path, format=fmt)
+        url = image_data_url(str(path))
+        mime, data = url.split(";base64,")
+        assert mime == "data:image/png"  # RGB PNGs as they are, the rest converted to RGB PNG
+        with Image.open(io.BytesIO(base64.b64decode(data))) as got, Image.open(path) as src:
+            assert got.mode == "RGB"
+            assert np.array_equal(np.asarray(got), np.asarray(src.convert("RGB")))
 
 
 def _run(backend, docs, records, adapters=(None, "a1")):
