@@ -9,7 +9,7 @@ published records of BLINK, OCRBench and RealWorldQA. Hold-outs: ``random`` (20 
 ``--splits`` seeds) and ``frontier`` (the strongest 15 %). Reported at 25 / 50 / 100 items: the
 full-score MAE of the adaptive and of the static selection, their ratio (the issue's goal: ≤ 0.7),
 and the coverage of the adaptive 90 % interval. Writes ``benchmarks/results/adaptive_replay.{csv,md}``
-(the README's table, checked by a test).
+(the table in docs/results.md, checked by a test).
 """
 
 from __future__ import annotations

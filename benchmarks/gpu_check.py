@@ -276,7 +276,12 @@ def run_ray(
 
 
 def run_tower(
-    model: Path, adapters: list[Any], docs: list[Any], gpu: bool, max_new_tokens: int, batch_size: int
+    model: Path,
+    adapters: list[Any],
+    docs: list[Any],
+    gpu: bool,
+    max_new_tokens: int,
+    batch_size: int,
 ) -> dict[str, Any]:
     """A vision-tower adapter (peft ``all-linear``: tower, connector and text model) beside a
     language-only one on one engine with tower/connector LoRA on, as the runner plans it
@@ -309,8 +314,7 @@ def run_tower(
         "engine_start_s": round(start, 2),
         "items_per_s": rate,
         "tower_answers_differ_from_base": answers["tower"] != answers["base"],
-        "tower_answers_differ_from_language_adapter": answers["tower"]
-        != answers[adapters[0].name],
+        "tower_answers_differ_from_language_adapter": answers["tower"] != answers[adapters[0].name],
     }
 
 

@@ -25,7 +25,7 @@ residuals on the fixed suite (their intervals are not comparable).
 The default estimator is chosen on all hold-outs together: in every (panel, protocol) cell of the
 panels with ≥ 40 models each estimator's MAE is divided by the cell's best; the estimator with the
 lowest mean ratio is the choice. Leave-one-panel-out: the choice made without a panel, and its
-MAE on that panel. Writes the markdown (README, checked by a test) and the rows as CSV.
+MAE on that panel. Writes the markdown (docs/results.md, checked by a test) and the rows as CSV.
 
 Panels never used to choose anything (``--records``): VLMEvalKit's published records of BLINK
 (86 models), OCRBench (188) and RealWorldQA (172), imported with ``primebench vlmeval

@@ -5,7 +5,7 @@ VLMEvalKit's own code, and per-model OCRBench accuracy against the leaderboard's
     python benchmarks/records_import.py [--records ../shared/data/openvlm_records/EvalRecords]
         [--leaderboard ../shared/data/openvlm/openvlm_284x8.csv]
 
-Writes ``benchmarks/results/records_import.{json,md}`` (the README's section, checked by a test).
+Writes ``benchmarks/results/records_import.{json,md}`` (the section in docs/harnesses.md, checked by a test).
 Models are matched to leaderboard rows by their names with everything but letters and digits
 removed, case-folded; only unambiguous matches are compared.
 """

@@ -1,6 +1,6 @@
 """Which selector, and how well the default estimator predicts the full score: held-out evidence
 on every embedded real panel and on simulated leaderboards, with leave-one-panel-out choice of the
-constants (issue #16). Writes the README's selector section.
+constants (issue #16). Writes the selector section of docs/results.md.
 
     python benchmarks/selector_evidence.py [--splits 20] [--out benchmarks/results]
     python benchmarks/selector_evidence.py --render   # the markdown again from the committed CSV
@@ -19,7 +19,7 @@ Goals checked cell by cell (panel × budget):
    cross-validated rule) with the best mean gap to the per-cell best on the other panels, scored on
    D.
 Outputs: ``selector_cells.csv`` (every panel × budget × arm), ``selector_mae.csv``,
-``selector_evidence.md`` (embedded in the README between ``selector-evidence`` markers and
+``selector_evidence.md`` (embedded in docs/results.md between ``selector-evidence`` markers and
 checked by ``tests/test_readme_results.py``).
 """
 

@@ -1,10 +1,9 @@
 """The README's generated sections are the committed outputs of their scripts: the markdown in
-benchmarks/results/ is what the script renders from its committed CSV/JSON, and the README holds
-it verbatim between markers."""
+benchmarks/results/ is what the script renders from its committed CSV/JSON, and the README or a
+page under docs/ holds it verbatim between markers."""
 
 import importlib.util
 import json
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -22,10 +21,9 @@ def _script(name: str):
 
 
 def _readme_block(marker: str) -> str:
-    readme = (ROOT / "README.md").read_text("utf-8")
-    m = re.search(rf"<!-- {marker}:[^\n]*-->\n(.*?)<!-- /{marker} -->", readme, re.S)
-    assert m, f"the README lost its {marker} markers"
-    return m.group(1)
+    from tests.docs import doc_block
+
+    return doc_block(marker)
 
 
 def test_selector_evidence_is_rendered_from_the_committed_csv():

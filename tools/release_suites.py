@@ -128,7 +128,7 @@ def build(root: Path) -> list[str]:
 
 
 def coverage_table(manifest: dict[str, Any]) -> str:
-    """The README's table of the released ``primebench`` suite (generated, checked by a test)."""
+    """The table (docs/harnesses.md) of the released ``primebench`` suite (generated, checked by a test)."""
     lines = [
         "| benchmark | category | source panel (models) | suite items | lmms-eval task | row key |",
         "|---|---|---|---|---|---|",
@@ -161,7 +161,9 @@ def _differences(a: Path, b: Path) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true", help="compare with a rebuild, write nothing")
-    ap.add_argument("--table", action="store_true", help="print the README's coverage table")
+    ap.add_argument(
+        "--table", action="store_true", help="print the coverage table of docs/harnesses.md"
+    )
     args = ap.parse_args()
     if args.table:
         print(coverage_table(primebench_manifest()[0]), end="")

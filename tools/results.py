@@ -1,4 +1,4 @@
-"""The README's in-sample results on the embedded real panels, from the pipeline's defaults.
+"""The in-sample results (docs/results.md) on the embedded real panels, from the pipeline's defaults.
 
     python tools/results.py            # writes benchmarks/results/real_panels.{json,md}
 
@@ -7,7 +7,7 @@ For each embedded panel: the default pipeline (``PipelineParams()``) on all its 
 Stage 0 removals, Stage 2 ρ (the stage table's Stage 2 row) and the end-to-end ρ (selection and
 scoring on the same models: in-sample; the held-out evidence is ``benchmarks/selector_evidence.py``).
 Also ``primebench replay --default openvlm|autojudger`` (the refresh loop on dated real data) into
-``replay_<name>.md``. The README holds these files between markers (``tests/test_readme_results.py``).
+``replay_<name>.md``. docs/results.md holds these files between markers (``tests/test_readme_results.py``).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def replay(name: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         assert cli(["replay", "--default", name, "--out", tmp]) == 0
         text = (Path(tmp) / "replay.md").read_text("utf-8")
-    # the file's title becomes a plain line inside the README's section
+    # the file's title becomes a plain line inside the section
     first, rest = text.split("\n", 1)
     return f"{first.removeprefix('# ')}:\n{rest}"
 

@@ -109,7 +109,7 @@ def check_adapter(
 
 @dataclass
 class EngineSettings:
-    """Engine options (vLLM's names). CPU defaults; on a GPU start from the README's settings."""
+    """Engine options (vLLM's names). CPU defaults; on a GPU start from the settings in docs/harnesses.md (vLLM runner)."""
 
     max_model_len: int | None = None
     """None: the model's own context length (from its config)."""

@@ -2,7 +2,7 @@
 
 DEFAULT_ESTIMATOR = "pirt"
 """The estimator of the predicted full score (``evaluate.estimators``): measured best on the
-panels with ≥ 100 models (README, "Placement accuracy")."""
+panels with ≥ 100 models (docs/results.md, "Placement accuracy")."""
 
 ESTIMATOR_NAMES = ("mean", "weighted", "pirt", "gpirt", "aipw")
 """The estimators' names (``evaluate.estimators.ESTIMATORS``' keys, checked by a test), for

@@ -17,7 +17,7 @@ inner ρ are noisy, keeps the preferred selector. The chosen candidate is then f
 build models with the same ``k`` and ``random_state``: when the preferred one is kept, the
 selection is exactly the preferred selector's.
 
-Not in the papers (they fix the selector); see README, "Which selector".
+Not in the papers (they fix the selector); see docs/results.md, "Which selector".
 """
 
 from __future__ import annotations

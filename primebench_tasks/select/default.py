@@ -6,12 +6,12 @@ ALPHA = 0.187
 
 DEFAULT_SELECTOR = "cross_validated"
 """Cross-validation on the build models between ``vaw_dc`` (preferred) and three other arms
-(:mod:`primebench_tasks.select.cross_validated`; README, "Which selector")."""
+(:mod:`primebench_tasks.select.cross_validated`; docs/results.md, "Which selector")."""
 
 TOP_SHARE = 0.25
 """Share of each benchmark's Stage 2 budget reserved for the items that separate the strongest
 build models (:mod:`primebench_tasks.select.headroom`; 0 = the papers' selection). Chosen on
 AutoJudger: 0.25 with ``TOP_FRACTION`` 0.10 keeps the end-to-end ρ within 0.005 of the papers'
-selection (0.974 vs 0.976) while the top-decile ρ rises from 0.889 to 0.944 (README, "Headroom")."""
+selection (0.974 vs 0.976) while the top-decile ρ rises from 0.889 to 0.944 (docs/results.md, "Headroom")."""
 TOP_FRACTION = 0.10
 """The strongest share of the build models (at least 8) whose responses rank the reserved items."""

@@ -192,7 +192,7 @@ def response_vectors(X: np.ndarray, dim: int = 64) -> np.ndarray:
     """Each item's centred response pattern over the build models, (n, min(M, dim)): missing
     records take the item mean; with more than ``dim`` models the fixed random projection is
     applied. Cells drawn here group items that the models answer alike — a label-based coverage
-    space for panels without item embeddings (not in the papers; see README)."""
+    space for panels without item embeddings (not in the papers; see docs/library.md, paper fidelity)."""
     from primebench_tasks.embed.projection import random_projection
 
     mu = np.nanmean(np.where(np.isfinite(X), X, np.nan), axis=0)

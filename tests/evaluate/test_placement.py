@@ -136,7 +136,6 @@ def test_readme_placement_table_is_the_benchmark_output():
     committed rows (rerun the script and commit its outputs when it changes), and the default
     estimator is the one its procedure chooses."""
     import importlib.util
-    import re
     from pathlib import Path
 
     import pandas as pd
@@ -157,7 +156,7 @@ def test_readme_placement_table_is_the_benchmark_output():
     assert why == (results / "placement_choice.md").read_text("utf-8")
     assert chosen == DEFAULT_ESTIMATOR
     assert {"random", "frontier", "chronological"} <= set(df["protocol"])
-    readme = (root / "README.md").read_text("utf-8")
+    from tests.docs import doc_block
+
     for marker, text in (("placement-table", table), ("placement-choice", why)):
-        m = re.search(rf"<!-- {marker}:[^\n]*-->\n(.*?)<!-- /{marker} -->", readme, re.S)
-        assert m is not None and m.group(1) == text
+        assert doc_block(marker) == text

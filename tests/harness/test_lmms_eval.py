@@ -153,7 +153,6 @@ def test_ingest_refuses_bad_logs(tmp_path):
 
 
 def test_readme_coverage_table_is_the_generated_one():
-    import re
     import subprocess
     import sys
 
@@ -166,9 +165,9 @@ def test_readme_coverage_table_is_the_generated_one():
         check=True,
         timeout=600,
     ).stdout
-    readme = (root / "README.md").read_text("utf-8")
-    m = re.search(r"<!-- coverage-table:[^\n]*-->\n(.*?)<!-- /coverage-table -->", readme, re.S)
-    assert m is not None and m.group(1) == table
+    from tests.docs import doc_block
+
+    assert doc_block("coverage-table") == table
 
 
 def test_ingest_refuses_empty_and_truncated_samples(tmp_path):
