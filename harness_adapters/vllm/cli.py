@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from primebench_tasks.data.defaults import default_names
 from primebench_tasks.errors import ConfigError, PrimeBenchError
-from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES
+from primebench_tasks.evaluate.defaults import (
+    ADAPTIVE_BATCH,
+    ADAPTIVE_MAX_ITEMS,
+    ADAPTIVE_TARGET_WIDTH,
+    DEFAULT_ESTIMATOR,
+    ESTIMATOR_NAMES,
+)
 
 if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
@@ -112,10 +118,29 @@ def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignor
     return req, _reference_panel(args, suite)
 
 
+def _adaptive(args: argparse.Namespace, req: Any, panel: Panel) -> int:
+    from harness_adapters.placement import reference_panels
+    from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
+
+    settings = AdaptiveSettings(
+        target_width=None if args.target_width <= 0 else args.target_width,
+        max_items=args.max_items,
+        round_size=args.round_size,
+    )
+    panels = reference_panels(
+        req.suite, None if args.panel is None and args.default is None else panel
+    )
+    run_adaptive(req, panels, settings, _say)
+    print((req.out / "adaptive.md").read_text("utf-8"))
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from harness_adapters.vllm.session import execute, write_run_report
 
     req, panel = _request(args, _adapters(args.lora))
+    if args.adaptive:
+        return _adaptive(args, req, panel)
     summary = execute(req, panel, _say)
     print("\n".join(summary.lines()))
     placed = write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
@@ -275,6 +300,33 @@ def add_commands(tree: Any) -> None:
     p.add_argument("--model", required=True, help="model directory or cached repo id")
     p.add_argument("--lora", action="append", default=[], metavar="NAME=PATH")
     _engine_options(p)
+    a = p.add_argument_group("adaptive evaluation (--adaptive)")
+    a.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="ask each variant, in rounds, the items of the suite's benchmarks that tell the "
+        "most about it (the whole item pool of each benchmark, not only the suite's items); "
+        "writes adaptive.json/.md",
+    )
+    a.add_argument(
+        "--target-width",
+        type=float,
+        default=ADAPTIVE_TARGET_WIDTH,
+        help="stop a benchmark's test when the 90 %% interval of its predicted full score is "
+        "narrower than this (0: run to --max-items)",
+    )
+    a.add_argument(
+        "--max-items",
+        type=int,
+        default=ADAPTIVE_MAX_ITEMS,
+        help="items per benchmark at most",
+    )
+    a.add_argument(
+        "--round-size",
+        type=int,
+        default=ADAPTIVE_BATCH,
+        help="items per benchmark per round (a round is one engine batch per variant)",
+    )
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("rank-variants", help="rank LoRA variants of one base model on a suite")
     p.add_argument("--base", required=True, help="base model directory or cached repo id")

@@ -137,14 +137,9 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
     atomic_write_text(path, canonical_json(spec))
 
 
-def execute(
-    req: RunRequest,
-    panel: Panel,
-    progress: Callable[[str], None] | None = None,
-    backend: Any = None,
-) -> RunSummary:
-    """Check, freeze the spec, build the backend (unless given), run all variants."""
-    docs: list[SuiteDoc] = suite_docs(req.suite, panel)
+def check_inputs(req: RunRequest) -> tuple[list[Adapter], LoraPlan]:
+    """Before any engine starts: the model and every adapter (rank, shapes, what it changes:
+    :mod:`~harness_adapters.vllm.lora_scope`); sets the engine's tower/connector LoRA."""
     if req.backend == "server":
         adapters = [Adapter(n, Path(p), 0) for n, p in sorted(req.adapters.items())]
         if not req.base_url:
@@ -170,6 +165,18 @@ def execute(
             where="the Ray replicas" if req.backend == "ray" else "the offline engine",
         )
         req.engine.enable_tower_connector_lora = plan.tower_lora
+    return adapters, plan
+
+
+def execute(
+    req: RunRequest,
+    panel: Panel,
+    progress: Callable[[str], None] | None = None,
+    backend: Any = None,
+) -> RunSummary:
+    """Check, freeze the spec, build the backend (unless given), run all variants."""
+    docs: list[SuiteDoc] = suite_docs(req.suite, panel)
+    adapters, plan = check_inputs(req)
     req.out.mkdir(parents=True, exist_ok=True)
     freeze_spec(req.out, _spec(req, adapters, plan))
     records = RecordFile(req.out / "records.jsonl")
@@ -197,19 +204,7 @@ def execute(
             progress,
         )
     if backend is None:
-        if req.backend == "server":
-            assert req.base_url is not None
-            backend = ServerBackend(
-                req.base_url,
-                req.served_model or req.model,
-                sorted(req.adapters),
-                timeout_s=req.timeout_s,
-                max_new_tokens=req.max_new_tokens,
-                concurrency=req.concurrency,
-                api_key_env=req.api_key_env,
-            )
-        else:
-            backend = OfflineBackend(req.model, adapters, req.engine, req.max_new_tokens)
+        backend = build_backend(req, adapters)
     return run_variants(
         backend,
         docs,
@@ -220,6 +215,22 @@ def execute(
         req.batch_size,
         progress,
     )
+
+
+def build_backend(req: RunRequest, adapters: Sequence[Adapter]) -> Any:
+    """The offline engine or the server client for ``req`` (not the Ray path)."""
+    if req.backend == "server":
+        assert req.base_url is not None
+        return ServerBackend(
+            req.base_url,
+            req.served_model or req.model,
+            sorted(req.adapters),
+            timeout_s=req.timeout_s,
+            max_new_tokens=req.max_new_tokens,
+            concurrency=req.concurrency,
+            api_key_env=req.api_key_env,
+        )
+    return OfflineBackend(req.model, adapters, req.engine, req.max_new_tokens)
 
 
 class _NothingToRun:

@@ -19,16 +19,21 @@ model, so the policy is scored without running one (``benchmarks/adaptive_replay
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from primebench_tasks.evaluate.placement import conformal_bounds
+from primebench_tasks.evaluate.defaults import ADAPTIVE_BATCH, ADAPTIVE_LEVEL
+from primebench_tasks.evaluate.placement import (
+    conformal_bounds,
+    placement_regime,
+    regime_residuals,
+)
 from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.select.irt import IRT2PL, binarize, estimate_theta, fit_2pl_cached
 
-BATCH = 5
-"""Items asked per round (one engine batch per round per model)."""
-LEVEL = 0.90
+BATCH = ADAPTIVE_BATCH
+LEVEL = ADAPTIVE_LEVEL
 
 
 def information(model: IRT2PL, theta: np.ndarray) -> np.ndarray:
@@ -82,6 +87,38 @@ def _run(
     return out, order
 
 
+def _calibration_runs(
+    Y_ref: np.ndarray,
+    checkpoints: Sequence[int],
+    batch: int,
+    folds: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``folds``-fold over the reference models (the 2PL fitted without the fold, the fold
+    replayed): held-out errors (true − predicted full score) and predictions (M, C), and each
+    prediction's placement regime among the fitting models' full scores (M, C; ``""`` where
+    there is none)."""
+    M = len(Y_ref)
+    order = np.random.default_rng(seed).permutation(M)
+    k = max(2, min(folds, M))
+    full = nanmean_rows(Y_ref)
+    errors = np.full((M, len(checkpoints)), np.nan)
+    preds = np.full((M, len(checkpoints)), np.nan)
+    regimes = np.full((M, len(checkpoints)), "", dtype=object)
+    for f in range(k):
+        held = np.sort(order[f::k])
+        fit = np.setdiff1d(np.arange(M), held)
+        if len(fit) < 4 or len(held) == 0:
+            continue
+        model = fit_2pl_cached(binarize(Y_ref[fit]))
+        pred, _ = _run(model, Y_ref[held], checkpoints, batch)
+        errors[held] = full[held, None] - pred
+        preds[held] = pred
+        for j in range(len(checkpoints)):
+            regimes[held, j] = placement_regime(pred[:, j], full[fit])
+    return errors, preds, regimes
+
+
 def calibrate(
     Y_ref: np.ndarray,
     checkpoints: Sequence[int],
@@ -92,20 +129,7 @@ def calibrate(
     """Held-out errors (true − predicted full score) of the adaptive procedure at each checkpoint:
     ``folds``-fold over the reference models (the 2PL fitted without the fold, the fold replayed).
     Returns (M, len(checkpoints)); NaN for a model without a full score."""
-    M = len(Y_ref)
-    order = np.random.default_rng(seed).permutation(M)
-    k = max(2, min(folds, M))
-    full = nanmean_rows(Y_ref)
-    out = np.full((M, len(checkpoints)), np.nan)
-    for f in range(k):
-        held = np.sort(order[f::k])
-        fit = np.setdiff1d(np.arange(M), held)
-        if len(fit) < 4 or len(held) == 0:
-            continue
-        model = fit_2pl_cached(binarize(Y_ref[fit]))
-        pred, _ = _run(model, Y_ref[held], checkpoints, batch)
-        out[held] = full[held, None] - pred
-    return out
+    return _calibration_runs(Y_ref, checkpoints, batch, folds, seed)[0]
 
 
 def conformal(point: float, errors: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
@@ -115,6 +139,147 @@ def conformal(point: float, errors: np.ndarray, level: float = LEVEL) -> tuple[f
     return float(lo[0]), float(hi[0])
 
 
+@dataclass(frozen=True)
+class AdaptiveEstimate:
+    """Where one model stands on one benchmark after ``count`` answers: its ability ``theta``,
+    its mean ``score`` on the items asked, the predicted full-benchmark score (p-IRT's, moved by
+    the median calibration error of its regime) with its ``level`` conformal interval
+    (``lo``/``hi``; NaN before the first calibrated count), the placement regime, and the predicted rank among the
+    ``n_reference`` reference models (1 = best) with the rank interval."""
+
+    count: int
+    theta: float
+    score: float
+    predicted: float
+    lo: float
+    hi: float
+    regime: str
+    rank: float
+    rank_lo: float
+    rank_hi: float
+    n_reference: int
+
+    @property
+    def width(self) -> float:
+        return self.hi - self.lo if np.isfinite(self.lo) and np.isfinite(self.hi) else np.inf
+
+
+class AdaptiveBenchmark:
+    """One benchmark's adaptive test, shared by every model asked on it: the 2PL of the reference
+    panel's answers ``Y_ref`` (M, n), the reference full scores, and the calibration of the
+    interval at every count ``batch``, 2·``batch``, ... up to ``max_items``.
+
+    The interval is Mondrian by placement regime, as the static placement's
+    (:func:`~primebench_tasks.evaluate.placement.placement_regime`): the held-out errors of
+    reference models whose prediction at that count fell in the same regime (interior / top /
+    beyond the fitting models), neighbours borrowed while fewer than 20 — so a model predicted
+    beyond the panel gets the wider interval of models that were, and the stopping rule
+    (:meth:`stop_reason`) depends on where the model stands, not only on the count."""
+
+    def __init__(
+        self,
+        Y_ref: np.ndarray,
+        *,
+        max_items: int,
+        batch: int = BATCH,
+        level: float = LEVEL,
+        folds: int = 5,
+        seed: int = 0,
+    ) -> None:
+        self.Y_ref = np.asarray(Y_ref, float)
+        self.n = self.Y_ref.shape[1]
+        self.batch, self.level = int(batch), float(level)
+        self.max_items = int(min(max_items, self.n))
+        self.model = fit_2pl_cached(binarize(self.Y_ref))
+        self.reference_full = nanmean_rows(self.Y_ref)
+        self.counts = tuple(range(self.batch, self.max_items + 1, self.batch)) or (self.max_items,)
+        self._errors, _, self._regimes = _calibration_runs(
+            self.Y_ref, self.counts, self.batch, folds, seed
+        )
+
+    def next_items(
+        self,
+        answers: np.ndarray,
+        asked: np.ndarray,
+        k: int,
+        exclude: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The ``k`` unasked items (n,) of highest Fisher information at the model's current
+        ability (answers (n,) with NaN where not asked); ties → the lower index. ``exclude``
+        (n,) bool: items that cannot be asked (no content; no recorded answer in a replay)."""
+        theta = self._theta(answers, asked)
+        info = information(self.model, np.array([theta]))[0]
+        info[np.asarray(asked, bool)] = -np.inf
+        if exclude is not None:
+            info[np.asarray(exclude, bool)] = -np.inf
+        pick = np.argsort(-info, kind="stable")[:k]
+        return pick[np.isfinite(info[pick])]
+
+    def _theta(self, answers: np.ndarray, asked: np.ndarray) -> float:
+        seen = np.flatnonzero(np.asarray(asked, bool) & np.isfinite(answers))
+        if len(seen) == 0:
+            return 0.0
+        y = binarize(np.asarray(answers, float)[None, seen])
+        return float(estimate_theta(self.model, y, seen)[0])
+
+    def estimate(self, answers: np.ndarray, asked: np.ndarray) -> AdaptiveEstimate:
+        """:class:`AdaptiveEstimate` from the answers so far (answers (n,), NaN = not asked or
+        failed; asked (n,) bool)."""
+        answers = np.asarray(answers, float)
+        scored = np.asarray(asked, bool) & np.isfinite(answers)
+        count = int(scored.sum())
+        theta = self._theta(answers, asked)
+        pred = float(
+            predict_full(self.model, np.array([theta]), np.where(scored, answers, np.nan))[0]
+        )
+        ref = self.reference_full[np.isfinite(self.reference_full)]
+        regime = str(placement_regime(np.array([pred]), ref)[0])
+        lo = hi = float("nan")
+        j = int(np.searchsorted(self.counts, count, side="right")) - 1
+        if j >= 0:
+            col = self._errors[:, j]
+            by_regime = {
+                g: list(col[(self._regimes[:, j] == g) & np.isfinite(col)])
+                for g in ("interior", "top", "beyond")
+            }
+            errs = regime_residuals(by_regime, regime)
+            if len(errs):
+                lo, hi = conformal(pred, errs, self.level)
+                lo, hi = max(0.0, lo), min(1.0, hi)
+                # the point moves by the same errors' median: the 2PL's bias in this regime at
+                # this count (at the top it overshoots), so the point lies inside its interval
+                pred = float(np.clip(pred + np.median(errs), lo, hi))
+        rank = 1 + float((ref > pred).sum())
+        rank_lo = 1 + float((ref > hi).sum()) if np.isfinite(hi) else 1.0
+        rank_hi = 1 + float((ref > lo).sum()) if np.isfinite(lo) else float(len(ref) + 1)
+        return AdaptiveEstimate(
+            count,
+            theta,
+            float(answers[scored].mean()) if count else float("nan"),
+            pred,
+            lo,
+            hi,
+            regime,
+            rank,
+            rank_lo,
+            rank_hi,
+            len(ref),
+        )
+
+    def stop_reason(
+        self, est: AdaptiveEstimate, asked: np.ndarray, target_width: float | None
+    ) -> str | None:
+        """Why the test of this model ends now, or None: the interval is narrower than
+        ``target_width``; ``max_items`` were asked; no item is left to ask."""
+        if target_width is not None and est.width <= target_width:
+            return f"interval narrower than {target_width:g}"
+        if int(np.asarray(asked, bool).sum()) >= self.max_items:
+            return f"item budget ({self.max_items}) spent"
+        if bool(np.asarray(asked, bool).all()):
+            return "every item asked"
+        return None
+
+
 def replay(
     Y_ref: np.ndarray,
     Y_new: np.ndarray,
@@ -122,17 +287,54 @@ def replay(
     batch: int = BATCH,
     level: float = LEVEL,
     seed: int = 0,
+    target_width: float | None = None,
 ) -> dict[str, np.ndarray]:
-    """The replay protocol on one benchmark: the reference models' responses ``Y_ref`` (M, n)
-    fit the 2PL and calibrate the intervals; the new models' recorded responses ``Y_new`` (V, n)
-    answer the adaptive questions. Returns ``predicted``, ``lo``, ``hi`` (V, C) at each checkpoint,
-    ``true`` (V,) full scores and ``order`` (V, max items asked)."""
-    model = fit_2pl_cached(binarize(Y_ref))
-    pred, order = _run(model, Y_new, checkpoints, batch)
-    errors = calibrate(Y_ref, checkpoints, batch, seed=seed)
-    lo = np.full_like(pred, np.nan)
-    hi = np.full_like(pred, np.nan)
-    for v in range(len(Y_new)):
-        for j in range(len(checkpoints)):
-            lo[v, j], hi[v, j] = conformal(pred[v, j], errors[:, j], level)
-    return {"predicted": pred, "lo": lo, "hi": hi, "true": nanmean_rows(Y_new), "order": order}
+    """The replay protocol on one benchmark, with the policy the runner uses
+    (:class:`AdaptiveBenchmark`): the reference models' responses ``Y_ref`` (M, n) fit the 2PL
+    and calibrate the intervals; the new models' recorded responses ``Y_new`` (V, n) answer the
+    adaptive questions (an item a model has no answer for is never asked). Returns
+    ``predicted``, ``lo``, ``hi`` (V, C) at each checkpoint, ``true`` (V,) full scores, and — with
+    ``target_width`` — where the stopping rule ends each test: ``stop_items``, ``stop_predicted``,
+    ``stop_lo``, ``stop_hi`` (V,) (up to max(checkpoints) items); ``order`` (V, max items) the items
+    asked, in order (−1: none)."""
+    Y_new = np.asarray(Y_new, float)
+    bench = AdaptiveBenchmark(
+        Y_ref, max_items=max(checkpoints), batch=batch, level=level, seed=seed
+    )
+    V, C = len(Y_new), len(checkpoints)
+    out = {k: np.full((V, C), np.nan) for k in ("predicted", "lo", "hi")}
+    stop = {k: np.full(V, np.nan) for k in ("stop_items", "stop_predicted", "stop_lo", "stop_hi")}
+    order = np.full((V, bench.max_items), -1, dtype=np.int64)
+    for v in range(V):
+        y = Y_new[v]
+        missing = ~np.isfinite(y)
+        asked = np.zeros(len(y), bool)
+        answers = np.full(len(y), np.nan)
+        stopped = target_width is None
+        while True:
+            count = int(asked.sum())
+            est = bench.estimate(answers, asked)
+            if not stopped and bench.stop_reason(est, asked | missing, target_width) is not None:
+                stopped = True
+                stop["stop_items"][v], stop["stop_predicted"][v] = count, est.predicted
+                stop["stop_lo"][v], stop["stop_hi"][v] = est.lo, est.hi
+            for j, c in enumerate(checkpoints):
+                if c == count or (c > count and bool((asked | missing).all())):
+                    out["predicted"][v, j], out["lo"][v, j], out["hi"][v, j] = (
+                        est.predicted,
+                        est.lo,
+                        est.hi,
+                    )
+            if count >= max(checkpoints) or (asked | missing).all():
+                if not stopped:
+                    stop["stop_items"][v], stop["stop_predicted"][v] = count, est.predicted
+                    stop["stop_lo"][v], stop["stop_hi"][v] = est.lo, est.hi
+                break
+            pick = bench.next_items(answers, asked, min(batch, max(checkpoints) - count), missing)
+            order[v, count : count + len(pick)] = pick
+            asked[pick] = True
+            answers[pick] = y[pick]
+    res: dict[str, np.ndarray] = {**out, "true": nanmean_rows(Y_new), "order": order}
+    if target_width is not None:
+        res.update(stop)
+    return res

@@ -10,3 +10,16 @@ ESTIMATOR_NAMES = ("mean", "weighted", "pirt", "gpirt", "aipw")
 
 RETENTIONS = (0.01, 0.02, 0.05, 0.10, 0.20, 0.50)
 """The retentions ``validate`` sweeps when no ``--budgets`` are given."""
+
+ADAPTIVE_BATCH = 5
+"""Adaptive evaluation: items per benchmark per round (Fluid Benchmarking asks one at a time; a
+round is one engine batch per model, so adaptivity does not cost the engine's batching)."""
+
+ADAPTIVE_LEVEL = 0.90
+"""Adaptive evaluation: the level of the predicted full score's interval."""
+
+ADAPTIVE_TARGET_WIDTH = 0.10
+"""Adaptive evaluation: a benchmark's test stops when its interval is narrower than this."""
+
+ADAPTIVE_MAX_ITEMS = 100
+"""Adaptive evaluation: items per benchmark at most."""

@@ -60,3 +60,66 @@ def test_replay_asks_informative_items_and_predicts_the_full_score():
     )
     assert err[1] < rand
     assert ((r["lo"] <= r["predicted"]) & (r["predicted"] <= r["hi"])).all()
+
+
+def _ask(bench, y, rounds, asked=None, answers=None):
+    asked = np.zeros(len(y), bool) if asked is None else asked.copy()
+    answers = np.full(len(y), np.nan) if answers is None else answers.copy()
+    order = []
+    for _ in range(rounds):
+        pick = bench.next_items(answers, asked, bench.batch)
+        order += list(pick)
+        asked[pick] = True
+        answers[pick] = y[pick]
+    return asked, answers, order
+
+
+def test_estimate_is_the_regime_calibrated_p_irt_by_hand():
+    from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, _calibration_runs
+    from primebench_tasks.evaluate.placement import (
+        conformal_bounds,
+        placement_regime,
+        regime_residuals,
+    )
+    from primebench_tasks.select.irt import binarize, estimate_theta
+
+    X = _sim()
+    ref, y = X[:60], X[70]
+    bench = AdaptiveBenchmark(ref, max_items=30, batch=5)
+    asked, answers, _ = _ask(bench, y, 4)  # 20 items
+    est = bench.estimate(answers, asked)
+    seen = np.flatnonzero(asked)
+    theta = estimate_theta(bench.model, binarize(answers[None, seen]), seen)[0]
+    p = bench.model.prob(np.array([theta]))[0]
+    raw = np.where(asked, answers, p).mean()
+    full = ref.mean(axis=1)
+    regime = placement_regime(np.array([raw]), full)[0]
+    errors, _, regimes = _calibration_runs(ref, bench.counts, 5, 5, 0)
+    j = bench.counts.index(20)
+    pooled = {g: list(errors[regimes[:, j] == g, j]) for g in ("interior", "top", "beyond")}
+    errs = regime_residuals(pooled, regime)
+    lo, hi = conformal_bounds(np.array([raw]), errs, 0.90)
+    assert est.count == 20 and est.regime == regime
+    assert np.isclose(est.lo, max(0, lo[0])) and np.isclose(est.hi, min(1, hi[0]))
+    assert np.isclose(est.predicted, np.clip(raw + np.median(errs), est.lo, est.hi))
+    assert est.rank == 1 + (full > est.predicted).sum() and est.n_reference == 60
+    assert est.rank_lo <= est.rank <= est.rank_hi
+
+
+def test_stopping_rule_and_resume():
+    from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark
+
+    X = _sim()
+    bench = AdaptiveBenchmark(X[:60], max_items=40, batch=5)
+    y = X[75]
+    none = np.zeros(300, bool)
+    assert bench.stop_reason(bench.estimate(np.full(300, np.nan), none), none, 0.5) is None
+    asked, answers, order = _ask(bench, y, 8)
+    est = bench.estimate(answers, asked)
+    assert bench.stop_reason(est, asked, None) == "item budget (40) spent"
+    assert bench.stop_reason(est, asked, est.width + 1e-9).startswith("interval narrower")
+    # a run stopped after 3 rounds and resumed from its recorded answers asks what an
+    # uninterrupted run asks: the choice depends only on the answers so far
+    a3, y3, o3 = _ask(bench, y, 3)
+    _, _, rest = _ask(bench, y, 5, a3, y3)
+    assert o3 + rest == order

@@ -1,0 +1,298 @@
+"""``primebench run --adaptive``: each model (and each adapter) is asked, in rounds, the items of
+the suite's benchmarks that tell the most about it, and its test of a benchmark stops when the
+predicted full-benchmark score is known to ``--target-width`` (90 % interval) or after
+``--max-items`` (:class:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark`: Fluid
+Benchmarking's 2PL + maximum Fisher information; intervals calibrated on the reference panel,
+Mondrian by placement regime).
+
+The item pool is every item of each suite benchmark that its reference panel holds with content
+(question, answer, image), not only the static suite's items. A round sends, per variant, one
+batch to the engine: ``--round-size`` items of every benchmark still open for it. Records are
+the static runner's (``records.jsonl``, one line per (variant, benchmark, item)), so a killed run
+resumes item by item: the next items depend only on the answers recorded so far, so the resumed
+run asks exactly what an uninterrupted one would. The Ray path is not adaptive (a round would
+cost a pass through Ray Data); use the offline engine or a server.
+
+Output beside the records: ``adaptive.json`` (schema ``primebench.adaptive/1``) and
+``adaptive.md``: per variant and benchmark the items asked, why the test stopped, the score on
+the items asked, the predicted full score with its 90 % interval, the placement regime and the
+predicted rank among the reference models; per variant the mean over benchmarks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from harness_adapters.suite_docs import SuiteDoc, benchmark_rows
+from harness_adapters.vllm.backends import BackendError
+from harness_adapters.vllm.records import RecordFile, variant_name
+from harness_adapters.vllm.runner import run_variants
+from harness_adapters.vllm.session import (
+    RunRequest,
+    _spec,
+    build_backend,
+    check_inputs,
+    freeze_spec,
+)
+from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptiveEstimate
+from primebench_tasks.evaluate.defaults import (
+    ADAPTIVE_BATCH,
+    ADAPTIVE_LEVEL,
+    ADAPTIVE_MAX_ITEMS,
+    ADAPTIVE_TARGET_WIDTH,
+)
+from primebench_tasks.pipeline.manifest import manifest_items
+from primebench_tasks.report.tables import markdown_table
+
+SCHEMA = "primebench.adaptive/1"
+
+
+@dataclass(frozen=True)
+class AdaptiveSettings:
+    """``--target-width`` (of the 90 % interval of the predicted full score; None: run to the
+    budget), ``--max-items`` per benchmark, ``--round-size`` items per benchmark per round."""
+
+    target_width: float | None = ADAPTIVE_TARGET_WIDTH
+    max_items: int = ADAPTIVE_MAX_ITEMS
+    round_size: int = ADAPTIVE_BATCH
+    level: float = ADAPTIVE_LEVEL
+
+
+@dataclass
+class _Pool:
+    """One benchmark's item pool: documents in the panel's item order, the adaptive test."""
+
+    benchmark: str
+    category: str
+    docs: list[SuiteDoc]
+    bench: AdaptiveBenchmark
+
+    def index(self) -> dict[str, int]:
+        return {d.item_id: k for k, d in enumerate(self.docs)}
+
+
+def item_pools(
+    manifest: Mapping[str, Any], panels: Mapping[str, Panel], settings: AdaptiveSettings
+) -> list[_Pool]:
+    """Every suite benchmark's pool (refuses a benchmark whose panel holds no item content)."""
+    pools = []
+    for category, by_b in manifest_items(manifest).items():
+        for b in by_b:
+            panel = panels[b]
+            rows = benchmark_rows(panel, b)
+            Y = panel.matrix(b).astype(float)
+            if Y.shape[1] != len(rows):
+                raise BackendError(
+                    f"panel {panel.name}: {b} has {Y.shape[1]} score columns but {len(rows)} items"
+                )
+            Y = Y[np.isfinite(Y).any(axis=1)]
+            if len(Y) < 8:
+                raise BackendError(
+                    f"benchmark {b}: its reference panel {panel.name} has {len(Y)} models with "
+                    "answers; the adaptive test needs at least 8 to fit and calibrate its 2PL"
+                )
+            docs = [SuiteDoc(r["id"], b, category, r) for r in rows]
+            bench = AdaptiveBenchmark(
+                Y, max_items=settings.max_items, batch=settings.round_size, level=settings.level
+            )
+            pools.append(_Pool(b, category, docs, bench))
+    return pools
+
+
+def _states(
+    records: RecordFile, names: Mapping[str | None, str], pools: list[_Pool]
+) -> dict[tuple[str | None, str], tuple[np.ndarray, np.ndarray]]:
+    """(answers, asked) of every (variant, benchmark) from the records: every item with a line
+    is asked; a failed one has a NaN answer and is not asked again (the test goes on without
+    it)."""
+    out = {
+        (a, p.benchmark): (np.full(len(p.docs), np.nan), np.zeros(len(p.docs), bool))
+        for a in names
+        for p in pools
+    }
+    variant = {n: a for a, n in names.items()}
+    where = {p.benchmark: p.index() for p in pools}
+    for r in records.read():
+        model, b = str(r.get("model")), str(r.get("benchmark"))
+        k = where.get(b, {}).get(str(r.get("item_id")))
+        if model not in variant or k is None:
+            continue
+        answers, asked = out[(variant[model], b)]
+        asked[k] = True
+        if r.get("status") == "ok" and r.get("score") is not None:
+            answers[k] = float(r["score"])
+    return out
+
+
+def run_adaptive(
+    req: RunRequest,
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    progress: Callable[[str], None] | None = None,
+    backend: Any = None,
+) -> dict[str, Any]:
+    """Run every variant of ``req`` adaptively on the suite's benchmarks; writes the records and
+    ``adaptive.json``/``adaptive.md``; returns the report (see the module docstring)."""
+    say = progress or (lambda _m: None)
+    if req.backend == "ray":
+        raise BackendError(
+            "--adaptive runs on the offline engine or a server, not on Ray: each round would be "
+            "a pass through Ray Data (use --backend vllm or --backend server)"
+        )
+    adapters, plan = check_inputs(req)
+    pools = item_pools(req.suite, panels, settings)
+    req.out.mkdir(parents=True, exist_ok=True)
+    spec = _spec(req, adapters, plan)
+    spec["adaptive"] = asdict(settings)
+    freeze_spec(req.out, spec)
+    records = RecordFile(req.out / "records.jsonl")
+    variants = req.variants()
+    names = {a: variant_name(req.model_name, a) for a in variants}
+    state = _states(records, names, pools)
+    stopped: dict[tuple[str | None, str], str] = {}
+    rounds = 0
+    while True:
+        asks: dict[str | None, list[SuiteDoc]] = {}
+        for a in variants:
+            for p in pools:
+                key = (a, p.benchmark)
+                if key in stopped:
+                    continue
+                answers, asked = state[key]
+                why = p.bench.stop_reason(
+                    p.bench.estimate(answers, asked), asked, settings.target_width
+                )
+                if why is not None:
+                    stopped[key] = why
+                    continue
+                room = p.bench.max_items - int(asked.sum())
+                pick = p.bench.next_items(answers, asked, min(settings.round_size, room))
+                if len(pick) == 0:
+                    stopped[key] = "every item asked"
+                    continue
+                asks.setdefault(a, []).extend(p.docs[k] for k in pick)
+        if not asks:
+            break
+        rounds += 1
+        if backend is None:
+            backend = build_backend(req, adapters)
+        open_tests = sum(len({d.benchmark for d in docs}) for docs in asks.values())
+        say(f"round {rounds}: {sum(map(len, asks.values()))} items, {open_tests} tests open")
+        for a, docs in asks.items():  # one engine batch per variant per round
+            run_variants(
+                backend,
+                docs,
+                req.model_name,
+                [a],
+                records,
+                req.suite["version"],
+                batch_size=max(1, len(docs)),
+                progress=None,
+            )
+        state = _states(records, names, pools)
+    doc = adaptive_report(req, pools, state, stopped, settings)
+    atomic_write_text(req.out / "adaptive.json", canonical_json(doc))
+    atomic_write_text(req.out / "adaptive.md", adaptive_markdown(doc))
+    return doc
+
+
+def _estimate_entry(est: AdaptiveEstimate, why: str) -> dict[str, Any]:
+    f = lambda x: None if not np.isfinite(x) else round(float(x), 6)  # noqa: E731
+    return {
+        "items": est.count,
+        "stopped_because": why,
+        "score_on_items_asked": f(est.score),
+        "predicted_full": {"value": f(est.predicted), "lo": f(est.lo), "hi": f(est.hi)},
+        "interval_width": f(est.width),
+        "regime": est.regime,
+        "predicted_rank": {
+            "value": int(est.rank),
+            "lo": int(est.rank_lo),
+            "hi": int(est.rank_hi),
+            "out_of": est.n_reference + 1,
+        },
+        "above_all_reference": bool(est.regime == "beyond"),
+    }
+
+
+def adaptive_report(
+    req: RunRequest,
+    pools: list[_Pool],
+    state: Mapping[tuple[str | None, str], tuple[np.ndarray, np.ndarray]],
+    stopped: Mapping[tuple[str | None, str], str],
+    settings: AdaptiveSettings,
+) -> dict[str, Any]:
+    models: dict[str, Any] = {}
+    for a in req.variants():
+        by_b = {}
+        for p in pools:
+            answers, asked = state[(a, p.benchmark)]
+            est = p.bench.estimate(answers, asked)
+            by_b[p.benchmark] = {
+                "category": p.category,
+                "pool": len(p.docs),
+                "reference_models": est.n_reference,
+                **_estimate_entry(est, stopped.get((a, p.benchmark), "not finished")),
+            }
+        preds = [e["predicted_full"]["value"] for e in by_b.values()]
+        mean = float(np.mean(preds)) if preds and None not in preds else None
+        models[variant_name(req.model_name, a)] = {
+            "items": int(sum(e["items"] for e in by_b.values())),
+            "mean_predicted_full": None if mean is None else round(mean, 6),
+            "benchmarks": by_b,
+        }
+    return {
+        "schema": SCHEMA,
+        "suite": req.suite["version"],
+        "suite_name": req.suite["name"],
+        "settings": asdict(settings),
+        "models": models,
+    }
+
+
+def adaptive_markdown(doc: Mapping[str, Any]) -> str:
+    s = doc["settings"]
+    target = "none" if s["target_width"] is None else f"{s['target_width']:g}"
+    lines = [
+        f"# {doc['suite_name']} ({doc['suite']}): adaptive evaluation",
+        "",
+        f"Items asked per model in rounds of {s['round_size']} per benchmark, chosen by Fisher "
+        f"information at the model's current ability; a test stops when its "
+        f"{round(100 * s['level'])} % interval is narrower than {target} or after "
+        f"{s['max_items']} items. Predicted full scores and ranks with {round(100 * s['level'])} %"
+        " intervals (conformal, calibrated on the reference panel).",
+        "",
+    ]
+    for model, r in doc["models"].items():
+        rows = []
+        for b, e in r["benchmarks"].items():
+            pf, rk = e["predicted_full"], e["predicted_rank"]
+            fmt = lambda x: "—" if x is None else f"{x:.3f}"  # noqa: E731
+            rows.append(
+                {
+                    "benchmark": b,
+                    "items": f"{e['items']} of {e['pool']}",
+                    "stopped because": e["stopped_because"],
+                    "score on items": fmt(e["score_on_items_asked"]),
+                    "predicted full": f"{fmt(pf['value'])} [{fmt(pf['lo'])}, {fmt(pf['hi'])}]",
+                    "predicted rank": f"{rk['value']} [{rk['lo']}, {rk['hi']}] of {rk['out_of']}"
+                    + (" (above all reference models)" if e["above_all_reference"] else ""),
+                }
+            )
+        mean = r["mean_predicted_full"]
+        lines += [
+            f"## {model}",
+            "",
+            f"{r['items']} items asked; mean predicted full score over the benchmarks: "
+            + ("—" if mean is None else f"{mean:.3f}"),
+            "",
+            markdown_table(pd.DataFrame(rows)),
+        ]
+    return "\n".join(lines)

@@ -1,0 +1,140 @@
+"""``primebench run --adaptive`` without an engine: a backend that answers as one held-out
+MATH-Vision set-up answered (its recorded scores), so the run's answers are that model's and its
+true full score is known. Checked: items are asked in rounds, from the whole pool; the test stops
+at the budget or the target width; a run stopped early and resumed asks exactly the items an
+uninterrupted run asks (none twice); the report's figures are the library's estimate."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from harness_adapters.lmms_eval.task_functions import doc_to_text, exact_answer_score
+from harness_adapters.suite_docs import PROMPT_KWARGS, benchmark_rows
+from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
+from harness_adapters.vllm.backends import BackendError
+from harness_adapters.vllm.records import RecordFile
+from harness_adapters.vllm.session import RunRequest
+
+BENCH = "MATH-Vision_MINI"
+HELD = "Qwen-VL-Max"
+
+
+class RecordedModel:
+    """Answers an item's gold answer when the recorded model got it right, else 'Z'."""
+
+    kind = "fake"
+
+    def __init__(self, panel, model: str):
+        y = panel.matrix(BENCH)[panel.model_names.index(model)]
+        self.right = {
+            doc_to_text(r, PROMPT_KWARGS): (r, y[k] >= 0.5)
+            for k, r in enumerate(benchmark_rows(panel, BENCH))
+        }
+        self.asked: list[str] = []
+        self.batches: list[int] = []
+
+    def generate(self, messages, adapter, max_new_tokens=None, regex=None):
+        out = []
+        self.batches.append(len(messages))
+        for m in messages:
+            doc, right = self.right[m[0]["content"][-1]["text"]]
+            self.asked.append(doc["id"])
+            out.append(str(doc["answer"]) if right else "Z")
+        return out
+
+
+@pytest.fixture
+def setup(tmp_path, mathvision, suite20):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(
+        json.dumps({"architectures": ["Qwen2VLForConditionalGeneration"]})
+    )
+    reference = mathvision.subset_models([m for m in mathvision.model_names if m != HELD])
+    return model, {BENCH: reference}, suite20
+
+
+def _req(model, suite, out):
+    return RunRequest(model=str(model), suite=suite, out=out, name="m")
+
+
+def test_the_recorded_answers_score_as_recorded(mathvision):
+    rows = benchmark_rows(mathvision, BENCH)
+    # the runner's local scorer reads one number or letter: a tuple answer such as "(3,-4)"
+    # (item 2955) cannot be matched by it
+    wrong = [r["id"] for r in rows if exact_answer_score(r, str(r["answer"])) != 1.0]
+    assert wrong == ["2955"]
+    assert all(exact_answer_score(r, "Z") == 0.0 for r in rows if str(r["answer"]) != "Z")
+
+
+def test_adaptive_run_asks_the_pool_in_rounds_and_reports(setup, mathvision, tmp_path):
+    model, panels, suite = setup
+    backend = RecordedModel(mathvision, HELD)
+    doc = run_adaptive(
+        _req(model, suite, tmp_path / "run"),
+        panels,
+        AdaptiveSettings(target_width=None, max_items=30, round_size=5),
+        backend=backend,
+    )
+    assert backend.batches == [5] * 6 and len(set(backend.asked)) == 30
+    suite_ids = set(suite["categories"]["Math Reasoning"]["benchmarks"][BENCH]["item_ids"])
+    assert set(backend.asked) - suite_ids, "the pool is the benchmark, not only the suite"
+    e = doc["models"]["m"]["benchmarks"][BENCH]
+    assert e["items"] == 30 and e["stopped_because"] == "item budget (30) spent"
+    pf = e["predicted_full"]
+    assert pf["lo"] <= pf["value"] <= pf["hi"]
+    recs = RecordFile(tmp_path / "run" / "records.jsonl").read()
+    assert e["score_on_items_asked"] == round(float(np.mean([r["score"] for r in recs])), 6)
+    assert e["predicted_rank"]["out_of"] == 16
+    assert (tmp_path / "run" / "adaptive.md").read_text().count("| MATH-Vision_MINI |") == 1
+    assert len(recs) == 30 and {r["model"] for r in recs} == {"m"}
+
+
+def test_resumed_run_asks_what_an_uninterrupted_run_asks(setup, mathvision, tmp_path):
+    model, panels, suite = setup
+    straight = RecordedModel(mathvision, HELD)
+    run_adaptive(
+        _req(model, suite, tmp_path / "a"), panels, AdaptiveSettings(None, 40, 5), backend=straight
+    )
+    first, second = RecordedModel(mathvision, HELD), RecordedModel(mathvision, HELD)
+    run_adaptive(
+        _req(model, suite, tmp_path / "b"), panels, AdaptiveSettings(None, 15, 5), backend=first
+    )
+    run_adaptive(
+        _req(model, suite, tmp_path / "b"), panels, AdaptiveSettings(None, 40, 5), backend=second
+    )
+    assert first.asked + second.asked == straight.asked  # none twice, same order
+    again = RecordedModel(mathvision, HELD)
+    run_adaptive(
+        _req(model, suite, tmp_path / "b"), panels, AdaptiveSettings(None, 40, 5), backend=again
+    )
+    assert again.asked == []  # all done: nothing is asked
+
+
+def test_a_wide_target_stops_after_the_first_round(setup, mathvision, tmp_path):
+    model, panels, suite = setup
+    backend = RecordedModel(mathvision, HELD)
+    doc = run_adaptive(
+        _req(model, suite, tmp_path / "w"), panels, AdaptiveSettings(0.99, 100, 5), backend=backend
+    )
+    e = doc["models"]["m"]["benchmarks"][BENCH]
+    assert e["items"] == 5 and e["stopped_because"] == "interval narrower than 0.99"
+
+
+def test_ray_is_refused_and_a_panel_without_content_is_named(setup, tmp_path, mathvision):
+    model, panels, suite = setup
+    req = _req(model, suite, tmp_path / "r")
+    req.backend = "ray"
+    with pytest.raises(BackendError, match="not on Ray"):
+        run_adaptive(req, panels, AdaptiveSettings())
+    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.errors import InputError
+
+    m3 = Panel.load_default("m3irt")
+    b = m3.benchmark_names[0]
+    manifest = {**suite, "categories": {"c": {"benchmarks": {b: {"item_ids": ["x"]}}}}}
+    with pytest.raises(InputError, match="no item text/answer"):
+        run_adaptive(_req(model, manifest, tmp_path / "c"), {b: m3}, AdaptiveSettings())
