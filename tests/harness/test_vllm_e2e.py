@@ -244,6 +244,70 @@ def test_killed_run_resumes_without_recomputing(server, tiny, suite_file, offlin
     assert _answers(out) == _answers(offline_run)
 
 
+def _adaptive_order(out: Path) -> dict[str, list[str]]:
+    """variant → the item ids it was asked, in the order the records hold them."""
+    order: dict[str, list[str]] = {}
+    for r in RecordFile(out / "records.jsonl").read():
+        order.setdefault(r["model"], []).append(r["item_id"])
+    return order
+
+
+@pytest.mark.heavy
+def test_adaptive_run_on_the_engine_and_after_a_kill(server, tiny, suite_file, tmp_path):
+    """--adaptive through the real server, straight and killed mid-way then resumed: the
+    resumed run asks exactly what the uninterrupted one asked, once each; the offline engine
+    asks the same items and gets the same answers."""
+    adaptive = ["--adaptive", "--target-width", "0", "--max-items", "20", "--round-size", "5"]
+    via_server = ["--backend", "server", "--base-url", server, "--served-model", "tiny"]
+
+    def cmd(out: Path, *extra: str) -> list[str]:
+        return [
+            PRIMEBENCH, "run", "--model", str(tiny / "base"), "--name", "tiny",
+            "--lora", f"lora1={tiny / 'lora1'}", "--suite", str(suite_file), "--out", str(out),
+            *adaptive, *extra,
+        ]  # fmt: skip
+
+    straight = tmp_path / "straight"
+    r = subprocess.run(cmd(straight, *via_server), capture_output=True, text=True, env=ENV)
+    assert r.returncode == 0, r.stderr[-4000:]
+    order = _adaptive_order(straight)
+    assert set(order) == {"tiny", "tiny+lora1"}
+    assert all(len(v) == len(set(v)) == 20 for v in order.values())  # 20 items each, once
+    doc = json.loads((straight / "adaptive.json").read_text())
+    assert set(doc["models"]) == {"tiny", "tiny+lora1"}
+    for m in doc["models"].values():
+        (e,) = m["benchmarks"].values()
+        assert e["items"] == 20 and e["stopped_because"] == "item budget (20) spent"
+    assert {i for _, i in order} - set(
+        json.loads(suite_file.read_text())["categories"]["Math Reasoning"]["benchmarks"][
+            "MATH-Vision_MINI"
+        ]["item_ids"]
+    ), "the pool, not the suite"
+
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(
+        cmd(killed, *via_server), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV
+    )
+    records = killed / "records.jsonl"
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if records.exists() and records.read_bytes().count(b"\n") >= 10:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    r = subprocess.run(cmd(killed, *via_server), capture_output=True, text=True, env=ENV)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert _adaptive_order(killed) == order
+
+    offline = tmp_path / "offline"
+    r = subprocess.run(cmd(offline, *ENGINE), capture_output=True, text=True, env=ENV, timeout=900)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert _adaptive_order(offline) == order
+    assert _answers(offline) == _answers(straight)
+
+
 @pytest.mark.heavy
 def test_rank_variants_reports(server, tiny, suite_file, tmp_path):
     out = tmp_path / "variants"
