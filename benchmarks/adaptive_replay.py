@@ -22,7 +22,7 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.adaptive import replay
-from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
+from primebench_tasks.evaluate.defaults import ADAPTIVE_TARGET_WIDTH, DEFAULT_ESTIMATOR
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.select.default import DEFAULT_SELECTOR
 from primebench_tasks.select.registry import SELECTORS, SelectorContext
@@ -54,7 +54,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     else:
         held = np.sort(np.lexsort((np.arange(M), -full))[: max(3, round(0.15 * M))])
     build = np.setdiff1d(np.arange(M), held)
-    r = replay(X[build], X[held], CHECKPOINTS, seed=seed)
+    r = replay(X[build], X[held], CHECKPOINTS, seed=seed, target_width=ADAPTIVE_TARGET_WIDTH)
     rows = []
     for j, k in enumerate(CHECKPOINTS):
         sel = SELECTORS[DEFAULT_SELECTOR](k, seed, SelectorContext()).fit(X[build])
@@ -73,6 +73,9 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
                     "static_err": abs(static[v] - t),
                     "cover90": bool(r["lo"][v, j] <= t <= r["hi"][v, j]),
                     "width90": r["hi"][v, j] - r["lo"][v, j],
+                    "stop_items": r["stop_items"][v],
+                    "stop_err": abs(r["stop_predicted"][v] - t),
+                    "stop_cover90": bool(r["stop_lo"][v] <= t <= r["stop_hi"][v]),
                 }
             )
     return rows
@@ -90,6 +93,22 @@ def table(df: pd.DataFrame) -> str:
         lines.append(
             f"| {b} ({d.models.iloc[0]}) | {proto} | {k} | {a:.3f} | {s:.3f} | {a / s:.2f} | "
             f"{100 * d.cover90.mean():.0f} % | {d.width90.mean():.3f} |"
+        )
+    lines += [
+        "",
+        f"The stopping rule (`primebench run --adaptive` defaults: stop when the 90 % interval is "
+        f"narrower than {ADAPTIVE_TARGET_WIDTH:g}, at most {max(CHECKPOINTS)} items):",
+        "",
+        "| benchmark (models) | hold-out | items at stop (mean) | stopped before the budget "
+        "| MAE at stop | 90 % covers at stop |",
+        "|---|---|---|---|---|---|",
+    ]
+    one = df[df["items"] == max(CHECKPOINTS)]
+    for (b, proto), d in one.groupby(["benchmark", "protocol"], sort=False):
+        early = (d.stop_items < max(CHECKPOINTS)).mean()
+        lines.append(
+            f"| {b} ({d.models.iloc[0]}) | {proto} | {d.stop_items.mean():.0f} | "
+            f"{100 * early:.0f} % | {d.stop_err.mean():.3f} | {100 * d.stop_cover90.mean():.0f} % |"
         )
     return "\n".join(lines) + "\n"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from harness_adapters.placement import report_markdown, write_placement
 from primebench_tasks.cli import CommandTree
 from primebench_tasks.errors import InputError
-from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
+from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR, N_BOOT
 
 
 def cmd_place(args: argparse.Namespace) -> int:
@@ -86,7 +86,7 @@ def add_commands(tree: CommandTree) -> None:
     p.add_argument("--panel", help="reference panel (default: the suite's embedded panels)")
     p.add_argument("--model", help="place only this model (default: every model of the run)")
     p.add_argument("--estimator", default=DEFAULT_ESTIMATOR, help="full-score estimator")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples")
+    p.add_argument("--n-boot", type=int, default=N_BOOT, help="bootstrap resamples")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument(
         "--allow-partial",

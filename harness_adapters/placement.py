@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from harness_adapters.lmms_eval import suites_path
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.errors import InputError
-from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
+from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR, N_BOOT
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -293,7 +293,7 @@ def write_placement(
     suite: str | Path | None = None,
     panel: Panel | None = None,
     estimator: str = DEFAULT_ESTIMATOR,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int = 0,
     allow_partial: bool = False,
 ) -> dict[str, Any]:
@@ -311,7 +311,7 @@ def write_report(
     dest: str | Path,
     panel: Panel | None = None,
     estimator: str = DEFAULT_ESTIMATOR,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int = 0,
     notes: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from harness_adapters.lmms_eval.ingest import logged_tasks, read_run
 from harness_adapters.placement import write_placement
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
+from primebench_tasks.evaluate.defaults import N_BOOT
 from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR
 
 
@@ -34,7 +35,7 @@ def place_run(
     panel: Panel | None = None,
     model: str | None = None,
     estimator: str = DEFAULT_ESTIMATOR,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int = 0,
     allow_partial: bool = False,
 ) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 from harness_adapters.vllm.cli import _adapters, _reference_panel, _say
 from primebench_tasks.data.defaults import default_names
 from primebench_tasks.errors import PrimeBenchError
+from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS
 from primebench_tasks.prism.axes import AXES
 
 JUDGE_HELP = "vllm:MODEL_DIR | vllm-server:MODEL@URL | openai:MODEL@URL | rules (default: rules)"
@@ -366,7 +367,7 @@ def add_commands(tree: Any) -> None:
         action="store_true",
         help="score mq by partial credit instead of all-or-nothing",
     )
-    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--n-boot", type=int, default=N_BOOT_VARIANTS)
     p.add_argument("--seed", type=int, default=0)
     _engine_args(p)
     p.set_defaults(func=cmd_score)

@@ -26,6 +26,7 @@ from harness_adapters.prism.build import read_build
 from harness_adapters.prism.run import records_file
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.errors import ConfigError, InputError
+from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS
 from primebench_tasks.prism import graders as g
 from primebench_tasks.prism.artifacts import ArtifactStore, usable
 from primebench_tasks.prism.audit import audit_sample, audit_table
@@ -45,7 +46,7 @@ from primebench_tasks.prism.scores import (
     leaderboard,
     sc_table,
 )
-from primebench_tasks.prism.separation import separation
+from primebench_tasks.prism.separation import FDR, separation
 from primebench_tasks.report.plots import prism_axes_plot, separation_plot
 from primebench_tasks.report.tables import markdown_table
 
@@ -319,10 +320,10 @@ def score(
     out: str | Path,
     judge: Judge | None,
     audit_judge: Judge | None = None,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT_VARIANTS,
     seed: int = 0,
     audit_items: int = 200,
-    alpha: float = 0.05,
+    alpha: float = FDR,
     sc_variant: str = "B",
     mq_partial: bool = False,
 ) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from primebench_tasks.evaluate.defaults import (
     ADAPTIVE_TARGET_WIDTH,
     DEFAULT_ESTIMATOR,
     ESTIMATOR_NAMES,
+    N_BOOT,
 )
 
 if TYPE_CHECKING:
@@ -288,7 +289,7 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
         choices=ESTIMATOR_NAMES,
         help=f"full-score estimator (default: {DEFAULT_ESTIMATOR})",
     )
-    p.add_argument("--n-boot", type=int, default=1000)
+    p.add_argument("--n-boot", type=int, default=N_BOOT)
     p.add_argument("--seed", type=int, default=0)
 
 

@@ -38,7 +38,7 @@ from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.runner import RunSummary, run_variants
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
+from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR, N_BOOT, N_BOOT_VARIANTS
 from primebench_tasks.evaluate.variants import CEILING_BAR, rank_variants, variant_verdict
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.report.plots import variants_plot
@@ -267,7 +267,7 @@ def write_run_report(
     req: RunRequest,
     panel: Panel | None,
     estimator: str = DEFAULT_ESTIMATOR,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int = 0,
 ) -> pd.DataFrame:
     """report.json / report.md / placement.png for every variant of ``req``, by the placement
@@ -308,7 +308,7 @@ def spec_notes(out: Path, model_name: str) -> dict[str, list[str]]:
 
 
 def write_variant_report(
-    req: RunRequest, n_boot: int = 2000, seed: int = 0
+    req: RunRequest, n_boot: int = N_BOOT_VARIANTS, seed: int = 0
 ) -> tuple[pd.DataFrame, pd.DataFrame, float]:
     """variants.json / variants.md / variants.png: the variants' ranking, pairwise P(A beats B)
     and the bootstrap ceiling (App. I.4: trust the ranking only if ≥ 0.90)."""

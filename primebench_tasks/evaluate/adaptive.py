@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from primebench_tasks.evaluate.calibration import FRONTIER_FOLDS, FRONTIER_SHARE
 from primebench_tasks.evaluate.defaults import ADAPTIVE_BATCH, ADAPTIVE_LEVEL
 from primebench_tasks.evaluate.placement import (
     conformal_bounds,
@@ -93,30 +94,46 @@ def _calibration_runs(
     batch: int,
     folds: int,
     seed: int,
+    frontier_folds: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``folds``-fold over the reference models (the 2PL fitted without the fold, the fold
-    replayed): held-out errors (true − predicted full score) and predictions (M, C), and each
-    prediction's placement regime among the fitting models' full scores (M, C; ``""`` where
-    there is none)."""
+    """The adaptive procedure replayed on reference models held out of the 2PL fit: ``folds``
+    random folds (every model once), then ``frontier_folds`` nested frontier folds as the static
+    placement's calibration (:func:`~primebench_tasks.evaluate.calibration.placement_errors`):
+    fold j holds out the models ranked ``[j·h, (j+1)·h)`` by full score (h = 15 % of the models)
+    and fits on the models ranked below them only, so they stand above their whole reference
+    panel. Returns errors (true − predicted full score) and predictions (R, C) — R = M rows of
+    the random folds, then the frontier folds' rows — and each prediction's placement regime
+    among the fitting models' full scores (``""`` where there is none)."""
     M = len(Y_ref)
+    full = nanmean_rows(Y_ref)
     order = np.random.default_rng(seed).permutation(M)
     k = max(2, min(folds, M))
-    full = nanmean_rows(Y_ref)
-    errors = np.full((M, len(checkpoints)), np.nan)
-    preds = np.full((M, len(checkpoints)), np.nan)
-    regimes = np.full((M, len(checkpoints)), "", dtype=object)
-    for f in range(k):
-        held = np.sort(order[f::k])
-        fit = np.setdiff1d(np.arange(M), held)
+    splits: list[tuple[np.ndarray, np.ndarray | None]] = [
+        (np.sort(order[f::k]), None) for f in range(k)
+    ]
+    ranked = np.lexsort((np.arange(M), -np.nan_to_num(full, nan=-np.inf)))
+    h = max(1, int(round(FRONTIER_SHARE * M)))
+    for j in range(frontier_folds):
+        held, below = np.sort(ranked[j * h : (j + 1) * h]), ranked[(j + 1) * h :]
+        if len(below) < max(4, h) or len(held) == 0:
+            break
+        splits.append((held, np.sort(below)))
+    rows_e, rows_p, rows_g = [], [], []
+    for held, fit in splits:
+        fit = np.setdiff1d(np.arange(M), held) if fit is None else fit
         if len(fit) < 4 or len(held) == 0:
             continue
         model = fit_2pl_cached(binarize(Y_ref[fit]))
         pred, _ = _run(model, Y_ref[held], checkpoints, batch)
-        errors[held] = full[held, None] - pred
-        preds[held] = pred
-        for j in range(len(checkpoints)):
-            regimes[held, j] = placement_regime(pred[:, j], full[fit])
-    return errors, preds, regimes
+        rows_e.append(full[held, None] - pred)
+        rows_p.append(pred)
+        rows_g.append(
+            np.stack([placement_regime(pred[:, j], full[fit]) for j in range(len(checkpoints))], 1)
+        )
+    if not rows_e:
+        shape = (0, len(checkpoints))
+        return np.empty(shape), np.empty(shape), np.empty(shape, dtype=object)
+    return np.vstack(rows_e), np.vstack(rows_p), np.vstack(rows_g).astype(object)
 
 
 def calibrate(
@@ -129,7 +146,13 @@ def calibrate(
     """Held-out errors (true − predicted full score) of the adaptive procedure at each checkpoint:
     ``folds``-fold over the reference models (the 2PL fitted without the fold, the fold replayed).
     Returns (M, len(checkpoints)); NaN for a model without a full score."""
-    return _calibration_runs(Y_ref, checkpoints, batch, folds, seed)[0]
+    errors = _calibration_runs(Y_ref, checkpoints, batch, folds, seed)[0]
+    out = np.full((len(Y_ref), len(checkpoints)), np.nan)
+    order = np.random.default_rng(seed).permutation(len(Y_ref))
+    k = max(2, min(folds, len(Y_ref)))
+    rows = np.concatenate([np.sort(order[f::k]) for f in range(k)])[: len(errors)]
+    out[rows] = errors
+    return out
 
 
 def conformal(point: float, errors: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
@@ -194,7 +217,7 @@ class AdaptiveBenchmark:
         self.reference_full = nanmean_rows(self.Y_ref)
         self.counts = tuple(range(self.batch, self.max_items + 1, self.batch)) or (self.max_items,)
         self._errors, _, self._regimes = _calibration_runs(
-            self.Y_ref, self.counts, self.batch, folds, seed
+            self.Y_ref, self.counts, self.batch, folds, seed, FRONTIER_FOLDS
         )
 
     def next_items(

@@ -8,6 +8,13 @@ ESTIMATOR_NAMES = ("mean", "weighted", "pirt", "gpirt", "aipw")
 """The estimators' names (``evaluate.estimators.ESTIMATORS``' keys, checked by a test), for
 ``--estimator`` choices without importing the estimators."""
 
+N_BOOT = 1000
+"""Bootstrap resamples of a placement's intervals (``place``, ``run``)."""
+
+N_BOOT_VARIANTS = 2000
+"""Bootstrap resamples of a variant ranking's pairwise P(A beats B) and of the bootstrap ceiling
+(App. I.4), and of PRISM's paired scores."""
+
 RETENTIONS = (0.01, 0.02, 0.05, 0.10, 0.20, 0.50)
 """The retentions ``validate`` sweeps when no ``--budgets`` are given."""
 

@@ -44,7 +44,10 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
-from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR  # defined once, re-exported
+from primebench_tasks.evaluate.defaults import (
+    DEFAULT_ESTIMATOR,  # defined once, re-exported
+    N_BOOT,
+)
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.pipeline.manifest import manifest_items
@@ -251,7 +254,7 @@ def place_models(
     manifest: dict,
     new: pd.DataFrame,
     estimator: str = DEFAULT_ESTIMATOR,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int = 0,
     residuals: np.ndarray | None = None,
 ) -> pd.DataFrame:

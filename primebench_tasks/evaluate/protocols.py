@@ -18,16 +18,20 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.evaluate.defaults import RETENTIONS  # defined once
+from primebench_tasks.evaluate.defaults import (
+    N_BOOT_VARIANTS,
+    RETENTIONS,  # defined once
+)
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.evaluate.splits import chronological_split, frontier_split, random_splits
 from primebench_tasks.evaluate.variants import CEILING_BAR, bootstrap_suite_scores, ceiling_of
 from primebench_tasks.metrics import kendall, nanmean_rows, spearman, top_k_overlap
+from primebench_tasks.pipeline.params import K
 from primebench_tasks.pipeline.stage0_clean import stage0_clean
 from primebench_tasks.pipeline.stage1_representatives import stage1_representatives
 from primebench_tasks.pipeline.stage2_prune import PoolData, pool_data, resolve_cell_space
 from primebench_tasks.progress import progress_bar
-from primebench_tasks.select.default import DEFAULT_SELECTOR
+from primebench_tasks.select.default import DEFAULT_SELECTOR, FLOOR
 from primebench_tasks.select.irt import paper_thresholds
 from primebench_tasks.select.registry import SELECTORS, WEIGHTED, SelectorContext
 from primebench_tasks.select.vaw import category_budget
@@ -81,7 +85,7 @@ def score_split(
     retentions: Sequence[float],
     seed: int,
     estimators: Sequence[str] = ESTIMATORS,
-    floor: int = 100,
+    floor: int = FLOOR,
     budgets: Sequence[int] = (),
 ) -> list[dict]:
     """One split: every selector × estimator × budget × category → a row with ρ, τ, top-5
@@ -178,7 +182,7 @@ def run_protocol(
     seed: int = 0,
     estimators: Sequence[str] = ESTIMATORS,
     progress: Callable[[str], None] | None = None,
-    floor: int = 100,
+    floor: int = FLOOR,
     budgets: Sequence[int] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``heldout`` | ``chrono`` | ``frontier`` (the strongest ``FRONTIER_SHARE`` of the models
@@ -224,8 +228,9 @@ def run_end_to_end(
     retentions: Sequence[float],
     n_splits: int = 20,
     seed: int = 0,
-    k: int = 5,
+    k: int = K,
     progress: Callable[[str], None] | None = None,
+    floor: int = FLOOR,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """App. D.3: Stage 0 once on all models; per split Stages 1-3 refit on the build models with
     each selector; ρ over the held-out models between the ranking by the mean of category means
@@ -256,7 +261,7 @@ def run_end_to_end(
                 else (lambda kk, s=sel, ii=i: SELECTORS[s](kk, seed + ii, SelectorContext()))
             )
             params = PipelineParams(
-                retention=r, k=k, seed=seed + i, floor=0 if sel is None else 100
+                retention=r, k=k, seed=seed + i, floor=0 if sel is None else floor
             )
             res = run_pipeline(pb, params, selector=factory, stage0=s0)
             assert res.category_scores is not None
@@ -369,7 +374,7 @@ def default_meets_bar(
     return pd.DataFrame(out)
 
 
-def bootstrap_ceiling(X_full: np.ndarray, n_boot: int = 2000, seed: int = 0) -> float:
+def bootstrap_ceiling(X_full: np.ndarray, n_boot: int = N_BOOT_VARIANTS, seed: int = 0) -> float:
     """App. I.4: how stable the full-test ranking of a variant set is. Resample the items with
     replacement ``n_boot`` times and return the mean Spearman ρ between the bootstrap ranking and
     the full ranking of the variants (rows of X_full, (V, N)). A variant set supports a conclusion
@@ -379,7 +384,7 @@ def bootstrap_ceiling(X_full: np.ndarray, n_boot: int = 2000, seed: int = 0) -> 
 
 
 def variant_ranking(
-    X_full: np.ndarray, indices: np.ndarray, n_boot: int = 2000, seed: int = 0
+    X_full: np.ndarray, indices: np.ndarray, n_boot: int = N_BOOT_VARIANTS, seed: int = 0
 ) -> dict[str, float | bool]:
     """Fidelity of ranking close variants on the selected items vs the full set (§7(5), I.4),
     with the bootstrap ceiling that decides whether the set supports a conclusion."""

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.defaults import N_BOOT
 from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR, place_models
 from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.pipeline.manifest import manifest_items
@@ -98,7 +99,7 @@ def place_on_suite(
     panels: Mapping[str, Panel],
     new: pd.DataFrame,
     estimator: str = DEFAULT_ESTIMATOR,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int = 0,
 ) -> dict[str, Any]:
     """Place the models of ``new`` (index: model names; columns: MultiIndex (benchmark,

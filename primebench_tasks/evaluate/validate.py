@@ -10,6 +10,7 @@ import pandas as pd
 
 from primebench_tasks.data.io import atomic_write_text
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.protocols import (
     ESTIMATORS,
     RETENTIONS,
@@ -20,7 +21,7 @@ from primebench_tasks.evaluate.protocols import (
 )
 from primebench_tasks.report.plots import retention_plot
 from primebench_tasks.report.tables import markdown_table
-from primebench_tasks.select.default import DEFAULT_SELECTOR
+from primebench_tasks.select.default import DEFAULT_SELECTOR, FLOOR
 from primebench_tasks.select.registry import resolve
 
 
@@ -52,7 +53,7 @@ def validate(
     seed: int = 0,
     estimators: Sequence[str] = ESTIMATORS,
     progress: Callable[[str], None] | None = None,
-    floor: int = 100,
+    floor: int = FLOOR,
     budgets: Sequence[int] = (),
 ) -> pd.DataFrame:
     """Run ``protocol`` for the selectors at every retention (with ``floor`` items at least per
@@ -60,7 +61,14 @@ def validate(
     ``n_items``), table.md and rho_vs_retention.png into ``out``."""
     names, skipped = resolve(selectors, bool(panel.embedding_spaces), binary=_binary(panel))
     if protocol == "e2e":
-        cats, splits = run_end_to_end(panel, names, retentions, n_splits, seed, progress=progress)
+        if budgets:
+            raise ConfigError(
+                "--budgets: the end-to-end protocol (App. D.3) prunes by retention with the "
+                "floor; give --retentions (and --floor) instead"
+            )
+        cats, splits = run_end_to_end(
+            panel, names, retentions, n_splits, seed, progress=progress, floor=floor
+        )
     else:
         cats, splits = run_protocol(
             panel, protocol, names, retentions, n_splits, seed, estimators, progress, floor, budgets

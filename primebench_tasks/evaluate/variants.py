@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS
 from primebench_tasks.metrics import nanmean_rows, spearman
 
 CEILING_BAR = 0.90
@@ -25,7 +26,7 @@ def suite_scores(X: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 def bootstrap_suite_scores(
-    X: np.ndarray, groups: np.ndarray, n_boot: int = 2000, seed: int = 0
+    X: np.ndarray, groups: np.ndarray, n_boot: int = N_BOOT_VARIANTS, seed: int = 0
 ) -> np.ndarray:
     """(n_boot, V) suite scores over item resamples drawn with replacement within each group
     (the same resample for every row)."""
@@ -45,7 +46,7 @@ def ceiling_of(boots: np.ndarray, observed: np.ndarray) -> float:
 
 
 def rank_variants(
-    scores: pd.DataFrame, categories: pd.Series, n_boot: int = 2000, seed: int = 0
+    scores: pd.DataFrame, categories: pd.Series, n_boot: int = N_BOOT_VARIANTS, seed: int = 0
 ) -> tuple[pd.DataFrame, pd.DataFrame, float]:
     """Rank variants from their item scores.
 

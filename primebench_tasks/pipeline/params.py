@@ -6,7 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from primebench_tasks.select.default import ALPHA, DEFAULT_SELECTOR, TOP_FRACTION, TOP_SHARE
+from primebench_tasks.select.default import (
+    ALPHA,
+    DEFAULT_SELECTOR,
+    FLOOR,
+    RETENTION,
+    TOP_FRACTION,
+    TOP_SHARE,
+)
+
+__all__ = ["FLOOR", "RETENTION"]  # defined in select.default, re-exported
 
 if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
@@ -17,10 +26,6 @@ MIN_BLIND_MODELS = 3
 """Stage 0: blind runs needed on a benchmark before its blind filter applies."""
 TARGET_RHO = 0.95
 """Stage 1: supplementation target."""
-RETENTION = 0.05
-"""Stage 2: share of each category pool kept."""
-FLOOR = 100
-"""Stage 2: minimum items per category pool."""
 K = 5
 """Stage 3: categories kept."""
 MAX_SUBSETS = 2_000_000

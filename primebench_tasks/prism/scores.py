@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS
 from primebench_tasks.prism.axes import AXES
 from primebench_tasks.prism.pscore import aggregate
 from primebench_tasks.prism.sycophancy import sc_scores
@@ -82,7 +83,11 @@ def sc_table(graded: pd.DataFrame) -> pd.DataFrame:
 
 
 def bootstrap_pscores(
-    V: np.ndarray, n_boot: int = 2000, seed: int = 0, aggregator: str = "harmonic", chunk: int = 250
+    V: np.ndarray,
+    n_boot: int = N_BOOT_VARIANTS,
+    seed: int = 0,
+    aggregator: str = "harmonic",
+    chunk: int = 250,
 ) -> np.ndarray:
     """(n_boot, models) PScore replicates: replicate b draws N item indices with replacement
     (``numpy.random.default_rng(seed)``), the same for every model; each axis mean is recomputed

@@ -15,9 +15,11 @@ import numpy as np
 import pandas as pd
 
 B = 2000
+FDR = 0.05
+"""PRISM's separation: the Benjamini–Hochberg false discovery rate of the pairwise tests."""
 
 
-def benjamini_hochberg(p: np.ndarray, alpha: float = 0.05) -> np.ndarray:
+def benjamini_hochberg(p: np.ndarray, alpha: float = FDR) -> np.ndarray:
     """Reject flags (same order as ``p``) of the BH step-up procedure at FDR ``alpha``."""
     p = np.asarray(p, dtype=float)
     n = len(p)
@@ -50,7 +52,7 @@ def paired_bootstrap(
 
 
 def separation(
-    reps: np.ndarray, point: np.ndarray, models: list[str], alpha: float = 0.05
+    reps: np.ndarray, point: np.ndarray, models: list[str], alpha: float = FDR
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Pairwise two-sided bootstrap p-values with BH, and per-model CIs and rank CIs.
     ``reps`` (B, n_models) replicate scores, ``point`` (n_models,) full-sample scores."""

@@ -10,6 +10,7 @@ import pandas as pd
 
 from primebench_tasks.data.leaderboard import Leaderboard
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.pipeline.params import K
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
 from primebench_tasks.pipeline.stage0_clean import stage0_clean
 from primebench_tasks.refresh.policy import RefreshPolicy
@@ -35,7 +36,7 @@ def _wave_sizes(n_dated: int, n_all: int, start: float, waves: int) -> list[int]
 
 def replay_leaderboard(
     lb: Leaderboard,
-    k: int = 5,
+    k: int = K,
     start: float = 0.5,
     waves: int = 4,
     policy: RefreshPolicy | None = None,

@@ -15,3 +15,10 @@ AutoJudger: 0.25 with ``TOP_FRACTION`` 0.10 keeps the end-to-end ρ within 0.005
 selection (0.974 vs 0.976) while the top-decile ρ rises from 0.889 to 0.944 (docs/results.md, "Headroom")."""
 TOP_FRACTION = 0.10
 """The strongest share of the build models (at least 8) whose responses rank the reserved items."""
+
+RETENTION = 0.05
+"""Stage 2: share of each category pool kept (the pipeline's default, defined here because the
+selectors' budget rule needs it below the pipeline)."""
+
+FLOOR = 100
+"""Stage 2: minimum items per category pool (K = max(⌊r·n⌋, min(n, FLOOR)))."""

@@ -26,13 +26,14 @@ from primebench_tasks.select.base import (
     tie_keys,
 )
 from primebench_tasks.select.default import ALPHA as ALPHA  # defined once, re-exported
+from primebench_tasks.select.default import FLOOR
 
 CELL_MODES = ("embedding", "random", "none", "dpp", "responses")
 DPP_MAX_ENTRIES = 50_000_000
 """Largest n·K_b of one benchmark share for the DPP arm (its greedy MAP holds an (n, K_b) array)."""
 
 
-def category_budget(n: int, retention: float, floor: int = 100) -> int:
+def category_budget(n: int, retention: float, floor: int = FLOOR) -> int:
     """K_C = max(⌊r·n_C⌋, min(n_C, floor)) (§4.3)."""
     if not 0 < retention <= 1:
         raise ConfigError(f"retention must be in (0, 1], got {retention}")

@@ -76,6 +76,7 @@ def _ask(bench, y, rounds, asked=None, answers=None):
 
 def test_estimate_is_the_regime_calibrated_p_irt_by_hand():
     from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, _calibration_runs
+    from primebench_tasks.evaluate.calibration import FRONTIER_FOLDS
     from primebench_tasks.evaluate.placement import (
         conformal_bounds,
         placement_regime,
@@ -94,7 +95,7 @@ def test_estimate_is_the_regime_calibrated_p_irt_by_hand():
     raw = np.where(asked, answers, p).mean()
     full = ref.mean(axis=1)
     regime = placement_regime(np.array([raw]), full)[0]
-    errors, _, regimes = _calibration_runs(ref, bench.counts, 5, 5, 0)
+    errors, _, regimes = _calibration_runs(ref, bench.counts, 5, 5, 0, FRONTIER_FOLDS)
     j = bench.counts.index(20)
     pooled = {g: list(errors[regimes[:, j] == g, j]) for g in ("interior", "top", "beyond")}
     errs = regime_residuals(pooled, regime)
