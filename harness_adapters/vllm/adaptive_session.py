@@ -39,14 +39,15 @@ from harness_adapters.vllm.session import (
     check_inputs,
     freeze_spec,
 )
-from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptiveEstimate
+from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptiveEstimate, race_variants
 from primebench_tasks.evaluate.defaults import (
     ADAPTIVE_BATCH,
     ADAPTIVE_LEVEL,
     ADAPTIVE_MAX_ITEMS,
     ADAPTIVE_TARGET_WIDTH,
+    N_BOOT_VARIANTS,
 )
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.report.tables import markdown_table
@@ -296,3 +297,138 @@ def adaptive_markdown(doc: Mapping[str, Any]) -> str:
             markdown_table(pd.DataFrame(rows)),
         ]
     return "\n".join(lines)
+
+
+VARIANTS_SCHEMA = "primebench.adaptive_variants/1"
+
+
+def rank_variants_adaptive(
+    req: RunRequest,
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    progress: Callable[[str], None] | None = None,
+    backend: Any = None,
+    n_boot: int = N_BOOT_VARIANTS,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """``primebench rank-variants --adaptive``: every variant is asked the same items, round by
+    round (the most informative for the variants together), until every adjacent pair of the
+    ranking is separated at 95 % or ``max_items`` per benchmark are spent
+    (:func:`~primebench_tasks.evaluate.adaptive.race_variants`). Resumable: the items recorded
+    for any variant are completed for the others first, and the race goes on from them. Writes
+    ``adaptive_variants.json``/``.md``."""
+    say = progress or (lambda _m: None)
+    if req.backend == "ray":
+        raise BackendError("--adaptive runs on the offline engine or a server, not on Ray")
+    adapters, plan = check_inputs(req)
+    pools = item_pools(req.suite, panels, settings)
+    req.out.mkdir(parents=True, exist_ok=True)
+    spec = _spec(req, adapters, plan)
+    spec["adaptive"] = asdict(settings)
+    freeze_spec(req.out, spec)
+    records = RecordFile(req.out / "records.jsonl")
+    variants = req.variants()
+    names = {a: variant_name(req.model_name, a) for a in variants}
+    engine: list[Any] = [backend]
+
+    def send(docs_by_variant: Mapping[str | None, list[SuiteDoc]]) -> None:
+        for a, docs in docs_by_variant.items():
+            if not docs:
+                continue
+            if engine[0] is None:
+                engine[0] = build_backend(req, adapters)
+            run_variants(
+                engine[0],
+                docs,
+                req.model_name,
+                [a],
+                records,
+                req.suite["version"],
+                batch_size=max(1, len(docs)),
+                progress=None,
+            )
+
+    # resume: every item any variant was asked is asked of all (in record order)
+    state = _states(records, names, pools)
+    started: list[list[int]] = []
+    for p in pools:
+        seen: list[int] = []
+        where = p.index()
+        for r in records.read():
+            k = where.get(str(r.get("item_id"))) if r.get("benchmark") == p.benchmark else None
+            if k is not None and r.get("model") in names.values() and k not in seen:
+                seen.append(k)
+        started.append(seen)
+    send(
+        {
+            a: [
+                p.docs[k]
+                for p, ks in zip(pools, started, strict=True)
+                for k in ks
+                if not state[(a, p.benchmark)][1][k]
+            ]
+            for a in variants
+        }
+    )
+    state = _states(records, names, pools)
+    start_scores = [
+        np.array([state[(a, p.benchmark)][0][ks] for a in variants]).reshape(len(variants), len(ks))
+        for p, ks in zip(pools, started, strict=True)
+    ]
+    rounds = [0]
+
+    def ask(picks: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+        rounds[0] += 1
+        say(f"round {rounds[0]}: {sum(map(len, picks.values()))} items × {len(variants)} variants")
+        send({a: [pools[b].docs[k] for b, ks in picks.items() for k in ks] for a in variants})
+        st = _states(records, names, pools)
+        return {
+            b: np.array([st[(a, pools[b].benchmark)][0][ks] for a in variants])
+            for b, ks in picks.items()
+        }
+
+    result = race_variants(
+        [p.bench for p in pools],
+        [p.category for p in pools],
+        [names[a] for a in variants],
+        ask,
+        max_items=settings.max_items,
+        batch=settings.round_size,
+        n_boot=n_boot,
+        seed=seed,
+        start=(started, start_scores),
+    )
+    doc = {
+        "schema": VARIANTS_SCHEMA,
+        "suite": req.suite["version"],
+        "suite_name": req.suite["name"],
+        "settings": asdict(settings),
+        "n_boot": n_boot,
+        "stopped_because": result.reason,
+        "items": {p.benchmark: len(a) for p, a in zip(pools, result.asked, strict=True)},
+        "verdict": result.verdict,
+        "ranking": [
+            {"variant": str(v), **{k: json_scalar(x) for k, x in r.items()}}
+            for v, r in result.table.iterrows()
+        ],
+        "pairwise": {
+            str(a): {
+                str(b): json_scalar(result.pairwise.loc[a, b]) for b in result.pairwise.columns
+            }
+            for a in result.pairwise.index
+        },
+    }
+    atomic_write_text(req.out / "adaptive_variants.json", canonical_json(doc))
+    items = ", ".join(f"{b}: {n}" for b, n in doc["items"].items())
+    md = (
+        f"# Variants of {req.model_name} on {req.suite['name']}: sequential comparison\n\n"
+        f"**Verdict**: {result.verdict['text']}.\n\nStopped because: {result.reason}; items "
+        f"asked of every variant: {items}.\n\nGroups that cannot be told apart, best first: "
+        + "; ".join(" ≈ ".join(g) for g in result.verdict["indistinguishable_groups"])
+        + ".\n\n"
+        + markdown_table(result.table.reset_index())
+        + "\nP(row beats column):\n\n"
+        + markdown_table(result.pairwise.reset_index())
+    )
+    atomic_write_text(req.out / "adaptive_variants.md", md)
+    return doc

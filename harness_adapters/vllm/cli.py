@@ -119,20 +119,28 @@ def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignor
     return req, _reference_panel(args, suite)
 
 
-def _adaptive(args: argparse.Namespace, req: Any, panel: Panel) -> int:
+def _adaptive(args: argparse.Namespace, req: Any, panel: Panel, variants: bool = False) -> int:
     from harness_adapters.placement import reference_panels
-    from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
+    from harness_adapters.vllm.adaptive_session import (
+        AdaptiveSettings,
+        rank_variants_adaptive,
+        run_adaptive,
+    )
 
+    width = getattr(args, "target_width", 0)
     settings = AdaptiveSettings(
-        target_width=None if args.target_width <= 0 else args.target_width,
+        target_width=None if width <= 0 else width,
         max_items=args.max_items,
         round_size=args.round_size,
     )
-    panels = reference_panels(
-        req.suite, None if args.panel is None and args.default is None else panel
-    )
-    run_adaptive(req, panels, settings, _say)
-    print((req.out / "adaptive.md").read_text("utf-8"))
+    given = None if args.panel is None and args.default is None else panel
+    panels = reference_panels(req.suite, given)
+    if variants:
+        rank_variants_adaptive(req, panels, settings, _say, seed=args.seed)
+        print((req.out / "adaptive_variants.md").read_text("utf-8"))
+    else:
+        run_adaptive(req, panels, settings, _say)
+        print((req.out / "adaptive.md").read_text("utf-8"))
     return 0
 
 
@@ -160,6 +168,8 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
         )
     args.model = args.base
     req, panel = _request(args, _adapters(paths))
+    if args.adaptive:
+        return _adaptive(args, req, panel, variants=True)
     summary = execute(req, panel, _say)
     print("\n".join(summary.lines()))
     write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
@@ -293,6 +303,39 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
+def _adaptive_options(p: argparse.ArgumentParser, target: bool) -> None:
+    a = p.add_argument_group("adaptive evaluation (--adaptive)")
+    a.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="ask, in rounds, the items of the suite's benchmarks that tell the most (the whole "
+        "item pool of each benchmark, not only the suite's items)"
+        + (
+            "; stops each test at --target-width or --max-items; writes adaptive.json/.md"
+            if target
+            else "; the same items for every variant, until adjacent variants are separated at "
+            "95 %% or --max-items are spent; writes adaptive_variants.json/.md"
+        ),
+    )
+    if target:
+        a.add_argument(
+            "--target-width",
+            type=float,
+            default=ADAPTIVE_TARGET_WIDTH,
+            help="stop a benchmark's test when the 90 %% interval of its predicted full score "
+            "is narrower than this (0: run to --max-items)",
+        )
+    a.add_argument(
+        "--max-items", type=int, default=ADAPTIVE_MAX_ITEMS, help="items per benchmark at most"
+    )
+    a.add_argument(
+        "--round-size",
+        type=int,
+        default=ADAPTIVE_BATCH,
+        help="items per benchmark per round (a round is one engine batch per variant)",
+    )
+
+
 def add_commands(tree: Any) -> None:
     """``primebench run``, ``rank-variants``, ``tiny-model`` (a ``primebench.commands``
     plugin; ``tree``: :class:`primebench_tasks.cli.CommandTree`)."""
@@ -301,38 +344,13 @@ def add_commands(tree: Any) -> None:
     p.add_argument("--model", required=True, help="model directory or cached repo id")
     p.add_argument("--lora", action="append", default=[], metavar="NAME=PATH")
     _engine_options(p)
-    a = p.add_argument_group("adaptive evaluation (--adaptive)")
-    a.add_argument(
-        "--adaptive",
-        action="store_true",
-        help="ask each variant, in rounds, the items of the suite's benchmarks that tell the "
-        "most about it (the whole item pool of each benchmark, not only the suite's items); "
-        "writes adaptive.json/.md",
-    )
-    a.add_argument(
-        "--target-width",
-        type=float,
-        default=ADAPTIVE_TARGET_WIDTH,
-        help="stop a benchmark's test when the 90 %% interval of its predicted full score is "
-        "narrower than this (0: run to --max-items)",
-    )
-    a.add_argument(
-        "--max-items",
-        type=int,
-        default=ADAPTIVE_MAX_ITEMS,
-        help="items per benchmark at most",
-    )
-    a.add_argument(
-        "--round-size",
-        type=int,
-        default=ADAPTIVE_BATCH,
-        help="items per benchmark per round (a round is one engine batch per variant)",
-    )
+    _adaptive_options(p, target=True)
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("rank-variants", help="rank LoRA variants of one base model on a suite")
     p.add_argument("--base", required=True, help="base model directory or cached repo id")
     p.add_argument("--adapters", nargs="+", required=True, help="adapter dirs or globs")
     _engine_options(p)
+    _adaptive_options(p, target=False)
     p.set_defaults(func=cmd_rank_variants, no_base=False)
     p = sub.add_parser("tiny-model", help="build a tiny random Qwen2-VL + LoRA adapters")
     p.add_argument("out")

@@ -20,16 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from primebench_tasks.evaluate.calibration import FRONTIER_FOLDS, FRONTIER_SHARE
-from primebench_tasks.evaluate.defaults import ADAPTIVE_BATCH, ADAPTIVE_LEVEL
+from primebench_tasks.evaluate.defaults import ADAPTIVE_BATCH, ADAPTIVE_LEVEL, N_BOOT_VARIANTS
 from primebench_tasks.evaluate.placement import (
     conformal_bounds,
     placement_regime,
     regime_residuals,
 )
+from primebench_tasks.evaluate.variants import SEPARATION_LEVEL
 from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.select.irt import IRT2PL, binarize, estimate_theta, fit_2pl_cached
 
@@ -192,12 +194,15 @@ class AdaptiveBenchmark:
     panel's answers ``Y_ref`` (M, n), the reference full scores, and the calibration of the
     interval at every count ``batch``, 2·``batch``, ... up to ``max_items``.
 
-    The interval is Mondrian by placement regime, as the static placement's
-    (:func:`~primebench_tasks.evaluate.placement.placement_regime`): the held-out errors of
-    reference models whose prediction at that count fell in the same regime (interior / top /
-    beyond the fitting models), neighbours borrowed while fewer than 20 — so a model predicted
-    beyond the panel gets the wider interval of models that were, and the stopping rule
-    (:meth:`stop_reason`) depends on where the model stands, not only on the count."""
+    The calibration replays the procedure on reference models held out of the 2PL fit (5 random
+    folds and 3 nested frontier folds, whose models stand above their whole fitting panel). The
+    interval is the hull of two conformal intervals at that count: one from every held-out error,
+    one Mondrian by placement regime as the static placement's
+    (:func:`~primebench_tasks.evaluate.placement.placement_regime`: errors of predictions that
+    fell in the same regime — interior / top / beyond the fitting models — neighbours borrowed
+    while fewer than 20) — so a model predicted beyond the panel gets at least the errors of
+    models that were, and the stopping rule (:meth:`stop_reason`) depends on where the model
+    stands. The point moves by its regime's median error."""
 
     def __init__(
         self,
@@ -238,6 +243,24 @@ class AdaptiveBenchmark:
         pick = np.argsort(-info, kind="stable")[:k]
         return pick[np.isfinite(info[pick])]
 
+    def shared_items(
+        self,
+        answers: np.ndarray,
+        asked: np.ndarray,
+        k: int,
+        exclude: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The ``k`` unasked items of highest Fisher information summed over several models
+        (``answers`` (V, n), the same items ``asked`` (n,) by all): items that tell most about
+        every model being compared, asked of all of them so their comparison stays paired."""
+        thetas = np.array([self._theta(row, asked) for row in np.atleast_2d(answers)])
+        info = information(self.model, thetas).sum(axis=0)
+        info[np.asarray(asked, bool)] = -np.inf
+        if exclude is not None:
+            info[np.asarray(exclude, bool)] = -np.inf
+        pick = np.argsort(-info, kind="stable")[:k]
+        return pick[np.isfinite(info[pick])]
+
     def _theta(self, answers: np.ndarray, asked: np.ndarray) -> float:
         seen = np.flatnonzero(np.asarray(asked, bool) & np.isfinite(answers))
         if len(seen) == 0:
@@ -266,11 +289,16 @@ class AdaptiveBenchmark:
                 for g in ("interior", "top", "beyond")
             }
             errs = regime_residuals(by_regime, regime)
-            if len(errs):
+            pooled = col[np.isfinite(col)]
+            if len(errs) and len(pooled):
                 lo, hi = conformal(pred, errs, self.level)
-                lo, hi = max(0.0, lo), min(1.0, hi)
-                # the point moves by the same errors' median: the 2PL's bias in this regime at
-                # this count (at the top it overshoots), so the point lies inside its interval
+                # the hull with the interval of every regime pooled: a regime's errors alone
+                # were too few to hold at the frontier once the test stops where they happen to
+                # be narrow (replay: 58-72 % coverage at stop, against 100 % with the hull)
+                plo, phi = conformal(pred, pooled, self.level)
+                lo, hi = max(0.0, min(lo, plo)), min(1.0, max(hi, phi))
+                # the point moves by the regime's median error: the 2PL's bias there (at the
+                # top it overshoots)
                 pred = float(np.clip(pred + np.median(errs), lo, hi))
         rank = 1 + float((ref > pred).sum())
         rank_lo = 1 + float((ref > hi).sum()) if np.isfinite(hi) else 1.0
@@ -361,3 +389,104 @@ def replay(
     if target_width is not None:
         res.update(stop)
     return res
+
+
+@dataclass
+class RaceResult:
+    """Where a sequential comparison of variants ended: per benchmark the items asked (in
+    order) and every variant's scores on them (V, asked; NaN = failed), the ranking table and
+    pairwise P(A beats B) of :func:`~primebench_tasks.evaluate.variants.rank_variants` over the
+    items asked, the verdict (:func:`~primebench_tasks.evaluate.variants.variant_verdict`), the
+    rounds run and why it stopped."""
+
+    asked: list[list[int]]
+    scores: list[np.ndarray]
+    table: Any
+    pairwise: Any
+    verdict: dict[str, Any]
+    rounds: int
+    reason: str
+
+
+def _race_verdict(
+    names: Sequence[str],
+    categories: Sequence[str],
+    asked: list[list[int]],
+    scores: list[np.ndarray],
+    level: float,
+    n_boot: int,
+    seed: int,
+) -> tuple[Any, Any, dict[str, Any]]:
+    import pandas as pd
+
+    from primebench_tasks.evaluate.variants import rank_variants, variant_verdict
+
+    cols, cats, blocks = [], [], []
+    for b, (items, sc) in enumerate(zip(asked, scores, strict=True)):
+        cols += [(b, i) for i in items]
+        cats += [categories[b]] * len(items)
+        blocks.append(sc)
+    if not cols:
+        return None, None, {"fully_ordered": False, "text": "no item asked yet"}
+    X = np.hstack(blocks)
+    frame = pd.DataFrame(X, index=list(names), columns=pd.MultiIndex.from_tuples(cols))
+    table, pairwise, _ = rank_variants(frame, pd.Series(cats, index=frame.columns), n_boot, seed)
+    return table, pairwise, variant_verdict(table, pairwise, level)
+
+
+def race_variants(
+    benches: Sequence[AdaptiveBenchmark],
+    categories: Sequence[str],
+    names: Sequence[str],
+    ask: Any,
+    *,
+    max_items: int,
+    batch: int = BATCH,
+    level: float = SEPARATION_LEVEL,
+    n_boot: int = N_BOOT_VARIANTS,
+    seed: int = 0,
+    start: tuple[list[list[int]], list[np.ndarray]] | None = None,
+    exclude: Sequence[np.ndarray | None] | None = None,
+) -> RaceResult:
+    """Rank the variants ``names`` sequentially on the same items: each round asks every
+    variant ``batch`` items of each benchmark — the most informative for the variants together
+    (:meth:`AdaptiveBenchmark.shared_items`) — through ``ask({b: items}) -> {b: (V, len(items))
+    scores}``, then ranks them on every item asked so far (paired bootstrap over items within
+    categories); it stops when every adjacent pair of the ranking is separated at ``level`` or
+    after ``max_items`` per benchmark. ``start``: (asked, scores) already recorded (a resumed
+    run); ``exclude``: per benchmark, items that cannot be asked."""
+    V = len(names)
+    asked = [list(a) for a in start[0]] if start else [[] for _ in benches]
+    scores = (
+        [np.array(s, float) for s in start[1]] if start else [np.empty((V, 0)) for _ in benches]
+    )
+    rounds, reason = 0, ""
+    while True:
+        table, pairwise, verdict = _race_verdict(
+            names, categories, asked, scores, level, n_boot, seed
+        )
+        if any(asked) and verdict["fully_ordered"]:
+            reason = f"every adjacent pair separated at {level:.0%}"
+            break
+        picks: dict[int, np.ndarray] = {}
+        for b, bench in enumerate(benches):
+            room = min(max_items, bench.n) - len(asked[b])
+            if room <= 0:
+                continue
+            mask = np.zeros(bench.n, bool)
+            mask[asked[b]] = True
+            full = np.full((V, bench.n), np.nan)
+            full[:, asked[b]] = scores[b]
+            ex = None if exclude is None else exclude[b]
+            pick = bench.shared_items(full, mask, min(batch, room), ex)
+            if len(pick):
+                picks[b] = pick
+        if not picks:
+            reason = f"item budget ({max_items} per benchmark) spent"
+            break
+        got = ask(picks)
+        for b, pick in picks.items():
+            asked[b] += [int(i) for i in pick]
+            scores[b] = np.hstack([scores[b], np.asarray(got[b], float).reshape(V, len(pick))])
+        rounds += 1
+    return RaceResult(asked, scores, table, pairwise, verdict, rounds, reason)

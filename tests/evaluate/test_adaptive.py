@@ -100,6 +100,9 @@ def test_estimate_is_the_regime_calibrated_p_irt_by_hand():
     pooled = {g: list(errors[regimes[:, j] == g, j]) for g in ("interior", "top", "beyond")}
     errs = regime_residuals(pooled, regime)
     lo, hi = conformal_bounds(np.array([raw]), errs, 0.90)
+    col = errors[:, j]
+    plo, phi = conformal_bounds(np.array([raw]), col[np.isfinite(col)], 0.90)
+    lo, hi = np.minimum(lo, plo), np.maximum(hi, phi)
     assert est.count == 20 and est.regime == regime
     assert np.isclose(est.lo, max(0, lo[0])) and np.isclose(est.hi, min(1, hi[0]))
     assert np.isclose(est.predicted, np.clip(raw + np.median(errs), est.lo, est.hi))
@@ -124,3 +127,37 @@ def test_stopping_rule_and_resume():
     a3, y3, o3 = _ask(bench, y, 3)
     _, _, rest = _ask(bench, y, 5, a3, y3)
     assert o3 + rest == order
+
+
+def test_race_separates_distinct_variants_and_stops():
+    from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, race_variants
+
+    X = _sim()
+    bench = AdaptiveBenchmark(X[:60], max_items=100, batch=5)
+    full = X.mean(axis=1)
+    new = np.argsort(full[60:])[[0, 19]] + 60  # the weakest and the strongest held-out model
+    calls = []
+
+    def ask(picks):
+        calls.append({b: list(p) for b, p in picks.items()})
+        return {b: X[new][:, p] for b, p in picks.items()}
+
+    r = race_variants([bench], ["c"], ["weak", "strong"], ask, max_items=100, batch=5)
+    assert r.verdict["fully_ordered"] and list(r.table.index) == ["strong", "weak"]
+    assert r.reason.startswith("every adjacent pair separated") and r.rounds == len(calls)
+    assert len(r.asked[0]) == 5 * r.rounds < 100 and len(set(r.asked[0])) == len(r.asked[0])
+    # resumed from the first round's answers, the race asks what it asked
+    first = (r.asked[0][:5],)
+    again = race_variants(
+        [bench], ["c"], ["weak", "strong"], ask, max_items=100, batch=5,
+        start=([list(first[0])], [X[new][:, first[0]]]),
+    )  # fmt: skip
+    assert again.asked == r.asked
+
+    same = np.argsort(full[60:])[[9, 9]] + 60  # a model against itself: never separated
+    r2 = race_variants(
+        [bench], ["c"], ["a", "b"], lambda p: {b: X[same][:, q] for b, q in p.items()},
+        max_items=30, batch=5,
+    )  # fmt: skip
+    assert not r2.verdict["fully_ordered"] and r2.reason == "item budget (30 per benchmark) spent"
+    assert len(r2.asked[0]) == 30

@@ -7,6 +7,7 @@ uninterrupted run asks (none twice); the report's figures are the library's esti
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -138,3 +139,67 @@ def test_ray_is_refused_and_a_panel_without_content_is_named(setup, tmp_path, ma
     manifest = {**suite, "categories": {"c": {"benchmarks": {b: {"item_ids": ["x"]}}}}}
     with pytest.raises(InputError, match="no item text/answer"):
         run_adaptive(_req(model, manifest, tmp_path / "c"), {b: m3}, AdaptiveSettings())
+
+
+class RecordedVariants(RecordedModel):
+    """Each variant (None = base, else the adapter's name) answers as one recorded model."""
+
+    def __init__(self, panel, by_variant: dict):
+        self.models = {a: RecordedModel(panel, m) for a, m in by_variant.items()}
+        self.asked, self.batches = [], []
+
+    def generate(self, messages, adapter, max_new_tokens=None, regex=None):
+        m = self.models[adapter]
+        out = m.generate(messages, adapter)
+        self.asked += [(adapter, i) for i in m.asked[-len(messages) :]]
+        return out
+
+
+def _adapter_dir(path: Path) -> Path:
+    import struct
+
+    path.mkdir(parents=True)
+    (path / "adapter_config.json").write_text(json.dumps({"r": 2}))
+    key = "base_model.model.model.language_model.layers.0.self_attn.q_proj.lora_A.weight"
+    raw = json.dumps({key: {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}}).encode()
+    (path / "adapter_model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(16))
+    return path
+
+
+def test_rank_variants_adaptive_separates_and_resumes(tmp_path, mathvision, suite20):
+    from harness_adapters.vllm.adaptive_session import rank_variants_adaptive
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["X"]}))
+    strong, weak = "Gemini-Pro", "GPT4-CoT_TextOnly"
+    ref = mathvision.subset_models([m for m in mathvision.model_names if m not in (strong, weak)])
+    panels = {BENCH: ref}
+    ad = {"a1": str(_adapter_dir(tmp_path / "a1"))}
+
+    def req(out):
+        return RunRequest(
+            model=str(model), suite=suite20, out=tmp_path / out, name="m", adapters=ad
+        )
+
+    straight = RecordedVariants(mathvision, {None: strong, "a1": weak})
+    doc = rank_variants_adaptive(req("s"), panels, AdaptiveSettings(None, 60, 5), backend=straight)
+    assert doc["schema"] == "primebench.adaptive_variants/1"
+    assert [r["variant"] for r in doc["ranking"]] == ["m", "m+a1"]
+    n = doc["items"][BENCH]
+    assert n % 5 == 0 and 0 < n <= 60
+    if doc["verdict"]["fully_ordered"]:
+        assert doc["stopped_because"].startswith("every adjacent pair separated")
+    else:
+        assert n == 60
+    # both variants were asked the same items, in the same order
+    base = [i for a, i in straight.asked if a is None]
+    assert base == [i for a, i in straight.asked if a == "a1"] and len(base) == n
+    # a run stopped early and resumed asks what the uninterrupted run asked
+    first = RecordedVariants(mathvision, {None: strong, "a1": weak})
+    rank_variants_adaptive(req("r"), panels, AdaptiveSettings(None, 10, 5), backend=first)
+    second = RecordedVariants(mathvision, {None: strong, "a1": weak})
+    again = rank_variants_adaptive(req("r"), panels, AdaptiveSettings(None, 60, 5), backend=second)
+    assert again["items"] == doc["items"] and again["verdict"] == doc["verdict"]
+    assert first.asked + second.asked == straight.asked
+    assert (tmp_path / "r" / "adaptive_variants.md").read_text().startswith("# Variants of m")
