@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.adaptive import replay
+from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, race_variants, replay
 from primebench_tasks.evaluate.defaults import ADAPTIVE_TARGET_WIDTH, DEFAULT_ESTIMATOR
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.select.default import DEFAULT_SELECTOR
@@ -81,6 +81,81 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     return rows
 
 
+GROUP = 4
+"""Variants per sequential race in the replay (held-out models standing in for adapters)."""
+MIN_DIFF = 0.02
+"""A pair counts for wrong separations when its true full scores differ by at least this."""
+
+
+def races(name: str, X: np.ndarray, seed: int = 0) -> list[dict]:
+    """``rank-variants --adaptive`` replayed: the held-out models of a random split, in random
+    groups of :data:`GROUP`, race on the same items (``race_variants``, at most 100 per
+    benchmark); every pair of a group with true full scores ≥ :data:`MIN_DIFF` apart is scored:
+    separated (P ≥ 0.975 in the final verdict's adjacent chain) and, if so, the right way round."""
+    M = len(X)
+    full = np.nanmean(X, axis=1)
+    rng = np.random.default_rng(seed)
+    held = np.sort(rng.choice(M, max(GROUP, round(0.2 * M)), replace=False))
+    build = np.setdiff1d(np.arange(M), held)
+    bench = AdaptiveBenchmark(X[build], max_items=max(CHECKPOINTS), seed=seed)
+    rows = []
+    perm = rng.permutation(held)
+    for g in range(len(held) // GROUP):
+        members = perm[g * GROUP : (g + 1) * GROUP]
+        Y = X[members]
+        names = [str(m) for m in members]
+        missing = ~np.isfinite(Y).all(axis=0)
+        r = race_variants(
+            [bench],
+            ["c"],
+            names,
+            lambda picks, Y=Y: {b: Y[:, p] for b, p in picks.items()},
+            max_items=max(CHECKPOINTS),
+            exclude=[missing],
+        )
+        order = list(r.table.index)
+        sep = {(a["better"], a["worse"]) for a in r.verdict["adjacent"] if a["separated"]}
+        # separated pairs: the transitive closure of the separated adjacent links
+        pos = {v: k for k, v in enumerate(order)}
+        cuts = [k for k, (a, b) in enumerate(zip(order, order[1:], strict=False)) if (a, b) in sep]
+        for i in range(len(order)):
+            for j in range(i + 1, len(order)):
+                a, b = order[i], order[j]
+                t = full[int(a)] - full[int(b)]
+                if abs(t) < MIN_DIFF:
+                    continue
+                separated = any(pos[a] <= c < pos[b] for c in cuts)
+                rows.append(
+                    {
+                        "benchmark": name,
+                        "items": len(r.asked[0]),
+                        "separated": separated,
+                        "wrong": bool(separated and t < 0),
+                    }
+                )
+    return rows
+
+
+def race_table(df: pd.DataFrame) -> str:
+    lines = [
+        "",
+        f"`rank-variants --adaptive` replayed (held-out models of one random split in groups of "
+        f"{GROUP}, the same items for the group, at most {max(CHECKPOINTS)}; pairs whose true "
+        f"full scores differ by ≥ {MIN_DIFF}):",
+        "",
+        "| benchmark | pairs | items per race (mean) | separated | wrong among separated |",
+        "|---|---|---|---|---|",
+    ]
+    for b, d in df.groupby("benchmark", sort=False):
+        sep = d[d.separated]
+        wrong = f"{100 * sep.wrong.mean():.1f} %" if len(sep) else "—"
+        lines.append(
+            f"| {b} | {len(d)} | {d['items'].mean():.0f} | {100 * d.separated.mean():.0f} % | "
+            f"{wrong} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def table(df: pd.DataFrame) -> str:
     lines = [
         "| benchmark (models) | hold-out | items | adaptive MAE | static MAE | ratio | "
@@ -119,15 +194,19 @@ def main() -> None:
     ap.add_argument("--records", default="../shared/data/openvlm_records/EvalRecords")
     args = ap.parse_args()
     rows: list[dict] = []
+    race_rows: list[dict] = []
     for name, X in benchmarks(args.records):
         for s in range(args.splits):
             rows += measure(name, X, "random", s)
         rows += measure(name, X, "frontier", 0)
+        race_rows += races(name, X)
         print(f"{name}: done", flush=True)
     df = pd.DataFrame(rows)
     RESULTS.mkdir(exist_ok=True)
     df.to_csv(RESULTS / "adaptive_replay.csv", index=False, float_format="%.6f")
-    text = table(df)
+    rf = pd.DataFrame(race_rows)
+    rf.to_csv(RESULTS / "adaptive_races.csv", index=False)
+    text = table(df) + race_table(rf)
     (RESULTS / "adaptive_replay.md").write_text(text, "utf-8")
     print(text)
 

@@ -17,7 +17,9 @@ def test_panel_and_default_together_is_an_error(capsys):
 def test_build_refuses_a_non_empty_out_before_any_work(tmp_path, capsys, monkeypatch):
     (tmp_path / "old.txt").write_text("an earlier build")
     ran = []
-    monkeypatch.setattr(cli, "load_panel", lambda args: ran.append(1))
+    from primebench_tasks.cli import build_commands
+
+    monkeypatch.setattr(build_commands, "load_panel", lambda args: ran.append(1))
     assert main(["build", "primebench", "--default", "autojudger", "--out", str(tmp_path)]) == 2
     assert "--overwrite" in capsys.readouterr().err and not ran
     f = tmp_path / "old.txt"
@@ -41,7 +43,9 @@ def test_internal_errors_are_not_swallowed(monkeypatch):
     def broken(args):
         raise KeyError("an internal bug")
 
-    monkeypatch.setattr(cli, "cmd_panel_list", broken)
+    from primebench_tasks.cli import panel_commands
+
+    monkeypatch.setattr(panel_commands, "cmd_panel_list", broken)
     with pytest.raises(KeyError, match="an internal bug"):
         main(["panel", "list"])
 
@@ -91,7 +95,7 @@ def test_benchmarks_list_takes_spaces_and_suggests_close_names(tmp_path, capsys)
 
 def test_every_option_has_help_and_every_command_an_example():
     from primebench_tasks.cli import build_parser
-    from primebench_tasks.cli_help import missing_help
+    from primebench_tasks.cli.help import missing_help
 
     assert missing_help(build_parser()) == []
 

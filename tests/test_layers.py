@@ -43,3 +43,24 @@ def test_plugins_add_commands():
     choices = build_parser()._subparsers._group_actions[0].choices  # noqa: SLF001
     for name in ("tasks", "ingest", "place", "keys", "run", "rank-variants", "vlmeval", "prism"):
         assert name in choices, name
+
+
+CLI_MAX_LINES = 300
+
+
+def test_no_cli_module_is_over_300_lines():
+    """The command line is a package of small modules (one per command family), in the library
+    and in each harness adapter."""
+    root = Path(__file__).resolve().parents[1]
+    files = [*(root / "primebench_tasks" / "cli").glob("*.py")]
+    files += [
+        *root.glob("harness_adapters/**/cli*.py"),
+        *root.glob("harness_adapters/**/parser.py"),
+    ]
+    files += [root / "harness_adapters" / "place_command.py"]
+    long = {
+        str(f.relative_to(root)): n
+        for f in files
+        if (n := len(f.read_text().splitlines())) > CLI_MAX_LINES
+    }
+    assert long == {}

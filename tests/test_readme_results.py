@@ -110,7 +110,7 @@ def test_records_import_section_is_rendered_from_the_committed_json():
 def test_adaptive_replay_table_is_rendered_from_the_committed_csv():
     mod = _script("adaptive_replay")
     df = pd.read_csv(RESULTS / "adaptive_replay.csv")
-    text = mod.table(df)
+    text = mod.table(df) + mod.race_table(pd.read_csv(RESULTS / "adaptive_races.csv"))
     assert text == (RESULTS / "adaptive_replay.md").read_text("utf-8")
     assert _readme_block("adaptive-replay") == text
     assert {"random", "frontier"} <= set(df["protocol"]) and set(df["items"]) == {25, 50, 100}

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from harness_adapters.vllm.cli import _adapters, _reference_panel, _say
-from primebench_tasks.data.defaults import default_names
+from harness_adapters.vllm.cli_options import adapter_specs, reference_panel, say
 from primebench_tasks.errors import PrimeBenchError
-from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS
-from primebench_tasks.prism.axes import AXES
 
 JUDGE_HELP = "vllm:MODEL_DIR | vllm-server:MODEL@URL | openai:MODEL@URL | rules (default: rules)"
 
@@ -36,7 +32,7 @@ def _judge(  # type: ignore[no-untyped-def]
     return make_judge(
         spec,
         cache,
-        _say,
+        say,
         timeout_s=getattr(args, "judge_timeout", 120.0),
         api_key_env=getattr(args, key_env, None),
         **{k: v for k, v in _engine(args).items() if k != "max_lora_rank"},
@@ -50,7 +46,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if args.suite:
         suite = read_manifest(args.suite)
-        panel = _reference_panel(args, suite)
+        panel = reference_panel(args, suite)
     else:
         suite = None
         if not (args.panel or args.default):
@@ -60,7 +56,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         panel = Panel.load(args.panel) if args.panel else Panel.load_default(args.default)
     judge = _judge(args.judge, out / "judge_cache", args)
     doc = build(
-        panel, out, judge, suite, args.benchmarks, tuple(args.seeds), args.k, tuple(args.axes), _say
+        panel, out, judge, suite, args.benchmarks, tuple(args.seeds), args.k, tuple(args.axes), say
     )
     print(f"{len(doc['items'])} items; artifacts per axis: {doc['axes']}")
     if judge is not None:
@@ -100,7 +96,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     index, store = read_build(args.prism)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    adapters = _adapters(args.lora)
+    adapters = adapter_specs(args.lora)
     name = args.name or Path(args.model.rstrip("/")).name
     budgets = _budgets(args.budget)
     if args.backend == "server":
@@ -158,7 +154,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         budgets,
         tuple(args.axes),
         args.batch_size,
-        _say,
+        say,
     )
     for v, per in summary.items():
         print(f"{v}: " + ", ".join(f"{a} {n}" for a, n in per.items()))
@@ -230,144 +226,3 @@ def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
     n = ingest_vlmeval(args.work_dir, args.prism, args.out, args.model)
     print(f"appended {n} record(s) to {Path(args.out) / 'prism_records.jsonl'}")
     return 0
-
-
-def _engine_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-model-len", type=int)
-    p.add_argument("--max-num-seqs", type=int)
-    p.add_argument("--enforce-eager", action="store_true")
-    p.add_argument("--gpu-memory-utilization", type=float)
-    p.add_argument("--tensor-parallel-size", type=int)
-
-
-def add_commands(tree: Any) -> None:
-    """``primebench prism build|run|tasks|ingest-lmms-eval|score`` (a ``primebench.commands``
-    plugin; ``tree``: :class:`primebench_tasks.cli.CommandTree`)."""
-    prism = tree.group("prism", "PRISM-VLM axes")
-    p = prism.add_parser(
-        "build", help="sample the PRISM items and build their per-axis artifacts (cached)"
-    )
-    p.add_argument("--suite", help="suite manifest: its items are the pool (default pool)")
-    p.add_argument("--panel", help="panel directory (the suite's reference panel, or the pool)")
-    p.add_argument("--default", choices=default_names())
-    p.add_argument("--benchmarks", nargs="+", help="panel pool: these benchmarks only")
-    p.add_argument("--out", required=True, help="build directory (reused when it exists)")
-    p.add_argument("--judge", default="rules", help="generator judge: " + JUDGE_HELP)
-    p.add_argument(
-        "--judge-timeout",
-        type=float,
-        default=120.0,
-        help="seconds per judge request (server judges)",
-    )
-    p.add_argument(
-        "--judge-api-key-env",
-        metavar="NAME",
-        help="environment variable holding the judge endpoint's API key (default: "
-        "none; OPENAI_API_KEY only for api.openai.com)",
-    )
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 42, 1234, 2026])
-    p.add_argument("--k", type=int, default=100, help="items per benchmark per seed")
-    p.add_argument(
-        "--axes",
-        nargs="+",
-        default=["if", "sc", "h", "mq", "c", "vis"],
-        choices=["if", "sc", "h", "mq", "c", "vis"],
-    )
-    _engine_args(p)
-    p.set_defaults(func=cmd_build)
-
-    p = prism.add_parser("run", help="run a model (+ LoRA adapters) on the PRISM axes")
-    p.add_argument("--prism", required=True, help="build directory")
-    p.add_argument("--model", required=True, help="model directory, or served name")
-    p.add_argument("--lora", action="append", default=[], metavar="NAME=PATH")
-    p.add_argument("--name", help="the base model's name in records")
-    p.add_argument("--no-base", action="store_true")
-    p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
-    p.add_argument("--backend", choices=["vllm", "server"], default="vllm")
-    p.add_argument("--base-url")
-    p.add_argument("--served-model")
-    p.add_argument("--timeout", type=float, default=120.0)
-    p.add_argument("--flip-judge", default="rules", help="sc flip detection: " + JUDGE_HELP)
-    p.add_argument(
-        "--budget",
-        action="append",
-        default=[],
-        metavar="AXIS=N|N",
-        help="output-token budget override (default q/if/h/c/vis 512, mq 1024, sc 512 per turn)",
-    )
-    p.add_argument("--axes", nargs="+", default=list(AXES), choices=list(AXES))
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--max-lora-rank", type=int)
-    _engine_args(p)
-    p.set_defaults(func=cmd_run)
-
-    p = prism.add_parser("tasks", help="lmms-eval tasks prism_<axis> (single-turn axes)")
-    p.add_argument("--prism", required=True, help="build directory")
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_tasks)
-
-    p = prism.add_parser("ingest-lmms-eval", help="lmms-eval prism_<axis> logs → run records")
-    p.add_argument("output_dir")
-    p.add_argument("--prism", required=True, help="build directory")
-    p.add_argument("--out", required=True, help="run directory")
-    p.add_argument("--model", required=True, help="the model's name in the records")
-    p.set_defaults(func=cmd_ingest)
-
-    p = prism.add_parser(
-        "vlmeval-export", help="the single-turn axes as VLMEvalKit datasets (LMUData TSVs)"
-    )
-    p.add_argument("--prism", required=True, help="build directory")
-    p.add_argument("--lmudata", required=True, help="LMUData folder to write to")
-    p.add_argument("--axes", help="comma-separated single-turn axes (default: every built one)")
-    p.set_defaults(func=cmd_vlmeval_export)
-
-    p = prism.add_parser(
-        "ingest-vlmeval", help="VLMEvalKit PrimeBench_PRISM_<axis> results → run records"
-    )
-    p.add_argument("work_dir", help="run.py's --work-dir")
-    p.add_argument("--prism", required=True, help="build directory")
-    p.add_argument("--out", required=True, help="run directory")
-    p.add_argument("--model", required=True, help="the model's name in VLMEvalKit")
-    p.set_defaults(func=cmd_ingest_vlmeval)
-
-    p = prism.add_parser("score", help="grade runs: leaderboard, PScore, separation, audit")
-    p.add_argument("--prism", required=True, help="build directory")
-    p.add_argument("--runs", nargs="+", required=True, help="run directories")
-    p.add_argument("--out", required=True)
-    p.add_argument("--judge", default="rules", help="grading judge: " + JUDGE_HELP)
-    p.add_argument(
-        "--judge-timeout",
-        type=float,
-        default=120.0,
-        help="seconds per judge request (server judges)",
-    )
-    p.add_argument(
-        "--judge-api-key-env",
-        metavar="NAME",
-        help="environment variable holding the judge endpoint's API key (default: "
-        "none; OPENAI_API_KEY only for api.openai.com)",
-    )
-    p.add_argument("--audit-judge", help="second judge J′ for the cross-judge audit")
-    p.add_argument(
-        "--audit-judge-api-key-env",
-        metavar="NAME",
-        help="environment variable holding the audit judge endpoint's API key (default: none; "
-        "the judge's key is never sent to the audit judge)",
-    )
-    p.add_argument("--audit-items", type=int, default=200)
-    p.add_argument(
-        "--sc-variant",
-        choices=["B", "A", "corr", "reach"],
-        default="B",
-        help="the sc definition in the leaderboard and PScore (App. E.2; default "
-        "sc_B, turn-0-correct items)",
-    )
-    p.add_argument(
-        "--mq-partial",
-        action="store_true",
-        help="score mq by partial credit instead of all-or-nothing",
-    )
-    p.add_argument("--n-boot", type=int, default=N_BOOT_VARIANTS)
-    p.add_argument("--seed", type=int, default=0)
-    _engine_args(p)
-    p.set_defaults(func=cmd_score)

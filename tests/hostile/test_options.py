@@ -9,7 +9,8 @@ import argparse
 
 import pytest
 
-from primebench_tasks.cli import POSITIVE_OPTIONS, UPPER_BOUNDS, build_parser, main
+from primebench_tasks.cli import build_parser, main
+from primebench_tasks.cli.options import POSITIVE_OPTIONS, UPPER_BOUNDS
 
 
 def _numeric_options() -> list[tuple[list[str], argparse.Action]]:

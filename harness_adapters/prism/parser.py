@@ -1,0 +1,162 @@
+"""``primebench prism build|run|tasks|ingest-lmms-eval|score|...``: the parsers (a
+``primebench.commands`` plugin); the commands are in :mod:`harness_adapters.prism.cli`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from harness_adapters.prism.cli import (
+    JUDGE_HELP,
+    cmd_build,
+    cmd_ingest,
+    cmd_ingest_vlmeval,
+    cmd_run,
+    cmd_score,
+    cmd_tasks,
+    cmd_vlmeval_export,
+)
+from primebench_tasks.data.defaults import default_names
+from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS
+from primebench_tasks.prism.axes import AXES
+
+
+def _engine_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-model-len", type=int)
+    p.add_argument("--max-num-seqs", type=int)
+    p.add_argument("--enforce-eager", action="store_true")
+    p.add_argument("--gpu-memory-utilization", type=float)
+    p.add_argument("--tensor-parallel-size", type=int)
+
+
+def add_commands(tree: Any) -> None:
+    """``primebench prism build|run|tasks|ingest-lmms-eval|score`` (a ``primebench.commands``
+    plugin; ``tree``: :class:`primebench_tasks.cli.CommandTree`)."""
+    prism = tree.group("prism", "PRISM-VLM axes")
+    p = prism.add_parser(
+        "build", help="sample the PRISM items and build their per-axis artifacts (cached)"
+    )
+    p.add_argument("--suite", help="suite manifest: its items are the pool (default pool)")
+    p.add_argument("--panel", help="panel directory (the suite's reference panel, or the pool)")
+    p.add_argument("--default", choices=default_names())
+    p.add_argument("--benchmarks", nargs="+", help="panel pool: these benchmarks only")
+    p.add_argument("--out", required=True, help="build directory (reused when it exists)")
+    p.add_argument("--judge", default="rules", help="generator judge: " + JUDGE_HELP)
+    p.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=120.0,
+        help="seconds per judge request (server judges)",
+    )
+    p.add_argument(
+        "--judge-api-key-env",
+        metavar="NAME",
+        help="environment variable holding the judge endpoint's API key (default: "
+        "none; OPENAI_API_KEY only for api.openai.com)",
+    )
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 42, 1234, 2026])
+    p.add_argument("--k", type=int, default=100, help="items per benchmark per seed")
+    p.add_argument(
+        "--axes",
+        nargs="+",
+        default=["if", "sc", "h", "mq", "c", "vis"],
+        choices=["if", "sc", "h", "mq", "c", "vis"],
+    )
+    _engine_args(p)
+    p.set_defaults(func=cmd_build)
+
+    p = prism.add_parser("run", help="run a model (+ LoRA adapters) on the PRISM axes")
+    p.add_argument("--prism", required=True, help="build directory")
+    p.add_argument("--model", required=True, help="model directory, or served name")
+    p.add_argument("--lora", action="append", default=[], metavar="NAME=PATH")
+    p.add_argument("--name", help="the base model's name in records")
+    p.add_argument("--no-base", action="store_true")
+    p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
+    p.add_argument("--backend", choices=["vllm", "server"], default="vllm")
+    p.add_argument("--base-url")
+    p.add_argument("--served-model")
+    p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--flip-judge", default="rules", help="sc flip detection: " + JUDGE_HELP)
+    p.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        metavar="AXIS=N|N",
+        help="output-token budget override (default q/if/h/c/vis 512, mq 1024, sc 512 per turn)",
+    )
+    p.add_argument("--axes", nargs="+", default=list(AXES), choices=list(AXES))
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--max-lora-rank", type=int)
+    _engine_args(p)
+    p.set_defaults(func=cmd_run)
+
+    p = prism.add_parser("tasks", help="lmms-eval tasks prism_<axis> (single-turn axes)")
+    p.add_argument("--prism", required=True, help="build directory")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_tasks)
+
+    p = prism.add_parser("ingest-lmms-eval", help="lmms-eval prism_<axis> logs → run records")
+    p.add_argument("output_dir")
+    p.add_argument("--prism", required=True, help="build directory")
+    p.add_argument("--out", required=True, help="run directory")
+    p.add_argument("--model", required=True, help="the model's name in the records")
+    p.set_defaults(func=cmd_ingest)
+
+    p = prism.add_parser(
+        "vlmeval-export", help="the single-turn axes as VLMEvalKit datasets (LMUData TSVs)"
+    )
+    p.add_argument("--prism", required=True, help="build directory")
+    p.add_argument("--lmudata", required=True, help="LMUData folder to write to")
+    p.add_argument("--axes", help="comma-separated single-turn axes (default: every built one)")
+    p.set_defaults(func=cmd_vlmeval_export)
+
+    p = prism.add_parser(
+        "ingest-vlmeval", help="VLMEvalKit PrimeBench_PRISM_<axis> results → run records"
+    )
+    p.add_argument("work_dir", help="run.py's --work-dir")
+    p.add_argument("--prism", required=True, help="build directory")
+    p.add_argument("--out", required=True, help="run directory")
+    p.add_argument("--model", required=True, help="the model's name in VLMEvalKit")
+    p.set_defaults(func=cmd_ingest_vlmeval)
+
+    p = prism.add_parser("score", help="grade runs: leaderboard, PScore, separation, audit")
+    p.add_argument("--prism", required=True, help="build directory")
+    p.add_argument("--runs", nargs="+", required=True, help="run directories")
+    p.add_argument("--out", required=True)
+    p.add_argument("--judge", default="rules", help="grading judge: " + JUDGE_HELP)
+    p.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=120.0,
+        help="seconds per judge request (server judges)",
+    )
+    p.add_argument(
+        "--judge-api-key-env",
+        metavar="NAME",
+        help="environment variable holding the judge endpoint's API key (default: "
+        "none; OPENAI_API_KEY only for api.openai.com)",
+    )
+    p.add_argument("--audit-judge", help="second judge J′ for the cross-judge audit")
+    p.add_argument(
+        "--audit-judge-api-key-env",
+        metavar="NAME",
+        help="environment variable holding the audit judge endpoint's API key (default: none; "
+        "the judge's key is never sent to the audit judge)",
+    )
+    p.add_argument("--audit-items", type=int, default=200)
+    p.add_argument(
+        "--sc-variant",
+        choices=["B", "A", "corr", "reach"],
+        default="B",
+        help="the sc definition in the leaderboard and PScore (App. E.2; default "
+        "sc_B, turn-0-correct items)",
+    )
+    p.add_argument(
+        "--mq-partial",
+        action="store_true",
+        help="score mq by partial credit instead of all-or-nothing",
+    )
+    p.add_argument("--n-boot", type=int, default=N_BOOT_VARIANTS)
+    p.add_argument("--seed", type=int, default=0)
+    _engine_args(p)
+    p.set_defaults(func=cmd_score)

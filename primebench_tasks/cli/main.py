@@ -1,0 +1,102 @@
+"""The ``primebench`` command: the parser (the library's command families, then every
+``primebench.commands`` plugin) and ``main``."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from primebench_tasks.cli.build_commands import add_build_commands
+from primebench_tasks.cli.evaluate_commands import add_evaluate_commands
+from primebench_tasks.cli.options import range_check_numeric_options
+from primebench_tasks.cli.panel_commands import add_panel_commands
+from primebench_tasks.cli.plugin import CommandTree, add_plugin_commands
+from primebench_tasks.errors import PrimeBenchError
+
+if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --help
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="primebench",
+        description="PRIMEBench: compact VLM evaluation suites (PRIMEBench, ResampledBench, "
+        "PRISM axes) built from per-item results, and the harness adapters that run them "
+        "(lmms-eval, VLMEvalKit, vLLM) and place a model among known ones from a few percent "
+        "of the items.",
+        epilog="examples:\n"
+        "  primebench build primebench --default autojudger --out out/autojudger\n"
+        "  lmms-eval --model M --tasks primebench --log_samples --output_path out/ && "
+        "primebench place out/\n"
+        "  primebench run --model DIR --lora a=PATH --suite SUITE.json --out RUN\n"
+        "  primebench <command> --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = ap.add_subparsers(dest="command", required=True)
+    tree = CommandTree(sub)
+    add_panel_commands(sub)
+    add_build_commands(sub)
+    add_evaluate_commands(sub, tree)
+    add_plugin_commands(tree)
+    range_check_numeric_options(ap)
+    from primebench_tasks.cli.help import finish_help
+
+    finish_help(ap)
+    return ap
+
+
+ENVIRONMENT_ERRNOS = frozenset(
+    {
+        errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOENT,
+        errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG, errno.ELOOP,
+    }
+)  # fmt: skip
+"""OSErrors that come from the user's environment (a path, a read-only or full disk), not from
+a bug: one line and exit 2, like bad input."""
+OUTPUT_OPTIONS = ("out",)
+
+
+def check_outputs_writable(args: argparse.Namespace) -> None:
+    """Before any work: every output folder option must be creatable and writable (the nearest
+    existing ancestor a writable folder), so a read-only or missing location fails at once instead
+    of after the whole computation."""
+    for dest in OUTPUT_OPTIONS:
+        value = getattr(args, dest, None)
+        if not isinstance(value, str) or not value:
+            continue
+        path = Path(value).absolute()
+        probe = path
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        if probe.exists() and not probe.is_dir():  # an output file: its folder must be writable
+            probe = probe.parent
+        if not os.access(probe, os.W_OK | os.X_OK):
+            why = "read-only file system" if _read_only(probe) else "permission denied"
+            raise PrimeBenchError(f"--{dest} {value}: cannot write in {probe} ({why})")
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        check_outputs_writable(args)
+        return int(args.func(args))
+    except PrimeBenchError as exc:  # bad input: one line; anything else is a bug: a traceback
+        print(f"primebench: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the environment (disk full, read-only, a bad path): one line
+        if exc.errno not in ENVIRONMENT_ERRNOS:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"primebench: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2

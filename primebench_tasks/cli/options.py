@@ -1,0 +1,78 @@
+"""Range checks of the numeric options of every command (plugins' included)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --help
+    pass
+
+
+def number_type(
+    kind: type, lo: float | None = None, hi: float | None = None, lo_open: bool = False
+) -> Callable[[str], Any]:
+    """An argparse type: a finite ``kind`` within [lo, hi] (``lo_open``: (lo, hi])."""
+
+    def parse(text: str) -> Any:
+        try:
+            v = kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        below = lo is not None and (v <= lo if lo_open else v < lo)
+        if below or (hi is not None and v > hi):
+            low = "" if lo is None else f"{'>' if lo_open else '>='} {lo}"
+            high = "" if hi is None else f"<= {hi}"
+            raise argparse.ArgumentTypeError(
+                f"{v} is out of range (must be {' and '.join(x for x in (low, high) if x)})"
+            )
+        return v
+
+    return parse
+
+
+POSITIVE_OPTIONS = frozenset(
+    {
+        "scale", "models", "splits", "n", "budget", "batch", "threads", "random_suites", "k",
+        "audit_items", "n_boot", "waves", "replicas", "concurrency", "tp", "max_model_len",
+        "max_lora_rank", "max_loras", "max_num_seqs", "batch_size", "max_new_tokens",
+        "tensor_parallel_size", "min_blind_models", "judge_timeout", "timeout",
+        "cpus_per_replica",
+    }
+)  # fmt: skip
+"""Numeric options (by dest) that must be > 0; every other int/float option must be ≥ 0."""
+UPPER_BOUNDS = {
+    "max_unanswered": 1.0,
+    "missing": 0.99,
+    "gpu_memory_utilization": 1.0,
+    "max_drop": 1.0,
+    "min_gain": 1.0,
+    "min_percentile": 100.0,
+    "start": 1.0,
+}
+"""Numeric options (by dest) with an upper bound."""
+
+
+def range_check_numeric_options(parser: argparse.ArgumentParser) -> None:
+    """Give every plain ``int``/``float`` option of ``parser`` and its sub-commands (plugins'
+    included) a range-checked type: finite, ≥ 0 (> 0 for :data:`POSITIVE_OPTIONS`), ≤ its
+    :data:`UPPER_BOUNDS`. A new command's options are covered when it is added
+    (``tests/hostile/test_options.py`` walks the parser)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                range_check_numeric_options(sub)
+        elif action.type in (int, float):
+            kind = action.type
+            action.type = number_type(
+                kind,
+                0,
+                UPPER_BOUNDS.get(action.dest),
+                lo_open=action.dest in POSITIVE_OPTIONS or action.dest == "start",
+            )
+            action.type.__name__ = kind.__name__
