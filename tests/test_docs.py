@@ -12,6 +12,7 @@ from tests.docs import ROOT, doc_pages
 
 sys.path.insert(0, str(ROOT / "tools"))
 import doc_links  # noqa: E402
+import readme_figure  # noqa: E402, F401
 
 README_MAX_LINES = 250
 
@@ -60,3 +61,17 @@ def test_github_and_mkdocs_give_the_same_anchors():
             if line.startswith("## ") or line.startswith("### "):
                 text = line.lstrip("#").strip().replace("`", "")
                 assert slugify(text, "-") == doc_links.slug(text), (page.name, line)
+
+
+def test_readme_figure_is_drawn_from_the_committed_results(tmp_path):
+    import numpy as np
+    from PIL import Image
+
+
+    out = readme_figure.render(tmp_path / "fig.png")
+    with (
+        Image.open(out) as new,
+        Image.open(ROOT / "docs" / "img" / "placement_accuracy.png") as old,
+    ):
+        assert np.array_equal(np.asarray(new), np.asarray(old))
+    assert "docs/img/placement_accuracy.png" in (ROOT / "README.md").read_text("utf-8")
