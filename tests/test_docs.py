@@ -67,7 +67,6 @@ def test_readme_figure_is_drawn_from_the_committed_results(tmp_path):
     import numpy as np
     from PIL import Image
 
-
     out = readme_figure.render(tmp_path / "fig.png")
     with (
         Image.open(out) as new,

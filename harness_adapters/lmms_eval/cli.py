@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from primebench_tasks.cli import CommandTree, load_panel, parse_pairs
 from primebench_tasks.data.defaults import default_kind, default_names
+from primebench_tasks.evaluate.defaults import (
+    ADAPTIVE_BATCH,
+    ADAPTIVE_MAX_ITEMS,
+    ADAPTIVE_TARGET_WIDTH,
+)
 
 if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
@@ -74,6 +80,33 @@ def cmd_keys_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_adaptive_lmms(args: argparse.Namespace) -> int:
+    from harness_adapters.lmms_eval.adaptive import run_adaptive_lmms
+    from harness_adapters.placement import reference_panels, resolve_suite
+    from harness_adapters.vllm.adaptive_session import AdaptiveSettings
+
+    suite = resolve_suite(args.suite)
+    given = load_panel(args) if (args.panel or args.default) else None
+    settings = AdaptiveSettings(
+        target_width=None if args.target_width <= 0 else args.target_width,
+        max_items=args.max_items,
+        round_size=args.round_size,
+    )
+    run_adaptive_lmms(
+        args.model,
+        args.model_args,
+        suite,
+        reference_panels(suite, given),
+        args.out,
+        settings,
+        name=args.name,
+        gen_kwargs=args.gen_kwargs,
+        progress=lambda m: print(f"[primebench] {m}", file=sys.stderr, flush=True),
+    )
+    print((Path(args.out) / "adaptive.md").read_text("utf-8"))
+    return 0
+
+
 def add_commands(tree: CommandTree) -> None:
     sub = tree.sub
     tasks = tree.group("tasks", "harness task configs from a manifest")
@@ -124,6 +157,24 @@ def add_commands(tree: CommandTree) -> None:
     p.add_argument("--suite", help="refuse logs generated from another suite version")
     p.add_argument("--model", help="model name (default: the run's model_name)")
     p.set_defaults(func=cmd_ingest_lmms)
+
+    adaptive = tree.group("adaptive", "adaptive evaluation inside a harness")
+    p = adaptive.add_parser(
+        "lmms-eval",
+        help="ask an lmms-eval model, in rounds, the items that tell the most (model loaded once)",
+    )
+    p.add_argument("--model", required=True, help="an lmms-eval model name (lmms-eval --model)")
+    p.add_argument("--model_args", "--model-args", default="", help="as lmms-eval --model_args")
+    p.add_argument("--gen_kwargs", "--gen-kwargs", help="as lmms-eval --gen_kwargs")
+    p.add_argument("--suite", required=True, help="suite manifest JSON or a released suite's name")
+    p.add_argument("--panel")
+    p.add_argument("--default", choices=[n for n in default_names() if default_kind(n) == "panel"])
+    p.add_argument("--name", help="the model's name in the records (default: --model)")
+    p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
+    p.add_argument("--target-width", type=float, default=ADAPTIVE_TARGET_WIDTH)
+    p.add_argument("--max-items", type=int, default=ADAPTIVE_MAX_ITEMS)
+    p.add_argument("--round-size", type=int, default=ADAPTIVE_BATCH)
+    p.set_defaults(func=cmd_adaptive_lmms)
 
     keys = tree.group("keys", "row keys by content for upstream datasets without ids")
     p = keys.add_parser(

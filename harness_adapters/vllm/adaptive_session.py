@@ -132,27 +132,55 @@ def _states(
     return out
 
 
+RoundExecutor = Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None]
+"""Runs one round — variant → the documents to ask it — and appends their records."""
+
+
 def run_adaptive(
     req: RunRequest,
     panels: Mapping[str, Panel],
     settings: AdaptiveSettings,
     progress: Callable[[str], None] | None = None,
     backend: Any = None,
+    *,
+    executor: RoundExecutor | None = None,
+    spec: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run every variant of ``req`` adaptively on the suite's benchmarks; writes the records and
-    ``adaptive.json``/``adaptive.md``; returns the report (see the module docstring)."""
+    ``adaptive.json``/``adaptive.md``; returns the report (see the module docstring). The rounds
+    go to the vLLM engine or server (``backend``, built on the first round), or to ``executor``
+    with its run ``spec`` (another harness: the lmms-eval driver)."""
     say = progress or (lambda _m: None)
-    if req.backend == "ray":
-        raise BackendError(
-            "--adaptive runs on the offline engine or a server, not on Ray: each round would be "
-            "a pass through Ray Data (use --backend vllm or --backend server)"
-        )
-    adapters, plan = check_inputs(req)
+    if executor is None:
+        if req.backend == "ray":
+            raise BackendError(
+                "--adaptive runs on the offline engine or a server, not on Ray: each round "
+                "would be a pass through Ray Data (use --backend vllm or --backend server)"
+            )
+        adapters, plan = check_inputs(req)
+        spec = _spec(req, adapters, plan)
+        engine: list[Any] = [backend]
+
+        def vllm_round(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
+            if engine[0] is None:
+                engine[0] = build_backend(req, adapters)
+            for a, docs in asks.items():  # one engine batch per variant per round
+                run_variants(
+                    engine[0],
+                    docs,
+                    req.model_name,
+                    [a],
+                    records,
+                    req.suite["version"],
+                    batch_size=max(1, len(docs)),
+                    progress=None,
+                )
+
+        executor = vllm_round
+    assert spec is not None
     pools = item_pools(req.suite, panels, settings)
     req.out.mkdir(parents=True, exist_ok=True)
-    spec = _spec(req, adapters, plan)
-    spec["adaptive"] = asdict(settings)
-    freeze_spec(req.out, spec)
+    freeze_spec(req.out, {**spec, "adaptive": asdict(settings)})
     records = RecordFile(req.out / "records.jsonl")
     variants = req.variants()
     names = {a: variant_name(req.model_name, a) for a in variants}
@@ -182,22 +210,13 @@ def run_adaptive(
         if not asks:
             break
         rounds += 1
-        if backend is None:
-            backend = build_backend(req, adapters)
         open_tests = sum(len({d.benchmark for d in docs}) for docs in asks.values())
         say(f"round {rounds}: {sum(map(len, asks.values()))} items, {open_tests} tests open")
-        for a, docs in asks.items():  # one engine batch per variant per round
-            run_variants(
-                backend,
-                docs,
-                req.model_name,
-                [a],
-                records,
-                req.suite["version"],
-                batch_size=max(1, len(docs)),
-                progress=None,
-            )
+        before = sum(int(a.sum()) for _, a in state.values())
+        executor(asks, records)
         state = _states(records, names, pools)
+        if sum(int(a.sum()) for _, a in state.values()) == before:
+            raise BackendError(f"round {rounds} recorded no answer (ok or failed): stopping")
     doc = adaptive_report(req, pools, state, stopped, settings)
     atomic_write_text(req.out / "adaptive.json", canonical_json(doc))
     atomic_write_text(req.out / "adaptive.md", adaptive_markdown(doc))

@@ -223,3 +223,34 @@ def test_prism_axes_as_lmms_eval_tasks(tmp_path, mathvision):
     assert all(r["responses"][0] == "A" for r in sc)
     doc = score(tmp_path / "build", [tmp_path / "run"], tmp_path / "score", None, n_boot=50)
     assert doc["models"] == ["dummy-A"]
+
+
+@pytest.mark.heavy
+def test_adaptive_driver_runs_rounds_through_lmms_eval_and_resumes(tmp_path):
+    """``primebench adaptive lmms-eval``: the dummy model loaded once, rounds of 5 items of the
+    MATH-Vision testmini pool through generated tasks and lmms-eval's own scoring; a run stopped
+    at 10 items and resumed to 15 asks what an uninterrupted 15-item run asks."""
+    from harness_adapters.vllm.records import RecordFile
+
+    def run(out, items):
+        args = ["adaptive", "lmms-eval", "--model", "dummy", "--model_args", "response=A"]
+        args += ["--suite", "primebench_mathvision", "--target-width", "0", "--max-items"]
+        return main([*args, str(items), "--out", str(out)])
+
+    assert run(tmp_path / "straight", 15) == 0
+    assert run(tmp_path / "resumed", 10) == 0
+    assert len(list((tmp_path / "resumed" / "rounds").iterdir())) == 2
+    assert run(tmp_path / "resumed", 15) == 0
+    ids = {k: [r["item_id"] for r in RecordFile(tmp_path / k / "records.jsonl").read()]
+           for k in ("straight", "resumed")}  # fmt: skip
+    assert ids["straight"] == ids["resumed"] and len(set(ids["straight"])) == 15
+    recs = RecordFile(tmp_path / "straight" / "records.jsonl").read()
+    panel = Panel.load_default("mathvision")
+    gold = panel.items_of("MATH-Vision_MINI").set_index("item_id")
+    for r in recs:  # the generated task's scoring (in lmms-eval) of the dummy's "A"
+        doc = {"answer": gold.loc[r["item_id"], "answer"],
+               "options": json.loads(gold.loc[r["item_id"], "options"] or "[]")}  # fmt: skip
+        assert r["status"] == "ok" and r["score"] == exact_answer_score(doc, "A")
+    doc = json.loads((tmp_path / "straight" / "adaptive.json").read_text())
+    e = doc["models"]["dummy"]["benchmarks"]["MATH-Vision_MINI"]
+    assert e["items"] == 15 and e["stopped_because"] == "item budget (15) spent"

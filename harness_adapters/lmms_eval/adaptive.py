@@ -1,0 +1,194 @@
+"""Adaptive evaluation inside lmms-eval: ``primebench adaptive lmms-eval --model M --model_args
+... --suite S --out RUN``.
+
+The model is loaded once (lmms-eval's own model class, ``get_model(M).create_from_arg_string``);
+each round, the items the adaptive test chose (:mod:`harness_adapters.vllm.adaptive_session`:
+the same policy, stopping rule, records and report as ``primebench run --adaptive``) become a
+generated task set (``generate_tasks`` on a manifest of just those items, named
+``<suite>_adaptive_rNNN`` so it never shadows a released task) and go through
+``lmms_eval.evaluator.simple_evaluate`` with the loaded model — lmms-eval's own prompts, decoding
+and per-item scoring. Every item's ``primebench_item`` score is appended to ``RUN/records.jsonl``
+as the round ends (an item the task scored with nothing is recorded ``failed``), so a killed run
+resumes from the last finished round.
+
+VLMEvalKit has no such entry: its ``run.py`` builds a dataset per invocation and its inference
+writes one result file per (model, dataset), so a round would be a new dataset and a new process
+with the model loaded again; use ``primebench run --adaptive`` on vLLM for a VLMEvalKit model.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from harness_adapters.lmms_eval.taskgen import generate_tasks, suite_task_name
+from harness_adapters.suite_docs import SuiteDoc
+from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
+from harness_adapters.vllm.records import RecordFile, variant_name
+from harness_adapters.vllm.session import RUN_SCHEMA, RunRequest
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import PrimeBenchError
+
+ITEM_METRIC = "primebench_item"
+
+
+def round_manifest(suite: Mapping[str, Any], docs: list[SuiteDoc], k: int) -> dict[str, Any]:
+    """The suite's manifest with just ``docs`` as its items, named ``<suite>_adaptive_rNNN``."""
+    m = copy.deepcopy(dict(suite))
+    m["name"] = f"{suite['name']}_adaptive_r{k:03d}"
+    cats: dict[str, Any] = {}
+    for d in docs:
+        entry = cats.setdefault(d.category, {"benchmarks": {}})
+        b = entry["benchmarks"].setdefault(d.benchmark, {"item_ids": []})
+        b["item_ids"].append(d.item_id)
+    for c, v in m["categories"].items():
+        if c in cats:
+            for b, e in v["benchmarks"].items():
+                if b in cats[c]["benchmarks"]:
+                    cats[c]["benchmarks"][b] = {
+                        **e,
+                        "item_ids": cats[c]["benchmarks"][b]["item_ids"],
+                    }
+    m["categories"] = cats
+    return m
+
+
+def load_model(
+    model: str, model_args: str, batch_size: int | str = 1, device: str | None = None
+) -> Any:
+    """An lmms-eval model instance, loaded once for every round."""
+    from lmms_eval import models
+
+    return models.get_model(model).create_from_arg_string(
+        model_args, {"batch_size": batch_size, "max_batch_size": None, "device": device}
+    )
+
+
+def lmms_executor(
+    lm: Any,
+    req: RunRequest,
+    panels: Mapping[str, Panel],
+    gen_kwargs: str | None = None,
+) -> Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None]:
+    """A round executor for :func:`~harness_adapters.vllm.adaptive_session.run_adaptive` that
+    runs each round through lmms-eval with the loaded model ``lm``."""
+    rounds = [0]
+
+    def execute(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
+        from lmms_eval.evaluator import simple_evaluate
+        from lmms_eval.tasks import TaskManager
+
+        docs = asks.get(None, [])
+        if not docs:
+            return
+        rounds[0] += 1
+        k = len(list((req.out / "rounds").glob("r*"))) + 1 if (req.out / "rounds").exists() else 1
+        manifest = round_manifest(req.suite, docs, k)
+        folder = req.out / "rounds" / f"r{k:03d}"
+        generate_tasks(manifest, dict(panels), folder)
+        t0 = time.perf_counter()
+        res = simple_evaluate(
+            model=lm,
+            tasks=[suite_task_name(manifest)],
+            task_manager=TaskManager(include_path=str(folder)),
+            log_samples=True,
+            gen_kwargs=gen_kwargs,
+        )
+        if not res:
+            raise PrimeBenchError(f"lmms-eval returned no results for round {k} ({folder})")
+        per_item = (time.perf_counter() - t0) / len(docs)
+        scored: dict[tuple[str, str], tuple[float | None, str | None]] = {}
+        for samples in (res.get("samples") or {}).values():
+            for s in samples:
+                item = s.get(ITEM_METRIC)
+                if not isinstance(item, dict) or "item_id" not in item:
+                    continue
+                bench = item.get("benchmark") or _benchmark_of(manifest, str(item["item_id"]))
+                resp = s.get("filtered_resps") or s.get("resps")
+                text = resp[0] if isinstance(resp, list) and resp else resp
+                while isinstance(text, list) and text:
+                    text = text[0]
+                score = item.get("score")
+                scored[(bench, str(item["item_id"]))] = (
+                    float(score) if isinstance(score, (int, float)) else None,
+                    None if text is None else str(text),
+                )
+        name = variant_name(req.model_name, None)
+        rows = []
+        for d in docs:
+            score, text = scored.get((d.benchmark, d.item_id), (None, None))
+            ok = score is not None
+            rows.append(
+                {
+                    "model": name,
+                    "adapter": None,
+                    "benchmark": d.benchmark,
+                    "category": d.category,
+                    "item_id": d.item_id,
+                    "answer": str(d.doc["answer"]),
+                    "condition": "vl",
+                    "suite": req.suite["version"],
+                    "status": "ok" if ok else "failed",
+                    "response": text,
+                    "score": score,
+                    "error": None if ok else "lmms-eval gave this item no per-item score",
+                    "seconds": round(per_item, 4) if ok else None,
+                }
+            )
+        records.append(rows)
+
+    return execute
+
+
+def _benchmark_of(manifest: Mapping[str, Any], item_id: str) -> str:
+    hits = [
+        b
+        for v in manifest["categories"].values()
+        for b, e in v["benchmarks"].items()
+        if item_id in [str(i) for i in e["item_ids"]]
+    ]
+    if len(hits) != 1:
+        raise PrimeBenchError(
+            f"item {item_id} of an adaptive round is in {len(hits)} benchmarks of the round"
+        )
+    return hits[0]
+
+
+def run_adaptive_lmms(
+    model: str,
+    model_args: str,
+    suite: Mapping[str, Any],
+    panels: Mapping[str, Panel],
+    out: str | Path,
+    settings: AdaptiveSettings,
+    *,
+    name: str | None = None,
+    gen_kwargs: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    lm: Any = None,
+) -> dict[str, Any]:
+    """Load the lmms-eval model once (unless ``lm`` is given) and run the adaptive test of the
+    suite's benchmarks through lmms-eval round by round; returns the report."""
+    req = RunRequest(model=model, suite=dict(suite), out=Path(out), name=name or model)
+    spec = {
+        "schema": RUN_SCHEMA,
+        "suite": suite["version"],
+        "suite_name": suite["name"],
+        "model": req.model_name,
+        "model_path": f"lmms-eval:{model}",
+        "prompt_kwargs": "lmms-eval's generated tasks",
+        "generation": {"lmms_eval_model_args": model_args, "gen_kwargs": gen_kwargs},
+        "adapters": {},
+    }
+    lm = lm if lm is not None else load_model(model, model_args)
+    return run_adaptive(
+        req,
+        panels,
+        settings,
+        progress,
+        executor=lmms_executor(lm, req, panels, gen_kwargs),
+        spec=spec,
+    )
