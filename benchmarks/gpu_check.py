@@ -11,7 +11,8 @@ the suite × variants, and for the server the time to first token (streamed, med
 LoRA switch overhead (first request after switching adapter minus a repeat of it, mean over
 adapters) next to the engine start it replaces; a vision-tower adapter (``tower``: peft
 ``all-linear``) on an engine with tower/connector LoRA beside a language-only one (start, items/s,
-answers changed); peak memory (GPU: ``nvidia-smi`` polled; CPU: the
+answers changed); ``primebench run --adaptive`` against a static run of the same number of items
+(wall time ratio); peak memory (GPU: ``nvidia-smi`` polled; CPU: the
 process tree's RSS).
 """
 
@@ -318,9 +319,65 @@ def run_tower(
     }
 
 
+def run_adaptive_phase(
+    model: Path,
+    adapters: list[Any],
+    docs: list[Any],
+    gpu: bool,
+    max_new_tokens: int,
+    suite: dict[str, Any],
+) -> dict[str, Any]:
+    """``primebench run --adaptive`` against a static run of the same number of items per
+    variant on one engine (issue #29's goal: adaptive ≤ 1.15× the static wall time)."""
+    from harness_adapters.suite_docs import SuiteDoc, benchmark_rows
+    from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
+    from harness_adapters.vllm.backends import OfflineBackend
+    from harness_adapters.vllm.records import RecordFile
+    from harness_adapters.vllm.runner import run_variants
+    from harness_adapters.vllm.session import RunRequest
+    from primebench_tasks.data.panel import Panel
+
+    settings = engine_settings(gpu, max(a.rank for a in adapters), len(adapters))
+    backend = OfflineBackend(str(model), adapters, settings, max_new_tokens)
+    panel = Panel.load_default(suite["built_from"]["panel"])
+    (bench,) = panel.benchmark_names
+    n = len(docs)
+    pool = [SuiteDoc(r["id"], bench, "c", r) for r in benchmark_rows(panel, bench)][:n]
+    variants = [None, *[a.name for a in adapters]]
+    work = Path(tempfile.mkdtemp(prefix="gpu_adaptive_"))
+    run_variants(backend, pool, "m", variants, RecordFile(work / "warm.jsonl"), "w", 32, None)
+    t0 = time.perf_counter()
+    run_variants(backend, pool, "m", variants, RecordFile(work / "static.jsonl"), "s", 5, None)
+    static = time.perf_counter() - t0
+    req = RunRequest(
+        model=str(model),
+        suite=suite,
+        out=work / "adaptive",
+        adapters={a.name: str(a.path) for a in adapters},
+        name="m",
+        max_new_tokens=max_new_tokens,
+    )
+    t0 = time.perf_counter()
+    doc = run_adaptive(req, {bench: panel}, AdaptiveSettings(None, n, 5), backend=backend)
+    adaptive = time.perf_counter() - t0
+    return {
+        "items_per_variant": n,
+        "static_s": round(static, 2),
+        "adaptive_s": round(adaptive, 2),
+        "ratio": round(adaptive / static, 3),
+        "items_asked": {m: r["items"] for m, r in doc["models"].items()},
+    }
+
+
 def _phase(
     name: str, work: Path, docs: list[Any], adapters: list[Any], gpu: bool, args: argparse.Namespace
 ) -> dict[str, Any]:
+    if name == "adaptive":
+        from harness_adapters.placement import resolve_suite
+
+        return run_adaptive_phase(
+            work / "base", adapters, docs, gpu, args.max_new_tokens, resolve_suite(args.suite)
+        )
     if name == "tower":
         return run_tower(work / "base", adapters, docs, gpu, args.max_new_tokens, args.batch_size)
     if name == "offline":
@@ -339,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, help="first N documents of the suite")
     ap.add_argument("--max-new-tokens", type=int, default=64)
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--backends", default="offline,server,ray,tower")
+    ap.add_argument("--backends", default="offline,server,ray,tower,adaptive")
     ap.add_argument("--phase", help=argparse.SUPPRESS)  # one backend, in its own process
     ap.add_argument("--work", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

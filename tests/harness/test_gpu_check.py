@@ -56,7 +56,9 @@ def test_gpu_check_script_runs_every_backend_on_cpu(tmp_path):
     assert doc["offline"]["items"] == doc["server"]["items"] == doc["ray"]["items"] == 6
     assert doc["offline"]["engine_start_s"] > 0 and doc["server"]["time_to_first_token_s"] > 0
     assert doc["offline"]["adapter_switch_overhead_s"] < doc["offline"]["engine_start_s"]
-    assert all(doc[b]["peak_memory_mib"] > 0 for b in ("offline", "server", "ray", "tower"))
+    phases = ("offline", "server", "ray", "tower", "adaptive")
+    assert all(doc[b]["peak_memory_mib"] > 0 for b in phases)
+    assert doc["adaptive"]["items_asked"] == {"m": 3, "m+lora1": 3} and doc["adaptive"]["ratio"] > 0
     tower = doc["tower"]
     assert tower["tower_lora"] and tower["tower_modules"] > 0
     assert tower["tower_answers_differ_from_base"] and set(tower["items_per_s"]) == {
