@@ -452,10 +452,15 @@ def race_variants(
     variant ``batch`` items of each benchmark — the most informative for the variants together
     (:meth:`AdaptiveBenchmark.shared_items`) — through ``ask({b: items}) -> {b: (V, len(items))
     scores}``, then ranks them on every item asked so far (paired bootstrap over items within
-    categories); it stops when every adjacent pair of the ranking is separated at ``level`` or
-    after ``max_items`` per benchmark. ``start``: (asked, scores) already recorded (a resumed
+    categories); it stops when every adjacent pair of the ranking is separated at ``level`` —
+    Bonferroni-corrected for the looks after every round (each look at 1 − (1 − level)/L, L =
+    the rounds the budget allows) — or after ``max_items`` per benchmark. ``start``: (asked, scores) already recorded (a resumed
     run); ``exclude``: per benchmark, items that cannot be asked."""
     V = len(names)
+    # the verdict is looked at after every round: Bonferroni over the race's possible looks
+    # keeps the chance of any wrong separation at the level (one look: the static verdict's)
+    looks = max(1, max(-(-min(max_items, b.n) // batch) for b in benches))
+    per_look = 1 - (1 - level) / looks
     asked = [list(a) for a in start[0]] if start else [[] for _ in benches]
     scores = (
         [np.array(s, float) for s in start[1]] if start else [np.empty((V, 0)) for _ in benches]
@@ -463,7 +468,7 @@ def race_variants(
     rounds, reason = 0, ""
     while True:
         table, pairwise, verdict = _race_verdict(
-            names, categories, asked, scores, level, n_boot, seed
+            names, categories, asked, scores, per_look, n_boot, seed
         )
         if any(asked) and verdict["fully_ordered"]:
             reason = f"every adjacent pair separated at {level:.0%}"
