@@ -114,3 +114,11 @@ def test_adaptive_replay_table_is_rendered_from_the_committed_csv():
     assert text == (RESULTS / "adaptive_replay.md").read_text("utf-8")
     assert _readme_block("adaptive-replay") == text
     assert {"random", "frontier"} <= set(df["protocol"]) and set(df["items"]) == {25, 50, 100}
+
+
+def test_adaptive_speed_table_is_the_benchmark_output():
+    mod = _script("adaptive_speed")
+    doc = json.loads((RESULTS / "adaptive_speed.json").read_text("utf-8"))
+    text = mod.markdown(doc)
+    assert text == (RESULTS / "adaptive_speed.md").read_text("utf-8")
+    assert _readme_block("adaptive-speed") == text
