@@ -171,9 +171,22 @@ def add_commands(tree: CommandTree) -> None:
     p.add_argument("--default", choices=[n for n in default_names() if default_kind(n) == "panel"])
     p.add_argument("--name", help="the model's name in the records (default: --model)")
     p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
-    p.add_argument("--target-width", type=float, default=ADAPTIVE_TARGET_WIDTH)
-    p.add_argument("--max-items", type=int, default=ADAPTIVE_MAX_ITEMS)
-    p.add_argument("--round-size", type=int, default=ADAPTIVE_BATCH)
+    p.add_argument(
+        "--target-width",
+        type=float,
+        default=ADAPTIVE_TARGET_WIDTH,
+        help="stop a benchmark's test when the 90 %% interval of its predicted full score is "
+        "narrower than this (0: run to --max-items)",
+    )
+    p.add_argument(
+        "--max-items", type=int, default=ADAPTIVE_MAX_ITEMS, help="items per benchmark at most"
+    )
+    p.add_argument(
+        "--round-size",
+        type=int,
+        default=ADAPTIVE_BATCH,
+        help="items per benchmark per round (one lmms-eval evaluation per round)",
+    )
     p.set_defaults(func=cmd_adaptive_lmms)
 
     keys = tree.group("keys", "row keys by content for upstream datasets without ids")

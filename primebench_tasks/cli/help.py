@@ -92,6 +92,8 @@ EXAMPLES = {
     "tasks lmms-eval": "primebench tasks lmms-eval --manifest S/manifest.json --panel P --out T",
     "lmms-eval-path": "lmms-eval --include_path $(primebench lmms-eval-path) --tasks primebench",
     "ingest lmms-eval": "primebench ingest lmms-eval out/ --panel P",
+    "adaptive lmms-eval": "primebench adaptive lmms-eval --model llava_hf --model_args "
+    "pretrained=llava-hf/llava-1.5-7b-hf --suite primebench_mathvision --out RUN",
     "ingest vlmeval": "primebench ingest vlmeval outputs --panel P",
     "keys build": "primebench keys build --vlmeval-tsv AI2D_TEST.tsv --upstream DIR --task ai2d "
     "--out keys.json",

@@ -42,7 +42,7 @@ POSITIVE_OPTIONS = frozenset(
         "audit_items", "n_boot", "waves", "replicas", "concurrency", "tp", "max_model_len",
         "max_lora_rank", "max_loras", "max_num_seqs", "batch_size", "max_new_tokens",
         "tensor_parallel_size", "min_blind_models", "judge_timeout", "timeout",
-        "cpus_per_replica",
+        "cpus_per_replica", "max_items", "round_size",
     }
 )  # fmt: skip
 """Numeric options (by dest) that must be > 0; every other int/float option must be ≥ 0."""
