@@ -235,13 +235,7 @@ class AdaptiveBenchmark:
         """The ``k`` unasked items (n,) of highest Fisher information at the model's current
         ability (answers (n,) with NaN where not asked); ties → the lower index. ``exclude``
         (n,) bool: items that cannot be asked (no content; no recorded answer in a replay)."""
-        theta = self._theta(answers, asked)
-        info = information(self.model, np.array([theta]))[0]
-        info[np.asarray(asked, bool)] = -np.inf
-        if exclude is not None:
-            info[np.asarray(exclude, bool)] = -np.inf
-        pick = np.argsort(-info, kind="stable")[:k]
-        return pick[np.isfinite(info[pick])]
+        return self.shared_items(np.asarray(answers, float)[None, :], asked, k, exclude)
 
     def shared_items(
         self,
