@@ -21,7 +21,7 @@ predicted rank among the reference models; per variant the mean over benchmarks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from harness_adapters.suite_docs import SuiteDoc, benchmark_rows
-from harness_adapters.vllm.backends import BackendError
+from harness_adapters.vllm.backends import Adapter, BackendError
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.runner import run_variants
 from harness_adapters.vllm.session import (
@@ -136,6 +136,33 @@ RoundExecutor = Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None
 """Runs one round — variant → the documents to ask it — and appends their records."""
 
 
+def vllm_executor(
+    req: RunRequest, adapters: Sequence[Adapter], backend: Any = None
+) -> RoundExecutor:
+    """The round executor of the vLLM engine or server: ``backend``, else the one ``req`` names,
+    built on the first round that asks something; one engine batch per variant per round."""
+    engine: list[Any] = [backend]
+
+    def execute(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
+        for a, docs in asks.items():
+            if not docs:
+                continue
+            if engine[0] is None:
+                engine[0] = build_backend(req, adapters)
+            run_variants(
+                engine[0],
+                docs,
+                req.model_name,
+                [a],
+                records,
+                req.suite["version"],
+                batch_size=len(docs),
+                progress=None,
+            )
+
+    return execute
+
+
 def run_adaptive(
     req: RunRequest,
     panels: Mapping[str, Panel],
@@ -159,24 +186,7 @@ def run_adaptive(
             )
         adapters, plan = check_inputs(req)
         spec = _spec(req, adapters, plan)
-        engine: list[Any] = [backend]
-
-        def vllm_round(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
-            if engine[0] is None:
-                engine[0] = build_backend(req, adapters)
-            for a, docs in asks.items():  # one engine batch per variant per round
-                run_variants(
-                    engine[0],
-                    docs,
-                    req.model_name,
-                    [a],
-                    records,
-                    req.suite["version"],
-                    batch_size=max(1, len(docs)),
-                    progress=None,
-                )
-
-        executor = vllm_round
+        executor = vllm_executor(req, adapters, backend)
     assert spec is not None
     pools = item_pools(req.suite, panels, settings)
     req.out.mkdir(parents=True, exist_ok=True)
@@ -348,32 +358,19 @@ def rank_variants_adaptive(
     records = RecordFile(req.out / "records.jsonl")
     variants = req.variants()
     names = {a: variant_name(req.model_name, a) for a in variants}
-    engine: list[Any] = [backend]
+    execute = vllm_executor(req, adapters, backend)
 
     def send(docs_by_variant: Mapping[str | None, list[SuiteDoc]]) -> None:
-        for a, docs in docs_by_variant.items():
-            if not docs:
-                continue
-            if engine[0] is None:
-                engine[0] = build_backend(req, adapters)
-            run_variants(
-                engine[0],
-                docs,
-                req.model_name,
-                [a],
-                records,
-                req.suite["version"],
-                batch_size=max(1, len(docs)),
-                progress=None,
-            )
+        execute(docs_by_variant, records)
 
     # resume: every item any variant was asked is asked of all (in record order)
     state = _states(records, names, pools)
+    lines = records.read()
     started: list[list[int]] = []
     for p in pools:
         seen: list[int] = []
         where = p.index()
-        for r in records.read():
+        for r in lines:
             k = where.get(str(r.get("item_id"))) if r.get("benchmark") == p.benchmark else None
             if k is not None and r.get("model") in names.values() and k not in seen:
                 seen.append(k)
