@@ -7,13 +7,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness_adapters.vllm.cli_options import adaptive_budget_options
 from primebench_tasks.cli import CommandTree, load_panel, parse_pairs
 from primebench_tasks.data.defaults import default_kind, default_names
-from primebench_tasks.evaluate.defaults import (
-    ADAPTIVE_BATCH,
-    ADAPTIVE_MAX_ITEMS,
-    ADAPTIVE_TARGET_WIDTH,
-)
 
 if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
@@ -83,15 +79,11 @@ def cmd_keys_build(args: argparse.Namespace) -> int:
 def cmd_adaptive_lmms(args: argparse.Namespace) -> int:
     from harness_adapters.lmms_eval.adaptive import run_adaptive_lmms
     from harness_adapters.placement import reference_panels, resolve_suite
-    from harness_adapters.vllm.adaptive_session import AdaptiveSettings
+    from harness_adapters.vllm.cli_options import adaptive_settings
 
     suite = resolve_suite(args.suite)
     given = load_panel(args) if (args.panel or args.default) else None
-    settings = AdaptiveSettings(
-        target_width=None if args.target_width <= 0 else args.target_width,
-        max_items=args.max_items,
-        round_size=args.round_size,
-    )
+    settings = adaptive_settings(args)
     run_adaptive_lmms(
         args.model,
         args.model_args,
@@ -171,22 +163,7 @@ def add_commands(tree: CommandTree) -> None:
     p.add_argument("--default", choices=[n for n in default_names() if default_kind(n) == "panel"])
     p.add_argument("--name", help="the model's name in the records (default: --model)")
     p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
-    p.add_argument(
-        "--target-width",
-        type=float,
-        default=ADAPTIVE_TARGET_WIDTH,
-        help="stop a benchmark's test when the 90 %% interval of its predicted full score is "
-        "narrower than this (0: run to --max-items)",
-    )
-    p.add_argument(
-        "--max-items", type=int, default=ADAPTIVE_MAX_ITEMS, help="items per benchmark at most"
-    )
-    p.add_argument(
-        "--round-size",
-        type=int,
-        default=ADAPTIVE_BATCH,
-        help="items per benchmark per round (one lmms-eval evaluation per round)",
-    )
+    adaptive_budget_options(p, True, "one lmms-eval evaluation per round")
     p.set_defaults(func=cmd_adaptive_lmms)
 
     keys = tree.group("keys", "row keys by content for upstream datasets without ids")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from harness_adapters.vllm.cli_options import (
     adapter_specs,
     adaptive_options,
+    adaptive_settings,
     engine_options,
     reference_panel,
     say,
@@ -67,17 +68,11 @@ def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignor
 def _adaptive(args: argparse.Namespace, req: Any, panel: Panel, variants: bool = False) -> int:
     from harness_adapters.placement import reference_panels
     from harness_adapters.vllm.adaptive_session import (
-        AdaptiveSettings,
         rank_variants_adaptive,
         run_adaptive,
     )
 
-    width = getattr(args, "target_width", 0)
-    settings = AdaptiveSettings(
-        target_width=None if width <= 0 else width,
-        max_items=args.max_items,
-        round_size=args.round_size,
-    )
+    settings = adaptive_settings(args)
     given = None if args.panel is None and args.default is None else panel
     panels = reference_panels(req.suite, given)
     if variants:

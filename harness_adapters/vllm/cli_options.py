@@ -7,7 +7,7 @@ import argparse
 import glob
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from primebench_tasks.data.defaults import default_names
 from primebench_tasks.errors import PrimeBenchError
@@ -186,20 +186,39 @@ def adaptive_options(p: argparse.ArgumentParser, target: bool) -> None:
             "95 %% or --max-items are spent; writes adaptive_variants.json/.md"
         ),
     )
+    adaptive_budget_options(a, target, "a round is one engine batch per variant")
+
+
+def adaptive_budget_options(p: Any, target: bool, round_is: str) -> None:
+    """``--target-width`` (with ``target``), ``--max-items``, ``--round-size`` on ``p`` (a
+    parser or an argument group); ``round_is`` says what a round costs in that harness."""
     if target:
-        a.add_argument(
+        p.add_argument(
             "--target-width",
             type=float,
             default=ADAPTIVE_TARGET_WIDTH,
             help="stop a benchmark's test when the 90 %% interval of its predicted full score "
             "is narrower than this (0: run to --max-items)",
         )
-    a.add_argument(
+    p.add_argument(
         "--max-items", type=int, default=ADAPTIVE_MAX_ITEMS, help="items per benchmark at most"
     )
-    a.add_argument(
+    p.add_argument(
         "--round-size",
         type=int,
         default=ADAPTIVE_BATCH,
-        help="items per benchmark per round (a round is one engine batch per variant)",
+        help=f"items per benchmark per round ({round_is})",
+    )
+
+
+def adaptive_settings(args: argparse.Namespace) -> Any:
+    """:class:`~harness_adapters.vllm.adaptive_session.AdaptiveSettings` from the options
+    (a ``--target-width`` of 0 or less, or none: run to ``--max-items``)."""
+    from harness_adapters.vllm.adaptive_session import AdaptiveSettings
+
+    width = getattr(args, "target_width", 0)
+    return AdaptiveSettings(
+        target_width=None if width <= 0 else width,
+        max_items=args.max_items,
+        round_size=args.round_size,
     )
