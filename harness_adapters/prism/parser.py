@@ -21,6 +21,23 @@ from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS
 from primebench_tasks.prism.axes import AXES
 
 
+def _judge_options(p: argparse.ArgumentParser, role: str) -> None:
+    """``--judge`` (the ``role`` judge), ``--judge-timeout`` and ``--judge-api-key-env``."""
+    p.add_argument("--judge", default="rules", help=f"{role}: " + JUDGE_HELP)
+    p.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=120.0,
+        help="seconds per judge request (server judges)",
+    )
+    p.add_argument(
+        "--judge-api-key-env",
+        metavar="NAME",
+        help="environment variable holding the judge endpoint's API key (default: "
+        "none; OPENAI_API_KEY only for api.openai.com)",
+    )
+
+
 def _engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-model-len", type=int)
     p.add_argument("--max-num-seqs", type=int)
@@ -41,19 +58,7 @@ def add_commands(tree: Any) -> None:
     p.add_argument("--default", choices=default_names())
     p.add_argument("--benchmarks", nargs="+", help="panel pool: these benchmarks only")
     p.add_argument("--out", required=True, help="build directory (reused when it exists)")
-    p.add_argument("--judge", default="rules", help="generator judge: " + JUDGE_HELP)
-    p.add_argument(
-        "--judge-timeout",
-        type=float,
-        default=120.0,
-        help="seconds per judge request (server judges)",
-    )
-    p.add_argument(
-        "--judge-api-key-env",
-        metavar="NAME",
-        help="environment variable holding the judge endpoint's API key (default: "
-        "none; OPENAI_API_KEY only for api.openai.com)",
-    )
+    _judge_options(p, "generator judge")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 42, 1234, 2026])
     p.add_argument("--k", type=int, default=100, help="items per benchmark per seed")
     p.add_argument(
@@ -123,19 +128,7 @@ def add_commands(tree: Any) -> None:
     p.add_argument("--prism", required=True, help="build directory")
     p.add_argument("--runs", nargs="+", required=True, help="run directories")
     p.add_argument("--out", required=True)
-    p.add_argument("--judge", default="rules", help="grading judge: " + JUDGE_HELP)
-    p.add_argument(
-        "--judge-timeout",
-        type=float,
-        default=120.0,
-        help="seconds per judge request (server judges)",
-    )
-    p.add_argument(
-        "--judge-api-key-env",
-        metavar="NAME",
-        help="environment variable holding the judge endpoint's API key (default: "
-        "none; OPENAI_API_KEY only for api.openai.com)",
-    )
+    _judge_options(p, "grading judge")
     p.add_argument("--audit-judge", help="second judge J′ for the cross-judge audit")
     p.add_argument(
         "--audit-judge-api-key-env",
