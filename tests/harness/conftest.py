@@ -1,5 +1,15 @@
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -21,3 +31,44 @@ def mathvision() -> Panel:
 @pytest.fixture(scope="session")
 def suite20(mathvision: Panel) -> dict:
     return small_suite(mathvision, 20)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def vllm_server(
+    model: Path, log_path: Path, flags: list[str], env: dict[str, str]
+) -> Iterator[str]:
+    """A vLLM OpenAI-compatible server for ``model`` (served as ``tiny``, engine ``flags``) on a
+    free local port, its log at ``log_path``; yields the ``/v1`` base URL, stopped on exit."""
+    from harness_adapters.vllm.backends import stop_server, wait_until_healthy
+
+    port = free_port()
+    cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model)]
+    cmd += ["--served-model-name", "tiny", "--host", "127.0.0.1", "--port", str(port), *flags]
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_until_healthy(url, proc, 300, str(log_path))
+            yield url + "/v1"
+        finally:
+            stop_server(proc)
+
+
+def kill_after(cmd: list[str], records: Path, lines: int, env: dict[str, str]) -> None:
+    """Start ``cmd`` and SIGKILL it once ``records`` holds ``lines`` lines (it must still be
+    running then: a run that finished first cannot show a resume)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if records.exists() and records.read_bytes().count(b"\n") >= lines:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()

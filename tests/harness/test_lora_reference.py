@@ -17,17 +17,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from harness_adapters.vllm.backends import stop_server, wait_until_healthy
 from harness_adapters.vllm.records import RecordFile
 from primebench_tasks.pipeline.manifest import write_manifest
-from tests.harness.conftest import small_suite
+from tests.harness.conftest import small_suite, vllm_server
 
 pytestmark = pytest.mark.slow  # vLLM engines, a server and a Ray cluster: the full run (CI)
 
@@ -180,51 +178,15 @@ def test_language_model_only_gives_the_visionless_reference_and_says_so(
     assert "note: adapter tower: only its language-model part" in r.stdout
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.heavy
 def test_server_applies_both_adapter_kinds(tiny, suite_file, reference, tmp_path):
-    port = _free_port()
-    log_path = tmp_path / "server.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "vllm.entrypoints.openai.api_server",
-                "--model",
-                str(tiny / "base"),
-                "--served-model-name",
-                "tiny",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                *ENGINE,
-                "--limit-mm-per-prompt",
-                '{"image": 1}',
-                "--enable-lora",
-                "--enable-tower-connector-lora",
-                "--max-lora-rank",
-                "8",
-                "--lora-modules",
-                *[f"{n}={tiny / n}" for n in ("lang", "tower")],
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env={**ENV, "VLLM_SERVER_DEV_MODE": "1"},  # /server_info: the runner checks the flag
-        )
-        try:
-            url = f"http://127.0.0.1:{port}"
-            wait_until_healthy(url, proc, 300, str(log_path))
-            server = ["--backend", "server", "--base-url", url + "/v1", "--served-model", "tiny"]
-            _run(tiny, suite_file, tmp_path / "run", *_lora(tiny, "lang", "tower"), *server)
-        finally:
-            stop_server(proc)
+    flags = [*ENGINE, "--limit-mm-per-prompt", '{"image": 1}', "--enable-lora"]
+    flags += ["--enable-tower-connector-lora", "--max-lora-rank", "8", "--lora-modules"]
+    flags += [f"{n}={tiny / n}" for n in ("lang", "tower")]
+    env = {**ENV, "VLLM_SERVER_DEV_MODE": "1"}  # /server_info: the runner checks the flag
+    with vllm_server(tiny / "base", tmp_path / "server.log", flags, env) as url:
+        server = ["--backend", "server", "--base-url", url, "--served-model", "tiny"]
+        _run(tiny, suite_file, tmp_path / "run", *_lora(tiny, "lang", "tower"), *server)
     _check(tmp_path / "run", reference)
 
 

@@ -14,19 +14,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from harness_adapters.vllm.backends import stop_server, wait_until_healthy
 from harness_adapters.vllm.records import RecordFile
 from primebench_tasks.pipeline.manifest import write_manifest
-from tests.harness.conftest import small_suite
+from tests.harness.conftest import kill_after, small_suite, vllm_server
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
 
@@ -70,51 +66,15 @@ def suite_file(tmp_path_factory, mathvision) -> Path:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tiny, tmp_path_factory):
-    port = _free_port()
-    log = open(tmp_path_factory.mktemp("server") / "server.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "vllm.entrypoints.openai.api_server",
-            "--model",
-            str(tiny / "base"),
-            "--served-model-name",
-            "tiny",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--enforce-eager",
-            "--max-model-len",
-            "2048",
-            "--max-num-seqs",
-            "4",
-            "--limit-mm-per-prompt",
-            '{"image": 1}',
-            "--enable-lora",
-            "--max-lora-rank",
-            "8",
-            "--lora-modules",
-            *[f"{n}={tiny / n}" for n in ADAPTERS],
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**ENV, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_until_healthy(url, proc, 300, log.name)
-    yield url + "/v1"
-    stop_server(proc)
-    log.close()
+    flags = ["--enforce-eager", "--max-model-len", "2048", "--max-num-seqs", "4"]
+    flags += ["--limit-mm-per-prompt", '{"image": 1}', "--enable-lora", "--max-lora-rank", "8"]
+    flags += ["--lora-modules", *[f"{n}={tiny / n}" for n in ADAPTERS]]
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    env = {**ENV, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"}
+    with vllm_server(tiny / "base", log, flags, env) as url:
+        yield url
 
 
 def _run_cmd(tiny, suite_file, out, *extra):
@@ -217,16 +177,8 @@ def test_killed_run_resumes_without_recomputing(server, tiny, suite_file, offlin
         "--batch-size",
         "2",
     )
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     records = out / "records.jsonl"
-    deadline = time.time() + 300
-    while time.time() < deadline and proc.poll() is None:
-        if records.exists() and records.read_bytes().count(b"\n") >= 30:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run finished before it could be killed"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    kill_after(cmd, records, 30, ENV)
     before = RecordFile(records).finished()
     assert 30 <= len(before) < 80
     r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
@@ -285,18 +237,7 @@ def test_adaptive_run_on_the_engine_and_after_a_kill(server, tiny, suite_file, t
     ), "the pool, not the suite"
 
     killed = tmp_path / "killed"
-    proc = subprocess.Popen(
-        cmd(killed, *via_server), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV
-    )
-    records = killed / "records.jsonl"
-    deadline = time.time() + 300
-    while time.time() < deadline and proc.poll() is None:
-        if records.exists() and records.read_bytes().count(b"\n") >= 10:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run finished before it could be killed"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    kill_after(cmd(killed, *via_server), killed / "records.jsonl", 10, ENV)
     r = subprocess.run(cmd(killed, *via_server), capture_output=True, text=True, env=ENV)
     assert r.returncode == 0, r.stderr[-4000:]
     assert _adaptive_order(killed) == order
