@@ -10,9 +10,10 @@ model scores the same on a suite whichever way it is run.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
@@ -28,15 +29,69 @@ GENERATION: dict[str, Any] = {"max_new_tokens": 64, "temperature": 0, "do_sample
 """Greedy decoding, as in the generated tasks' ``generation_kwargs``."""
 
 
+class DocSource(Protocol):
+    """How a runner asks and scores the documents of one benchmark: the prompt text, the images
+    (file paths or PIL images, in order) and the item's score in [0, 1] for a response (None:
+    no score — missing, never 0)."""
+
+    def text(self, doc: dict[str, Any]) -> str: ...
+
+    def visuals(self, doc: dict[str, Any]) -> list[Any]: ...
+
+    def score(self, doc: dict[str, Any], response: str) -> float | None: ...
+
+    def answer(self, doc: dict[str, Any]) -> str: ...
+
+
+class SharedSource:
+    """The suite's shared prompt and scorer (the generated local lmms-eval tasks' own): the
+    question with lettered options and :data:`PROMPT_KWARGS`, the one image of ``doc["image"]``,
+    :func:`~harness_adapters.lmms_eval.task_functions.exact_answer_score`."""
+
+    def text(self, doc: dict[str, Any]) -> str:
+        from harness_adapters.lmms_eval.task_functions import doc_to_text
+
+        return doc_to_text(doc, PROMPT_KWARGS)
+
+    def visuals(self, doc: dict[str, Any]) -> list[Any]:
+        return [doc["image"]] if doc.get("image") else []
+
+    def score(self, doc: dict[str, Any], response: str) -> float | None:
+        from harness_adapters.lmms_eval.task_functions import exact_answer_score
+
+        return exact_answer_score(doc, response)
+
+    def answer(self, doc: dict[str, Any]) -> str:
+        return str(doc["answer"])
+
+
+SHARED = SharedSource()
+
+
 @dataclass(frozen=True)
 class SuiteDoc:
-    """One suite item: stable ids plus the document (``id``, ``question``, ``options`` (list),
-    ``answer``, ``image``: absolute path or None)."""
+    """One suite item: stable ids plus the document, and the ``source`` that asks and scores it.
+    With the shared source the document is ``id``, ``question``, ``options`` (list), ``answer``,
+    ``image`` (absolute path or None); an upstream source's document is the upstream dataset's
+    row (:mod:`harness_adapters.lmms_eval.upstream_docs`)."""
 
     item_id: str
     benchmark: str
     category: str
     doc: dict[str, Any]
+    source: DocSource = field(default=SHARED, compare=False, repr=False)
+
+    def text(self) -> str:
+        return self.source.text(self.doc)
+
+    def visuals(self) -> list[Any]:
+        return self.source.visuals(self.doc)
+
+    def score(self, response: str) -> float | None:
+        return self.source.score(self.doc, response)
+
+    def answer(self) -> str:
+        return self.source.answer(self.doc)
 
 
 def benchmark_rows(panel: Panel, benchmark: str) -> list[dict[str, Any]]:
@@ -68,20 +123,45 @@ def benchmark_rows(panel: Panel, benchmark: str) -> list[dict[str, Any]]:
     return rows
 
 
-def suite_docs(manifest: dict[str, Any], panel: Panel) -> list[SuiteDoc]:
-    """The manifest's items as documents, in manifest order (category, benchmark, item)."""
+def _has_text(panel: Panel, benchmark: str) -> bool:
+    items = panel.items_of(benchmark)
+    return bool(len(items)) and bool(items["question"].notna().all())
+
+
+def suite_docs(
+    manifest: dict[str, Any],
+    panel: Panel | Mapping[str, Panel],
+    data: Mapping[str, str | Path] | None = None,
+) -> list[SuiteDoc]:
+    """The manifest's items as documents, in manifest order (category, benchmark, item).
+
+    ``panel``: one panel, or benchmark → panel (a multi-source suite's source panels). A
+    benchmark whose items carry their text in the panel is asked with the shared prompt and
+    scorer; one whose items live in an upstream lmms-eval dataset (MathVista, MMMU, BLINK: the
+    panel holds only ids) is read from that dataset and asked and scored by the upstream task's
+    own code, exactly as ``lmms-eval --tasks <suite>`` does
+    (:func:`harness_adapters.lmms_eval.upstream_docs.upstream_suite_docs`; ``data``: upstream
+    lmms-eval task → a local ``datasets.save_to_disk`` copy, else the hub)."""
     out = []
     for cat, by_b in manifest_items(manifest).items():
         for b, ids in by_b.items():
-            if b not in panel.benchmark_names:
+            p = panel if isinstance(panel, Panel) else panel.get(b)
+            if p is None or b not in p.benchmark_names:
+                where = p.name if p is not None else "the reference panels"
                 raise InputError(
-                    f"manifest benchmark {b!r} is not in panel {panel.name!r}", field="categories"
+                    f"manifest benchmark {b!r} is not in {where!r}", field="categories"
                 )
-            rows = {r["id"]: r for r in benchmark_rows(panel, b)}
+            if not _has_text(p, b):
+                from harness_adapters.lmms_eval.upstream_docs import upstream_suite_docs
+
+                task = manifest["categories"][cat]["benchmarks"][b].get("lmms_eval_task")
+                out += upstream_suite_docs(b, cat, [str(i) for i in ids], task, p.name, data)
+                continue
+            rows = {r["id"]: r for r in benchmark_rows(p, b)}
             for i in ids:
                 if str(i) not in rows:
                     raise InputError(
-                        f"manifest item {i!r} of {b!r} is not in panel {panel.name!r}",
+                        f"manifest item {i!r} of {b!r} is not in panel {p.name!r}",
                         row=str(i),
                         field="item_ids",
                     )

@@ -14,7 +14,7 @@ from harness_adapters.vllm.cli_options import (
     adaptive_options,
     adaptive_settings,
     engine_options,
-    reference_panel,
+    given_panel,
     say,
 )
 from primebench_tasks.errors import ConfigError, PrimeBenchError
@@ -24,10 +24,13 @@ if TYPE_CHECKING:
 
 
 def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignore[no-untyped-def]
-    from harness_adapters.placement import resolve_suite
+    from harness_adapters.placement import reference_panels, resolve_suite
     from harness_adapters.vllm.session import RunRequest, engine_settings
+    from primebench_tasks.cli.plugin import parse_pairs
 
     suite = resolve_suite(args.suite)
+    panel = given_panel(args)
+    reference_panels(suite, panel)  # refused here, before any engine starts
     if args.ray:
         args.backend = "ray"
     engine = engine_settings(
@@ -61,11 +64,14 @@ def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignor
         cpus_per_replica=args.cpus_per_replica,
         lora_language_model_only=args.lora_language_model_only,
         server_tower_lora=args.server_tower_lora,
+        data=parse_pairs(args.dataset, "--dataset", "TASK=DIR") if args.dataset else {},
     )
-    return req, reference_panel(args, suite)
+    return req, panel
 
 
-def _adaptive(args: argparse.Namespace, req: Any, panel: Panel, variants: bool = False) -> int:
+def _adaptive(
+    args: argparse.Namespace, req: Any, panel: Panel | None, variants: bool = False
+) -> int:
     from harness_adapters.placement import reference_panels
     from harness_adapters.vllm.adaptive_session import (
         rank_variants_adaptive,
@@ -73,8 +79,7 @@ def _adaptive(args: argparse.Namespace, req: Any, panel: Panel, variants: bool =
     )
 
     settings = adaptive_settings(args)
-    given = None if args.panel is None and args.default is None else panel
-    panels = reference_panels(req.suite, given)
+    panels = reference_panels(req.suite, panel)
     if variants:
         rank_variants_adaptive(req, panels, settings, say, seed=args.seed)
         print((req.out / "adaptive_variants.md").read_text("utf-8"))

@@ -28,26 +28,30 @@ def say(msg: str) -> None:
     print(f"[primebench] {msg}", file=sys.stderr, flush=True)
 
 
-def reference_panel(args: argparse.Namespace, suite: dict) -> Panel:
-    """--panel DIR, --default NAME, else the embedded panel the suite was built from."""
+def given_panel(args: argparse.Namespace) -> Panel | None:
+    """The reference panel the user named (--panel DIR or --default NAME), else None: the
+    suite's own reference panels (:func:`harness_adapters.placement.reference_panels`, the one
+    policy of every harness: a panel other than the one the suite was built from is refused)."""
     from primebench_tasks.data.panel import Panel
 
     if args.panel:
-        panel = Panel.load(args.panel)
-    else:
-        name = args.default or suite["built_from"]["panel"]
-        if name not in default_names():
-            raise PrimeBenchError(
-                f"suite was built from panel {name!r}, which is not embedded: "
-                "give the reference panel with --panel DIR"
-            )
-        panel = Panel.load_default(name)
-    if panel.content_hash != suite["built_from"].get("panel_hash"):
-        say(
-            f"note: reference panel {panel.name} ({panel.content_hash}) is not the one the "
-            f"suite was built from ({suite['built_from'].get('panel_hash')})"
+        return Panel.load(args.panel)
+    if args.default:
+        return Panel.load_default(args.default)
+    return None
+
+
+def reference_panel(args: argparse.Namespace, suite: dict) -> Panel:
+    """The one reference panel of a single-panel suite (PRISM builds on one panel)."""
+    from harness_adapters.placement import reference_panels
+
+    panels = {p.content_hash: p for p in reference_panels(suite, given_panel(args)).values()}
+    if len(panels) != 1:
+        raise PrimeBenchError(
+            f"suite {suite['name']} has {len(panels)} reference panels (a multi-source suite); "
+            "this command needs a suite built on one panel"
         )
-    return panel
+    return next(iter(panels.values()))
 
 
 def adapter_specs(specs: list[str]) -> dict[str, str]:
@@ -85,6 +89,16 @@ def engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
     p.add_argument("--name", help="the base model's name in records (default: directory name)")
     p.add_argument("--panel", help="reference panel directory (default: the suite's own)")
+    p.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        metavar="TASK=DIR",
+        help="a local copy (datasets.save_to_disk folder; a group's subtasks in "
+        "DIR/<dataset_name>) of upstream lmms-eval task TASK's dataset, for benchmarks whose "
+        "items the reference panel holds only as ids (mathvista_testmini, mmmu_val, blink); "
+        "default: the hub",
+    )
     p.add_argument("--default", choices=default_names())
     p.add_argument(
         "--backend",

@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from harness_adapters.lmms_eval.task_functions import exact_answer_score
 from harness_adapters.suite_docs import SuiteDoc
 from harness_adapters.vllm.backends import Adapter, BackendError, EngineSettings
 from harness_adapters.vllm.records import RecordFile, variant_name
@@ -205,7 +204,7 @@ def run_on_ray(
                         **_ids(d),
                         "status": "ok",
                         "response": str(resp),
-                        "score": exact_answer_score(d.doc, str(resp)),
+                        "score": d.score(str(resp)),
                         "error": None,
                         "seconds": float(sec),
                     }

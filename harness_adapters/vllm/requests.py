@@ -9,8 +9,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.lmms_eval.task_functions import doc_to_text
-from harness_adapters.suite_docs import PROMPT_KWARGS, SuiteDoc
+from harness_adapters.suite_docs import SuiteDoc
 
 Messages = list[dict[str, Any]]
 
@@ -51,15 +50,42 @@ def image_data_url(path: str) -> str:
     return f"data:{mime};base64," + base64.b64encode(raw).decode("ascii")
 
 
-def user_turn(image: str | None, text: str) -> dict[str, Any]:
-    """One user turn: the image at ``image`` (if any) as a PNG data URL, then ``text``."""
+def pil_data_url(image: Any) -> str:
+    """``data:image/png;base64,...`` of a PIL image's RGB pixels (what an upstream
+    ``doc_to_visual`` returns)."""
+    buf = io.BytesIO()
+    try:
+        image.convert("RGB").save(buf, format="PNG")
+    except (OSError, ValueError) as exc:
+        raise ItemInputError(f"image failed to encode: {exc}") from None
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def user_turn(images: str | list[Any] | None, text: str) -> dict[str, Any]:
+    """One user turn: the images (file paths or PIL images, in order) as data URLs, then
+    ``text``."""
+    if images is None:
+        images = []
+    elif isinstance(images, str):
+        images = [images]
     content: list[dict[str, Any]] = []
-    if image:
-        content.append({"type": "image_url", "image_url": {"url": image_data_url(image)}})
+    for im in images:
+        url = image_data_url(str(im)) if isinstance(im, (str, Path)) else pil_data_url(im)
+        content.append({"type": "image_url", "image_url": {"url": url}})
     content.append({"type": "text", "text": text})
     return {"role": "user", "content": content}
 
 
 def chat_messages(doc: SuiteDoc) -> Messages:
-    """OpenAI-style messages for one suite document."""
-    return [user_turn(doc.doc.get("image"), doc_to_text(doc.doc, PROMPT_KWARGS))]
+    """OpenAI-style messages for one suite document (its source's images and prompt). An image
+    or document that cannot be read is an :class:`ItemInputError` (the item is recorded as
+    failed, not dropped)."""
+    try:
+        images, text = doc.visuals(), doc.text()
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, ItemInputError):
+            raise
+        raise ItemInputError(
+            f"item {doc.item_id} of {doc.benchmark}: {type(exc).__name__}: {exc}"
+        ) from None
+    return [user_turn(images, text)]

@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness_adapters.lmms_eval.task_functions import exact_answer_score
 from harness_adapters.suite_docs import SuiteDoc
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.requests import ItemInputError, Messages, chat_messages
@@ -121,7 +120,7 @@ def run_variants(
                             **_ids(d),
                             "status": "ok",
                             "response": out,
-                            "score": exact_answer_score(d.doc, out),
+                            "score": d.score(out),
                             "error": None,
                             "seconds": round(per_item, 4),
                         }
@@ -146,7 +145,7 @@ def _ids(d: SuiteDoc) -> dict[str, Any]:
         "benchmark": d.benchmark,
         "category": d.category,
         "item_id": d.item_id,
-        "answer": str(d.doc["answer"]),
+        "answer": d.answer(),
     }
 
 

@@ -73,6 +73,9 @@ class RunRequest:
     lora_language_model_only: bool = False
     """Accept adapters with a vision-tower/connector part the engine cannot apply, applying only
     their language-model part (``--lora-language-model-only``; the report says so)."""
+    data: dict[str, str] = field(default_factory=dict)
+    """Upstream lmms-eval task → a local copy of its dataset (``--dataset``), for benchmarks whose
+    items the reference panel holds only as ids (read from the hub otherwise)."""
     server_tower_lora: bool = False
     """Server backend: the user asserts the server runs with ``--enable-tower-connector-lora``
     (used only when the server does not say so itself; the report says it was not verified)."""
@@ -170,12 +173,16 @@ def check_inputs(req: RunRequest) -> tuple[list[Adapter], LoraPlan]:
 
 def execute(
     req: RunRequest,
-    panel: Panel,
+    panel: Panel | None,
     progress: Callable[[str], None] | None = None,
     backend: Any = None,
 ) -> RunSummary:
-    """Check, freeze the spec, build the backend (unless given), run all variants."""
-    docs: list[SuiteDoc] = suite_docs(req.suite, panel)
+    """Check, freeze the spec, build the backend (unless given), run all variants. ``panel``:
+    the reference panel the user gave, None for the suite's own (every source panel of a
+    multi-source suite)."""
+    from harness_adapters.placement import reference_panels
+
+    docs: list[SuiteDoc] = suite_docs(req.suite, reference_panels(req.suite, panel), req.data)
     adapters, plan = check_inputs(req)
     req.out.mkdir(parents=True, exist_ok=True)
     freeze_spec(req.out, _spec(req, adapters, plan))

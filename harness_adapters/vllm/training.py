@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ def load_adapter(base_url: str, name: str, path: str | Path, timeout_s: float = 
 def evaluate_checkpoint(
     checkpoint: str | Path,
     suite: dict[str, Any],
-    panel: Panel,
+    panel: Panel | None,
     out: str | Path,
     base_url: str,
     served_model: str,
@@ -74,13 +75,16 @@ def evaluate_checkpoint(
     *,
     lora_language_model_only: bool = False,
     server_tower_lora: bool = False,
+    datasets: Mapping[str, str | Path] | None = None,
 ) -> dict[str, Any]:
     """Evaluate the LoRA checkpoint at ``checkpoint`` on ``suite`` through the server; returns
     ``{"variant", "suite_score", "n_scored", "n_items", "categories": {category: score}}`` (and
     ``"note"`` when only part of the adapter is applied). The checkpoint is inspected first as
     ``primebench run`` inspects adapters (:func:`~harness_adapters.vllm.lora_scope.
     check_server_adapters`): one that changes the vision tower or connector needs a server with
-    tower/connector LoRA, else it is refused unless ``lora_language_model_only``."""
+    tower/connector LoRA, else it is refused unless ``lora_language_model_only``. ``panel``: None
+    for the suite's own reference panels (a multi-source suite's included); ``datasets``:
+    upstream lmms-eval task → local copy of its data (``primebench run --dataset``)."""
     ckpt = Path(checkpoint)
     if not (ckpt / "adapter_config.json").exists():
         raise BackendError(
@@ -97,7 +101,9 @@ def evaluate_checkpoint(
     load_adapter(base_url, name, ckpt, timeout_s)
     backend = ServerBackend(base_url, served_model, [name], timeout_s=timeout_s)
     records = RecordFile(Path(out) / "records.jsonl")
-    docs = suite_docs(suite, panel)
+    from harness_adapters.placement import reference_panels
+
+    docs = suite_docs(suite, reference_panels(suite, panel), datasets)
     run_variants(
         backend, docs, served_model, [name], records, suite["version"], batch_size, progress=None
     )
@@ -141,7 +147,7 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
     def __init__(
         self,
         suite: dict[str, Any],
-        panel: Panel,
+        panel: Panel | None,
         base_url: str,
         served_model: str,
         out: str | Path,
@@ -152,8 +158,10 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
         timeout_s: float = 120.0,
         lora_language_model_only: bool = False,
         server_tower_lora: bool = False,
+        datasets: Mapping[str, str | Path] | None = None,
     ) -> None:
         self.suite, self.panel, self.base_url = suite, panel, base_url
+        self.datasets = datasets
         self.served_model, self.out, self.prefix = served_model, Path(out), prefix
         self.trainer, self.asynchronous, self.timeout_s = trainer, asynchronous, timeout_s
         self.lora_language_model_only = lora_language_model_only
@@ -185,6 +193,7 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
                 timeout_s=self.timeout_s,
                 lora_language_model_only=self.lora_language_model_only,
                 server_tower_lora=self.server_tower_lora,
+                datasets=self.datasets,
             )
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:

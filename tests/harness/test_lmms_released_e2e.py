@@ -100,7 +100,7 @@ def released_run(tmp_path_factory):
             "--model",
             "pb_answers",
             "--model_args",
-            f"answers={tmp / 'answers.json'}",
+            f"answers={tmp / 'answers.json'},contexts={tmp / 'contexts.json'}",
             "--tasks",
             "primebench_standin",
             "--include_path",
@@ -270,3 +270,91 @@ def test_place_detects_a_failed_or_partial_run(tmp_path):
     assert main(["place", str(tmp_path / "run"), "--allow-partial", "--n-boot", "50"]) == 0
     doc = json.loads((tmp_path / "run" / "primebench" / "report.json").read_text())
     assert doc["missing"]["m"]["BLINK"] == {"missing": 100, "of": 100}
+
+
+class _SameAnswers:
+    """Gives the vLLM runner, for each request, the response the lmms-eval run got for the same
+    item (found by the request's content), so both harnesses see identical responses: what is
+    compared is how each asks, scores and places, not what a model answers."""
+
+    kind = "same-answers"
+
+    def __init__(self, by_request: dict[str, str]) -> None:
+        self.by_request = by_request
+
+    def generate(self, messages, adapter, max_new_tokens=None, regex=None):
+        return [self.by_request[json.dumps(m, sort_keys=True)] for m in messages]
+
+
+@pytest.mark.heavy
+def test_the_vllm_runner_runs_and_places_the_flagship_as_lmms_eval_does(released_run, tmp_path):
+    """The multi-source flagship suite through the vLLM runner with no --panel: MathVista, MMMU
+    and BLINK read from the upstream datasets (--dataset), asked with lmms-eval's own prompts
+    and images, scored by the upstream code; the same responses give the same item scores and
+    the same report as ``primebench place`` on the lmms-eval run."""
+    from harness_adapters.suite_docs import suite_docs
+    from harness_adapters.vllm.records import RecordFile
+    from harness_adapters.vllm.requests import chat_messages
+    from harness_adapters.vllm.session import RunRequest, execute, write_run_report
+    from primebench_tasks.cli import main
+
+    os.environ.setdefault("API_TYPE", "dummy")  # MathVista's upstream module, as above
+    manifest, _docs, intended, table, tmp = released_run
+    data = {
+        "mathvista_testmini": tmp / "mathvista",
+        "mmmu_val": tmp / "mmmu",
+        "blink": tmp / "blink",
+    }
+    docs = suite_docs(manifest, source_panels(manifest), data)
+    tasks = json.loads((tmp / "tasks" / "primebench_items.json").read_text())
+    asked = json.loads((tmp / "contexts.json").read_text())
+    by_request: dict[str, str] = {}
+    upstream_items = 0
+    for d in docs:
+        (task,) = [
+            t
+            for t, ids in tasks.items()
+            if d.item_id in ids
+            and f"benchmark: {d.benchmark}\n" in (tmp / "tasks" / f"{t}.yaml").read_text()
+        ]
+        if d.benchmark != "MATH-Vision_MINI":  # the prompt and images lmms-eval built
+            assert [d.text(), len(d.visuals())] == asked[task][d.item_id], (task, d.item_id)
+            upstream_items += 1
+        key = json.dumps(chat_messages(d), sort_keys=True)
+        assert key not in by_request  # every request is told apart by its content
+        by_request[key] = table[task][d.item_id]
+    assert upstream_items == 300
+    model = tmp_path / "pb_answers"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"text_config": {"hidden_size": 8}}))
+    req = RunRequest(
+        model=str(model),
+        suite=manifest,
+        out=tmp_path / "run",
+        data={k: str(v) for k, v in data.items()},
+    )
+    execute(req, None, None, backend=_SameAnswers(by_request))
+    done = RecordFile(req.out / "records.jsonl").finished()
+    got = {(b, i): r["score"] for (_v, b, i), r in done.items()}
+    assert got == {k: float(v) for k, v in intended.items()}
+    write_run_report(req, None, n_boot=200)
+    (tmp_path / "suite.json").write_text(canonical_json(manifest))
+    assert (
+        main(
+            [
+                "place",
+                str(tmp / "out"),
+                "--suite",
+                str(tmp_path / "suite.json"),
+                "--out",
+                str(tmp_path / "placed"),
+                "--n-boot",
+                "200",
+            ]
+        )
+        == 0
+    )
+    ((_, runner),) = json.loads((req.out / "report.json").read_text())["models"].items()
+    ((_, placed),) = json.loads((tmp_path / "placed" / "report.json").read_text())["models"].items()
+    for part in ("benchmarks", "categories", "suite"):
+        assert runner[part] == placed[part], part
