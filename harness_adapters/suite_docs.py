@@ -140,7 +140,7 @@ def suite_docs(
     scorer; one whose items live in an upstream lmms-eval dataset (MathVista, MMMU, BLINK: the
     panel holds only ids) is read from that dataset and asked and scored by the upstream task's
     own code, exactly as ``lmms-eval --tasks <suite>`` does
-    (:func:`harness_adapters.lmms_eval.upstream_docs.upstream_suite_docs`; ``data``: upstream
+    (:func:`harness_adapters.lmms_eval.upstream_docs.upstream_documents`; ``data``: upstream
     lmms-eval task → a local ``datasets.save_to_disk`` copy, else the hub)."""
     out = []
     for cat, by_b in manifest_items(manifest).items():
@@ -152,10 +152,14 @@ def suite_docs(
                     f"manifest benchmark {b!r} is not in {where!r}", field="categories"
                 )
             if not _has_text(p, b):
-                from harness_adapters.lmms_eval.upstream_docs import upstream_suite_docs
+                from harness_adapters.lmms_eval.upstream_docs import upstream_documents
 
                 task = manifest["categories"][cat]["benchmarks"][b].get("lmms_eval_task")
-                out += upstream_suite_docs(b, cat, [str(i) for i in ids], task, p.name, data)
+                found = upstream_documents(b, [str(i) for i in ids], task, p.name, data)
+                out += [
+                    SuiteDoc(str(i), b, cat, row, source)
+                    for i, (row, source) in zip(ids, found, strict=True)
+                ]
                 continue
             rows = {r["id"]: r for r in benchmark_rows(p, b)}
             for i in ids:

@@ -38,7 +38,6 @@ from harness_adapters.lmms_eval.upstream import (
     load_task_config,
     resolve_members,
 )
-from harness_adapters.suite_docs import SuiteDoc
 from primebench_tasks.errors import InputError
 
 _HUB_KWARGS = {"token", "revision", "trust_remote_code"}
@@ -152,17 +151,16 @@ def load_rows(member: UpstreamMember, local: str | Path | None, task: str) -> An
         ) from None
 
 
-def upstream_suite_docs(
+def upstream_documents(
     benchmark: str,
-    category: str,
     item_ids: list[str],
     task: str | None,
     panel_name: str,
     data: Mapping[str, str | Path] | None = None,
-) -> list[SuiteDoc]:
-    """The documents of ``item_ids`` (in this order) of ``benchmark``, read from the upstream
-    lmms-eval ``task``'s dataset (``data[task]``: a local copy) and asked and scored by its
-    code. Refuses a benchmark with no verified upstream task and a dataset that lacks any item
+) -> list[tuple[dict[str, Any], UpstreamSource]]:
+    """(row, source) of ``item_ids`` (in this order) of ``benchmark``: the rows of the upstream
+    lmms-eval ``task``'s dataset (``data[task]``: a local copy), each with the source that asks
+    and scores it by the upstream code. Refuses a benchmark with no verified upstream task and a dataset that lacks any item
     (nothing is silently left out)."""
     up = VERIFIED_UPSTREAM.get(task or "")
     if up is None:
@@ -173,7 +171,7 @@ def upstream_suite_docs(
             field="question/answer",
         )
     local = (data or {}).get(str(task))
-    by_id: dict[str, SuiteDoc] = {}
+    by_id: dict[str, tuple[dict[str, Any], UpstreamSource]] = {}
     for member, ids in resolve_members(up, item_ids).items():
         source = member_source(member, up.key, up.scorer)
         rows = load_rows(member, local, str(task))
@@ -190,5 +188,5 @@ def upstream_suite_docs(
         except ManifestItemsMissing as exc:
             raise InputError(str(exc), field=up.key) from None
         for i, row in zip(ids, kept, strict=True):
-            by_id[i] = SuiteDoc(i, benchmark, category, dict(row), source)
+            by_id[i] = (dict(row), source)
     return [by_id[i] for i in item_ids]

@@ -69,7 +69,8 @@ def suite_file(tmp_path_factory, mathvision) -> Path:
 @pytest.fixture(scope="module")
 def server(tiny, tmp_path_factory):
     flags = ["--enforce-eager", "--max-model-len", "2048", "--max-num-seqs", "4"]
-    flags += ["--limit-mm-per-prompt", '{"image": 1}', "--enable-lora", "--max-lora-rank", "8"]
+    # up to 4 images per prompt: BLINK items of the flagship suite carry 2 to 4
+    flags += ["--limit-mm-per-prompt", '{"image": 4}', "--enable-lora", "--max-lora-rank", "8"]
     flags += ["--lora-modules", *[f"{n}={tiny / n}" for n in ADAPTERS]]
     log = tmp_path_factory.mktemp("server") / "server.log"
     env = {**ENV, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"}
@@ -548,3 +549,45 @@ def test_prism_axes_end_to_end_with_the_tiny_model_as_judge(server, mathvision, 
     graders = {r["axis"]: r["grader"] for r in doc["audit"]}
     assert graders["q"] == f"vllm-server:lora1@{server}" and graders["c"] == "rules"
     assert (out / "prism_axes.png").exists() and (out / "separation.png").exists()
+
+
+@pytest.mark.heavy
+def test_the_flagship_suite_runs_and_places_through_the_server(server, tiny, tmp_path):
+    """The released multi-source flagship (renamed: the stand-in datasets are not the hub's)
+    through the real server with no --panel: MathVista, MMMU and BLINK from upstream-schema
+    stand-ins (--dataset), multi-image BLINK requests, every item answered and placed among each
+    benchmark's own reference models."""
+    pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
+    from harness_adapters.lmms_eval import suites_path
+    from primebench_tasks.data.io import canonical_json, content_hash
+    from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
+    from tests.fixtures import upstream_standins as standins
+
+    released = read_manifest(suites_path() / "primebench.json")
+    body = {k: v for k, v in released.items() if k != "version"} | {"name": "flagship_standin"}
+    manifest = {**body, "version": content_hash(canonical_json(body))}
+    write_manifest(manifest, tmp_path / "suite.json")
+    ids = {b: v for by_b in manifest_items(manifest).values() for b, v in by_b.items()}
+    standins.mathvista(ids["MathVista_MINI"], tmp_path / "mathvista")
+    standins.mmmu(ids["MMMU_DEV_VAL"], tmp_path / "mmmu")
+    standins.blink(ids["BLINK"], tmp_path / "blink")
+    out = tmp_path / "run"
+    cmd = [PRIMEBENCH, "run", "--model", str(tiny / "base"), "--name", "tiny"]
+    cmd += ["--suite", str(tmp_path / "suite.json"), "--out", str(out), "--n-boot", "100"]
+    cmd += ["--backend", "server", "--base-url", server, "--served-model", "tiny"]
+    for task, d in [("mathvista_testmini", "mathvista"), ("mmmu_val", "mmmu"), ("blink", "blink")]:
+        cmd += ["--dataset", f"{task}={tmp_path / d}"]
+    r = subprocess.run(
+        cmd, capture_output=True, text=True, env={**ENV, "API_TYPE": "dummy"}, timeout=900
+    )
+    assert r.returncode in (0, 1), r.stderr[-4000:]  # 1: nothing scored right (a random model)
+    lines = RecordFile(out / "records.jsonl").read()
+    assert len(lines) == 400 and all(x["status"] == "ok" for x in lines), [
+        x["error"] for x in lines if x["status"] != "ok"
+    ][:3]
+    report = json.loads((out / "report.json").read_text())
+    entry = report["models"]["tiny"]
+    assert set(entry["benchmarks"]) == set(ids)
+    for b, e in entry["benchmarks"].items():
+        assert e["n_scored"] == e["n_items"] == 100, b
+        assert 1 <= e["predicted_rank"]["value"] <= e["n_reference"] + 1
