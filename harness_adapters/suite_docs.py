@@ -123,9 +123,16 @@ def benchmark_rows(panel: Panel, benchmark: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _has_text(panel: Panel, benchmark: str) -> bool:
+def _content_in_panel(panel: Panel, benchmark: str, upstream_task: str | None) -> bool:
+    """Whether the panel holds what it takes to ask ``benchmark``'s items: the text and answer
+    of every item, and their images — a panel with text but no image (VLMEvalKit's records)
+    is asked from the upstream dataset when there is a verified upstream task."""
+    from harness_adapters.lmms_eval.upstream import VERIFIED_UPSTREAM
+
     items = panel.items_of(benchmark)
-    return bool(len(items)) and bool(items["question"].notna().all())
+    if not len(items) or not bool(items["question"].notna().all()):
+        return False
+    return bool(items["image_ref"].notna().any()) or (upstream_task or "") not in VERIFIED_UPSTREAM
 
 
 def suite_docs(
@@ -136,9 +143,9 @@ def suite_docs(
     """The manifest's items as documents, in manifest order (category, benchmark, item).
 
     ``panel``: one panel, or benchmark → panel (a multi-source suite's source panels). A
-    benchmark whose items carry their text in the panel is asked with the shared prompt and
-    scorer; one whose items live in an upstream lmms-eval dataset (MathVista, MMMU, BLINK: the
-    panel holds only ids) is read from that dataset and asked and scored by the upstream task's
+    benchmark whose items carry their text and images in the panel is asked with the shared
+    prompt and scorer; one whose items live in an upstream lmms-eval dataset (MathVista, MMMU,
+    BLINK: the panel holds only ids, or text without images) is read from that dataset and asked and scored by the upstream task's
     own code, exactly as ``lmms-eval --tasks <suite>`` does
     (:func:`harness_adapters.lmms_eval.upstream_docs.upstream_documents`; ``data``: upstream
     lmms-eval task → a local ``datasets.save_to_disk`` copy, else the hub)."""
@@ -151,10 +158,10 @@ def suite_docs(
                 raise InputError(
                     f"manifest benchmark {b!r} is not in {where!r}", field="categories"
                 )
-            if not _has_text(p, b):
+            task = manifest["categories"][cat]["benchmarks"][b].get("lmms_eval_task")
+            if not _content_in_panel(p, b, task):
                 from harness_adapters.lmms_eval.upstream_docs import upstream_documents
 
-                task = manifest["categories"][cat]["benchmarks"][b].get("lmms_eval_task")
                 found = upstream_documents(b, [str(i) for i in ids], task, p.name, data)
                 out += [
                     SuiteDoc(str(i), b, cat, row, source)

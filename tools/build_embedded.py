@@ -1,6 +1,6 @@
 """Rebuild the embedded default data from ../shared/data (run from the repository root).
 
-    python tools/build_embedded.py [--shared ../shared/data]
+    python tools/build_embedded.py [--shared ../shared/data] [--only NAME ...]
 
 Each output directory gets the upstream LICENSE and a SOURCE.md. MathVista's item text
 (CC BY-SA 4.0) is not vendored: the m3irt panel carries MathVista item ids only.
@@ -50,6 +50,19 @@ SOURCES = {
         'score them (exact option equality; an unparsed "(Z)" is wrong). Item ids are '
         "the dataset's `idx` (e.g. `val_Art_Style_1`). Licence: Apache-2.0 (LICENSE).",
     ),
+    "openvlm_blink": (
+        "openvlm_records",
+        "github.com/OfirArviv/adaptive-eval at commit 2c44ed23, "
+        "`data/raw/open_vlm_leaderboard/local_2025_03_05/EvalRecords/*/*_BLINK.xlsx`: the "
+        "OpenVLM leaderboard's published VLMEvalKit evaluation records of BLINK (March 2025 "
+        "snapshot), imported by `primebench vlmeval import-records --datasets BLINK --rule "
+        "builtin` (VLMEvalKit's can_infer rule without a judge; one run per model: the "
+        "top-level file, else the newest dated run; models with more than half of their "
+        "predictions empty or unparseable left out): 86 VLMs x 1,901 items, item text, options "
+        "and answer letters (no images). Item ids are BLINK's `idx` (e.g. `val_Art_Style_1`), "
+        "the row key of lmms-eval's `blink` tasks. Licence: Apache-2.0 (LICENSE; the records "
+        "are published upstream under Apache-2.0).",
+    ),
     "openvlm": (
         "openvlm",
         "github.com/finn1901/VLM-Chart at commit c9d89a53180f, flattened from "
@@ -62,7 +75,9 @@ SOURCES = {
 def finish(name: str, shared: Path) -> None:
     folder, text = SOURCES[name]
     lic = shared / folder / "LICENSE"
-    if lic.exists():
+    if name == "openvlm_blink":  # Apache-2.0, as the blink panel's
+        shutil.copy(OUT / "blink" / "LICENSE", OUT / name / "LICENSE")
+    elif lic.exists():
         shutil.copy(lic, OUT / name / "LICENSE")
     else:  # the shared copy carries no licence file; SOURCES.md names the upstream licence
         (OUT / name / "LICENSE").write_text(
@@ -76,9 +91,21 @@ def finish(name: str, shared: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", default="../shared/data")
-    shared = Path(ap.parse_args().shared)
+    ap.add_argument("--only", nargs="+", choices=sorted(SOURCES), help="rebuild only these")
+    args = ap.parse_args()
+    shared = Path(args.shared)
+    if args.only:
+        for name in args.only:
+            shutil.rmtree(OUT / name, ignore_errors=True)
+            BUILDERS[name](shared)
+        return
     if OUT.exists():
         shutil.rmtree(OUT)
+    for build in BUILDERS.values():
+        build(shared)
+
+
+def build_autojudger(shared: Path) -> None:
     aj = shared / "autojudger"
     p, _ = import_matrix(
         aj / "AI2D_TEST.csv",
@@ -92,6 +119,8 @@ def main() -> None:
     p.save(OUT / "autojudger")
     finish("autojudger", shared)
 
+
+def build_m3irt(shared: Path) -> None:
     m3 = shared / "m3irt"
     # the two upstream files spell the 24 model names differently; join them on canonical names
     names = pd.read_csv(Path(__file__).with_name("m3irt_models.csv"))
@@ -116,6 +145,8 @@ def main() -> None:
     p.save(OUT / "m3irt")
     finish("m3irt", shared)
 
+
+def build_mathvision(shared: Path) -> None:
     mv = shared / "mathvision"
     images = OUT / "mathvision" / "images"
     images.mkdir(parents=True)
@@ -137,6 +168,8 @@ def main() -> None:
     p.save(OUT / "mathvision")
     finish("mathvision", shared)
 
+
+def build_blink(shared: Path) -> None:
     bl = shared / "blink"
     answers = json.loads((bl / "val_answers.json").read_text("utf-8"))
     cols = {}
@@ -153,9 +186,32 @@ def main() -> None:
     p.save(OUT / "blink")
     finish("blink", shared)
 
+
+def build_openvlm_blink(shared: Path) -> None:
+    from harness_adapters.vlmeval.records import records_panel
+
+    p, report = records_panel(
+        shared / "openvlm_records" / "EvalRecords", ["BLINK"], name="openvlm_blink", rule="builtin"
+    )
+    p.save(OUT / "openvlm_blink")
+    finish("openvlm_blink", shared)
+    print(f"openvlm_blink: {p}")
+
+
+def build_openvlm(shared: Path) -> None:
     lb = Leaderboard.from_csv(shared / "openvlm" / "openvlm_284x8.csv", name="openvlm")
     lb.save(OUT / "openvlm")
     finish("openvlm", shared)
+
+
+BUILDERS = {
+    "autojudger": build_autojudger,
+    "m3irt": build_m3irt,
+    "mathvision": build_mathvision,
+    "blink": build_blink,
+    "openvlm_blink": build_openvlm_blink,
+    "openvlm": build_openvlm,
+}
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 Released:
 
 - ``primebench`` — the compact suite of real upstream benchmarks: MathVista testmini and MMMU val
-  (M3IRT panel, 24 VLMs), BLINK val (its authors' predictions, 19 VLMs) through the real upstream
+  (M3IRT panel, 24 VLMs), BLINK val (VLMEvalKit's published records of 86 VLMs, the
+  ``openvlm_blink`` panel; the authors' 19 before) through the real upstream
   lmms-eval tasks with verified row keys, and MATH-Vision testmini (16 set-ups) as the local task
   with real images. Built per benchmark on its own models (``pipeline.multi_source``).
 - ``primebench_mathvision`` — the PRIMEBench pipeline on the embedded MATH-Vision testmini panel.
@@ -47,7 +48,7 @@ RELEASED_SOURCES = (
     ("m3irt", "MathVista_MINI"),
     ("mathvision", "MATH-Vision_MINI"),
     ("m3irt", "MMMU_DEV_VAL"),
-    ("blink", "BLINK"),
+    ("openvlm_blink", "BLINK"),
 )
 """(embedded panel, benchmark) of the ``primebench`` suite, in manifest order."""
 

@@ -13,6 +13,8 @@ EMBEDDED_DESCRIPTIONS = {
     "blink": "BLINK validation: 19 VLMs x 1,901 items, the authors' own predictions (Apache-2.0)",
     "m3irt": "24 recent VLMs on MathVista testmini and MMMU val, with blind (image-free) runs (MIT)",
     "mathvision": "MATH-Vision testmini: 304 items with images, 16 model set-ups (MIT)",
+    "openvlm_blink": "BLINK validation: 86 VLMs x 1,901 items, VLMEvalKit's published records "
+    "(OpenVLM leaderboard, March 2025; Apache-2.0)",
     "openvlm": "OpenVLM leaderboard snapshot: 284 VLMs x 8 benchmarks with release dates (MIT)",
 }
 

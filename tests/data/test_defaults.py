@@ -7,7 +7,36 @@ from primebench_tasks.data.defaults import default_names
 
 
 def test_embedded_data_sets():
-    assert default_names() == ["autojudger", "blink", "m3irt", "mathvision", "openvlm"]
+    assert default_names() == [
+        "autojudger",
+        "blink",
+        "m3irt",
+        "mathvision",
+        "openvlm",
+        "openvlm_blink",
+    ]
+
+
+def test_openvlm_blink_panel_is_the_published_records_scored_by_the_import():
+    """86 VLMs × 1,901 BLINK val items keyed by BLINK's idx (the blink panel's ids); the rows of
+    a model whose real record file is vendored equal what the import scores from that file."""
+    from pathlib import Path
+
+    from harness_adapters.vlmeval.records import records_panel
+
+    p = Panel.load_default("openvlm_blink")
+    assert len(p.model_names) == 86 and p.benchmark_names == ["BLINK"]
+    assert set(p.item_ids("BLINK")) == set(Panel.load_default("blink").item_ids("BLINK"))
+    assert p.benchmarks.set_index("benchmark").loc["BLINK", "lmms_eval_task"] == "blink"
+    fixtures = Path(__file__).parents[1] / "fixtures" / "openvlm_records"
+    small, _ = records_panel(fixtures, ["BLINK"], name="small", rule="builtin")
+    assert set(small.model_names) <= set(p.model_names)
+    ids = list(p.item_ids("BLINK"))
+    order = [list(small.item_ids("BLINK")).index(i) for i in ids]
+    for m in small.model_names:
+        want = small.matrix("BLINK")[small.model_names.index(m)][order]
+        got = p.matrix("BLINK")[p.model_names.index(m)]
+        assert np.array_equal(got, want, equal_nan=True), m
 
 
 def test_blink_panel_is_the_authors_predictions_scored_their_way():
