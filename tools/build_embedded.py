@@ -12,6 +12,7 @@ import argparse
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -50,19 +51,45 @@ SOURCES = {
         'score them (exact option equality; an unparsed "(Z)" is wrong). Item ids are '
         "the dataset's `idx` (e.g. `val_Art_Style_1`). Licence: Apache-2.0 (LICENSE).",
     ),
-    "openvlm_blink": (
-        "openvlm_records",
-        "github.com/OfirArviv/adaptive-eval at commit 2c44ed23, "
-        "`data/raw/open_vlm_leaderboard/local_2025_03_05/EvalRecords/*/*_BLINK.xlsx`: the "
-        "OpenVLM leaderboard's published VLMEvalKit evaluation records of BLINK (March 2025 "
-        "snapshot), imported by `primebench vlmeval import-records --datasets BLINK --rule "
-        "builtin` (VLMEvalKit's can_infer rule without a judge; one run per model: the "
-        "top-level file, else the newest dated run; models with more than half of their "
-        "predictions empty or unparseable left out): 86 VLMs x 1,901 items, item text, options "
-        "and answer letters (no images). Item ids are BLINK's `idx` (e.g. `val_Art_Style_1`), "
-        "the row key of lmms-eval's `blink` tasks. Licence: Apache-2.0 (LICENSE; the records "
-        "are published upstream under Apache-2.0).",
-    ),
+    **{
+        f"openvlm_{ds.lower()}": (
+            "openvlm_records",
+            "github.com/OfirArviv/adaptive-eval at commit 2c44ed23, "
+            f"`data/raw/open_vlm_leaderboard/local_2025_03_05/EvalRecords/*/*_{ds}.xlsx`: the "
+            f"OpenVLM leaderboard's published VLMEvalKit evaluation records of {ds} (March 2025 "
+            f"snapshot), imported by `primebench vlmeval import-records --datasets {ds} --rule "
+            f"builtin` ({rule}; one run per model: the top-level file, else the newest dated "
+            "run; models with more than half of their predictions empty or unparseable left "
+            f"out): {n_models} VLMs x {n_items} items (VLMEvalKit model ids; `Random-Chance` is "
+            f"the leaderboard's chance baseline), item text, options and answers (no images). "
+            f"Item ids: {ids}. Licence: Apache-2.0 (LICENSE; the records are published "
+            "upstream under Apache-2.0).",
+        )
+        for ds, rule, n_models, n_items, ids in [
+            (
+                "BLINK",
+                "VLMEvalKit's can_infer rule without a judge",
+                86,
+                "1,901",
+                "BLINK's `idx` (e.g. `val_Art_Style_1`), the row key of lmms-eval's `blink` "
+                "tasks and VLMEvalKit's `index`",
+            ),
+            (
+                "OCRBench",
+                "VLMEvalKit's OCRBench rule",
+                188,
+                "1,000",
+                "VLMEvalKit's `index` (0-999)",
+            ),
+            (
+                "RealWorldQA",
+                "VLMEvalKit's can_infer rule without a judge",
+                172,
+                "765",
+                "VLMEvalKit's `index`",
+            ),
+        ]
+    },
     "openvlm": (
         "openvlm",
         "github.com/finn1901/VLM-Chart at commit c9d89a53180f, flattened from "
@@ -75,7 +102,7 @@ SOURCES = {
 def finish(name: str, shared: Path) -> None:
     folder, text = SOURCES[name]
     lic = shared / folder / "LICENSE"
-    if name == "openvlm_blink":  # Apache-2.0, as the blink panel's
+    if folder == "openvlm_records":  # Apache-2.0, as the blink panel's
         shutil.copy(OUT / "blink" / "LICENSE", OUT / name / "LICENSE")
     elif lic.exists():
         shutil.copy(lic, OUT / name / "LICENSE")
@@ -187,15 +214,21 @@ def build_blink(shared: Path) -> None:
     finish("blink", shared)
 
 
-def build_openvlm_blink(shared: Path) -> None:
-    from harness_adapters.vlmeval.records import records_panel
+def build_records(dataset: str) -> Callable[[Path], None]:
+    """A builder of the ``openvlm_<dataset>`` panel from VLMEvalKit's published records."""
 
-    p, report = records_panel(
-        shared / "openvlm_records" / "EvalRecords", ["BLINK"], name="openvlm_blink", rule="builtin"
-    )
-    p.save(OUT / "openvlm_blink")
-    finish("openvlm_blink", shared)
-    print(f"openvlm_blink: {p}")
+    def build(shared: Path) -> None:
+        from harness_adapters.vlmeval.records import records_panel
+
+        name = f"openvlm_{dataset.lower()}"
+        p, _ = records_panel(
+            shared / "openvlm_records" / "EvalRecords", [dataset], name=name, rule="builtin"
+        )
+        p.save(OUT / name)
+        finish(name, shared)
+        print(f"{name}: {p}")
+
+    return build
 
 
 def build_openvlm(shared: Path) -> None:
@@ -209,7 +242,7 @@ BUILDERS = {
     "m3irt": build_m3irt,
     "mathvision": build_mathvision,
     "blink": build_blink,
-    "openvlm_blink": build_openvlm_blink,
+    **{f"openvlm_{d.lower()}": build_records(d) for d in ("BLINK", "OCRBench", "RealWorldQA")},
     "openvlm": build_openvlm,
 }
 

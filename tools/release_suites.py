@@ -9,6 +9,13 @@ Released:
   ``openvlm_blink`` panel; the authors' 19 before) through the real upstream
   lmms-eval tasks with verified row keys, and MATH-Vision testmini (16 set-ups) as the local task
   with real images. Built per benchmark on its own models (``pipeline.multi_source``).
+- ``primebench_vlmeval`` — the VLMEvalKit suite: AI2D_TEST and MMMU_DEV_VAL (AutoJudger's
+  VLMEvalKit records, 169 VLMs), BLINK, OCRBench and RealWorldQA (the OpenVLM leaderboard's
+  published VLMEvalKit records: 86, 188 and 172 VLMs), every item keyed by VLMEvalKit's
+  ``index`` and every model by its VLMEvalKit id — so it runs in VLMEvalKit as is (``primebench
+  vlmeval export``) and the models that have all five benchmarks give a suite-level rank. Built per
+  benchmark on its own models like ``primebench``; no lmms-eval tasks (lmms-eval's rows of these
+  datasets carry no VLMEvalKit index: see ``primebench keys build``).
 - ``primebench_mathvision`` — the PRIMEBench pipeline on the embedded MATH-Vision testmini panel.
 - ``primebench_mathvision_testmini`` — all 304 testmini items (Stage 0 only), the local benchmark
   users can copy for their private benchmarks.
@@ -51,6 +58,41 @@ RELEASED_SOURCES = (
     ("openvlm_blink", "BLINK"),
 )
 """(embedded panel, benchmark) of the ``primebench`` suite, in manifest order."""
+
+VLMEVAL_SOURCES = (
+    ("autojudger", "AI2D_TEST"),
+    ("autojudger", "MMMU_DEV_VAL"),
+    ("openvlm_blink", "BLINK"),
+    ("openvlm_ocrbench", "OCRBench"),
+    ("openvlm_realworldqa", "RealWorldQA"),
+)
+"""(embedded panel, benchmark) of the ``primebench_vlmeval`` suite, in manifest order."""
+
+
+def vlmeval_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
+    panels = {n: Panel.load_default(n) for n, _ in VLMEVAL_SOURCES}
+    sources = [Source(panels[n], b) for n, b in VLMEVAL_SOURCES]
+    notes = {
+        s.benchmark: {
+            "upstream": None,
+            "vlmeval": {
+                "dataset": s.panel.benchmarks.set_index("benchmark").loc[
+                    s.benchmark, "vlmeval_dataset"
+                ],
+                "key": "index",
+                "evidence": "the panel's item ids are the `index` of VLMEvalKit's own records "
+                "of this dataset (published evaluation files)",
+            },
+        }
+        for s in sources
+    }
+    manifest = build_multi_source_suite(
+        "primebench_vlmeval",
+        sources,
+        annotations=notes,
+        calibrate=lambda panel, params: calibration_entry(panel, params, seed=params.seed),
+    )
+    return manifest, {s.benchmark: s.panel for s in sources}
 
 
 def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
@@ -118,6 +160,9 @@ def build(root: Path) -> list[str]:
     _release(manifest, root)
     generate_tasks(manifest, by_bench, root / "lmms_eval" / "primebench")
     out.append(f"primebench: {manifest['n_items']} items, version {manifest['version']}")
+    vm, _ = vlmeval_manifest()
+    _release(vm, root)
+    out.append(f"primebench_vlmeval: {vm['n_items']} items, version {vm['version']}")
     for name, (default, until) in SINGLE.items():
         panel = Panel.load_default(default)
         params = PipelineParams(until=until)

@@ -8,6 +8,9 @@ per-row result table VLMEvalKit wrote and how a row's score is read from it:
 - ``mathvista_post_check`` — MathVista's ``*_<judge>.xlsx`` with the extracted ``res``: the row's
   verdict is VLMEvalKit's own ``post_check(line, prefetch=False)``, the function its
   ``MathVista_acc`` counts with.
+- ``ocrbench`` — OCRBench's prediction file (``prediction``, ``answer`` as a Python list,
+  ``category``): VLMEvalKit's OCRBench rule per row (an accepted answer occurs in the prediction;
+  :func:`harness_adapters.vlmeval.records.ocrbench_hit`), whose sum is VLMEvalKit's own total.
 
 Rows map to items by ``index`` through the sidecar's index → item map. Every file must parse and
 every row must score before anything is returned; the same (model, benchmark) evaluated twice
@@ -38,7 +41,7 @@ def _table(path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read results table: {exc}", file=str(path)) from None
 
 
-SCORE_RULES = ("hit", "mathvista_post_check")
+SCORE_RULES = ("hit", "mathvista_post_check", "ocrbench")
 
 
 def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
@@ -61,7 +64,37 @@ def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
         from vlmeval.dataset.utils.mathvista import post_check
 
         return [1.0 if post_check(df.iloc[i], prefetch=False) else 0.0 for i in range(len(df))]
+    if rule == "ocrbench":
+        return _ocrbench_scores(df, path)
     raise InputError(f"unknown score rule {rule!r}", file=str(path), field="score_rule")
+
+
+def _ocrbench_scores(df: pd.DataFrame, path: Path) -> list[float]:
+    import ast
+
+    from harness_adapters.vlmeval.records import ocrbench_hit
+
+    for col in ("prediction", "answer", "category"):
+        if col not in df.columns:
+            raise InputError(f"no {col!r} column", file=str(path), row=1, field=col)
+    out = []
+    for i in range(len(df)):
+        r = df.iloc[i]
+        try:
+            answers = ast.literal_eval(str(r["answer"]))
+        except (ValueError, SyntaxError):
+            raise InputError(
+                f"answer {shown(r['answer'])} is not a list of accepted answers",
+                file=str(path),
+                row=i + 2,
+                field="answer",
+            ) from None
+        if not isinstance(answers, list):
+            answers = [answers]
+        # str() of the cell as VLMEvalKit reads it (an empty prediction is "nan" there too)
+        hit = ocrbench_hit(str(r["prediction"]), [str(a) for a in answers], str(r["category"]))
+        out.append(float(hit))
+    return out
 
 
 def read_sidecar(path: Path) -> tuple[dict[str, Any], pd.DataFrame]:

@@ -18,6 +18,9 @@ What the subclass adds:
   the prediction file: suite version, benchmark, the per-row result file VLMEvalKit wrote and how a
   row's score is read from it, and the index → item map. ``primebench place --vlmeval`` and
   ``ingest vlmeval`` read exactly that.
+- OCRBench: VLMEvalKit's evaluation writes only category totals; the sidecar names the prediction
+  file itself with the rule ``ocrbench`` — VLMEvalKit's own substring rule applied per row, whose
+  total is the upstream ``Final Score`` (tested).
 - MathVista: VLMEvalKit's evaluation needs a judge model (``--judge``, an OpenAI-compatible API)
   for the answers its rules cannot read. With ``--judge exact_matching`` (no judge) the subclass
   runs the same evaluation with the rule-based path only — VLMEvalKit's own ``post_check``
@@ -159,7 +162,12 @@ class PrimeBenchMixin:
         else:
             result = super().evaluate(eval_file, **judge_kwargs)  # type: ignore[misc]
         path = Path(eval_file)
-        name, rule = per_row_result(path, since)
+        if spec["upstream_class"] == "OCRBench":
+            # OCRBench's evaluation writes category totals only: the rows are the prediction file
+            # itself, scored by the same rule (ingest's "ocrbench"; totals equal, tested)
+            name, rule = path.name, "ocrbench"
+        else:
+            name, rule = per_row_result(path, since)
         model = path.with_suffix("").name[: -len(f"_{self.dataset_name}")]  # type: ignore[attr-defined]
         doc = {
             "schema": SIDECAR_SCHEMA,

@@ -15,6 +15,10 @@ EMBEDDED_DESCRIPTIONS = {
     "mathvision": "MATH-Vision testmini: 304 items with images, 16 model set-ups (MIT)",
     "openvlm_blink": "BLINK validation: 86 VLMs x 1,901 items, VLMEvalKit's published records "
     "(OpenVLM leaderboard, March 2025; Apache-2.0)",
+    "openvlm_ocrbench": "OCRBench: 188 VLMs x 1,000 items, VLMEvalKit's published records "
+    "(OpenVLM leaderboard, March 2025; Apache-2.0)",
+    "openvlm_realworldqa": "RealWorldQA: 172 VLMs x 765 items, VLMEvalKit's published records "
+    "(OpenVLM leaderboard, March 2025; Apache-2.0)",
     "openvlm": "OpenVLM leaderboard snapshot: 284 VLMs x 8 benchmarks with release dates (MIT)",
 }
 

@@ -14,6 +14,8 @@ def test_embedded_data_sets():
         "mathvision",
         "openvlm",
         "openvlm_blink",
+        "openvlm_ocrbench",
+        "openvlm_realworldqa",
     ]
 
 

@@ -1,0 +1,134 @@
+"""The released VLMEvalKit suite ``primebench_vlmeval`` (AI2D, MMMU, BLINK, OCRBench, RealWorldQA,
+keyed by VLMEvalKit's ``index``) through VLMEvalKit's real ``run.py``: export from upstream-schema
+TSV stand-ins, every item scored by VLMEvalKit's own evaluation (OCRBench: its rule per row, the
+sum equal to its own total), then ``primebench place --vlmeval`` with a suite-level rank among the
+reference models that have all five benchmarks."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from primebench_tasks.cli import main
+from primebench_tasks.pipeline.manifest import manifest_items
+from tests.fixtures import vlmeval_standins as S
+from tests.harness.test_vlmeval import ROOT, needs_vlmeval
+
+pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
+
+BENCHMARKS = ("AI2D_TEST", "MMMU_DEV_VAL", "BLINK", "OCRBench", "RealWorldQA")
+
+
+@pytest.fixture(autouse=True)
+def _keep_grad_mode():
+    """VLMEvalKit's import turns gradients off process-wide; give every later test its mode."""
+    import torch
+
+    prev = torch.is_grad_enabled()
+    yield
+    torch.set_grad_enabled(prev)
+
+
+@pytest.fixture(scope="module")
+def suite():
+    from harness_adapters.placement import resolve_suite
+
+    return resolve_suite("primebench_vlmeval")
+
+
+def _ids(manifest, bench):
+    return next(by_b[bench] for by_b in manifest_items(manifest).values() if bench in by_b)
+
+
+def test_the_suite_spans_five_benchmarks_keyed_by_vlmevalkit_index(suite):
+    from primebench_tasks.pipeline.multi_source import source_panels
+
+    assert set(BENCHMARKS) == {b for by_b in manifest_items(suite).values() for b in by_b}
+    panels = source_panels(suite)
+    assert {b: p.name for b, p in panels.items()} == {
+        "AI2D_TEST": "autojudger",
+        "MMMU_DEV_VAL": "autojudger",
+        "BLINK": "openvlm_blink",
+        "OCRBench": "openvlm_ocrbench",
+        "RealWorldQA": "openvlm_realworldqa",
+    }
+    for c in suite["categories"].values():
+        for b, e in c["benchmarks"].items():
+            assert e["vlmeval_dataset"] == b and e["vlmeval"]["key"] == "index"
+    # the models of all five (VLMEvalKit ids on every side): the suite-level reference
+    common = set.intersection(*(set(e["source"]["models"]) for e in _entries(suite)))
+    assert len(common) == 66 and "InternVL2-8B" in common
+
+
+def _entries(suite):
+    return [e for c in suite["categories"].values() for e in c["benchmarks"].values()]
+
+
+@pytest.fixture(scope="module")
+def vlmeval_suite_run(tmp_path_factory, suite):
+    tmp = tmp_path_factory.mktemp("vlmeval_suite")
+    src, lmu, work = tmp / "upstream", tmp / "LMUData", tmp / "outputs"
+    src.mkdir()
+    S.ai2d_tsv(src / "AI2D_TEST.tsv", _ids(suite, "AI2D_TEST"))
+    S.mmmu_tsv(src / "MMMU_DEV_VAL.tsv", _ids(suite, "MMMU_DEV_VAL"), indexed=True)
+    S.mcq_tsv(src / "BLINK.tsv", _ids(suite, "BLINK"), "BLINK")
+    S.mcq_tsv(src / "RealWorldQA.tsv", _ids(suite, "RealWorldQA"), "RealWorldQA")
+    S.ocrbench_tsv(src / "OCRBench.tsv", _ids(suite, "OCRBench"))
+    export = ["vlmeval", "export", "--suite", "primebench_vlmeval"]
+    assert main([*export, "--source-tsv", str(src), "--lmudata", str(lmu)]) == 0
+    env = {
+        **os.environ,
+        "LMUData": str(lmu),
+        "PRIMEBENCH_FAKE_VLM": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    cmd = [sys.executable, "-m", "primebench_tasks.cli", "vlmeval", "run"]
+    cmd += ["--import", "tests.fixtures.vlmeval_standins", "--", "--data"]
+    cmd += [f"PrimeBench_{b}" for b in BENCHMARKS]
+    cmd += ["--model", "FakeVLM", "--judge", "exact_matching", "--work-dir", str(work)]
+    cmd += ["--api-nproc", "1"]
+    proc = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return {"work": work, "tmp": tmp}
+
+
+@needs_vlmeval
+def test_every_item_is_scored_as_vlmevalkit_scores_it(vlmeval_suite_run, suite):
+    from vlmeval.smp import load
+
+    from harness_adapters.vlmeval import read_work_dir
+
+    records, docs = read_work_dir(vlmeval_suite_run["work"])
+    by = {d["benchmark"]: d for d in docs}
+    assert set(by) == set(BENCHMARKS)
+    for b, d in by.items():
+        got = records[records.benchmark == b]
+        assert sorted(got.item_id) == sorted(_ids(suite, b)), b  # exactly the suite's items
+        assert 0 < got.score.mean() < 1, b
+        if b == "OCRBench":
+            assert d["upstream_class"] == "OCRBench" and d["score_rule"] == "ocrbench"
+            work = Path(d["table"]).parent
+            totals = load(str(next(work.glob("FakeVLM_PrimeBench_OCRBench_score.json"))))
+            assert totals["Final Score"] == got.score.sum()  # VLMEvalKit's own total
+        else:
+            assert d["score_rule"] == "hit", b  # VLMEvalKit's per-row multiple-choice result
+    assert by["RealWorldQA"]["upstream_class"] == "ImageMCQDataset"
+
+
+@needs_vlmeval
+def test_place_gives_a_suite_rank_among_the_models_with_all_five(vlmeval_suite_run, tmp_path):
+    out = tmp_path / "report"
+    place = ["place", "--vlmeval", str(vlmeval_suite_run["work"]), "--out", str(out)]
+    assert main([*place, "--n-boot", "200"]) == 0
+    doc = json.loads((out / "report.json").read_text())
+    r = doc["models"]["FakeVLM"]
+    assert set(r["benchmarks"]) == set(BENCHMARKS)
+    assert r["benchmarks"]["BLINK"]["n_reference"] == 86
+    assert r["benchmarks"]["OCRBench"]["n_reference"] == 188
+    rank = r["suite"]["predicted_rank"]
+    assert rank is not None and rank["out_of"] == 67  # 66 reference models + this one
+    assert rank["lo"] <= rank["value"] <= rank["hi"]
+    assert "no_rank_because" not in r["suite"]
