@@ -4,6 +4,7 @@ constants (issue #16). Writes the selector section of docs/results.md.
 
     python benchmarks/selector_evidence.py [--splits 20] [--out benchmarks/results]
     python benchmarks/selector_evidence.py --render   # the markdown again from the committed CSV
+    python benchmarks/selector_evidence.py --held-out  # the panels used to choose nothing
 
 Protocol: ``primebench validate``'s held-out protocol (Stages 0-1 on all models, seeded random
 halves, selection on the build half, Spearman ρ on the held-out half between the pool's full mean
@@ -21,6 +22,11 @@ Goals checked cell by cell (panel × budget):
 Outputs: ``selector_cells.csv`` (every panel × budget × arm), ``selector_mae.csv``,
 ``selector_evidence.md`` (embedded in docs/results.md between ``selector-evidence`` markers and
 checked by ``tests/test_readme_results.py``).
+
+``--held-out``: the same protocol, every selector of ``validate --selectors all``, on the panels
+that chose nothing — VLMEvalKit's published records of BLINK, OCRBench and RealWorldQA (the
+embedded ``openvlm_*`` panels, added after the default was chosen): ``selector_heldout_*.csv`` and
+``selector_heldout.md`` (docs/results.md, ``selector-heldout`` markers).
 """
 
 from __future__ import annotations
@@ -66,6 +72,12 @@ REAL = (
     ("blink", "BLINK"),
     ("mathvision", "MATH-Vision"),
 )
+HELD_OUT = (
+    ("openvlm_blink", "BLINK-records"),
+    ("openvlm_ocrbench", "OCRBench-records"),
+    ("openvlm_realworldqa", "RealWorldQA-records"),
+)
+"""Panels used to choose nothing (added after the default was chosen)."""
 SIMULATED = (
     ("leaderboard-20", dict(n_models=20)),
     ("leaderboard-200", dict(n_models=200)),
@@ -77,13 +89,22 @@ SIMULATED = (
 
 def _grid_factory(power: float, q: float):
     return lambda k, rs, c: VAWSelector(
-        k, rs, signal="discrimination", cells="responses", cell_quantile=q, power=power
+        k,
+        random_state=rs,
+        signal="discrimination",
+        cells="responses",
+        cell_quantile=q,
+        power=power,
     )
 
 
-def panels(quick: bool) -> list[tuple[str, Panel, bool]]:
+def panels(quick: bool, held_out: bool = False) -> list[tuple[str, Panel, bool]]:
     """(label, panel, simulated)."""
-    out = [(label, Panel.load_default(name), False) for name, label in REAL]
+    out = [
+        (label, Panel.load_default(name), False) for name, label in (HELD_OUT if held_out else REAL)
+    ]
+    if held_out:
+        return out
     for label, kw in SIMULATED:
         if quick and kw["n_models"] > 200:
             continue
@@ -98,13 +119,15 @@ def _panel_label(label: str, simulated: bool, category: str, panel: Panel) -> st
     return f"{label} {bench}"
 
 
-def run(splits: int, quick: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
-    SELECTORS.update({name: _grid_factory(p, q) for name, (p, q) in GRID.items()})
+def run(splits: int, quick: bool, held_out: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    if not held_out:  # the grid only enters the leave-one-panel-out choice
+        SELECTORS.update({name: _grid_factory(p, q) for name, (p, q) in GRID.items()})
     cell_rows, mae_rows = [], []
-    todo = panels(quick)
+    todo = panels(quick, held_out)
     for label, panel, simulated in tqdm(todo, desc="panels", unit="panel"):
         names, _ = resolve("all", bool(panel.embedding_spaces), binary=True)
-        arms = list(dict.fromkeys([DEFAULT_SELECTOR, *names, *GRID]))
+        # the grid only enters the leave-one-panel-out choice, which held-out panels never make
+        arms = list(dict.fromkeys([DEFAULT_SELECTOR, *names, *([] if held_out else GRID)]))
         t0 = time.perf_counter()
         cats, _ = run_protocol(
             panel,
@@ -233,6 +256,68 @@ def leave_one_panel_out(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _cell_table(g: pd.DataFrame) -> list[str]:
+    lines = [
+        "| panel (models) | budget | items | default ρ | random ρ | best arm | best ρ "
+        "| ≥ random − SE | ≤ 1 SE from best |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in g.itertuples():
+        lines.append(
+            f"| {r.panel} ({r.models}) | {_budget_name(r.budget)} | {r.n_items:.0f} | "
+            f"{r.default:.3f} ± {r.default_se:.3f} | {r.random:.3f} ± {r.random_se:.3f} | "
+            f"{r.best} | {r.best_rho:.3f} ± {r.best_se:.3f} | "
+            f"{'yes' if r.not_below_random else '**no**'} | "
+            f"{'yes' if r.near_best else '**no**'} |"
+        )
+    return lines
+
+
+def _mae_table(mae: pd.DataFrame) -> list[str]:
+    m = mae[(mae["models"] >= MAE_MIN_MODELS)]
+    wide = m.pivot_table(
+        index=["panel", "models"], columns="estimator", values="mae", sort=False
+    ).reset_index()
+    ests = [e for e in ("aipw", "mean", "pirt", "gpirt") if e in wide.columns]
+    lines = [
+        "| panel (models) | " + " | ".join(f"`{e}` MAE" for e in ests) + " | goal |",
+        "|---|" + "---|" * (len(ests) + 1),
+    ]
+    for r in wide.itertuples(index=False):
+        v = r._asdict()
+        lines.append(
+            f"| {v['panel']} ({v['models']}) | "
+            + " | ".join(f"{v[e]:.4f}" for e in ests)
+            + f" | {'met' if v[DEFAULT_ESTIMATOR] <= MAE_GOAL else '**not met**'} |"
+        )
+    return lines
+
+
+def render_held_out(cells: pd.DataFrame, mae: pd.DataFrame, splits: int) -> str:
+    """The held-out panels' section: the goal-1 cells and the estimators' MAE."""
+    cells = cells[cells["estimator"] == "mean"]
+    g = goal_cells(cells)
+    below = g[~g["not_below_random"]]
+    n_near = int(g["near_best"].sum())
+    lines = [
+        f"Generated by `python benchmarks/selector_evidence.py --held-out --splits {splits}` "
+        "(the same protocol and arms, on VLMEvalKit's published records of BLINK, OCRBench and "
+        "RealWorldQA — panels added after the default was chosen, used to choose nothing).",
+        "",
+        f"The default `{DEFAULT_SELECTOR}` is ≥ random − 1 SE in {len(g) - len(below)}/{len(g)} "
+        f"cells and within 1 SE of the best arm in {n_near}/{len(g)} "
+        f"({100 * n_near / len(g):.0f} %).",
+        "",
+        *_cell_table(g),
+        "",
+        f"Full-score MAE at 100 items per pool with the default selection (goal ≤ {MAE_GOAL} "
+        f"for `{DEFAULT_ESTIMATOR}`):",
+        "",
+        *_mae_table(mae),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def render(cells: pd.DataFrame, mae: pd.DataFrame, splits: int) -> str:
     cells = cells[cells["estimator"] == "mean"]  # subset-mean scoring, as the suites are scored
     g = goal_cells(cells)
@@ -252,18 +337,8 @@ def render(cells: pd.DataFrame, mae: pd.DataFrame, splits: int) -> str:
         f"within 1 SE of the best arm: {n_near}/{len(g)} cells = {100 * share:.0f} % "
         f"(goal ≥ {100 * SHARE_GOAL:.0f} %: {'met' if share >= SHARE_GOAL else 'NOT met'}).",
         "",
-        "| panel (models) | budget | items | default ρ | random ρ | best arm | best ρ "
-        "| ≥ random − SE | ≤ 1 SE from best |",
-        "|---|---|---|---|---|---|---|---|---|",
+        *_cell_table(g),
     ]
-    for r in g.itertuples():
-        lines.append(
-            f"| {r.panel} ({r.models}) | {_budget_name(r.budget)} | {r.n_items:.0f} | "
-            f"{r.default:.3f} ± {r.default_se:.3f} | {r.random:.3f} ± {r.random_se:.3f} | "
-            f"{r.best} | {r.best_rho:.3f} ± {r.best_se:.3f} | "
-            f"{'yes' if r.not_below_random else '**no**'} | "
-            f"{'yes' if r.near_best else '**no**'} |"
-        )
     per_arm = []
     for arm in sorted(set(cells["selector"]) - set(GRID)):
         ga = goal_cells(cells, arm)
@@ -303,11 +378,6 @@ def render(cells: pd.DataFrame, mae: pd.DataFrame, splits: int) -> str:
         )
         + ".",
     ]
-    m = mae[(mae["models"] >= MAE_MIN_MODELS)]
-    wide = m.pivot_table(
-        index=["panel", "models"], columns="estimator", values="mae", sort=False
-    ).reset_index()
-    ests = [e for e in ("aipw", "mean", "pirt", "gpirt") if e in wide.columns]
     lines += [
         "",
         f"**Goal 2** — full-score MAE of the default estimator (`{DEFAULT_ESTIMATOR}`) "
@@ -315,16 +385,8 @@ def render(cells: pd.DataFrame, mae: pd.DataFrame, splits: int) -> str:
         f"{MAE_MIN_MODELS} models (goal ≤ {MAE_GOAL}); the other estimators for "
         "comparison:",
         "",
-        "| panel (models) | " + " | ".join(f"`{e}` MAE" for e in ests) + " | goal |",
-        "|---|" + "---|" * (len(ests) + 1),
+        *_mae_table(mae),
     ]
-    for r in wide.itertuples(index=False):
-        v = r._asdict()
-        lines.append(
-            f"| {v['panel']} ({v['models']}) | "
-            + " | ".join(f"{v[e]:.4f}" for e in ests)
-            + f" | {'met' if v[DEFAULT_ESTIMATOR] <= MAE_GOAL else '**not met**'} |"
-        )
     lopo = leave_one_panel_out(cells)
     lines += [
         "",
@@ -372,25 +434,33 @@ def main(argv: list[str] | None = None) -> int:
         help="real panels and the two smallest simulations only (a smoke run)",
     )
     ap.add_argument(
+        "--held-out",
+        action="store_true",
+        help="the panels used to choose nothing (VLMEvalKit's records), into selector_heldout_*",
+    )
+    ap.add_argument(
         "--render",
         action="store_true",
         help="only write the markdown again from the CSV files in --out",
     )
     a = ap.parse_args(argv)
-    cells_csv, mae_csv = a.out / "selector_cells.csv", a.out / "selector_mae.csv"
+    stem = "selector_heldout" if a.held_out else "selector"
+    cells_csv, mae_csv = a.out / f"{stem}_cells.csv", a.out / f"{stem}_mae.csv"
     if a.render:
         cells, mae = pd.read_csv(cells_csv), pd.read_csv(mae_csv)
         splits = int(cells["n"].max())
     else:
-        cells, mae = run(a.splits, a.quick)
+        cells, mae = run(a.splits, a.quick, a.held_out)
         splits = a.splits
         a.out.mkdir(parents=True, exist_ok=True)
         cells.to_csv(cells_csv, index=False, float_format="%.6g")
         mae.to_csv(mae_csv, index=False, float_format="%.6g")
         # rendered from the files as written, so --render reproduces it exactly
         cells, mae = pd.read_csv(cells_csv), pd.read_csv(mae_csv)
-    text = render(cells, mae, splits)
-    (a.out / "selector_evidence.md").write_text(text, "utf-8")
+    text = (render_held_out if a.held_out else render)(cells, mae, splits)
+    (a.out / ("selector_heldout.md" if a.held_out else "selector_evidence.md")).write_text(
+        text, "utf-8"
+    )
     print(text)
     return 0
 

@@ -35,6 +35,27 @@ def test_selector_evidence_is_rendered_from_the_committed_csv():
     assert _readme_block("selector-evidence") == text
 
 
+def test_held_out_selector_evidence_is_rendered_from_the_committed_csv():
+    mod = _script("selector_evidence")
+    cells = pd.read_csv(RESULTS / "selector_heldout_cells.csv")
+    mae = pd.read_csv(RESULTS / "selector_heldout_mae.csv")
+    text = mod.render_held_out(cells, mae, int(cells["n"].max()))
+    assert text == (RESULTS / "selector_heldout.md").read_text("utf-8")
+    assert _readme_block("selector-heldout") == text
+    labels = {p.split(" ")[0] for p in cells["panel"]}
+    assert labels == {label for _, label in mod.HELD_OUT}
+
+
+def test_the_constant_grid_builds_selectors():
+    """The grid's factories construct and fit (they once broke on a signature change)."""
+    import numpy as np
+
+    mod = _script("selector_evidence")
+    X = (np.random.default_rng(0).random((30, 40)) > 0.5).astype(float)
+    sel = mod._grid_factory(4, 0.5)(5, 0, None).fit(X)
+    assert len(sel.indices_) == 5
+
+
 def test_selector_evidence_covers_every_embedded_panel_and_budget():
     mod = _script("selector_evidence")
     cells = pd.read_csv(RESULTS / "selector_cells.csv")
