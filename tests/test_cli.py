@@ -100,6 +100,22 @@ def test_every_option_has_help_and_every_command_an_example():
     assert missing_help(build_parser()) == []
 
 
+def test_every_command_help_renders():
+    """argparse expands % in help texts: a stray one breaks `--help` of that command."""
+    import argparse
+
+    from primebench_tasks.cli import build_parser
+
+    def walk(parser, path):
+        parser.format_help()  # raises on a bad help string
+        for a in parser._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sub in a.choices.items():
+                    walk(sub, [*path, name])
+
+    walk(build_parser(), [])
+
+
 def test_help_shows_defaults_read_from_the_code(capsys):
     from primebench_tasks.cli import main
     from primebench_tasks.pipeline.primebench import PipelineParams

@@ -26,7 +26,7 @@ OPTION_HELP = {
     "--selectors": "comma list of selectors, or all (`primebench_tasks.select.registry`)",
     "--estimators": "comma list: mean, weighted, pirt, gpirt, aipw",
     "--protocol": "heldout: random halves; chrono: oldest models build; frontier: the "
-    "strongest 15 % held out (fidelity at the top); e2e: stages 1-3 refit per split; same: "
+    "strongest 15 percent held out (fidelity at the top); e2e: stages 1-3 refit per split; same: "
     "build and score on all models",
     "--splits": "number of seeded random build/held-out splits",
     "--batch": "items per encoder batch (one cache chunk each)",
