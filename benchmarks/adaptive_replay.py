@@ -2,7 +2,7 @@
 model (``primebench_tasks.evaluate.adaptive.replay``), per benchmark, against the static default
 selection of the same number of items (``cross_validated`` + the default p-IRT estimator).
 
-    python benchmarks/adaptive_replay.py [--splits 3] [--records ../shared/data/openvlm_records/EvalRecords]
+    python benchmarks/adaptive_replay.py [--splits 3]
 
 Panels with ≥ 40 models: AutoJudger (AI2D, MMMU) and — never used to choose anything — VLMEvalKit's
 published records of BLINK, OCRBench and RealWorldQA. Hold-outs: ``random`` (20 % of the models,
@@ -31,18 +31,17 @@ RESULTS = Path(__file__).resolve().parent / "results"
 CHECKPOINTS = (25, 50, 100)
 
 
-def benchmarks(records: str | None) -> list[tuple[str, np.ndarray]]:
+def benchmarks() -> list[tuple[str, np.ndarray]]:
+    """AutoJudger's two benchmarks, and the held-out records panels (VLMEvalKit's published
+    records of BLINK, OCRBench and RealWorldQA: the embedded ``openvlm_*`` panels)."""
     out = []
     aj = Panel.load_default("autojudger")
     for b in aj.benchmark_names:
         out.append((f"autojudger {b}", aj.matrix(b)))
-    if records and Path(records).is_dir():
-        from harness_adapters.vlmeval.records import records_panel
-
-        rec, _ = records_panel(records, ["BLINK", "OCRBench", "RealWorldQA"])
-        for b in rec.benchmark_names:
-            X = rec.matrix(b)
-            out.append((f"{b} records (held out)", X[np.isfinite(X).any(axis=1)]))
+    for b in ("BLINK", "OCRBench", "RealWorldQA"):
+        out.append(
+            (f"{b} records (held out)", Panel.load_default(f"openvlm_{b.lower()}").matrix(b))
+        )
     return out
 
 
@@ -191,11 +190,10 @@ def table(df: pd.DataFrame) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--splits", type=int, default=3)
-    ap.add_argument("--records", default="../shared/data/openvlm_records/EvalRecords")
     args = ap.parse_args()
     rows: list[dict] = []
     race_rows: list[dict] = []
-    for name, X in benchmarks(args.records):
+    for name, X in benchmarks():
         for s in range(args.splits):
             rows += measure(name, X, "random", s)
         rows += measure(name, X, "frontier", 0)
