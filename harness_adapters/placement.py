@@ -223,6 +223,19 @@ def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
                 f"{e['n_scored']}/{e['n_items']} | {_fmt(e['score'])} | "
                 f"{_fmt(e['predicted_full'])} | {_fmt(e['predicted_rank'])} |"
             )
+        standing = [
+            f"{b} {_fmt(e['leaderboard']['rank'])}"
+            for b, e in r["benchmarks"].items()
+            if e.get("leaderboard")
+        ]
+        if standing:
+            lb = next(e["leaderboard"] for e in r["benchmarks"].values() if e.get("leaderboard"))
+            lines += [
+                "",
+                f"Where the predicted full score would stand on the OpenVLM leaderboard "
+                f"(`{lb['source']}`, {lb['models']} VLMs; its figures let a judge read answers "
+                "the rules cannot, so this is approximate): " + "; ".join(standing) + ".",
+            ]
         if missing.get(model):
             lines += [
                 "",

@@ -13,6 +13,9 @@ models" is stated at three levels (schema ``primebench.placement/1``):
   category score (the mean of its benchmarks' predicted full scores); a rank among the reference
   models that have every benchmark of the category — given only when at least
   ``MIN_RANKED_REFERENCE`` models do, else ``None`` with the reason;
+- **leaderboard** (benchmarks whose reference panel is VLMEvalKit's records and which the OpenVLM
+  leaderboard has): the predicted full score's rank among the leaderboard's 284 VLMs
+  (:mod:`~primebench_tasks.evaluate.leaderboard_standing`);
 - **suite**: the suite score (mean of category means of the suite items), the predicted
   full-suite score (mean of category means of the predicted full benchmark scores), and a rank
   among the reference models that cover the suite — with the same rule.
@@ -238,7 +241,7 @@ def place_on_suite(
             f"predicted above all {bench[b]['n_reference']} reference models on {b}" for b in above
         ]
         out[str(model)] = {"suite": suite, "categories": cats, "benchmarks": bench}
-    return {
+    doc = {
         "schema": SCHEMA,
         "suite": manifest.get("version"),
         "suite_name": manifest.get("name"),
@@ -250,6 +253,11 @@ def place_on_suite(
         },
         "models": out,
     }
+    # benchmarks scored as VLMEvalKit scores them: their standing on the OpenVLM leaderboard
+    from primebench_tasks.evaluate.leaderboard_standing import add_leaderboard_standing
+
+    add_leaderboard_standing(doc, manifest)
+    return doc
 
 
 def _reference_full_suite(

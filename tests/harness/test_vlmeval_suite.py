@@ -132,3 +132,10 @@ def test_place_gives_a_suite_rank_among_the_models_with_all_five(vlmeval_suite_r
     assert rank is not None and rank["out_of"] == 67  # 66 reference models + this one
     assert rank["lo"] <= rank["value"] <= rank["hi"]
     assert "no_rank_because" not in r["suite"]
+    # where it would have stood on the OpenVLM leaderboard (AI2D, MMMU, OCRBench are on it)
+    assert {b for b, e in r["benchmarks"].items() if "leaderboard" in e} == {
+        "AI2D_TEST",
+        "MMMU_DEV_VAL",
+        "OCRBench",
+    }
+    assert "OpenVLM leaderboard (`openvlm`, 284 VLMs" in (out / "report.md").read_text()

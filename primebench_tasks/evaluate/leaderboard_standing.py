@@ -1,0 +1,82 @@
+"""Where a placed model would have stood on the OpenVLM leaderboard (the embedded ``openvlm``
+snapshot: 284 VLMs × 8 benchmarks, VLMEvalKit's figures).
+
+Only for a benchmark whose reference panel was scored the way the leaderboard is — VLMEvalKit's
+own records (the manifest marks such a benchmark with a ``vlmeval`` entry, as the released
+``primebench_vlmeval`` suite does) — and which the leaderboard has (:data:`LEADERBOARD_COLUMNS`).
+The model's predicted full-benchmark score and its 95 % interval are ranked among the
+leaderboard's scores of that benchmark: rank = 1 + the number of leaderboard models with a
+higher score, out of N + 1. Approximate by construction: the leaderboard's multiple-choice figures
+let a judge model read answers that VLMEvalKit's rules cannot, the records panels here use the
+rules alone (so a placed model is, if anything, ranked slightly low).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+LEADERBOARD = "openvlm"
+"""The embedded leaderboard used (``primebench panel info --default openvlm``)."""
+
+LEADERBOARD_COLUMNS = {
+    "AI2D_TEST": "AI2D",
+    "MMMU_DEV_VAL": "MMMU_VAL",
+    "OCRBench": "OCRBench",
+    "MathVista_MINI": "MathVista",
+    "MMStar": "MMStar",
+    "MMBench_V11": "MMBench_V11",
+    "HallusionBench": "HallusionBench",
+    "MMVet": "MMVet",
+}
+"""VLMEvalKit dataset → the leaderboard's column for it."""
+
+
+def leaderboard_rank(value: float, lo: float, hi: float, scores: np.ndarray) -> dict[str, Any]:
+    """The rank (1 = best) of a score ``value`` with interval [``lo``, ``hi``] among ``scores``
+    (the leaderboard's, NaN left out): ``{"value", "lo", "hi", "out_of"}``, ``lo`` the best rank
+    (from ``hi``), ``out_of`` = number of scores + 1."""
+    s = np.asarray(scores, dtype=float)
+    s = s[np.isfinite(s)]
+
+    def rank(x: float) -> float:
+        return float(1 + np.sum(s > x))
+
+    return {"value": rank(value), "lo": rank(hi), "hi": rank(lo), "out_of": int(len(s) + 1)}
+
+
+def add_leaderboard_standing(
+    doc: dict[str, Any], manifest: Mapping[str, Any], leaderboard: Any = None
+) -> None:
+    """Add ``leaderboard`` (source, snapshot, column, rank) to every benchmark entry of every
+    model in the placement ``doc`` that qualifies (see the module docstring); ``leaderboard``:
+    a :class:`~primebench_tasks.data.leaderboard.Leaderboard` (default: the embedded one)."""
+    columns: dict[str, str] = {}
+    for c in manifest["categories"].values():
+        for b, e in c["benchmarks"].items():
+            ds = (e.get("vlmeval") or {}).get("dataset")
+            if ds in LEADERBOARD_COLUMNS:
+                columns[b] = LEADERBOARD_COLUMNS[ds]
+    if not columns:
+        return
+    if leaderboard is None:
+        from primebench_tasks.data.leaderboard import Leaderboard
+
+        leaderboard = Leaderboard.load_default(LEADERBOARD)
+    scores = leaderboard.scores
+    for r in doc["models"].values():
+        for b, e in r["benchmarks"].items():
+            col = columns.get(b)
+            full = e.get("predicted_full") or {}
+            if col is None or col not in scores.columns or full.get("value") is None:
+                continue
+            e["leaderboard"] = {
+                "source": leaderboard.name,
+                "column": col,
+                "models": int(scores[col].notna().sum()),
+                "rank": leaderboard_rank(
+                    full["value"], full["lo"], full["hi"], scores[col].to_numpy(float)
+                ),
+            }

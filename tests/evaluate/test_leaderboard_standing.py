@@ -1,0 +1,83 @@
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from primebench_tasks.evaluate.leaderboard_standing import leaderboard_rank
+
+SUITES = Path(__file__).parents[2] / "task_configs" / "suites"
+
+
+def test_rank_by_hand():
+    """Scores 0.9, 0.8, 0.8, 0.5, NaN: 0.85 beats two of four → rank 2; its interval
+    [0.75, 0.95] → ranks 1 (0.95) to 4 (0.75: three above it); out of 5."""
+    r = leaderboard_rank(0.85, 0.75, 0.95, np.array([0.9, 0.8, 0.8, 0.5, np.nan]))
+    assert r == {"value": 2.0, "lo": 1.0, "hi": 4.0, "out_of": 5}
+    # a tie with a leaderboard score is not counted as being beaten
+    assert leaderboard_rank(0.8, 0.8, 0.8, np.array([0.9, 0.8]))["value"] == 2.0
+
+
+def _replay(manifest, panels, model):
+    """``model``'s own recorded answers on the suite's items, as a new run."""
+    from primebench_tasks.pipeline.manifest import manifest_items
+
+    cols = [
+        (b, str(i))
+        for by_b in manifest_items(manifest).values()
+        for b, v in by_b.items()
+        for i in v
+    ]
+    row = []
+    for b, i in cols:
+        p = panels[b]
+        row.append(p.matrix(b)[p.model_names.index(model), list(map(str, p.item_ids(b))).index(i)])
+    return pd.DataFrame([row], index=[f"{model} again"], columns=pd.MultiIndex.from_tuples(cols))
+
+
+def test_the_vlmeval_suite_reports_the_leaderboard_standing():
+    """On primebench_vlmeval (VLMEvalKit's records), AI2D, MMMU and OCRBench are on the OpenVLM
+    leaderboard; BLINK and RealWorldQA are not. A reference model replayed: the interval of its
+    leaderboard rank holds the rank of its own leaderboard figure."""
+    from primebench_tasks.data.leaderboard import Leaderboard
+    from primebench_tasks.evaluate.suite_placement import place_on_suite
+    from primebench_tasks.pipeline.multi_source import source_panels
+
+    manifest = json.loads((SUITES / "primebench_vlmeval.json").read_text())
+    panels = source_panels(manifest)
+    doc = place_on_suite(manifest, panels, _replay(manifest, panels, "InternVL2-8B"), n_boot=50)
+    bench = doc["models"]["InternVL2-8B again"]["benchmarks"]
+    assert {b for b, e in bench.items() if "leaderboard" in e} == {
+        "AI2D_TEST",
+        "MMMU_DEV_VAL",
+        "OCRBench",
+    }
+    lb = Leaderboard.load_default("openvlm").scores
+    for b, col in (("AI2D_TEST", "AI2D"), ("MMMU_DEV_VAL", "MMMU_VAL"), ("OCRBench", "OCRBench")):
+        e = bench[b]["leaderboard"]
+        assert e["column"] == col and e["models"] == 284 and e["rank"]["out_of"] == 285
+        r = e["rank"]
+        assert r["lo"] <= r["value"] <= r["hi"]
+        own = 1 + int((lb[col] > lb.loc["InternVL2-8B", col]).sum())
+        assert r["lo"] <= own <= r["hi"], (b, r, own)  # its own leaderboard rank is inside
+
+
+def test_suites_not_scored_as_vlmevalkit_get_no_leaderboard_standing():
+    """The flagship's MMMU and MathVista run through lmms-eval and are placed among M3IRT's
+    runs, not VLMEvalKit's: no leaderboard standing although the leaderboard has both."""
+    from primebench_tasks.evaluate.leaderboard_standing import add_leaderboard_standing
+
+    manifest = json.loads((SUITES / "primebench.json").read_text())
+    full = {"value": 0.5, "lo": 0.4, "hi": 0.6}
+    doc = {
+        "models": {
+            "m": {
+                "benchmarks": {
+                    "MMMU_DEV_VAL": {"predicted_full": full},
+                    "MathVista_MINI": {"predicted_full": full},
+                }
+            }
+        }
+    }
+    add_leaderboard_standing(doc, manifest)
+    assert all("leaderboard" not in e for e in doc["models"]["m"]["benchmarks"].values())
