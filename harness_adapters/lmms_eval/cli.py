@@ -62,6 +62,23 @@ def cmd_ingest_lmms(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ingest_lmms_logs(args: argparse.Namespace) -> int:
+    from harness_adapters.lmms_eval.logs_panel import logs_panel
+    from primebench_tasks.data.panel import panel_lock
+
+    panel, report = logs_panel(
+        args.logs,
+        name=args.name or Path(args.out).name,
+        max_unscored=args.max_unscored,
+        upstream_paths=list(args.upstream_path),
+    )
+    with panel_lock(args.out, create=True):
+        panel.save(args.out)
+    print("\n".join(report.lines()))
+    print(f"wrote {args.out}: {panel}")
+    return 0
+
+
 def cmd_keys_build(args: argparse.Namespace) -> int:
     from harness_adapters.lmms_eval.content_keys import build_keys, load_upstream_rows, write_keys
 
@@ -149,6 +166,31 @@ def add_commands(tree: CommandTree) -> None:
     p.add_argument("--suite", help="refuse logs generated from another suite version")
     p.add_argument("--model", help="model name (default: the run's model_name)")
     p.set_defaults(func=cmd_ingest_lmms)
+    p = ingest.add_parser(
+        "lmms-eval-logs",
+        help="many models' lmms-eval --log_samples runs of upstream tasks into a new panel",
+        description="Every *_results.json under LOGS: the tasks of MathVista testmini, MMMU val "
+        "and BLINK (verified row keys), items keyed by the logged document's row key, scored "
+        "by the upstream code; the newest run per model and task counts.",
+        epilog="example: primebench ingest lmms-eval-logs runs/ --out panels/my_lmms_panel",
+    )
+    p.add_argument("logs", help="a folder of lmms-eval output paths (one or many models)")
+    p.add_argument("--out", required=True, help="the new panel directory")
+    p.add_argument("--name", help="panel name (default: the --out folder's name)")
+    p.add_argument(
+        "--max-unscored",
+        type=float,
+        default=0.5,
+        help="a model with more than this share of a benchmark's items without a verdict is "
+        "left out there",
+    )
+    p.add_argument(
+        "--upstream-path",
+        action="append",
+        default=[],
+        help="a folder of upstream task YAMLs searched before the installed lmms-eval's",
+    )
+    p.set_defaults(func=cmd_ingest_lmms_logs)
 
     adaptive = tree.group("adaptive", "adaptive evaluation inside a harness")
     p = adaptive.add_parser(

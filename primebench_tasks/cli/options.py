@@ -48,6 +48,7 @@ POSITIVE_OPTIONS = frozenset(
 """Numeric options (by dest) that must be > 0; every other int/float option must be ≥ 0."""
 UPPER_BOUNDS = {
     "max_unanswered": 1.0,
+    "max_unscored": 1.0,
     "missing": 0.99,
     "gpu_memory_utilization": 1.0,
     "max_drop": 1.0,

@@ -106,6 +106,11 @@ def _aliases() -> dict[str, BenchmarkSpec]:
     return out
 
 
+def aliases() -> dict[str, BenchmarkSpec]:
+    """The catalogue's aliases of real data sets (``MMMU_DEV_VAL``, ``BLINK``, ...)."""
+    return dict(_aliases())
+
+
 def lookup(benchmark: str, category: str | None = None) -> BenchmarkSpec:
     """The catalogue entry of ``benchmark`` (a paper name or an alias of a real data set).
 
