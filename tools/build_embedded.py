@@ -90,6 +90,19 @@ SOURCES = {
             ),
         ]
     },
+    "openvlm_records": (
+        "openvlm_records",
+        "github.com/OfirArviv/adaptive-eval at commit 2c44ed23, "
+        "`data/raw/open_vlm_leaderboard/local_2025_03_05/EvalRecords/`: the OpenVLM leaderboard's "
+        "published VLMEvalKit evaluation records of BLINK, OCRBench and RealWorldQA in one panel "
+        "(the three `openvlm_*` panels' scores: 202 VLMs, 76 of them with all three; VLMEvalKit "
+        "model ids and `index` item ids), with a `text` embedding space: the items' text "
+        "(question and options) encoded by all-MiniLM-L6-v2 (`primebench embed --encoder "
+        "minilm`) and stored as its fixed 64-d random projection "
+        "(`primebench_tasks.embed.projection.random_projection`, the projection ResampledBench "
+        "applies), so the ResampledBench suite rebuilds bit for bit without the encoder. "
+        "Licence: Apache-2.0 (LICENSE; the records are published upstream under Apache-2.0).",
+    ),
     "openvlm": (
         "openvlm",
         "github.com/finn1901/VLM-Chart at commit c9d89a53180f, flattened from "
@@ -231,6 +244,31 @@ def build_records(dataset: str) -> Callable[[Path], None]:
     return build
 
 
+def build_openvlm_records(shared: Path) -> None:
+    """The joint records panel with projected MiniLM text embeddings (needs the embed extra)."""
+    from harness_adapters.vlmeval.records import records_panel
+    from primebench_tasks.embed.cache import embed_panel
+    from primebench_tasks.embed.encoders import build_encoder
+    from primebench_tasks.embed.projection import random_projection
+
+    name = "openvlm_records"
+    p, _ = records_panel(
+        shared / "openvlm_records" / "EvalRecords",
+        ["BLINK", "OCRBench", "RealWorldQA"],
+        name=name,
+        rule="builtin",
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        p.save(Path(tmp) / "p")
+        p, _ = embed_panel(p, Path(tmp) / "p", build_encoder("minilm"), "text")
+    ids, vecs = p._embeddings.pop("text")
+    p.set_embeddings("text", ids, random_projection(vecs))
+    p._hash = None
+    p.save(OUT / name)
+    finish(name, shared)
+    print(f"{name}: {p}")
+
+
 def build_openvlm(shared: Path) -> None:
     lb = Leaderboard.from_csv(shared / "openvlm" / "openvlm_284x8.csv", name="openvlm")
     lb.save(OUT / "openvlm")
@@ -243,6 +281,7 @@ BUILDERS = {
     "mathvision": build_mathvision,
     "blink": build_blink,
     **{f"openvlm_{d.lower()}": build_records(d) for d in ("BLINK", "OCRBench", "RealWorldQA")},
+    "openvlm_records": build_openvlm_records,
     "openvlm": build_openvlm,
 }
 

@@ -16,6 +16,12 @@ Released:
   vlmeval export``) and the models that have all five benchmarks give a suite-level rank. Built per
   benchmark on its own models like ``primebench``; no lmms-eval tasks (lmms-eval's rows of these
   datasets carry no VLMEvalKit index: see ``primebench keys build``).
+- ``primebench_resampled`` — ResampledBench (farthest-point sampling over the items' text
+  embeddings, pooled across benchmarks; §4) on VLMEvalKit's published records of BLINK, OCRBench
+  and RealWorldQA (the embedded ``openvlm_records`` panel, 202 VLMs; its text space is MiniLM's
+  fixed 64-d projection): 300 items, fidelity ρ with AvgRank on the 76 models that have all three.
+  Keyed by VLMEvalKit ``index``: runs in VLMEvalKit as is; no lmms-eval tasks (OCRBench and
+  RealWorldQA have no verified lmms-eval row key).
 - ``primebench_mathvision`` — the PRIMEBench pipeline on the embedded MATH-Vision testmini panel.
 - ``primebench_mathvision_testmini`` — all 304 testmini items (Stage 0 only), the local benchmark
   users can copy for their private benchmarks.
@@ -67,6 +73,64 @@ VLMEVAL_SOURCES = (
     ("openvlm_realworldqa", "RealWorldQA"),
 )
 """(embedded panel, benchmark) of the ``primebench_vlmeval`` suite, in manifest order."""
+
+
+RESAMPLED_N = 300
+"""Items of the released ResampledBench suite (8 % of the records panel's 3,666)."""
+
+
+def _rehashed(manifest: dict[str, Any]) -> dict[str, Any]:
+    """``manifest`` with its version recomputed over its (edited) body."""
+    from primebench_tasks.data.io import canonical_json, content_hash
+
+    body = {k: v for k, v in manifest.items() if k != "version"}
+    return {**body, "version": content_hash(canonical_json(body))}
+
+
+def resampled_manifest() -> dict[str, Any]:
+    """ResampledBench on the embedded records panel (``projection_dim`` None: the panel's text
+    space is already the fixed projection ``primebench build resampled`` applies)."""
+    import numpy as np
+
+    from primebench_tasks.pipeline.manifest import build_manifest
+    from primebench_tasks.pipeline.resampled import resampled_suite
+
+    panel = Panel.load_default("openvlm_records")
+    have = np.ones(len(panel.model_names), dtype=bool)
+    for b in panel.benchmark_names:
+        have &= np.isfinite(panel.matrix(b)).any(axis=1)
+    common = [m for m, ok in zip(panel.model_names, have, strict=True) if ok]
+    res = resampled_suite(
+        panel.subset_models(common), n=RESAMPLED_N, space="text", projection_dim=None, seed=0
+    )
+    selected: dict[str, dict[str, Any]] = {}
+    for b, pos in res.selected.items():
+        selected.setdefault(panel.category_of(b), {})[b] = pos
+    m = build_manifest(
+        "primebench_resampled",
+        panel,
+        selected,
+        {
+            "selector": "fps",
+            "n": RESAMPLED_N,
+            "space": "text",
+            "encoder": "all-MiniLM-L6-v2, fixed 64-d projection (stored in the panel)",
+            "per_benchmark": False,
+            "seed": 0,
+        },
+        [],
+        {
+            "rho": res.rho,
+            "protocol": "same-models: mean on selected items vs -AvgRank (Eq. 1), on the "
+            f"{len(common)} models with every benchmark",
+            "n_models": len(common),
+        },
+        aggregate="item_mean",
+    )
+    for c in m["categories"].values():
+        for e in c["benchmarks"].values():
+            e["vlmeval"] = {"dataset": e["vlmeval_dataset"], "key": "index"}
+    return _rehashed(m)
 
 
 def vlmeval_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
@@ -163,6 +227,9 @@ def build(root: Path) -> list[str]:
     vm, _ = vlmeval_manifest()
     _release(vm, root)
     out.append(f"primebench_vlmeval: {vm['n_items']} items, version {vm['version']}")
+    rm = resampled_manifest()
+    _release(rm, root)
+    out.append(f"primebench_resampled: {rm['n_items']} items, version {rm['version']}")
     for name, (default, until) in SINGLE.items():
         panel = Panel.load_default(default)
         params = PipelineParams(until=until)

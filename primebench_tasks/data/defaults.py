@@ -19,6 +19,8 @@ EMBEDDED_DESCRIPTIONS = {
     "(OpenVLM leaderboard, March 2025; Apache-2.0)",
     "openvlm_realworldqa": "RealWorldQA: 172 VLMs x 765 items, VLMEvalKit's published records "
     "(OpenVLM leaderboard, March 2025; Apache-2.0)",
+    "openvlm_records": "BLINK, OCRBench, RealWorldQA: 202 VLMs, VLMEvalKit's published records "
+    "with MiniLM text embeddings (64-d projection; Apache-2.0)",
     "openvlm": "OpenVLM leaderboard snapshot: 284 VLMs x 8 benchmarks with release dates (MIT)",
 }
 

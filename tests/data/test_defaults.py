@@ -16,6 +16,7 @@ def test_embedded_data_sets():
         "openvlm_blink",
         "openvlm_ocrbench",
         "openvlm_realworldqa",
+        "openvlm_records",
     ]
 
 

@@ -67,17 +67,24 @@ def _entries(suite):
     return [e for c in suite["categories"].values() for e in c["benchmarks"].values()]
 
 
-@pytest.fixture(scope="module")
-def vlmeval_suite_run(tmp_path_factory, suite):
-    tmp = tmp_path_factory.mktemp("vlmeval_suite")
+_STANDINS = {
+    "AI2D_TEST": lambda path, ids: S.ai2d_tsv(path, ids),
+    "MMMU_DEV_VAL": lambda path, ids: S.mmmu_tsv(path, ids, indexed=True),
+    "BLINK": lambda path, ids: S.mcq_tsv(path, ids, "BLINK"),
+    "RealWorldQA": lambda path, ids: S.mcq_tsv(path, ids, "RealWorldQA"),
+    "OCRBench": lambda path, ids: S.ocrbench_tsv(path, ids),
+}
+
+
+def _run_in_vlmeval(tmp: Path, suite: dict, name: str) -> Path:
+    """Export ``suite`` from upstream-schema stand-ins and run it with VLMEvalKit's run.py and
+    the fake model; returns the work dir."""
     src, lmu, work = tmp / "upstream", tmp / "LMUData", tmp / "outputs"
     src.mkdir()
-    S.ai2d_tsv(src / "AI2D_TEST.tsv", _ids(suite, "AI2D_TEST"))
-    S.mmmu_tsv(src / "MMMU_DEV_VAL.tsv", _ids(suite, "MMMU_DEV_VAL"), indexed=True)
-    S.mcq_tsv(src / "BLINK.tsv", _ids(suite, "BLINK"), "BLINK")
-    S.mcq_tsv(src / "RealWorldQA.tsv", _ids(suite, "RealWorldQA"), "RealWorldQA")
-    S.ocrbench_tsv(src / "OCRBench.tsv", _ids(suite, "OCRBench"))
-    export = ["vlmeval", "export", "--suite", "primebench_vlmeval"]
+    benches = [b for by_b in manifest_items(suite).values() for b in by_b]
+    for b in benches:
+        _STANDINS[b](src / f"{b}.tsv", _ids(suite, b))
+    export = ["vlmeval", "export", "--suite", name]
     assert main([*export, "--source-tsv", str(src), "--lmudata", str(lmu)]) == 0
     env = {
         **os.environ,
@@ -87,12 +94,18 @@ def vlmeval_suite_run(tmp_path_factory, suite):
     }
     cmd = [sys.executable, "-m", "primebench_tasks.cli", "vlmeval", "run"]
     cmd += ["--import", "tests.fixtures.vlmeval_standins", "--", "--data"]
-    cmd += [f"PrimeBench_{b}" for b in BENCHMARKS]
+    cmd += [f"PrimeBench_{b}" for b in benches]
     cmd += ["--model", "FakeVLM", "--judge", "exact_matching", "--work-dir", str(work)]
     cmd += ["--api-nproc", "1"]
     proc = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return {"work": work, "tmp": tmp}
+    return work
+
+
+@pytest.fixture(scope="module")
+def vlmeval_suite_run(tmp_path_factory, suite):
+    tmp = tmp_path_factory.mktemp("vlmeval_suite")
+    return {"work": _run_in_vlmeval(tmp, suite, "primebench_vlmeval"), "tmp": tmp}
 
 
 @needs_vlmeval
@@ -139,3 +152,29 @@ def test_place_gives_a_suite_rank_among_the_models_with_all_five(vlmeval_suite_r
         "OCRBench",
     }
     assert "OpenVLM leaderboard (`openvlm`, 284 VLMs" in (out / "report.md").read_text()
+
+
+@needs_vlmeval
+def test_the_resampled_suite_runs_in_vlmevalkit_and_places(tmp_path):
+    """The released ResampledBench suite (300 items of BLINK, OCRBench and RealWorldQA chosen
+    by farthest-point sampling over their text embeddings) through VLMEvalKit's run.py: every
+    item scored, each benchmark placed among its own models, the suite among the 76 with all
+    three."""
+    from harness_adapters.placement import resolve_suite
+    from harness_adapters.vlmeval import read_work_dir
+
+    suite = resolve_suite("primebench_resampled")
+    assert suite["n_items"] == 300 and suite["params"]["selector"] == "fps"
+    work = _run_in_vlmeval(tmp_path, suite, "primebench_resampled")
+    records, _docs = read_work_dir(work)
+    for b in ("BLINK", "OCRBench", "RealWorldQA"):
+        assert sorted(records[records.benchmark == b].item_id) == sorted(_ids(suite, b))
+    out = tmp_path / "report"
+    assert main(["place", "--vlmeval", str(work), "--out", str(out), "--n-boot", "100"]) == 0
+    r = json.loads((out / "report.json").read_text())["models"]["FakeVLM"]
+    assert {b: e["n_reference"] for b, e in r["benchmarks"].items()} == {
+        "BLINK": 86,
+        "OCRBench": 188,
+        "RealWorldQA": 172,
+    }
+    assert r["suite"]["predicted_rank"]["out_of"] == 77
