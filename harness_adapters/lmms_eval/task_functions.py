@@ -63,7 +63,7 @@ def make_process_docs(
 ) -> Callable[[Any], Any]:
     """A ``process_docs`` that keeps exactly the manifest's items (by ``doc[key]``), in manifest
     order (so that a row's ``doc_id`` in the log is its manifest position), and refuses a
-    dataset that lacks any of them; ``upstream``: the upstream task's own ``process_docs``,
+    dataset that lacks any of them or holds one of them in several rows; ``upstream``: the upstream task's own ``process_docs``,
     applied first. ``content_keys``: a ``primebench.keys/1`` file; the rows then get ``key``
     computed from their content (the VLMEvalKit index whose fingerprint they have)."""
     wanted = [str(i) for i in item_ids]
@@ -85,10 +85,17 @@ def make_process_docs(
                 f"{task}: {len(missing)} manifest item(s) are not in the "
                 f"dataset (field {key!r}), e.g. {missing[:10]}"
             )
-        first: dict[str, int] = {}
+        rows_of: dict[str, list[int]] = {}
         for row, k in enumerate(have):
-            first.setdefault(k, row)
-        order = [first[i] for i in wanted]
+            rows_of.setdefault(k, []).append(row)
+        several = [i for i in wanted if len(rows_of[i]) > 1]
+        if several:  # never a guess: an item that matches two rows is not run
+            raise ManifestItemsMissing(
+                f"{task}: {len(several)} manifest item(s) match several rows of the dataset "
+                f"(field {key!r}), e.g. {several[:10]}"
+                + (" — by content: the dataset holds duplicate items" if content_keys else "")
+            )
+        order = [rows_of[i][0] for i in wanted]
         return (
             dataset.select(order)
             if hasattr(dataset, "select")

@@ -132,6 +132,32 @@ def test_keys_map_every_row_by_content_and_refuse_guesses(tmp_path):
     assert read_keys(tmp_path / "cli.json")["keys"] == doc["keys"]
 
 
+def test_the_run_time_check_refuses_a_corrupted_or_duplicated_dataset(tmp_path):
+    """What the generated task's process_docs does when lmms-eval loads the data: a shuffled
+    copy runs the items in manifest order; an item whose image was changed (matches no row) or
+    that occurs twice (matches several) stops the run — a wrong mapping never scores."""
+    from harness_adapters.lmms_eval.content_keys import FIELD
+    from harness_adapters.lmms_eval.task_functions import ManifestItemsMissing, make_process_docs
+
+    up = _upstream(tmp_path / "ai2d")
+    write_keys(
+        build_keys(_tsv(tmp_path / "AI2D_TEST.tsv"), _rows(up), "ai2d", "AI2D_TEST", "x"),
+        tmp_path / "keys.json",
+    )
+    wanted = ["10501", "10101", "10201"]
+    keep = make_process_docs(wanted, FIELD, "t", content_keys=tmp_path / "keys.json")
+    kept = keep(datasets.load_from_disk(str(up))["test"])
+    assert list(kept[FIELD]) == wanted  # shuffled upstream, manifest order
+    assert list(kept["question"]) == [QUESTIONS[5][2], QUESTIONS[0][2], QUESTIONS[2][2]]
+    corrupted = [*QUESTIONS[:2], (999, 1, *QUESTIONS[2][2:]), *QUESTIONS[3:]]  # other image
+    bad = _upstream(tmp_path / "corrupted", corrupted)
+    with pytest.raises(ManifestItemsMissing, match=r"1 manifest item\(s\) are not in.*10201"):
+        keep(datasets.load_from_disk(str(bad))["test"])
+    dup = _upstream(tmp_path / "dup", [*QUESTIONS, QUESTIONS[0]])
+    with pytest.raises(ManifestItemsMissing, match=r"match several rows.*10101.*duplicate"):
+        keep(datasets.load_from_disk(str(dup))["test"])
+
+
 def _panel_and_manifest():
     from primebench_tasks.data.panel import Panel
     from primebench_tasks.pipeline.manifest import build_manifest
