@@ -83,6 +83,7 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
 def cmd_build_resampled(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from primebench_tasks.embed.projection import PROJECTION_DIM
     from primebench_tasks.pipeline.manifest import build_manifest, write_manifest
     from primebench_tasks.pipeline.resampled import resampled_suite
 
@@ -104,7 +105,7 @@ def cmd_build_resampled(args: argparse.Namespace) -> int:
             "space": args.space,
             "per_benchmark": args.per_benchmark,
             "seed": args.seed,
-            "projection_dim": 64,
+            "projection_dim": PROJECTION_DIM,
         },
         [],
         {
@@ -124,7 +125,7 @@ def cmd_build_resampled(args: argparse.Namespace) -> int:
 def cmd_build_frontier(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from primebench_tasks.pipeline.frontier import capability_frontier
+    from primebench_tasks.pipeline.frontier import BAND, FAMILY_MAX, capability_frontier
     from primebench_tasks.pipeline.manifest import build_manifest, write_manifest
     from primebench_tasks.pipeline.stage0_clean import stage0_clean
     from primebench_tasks.report.tables import markdown_table
@@ -137,7 +138,8 @@ def cmd_build_frontier(args: argparse.Namespace) -> int:
     if n_kept == 0:
         raise PrimeBenchError(
             f"the Capability Frontier kept no item of panel {panel.name!r}: {fr.n_candidates} "
-            f"candidate(s), {fr.n_in_band} in the 10-50 % accuracy band; it needs items that "
+            f"candidate(s), {fr.n_in_band} in the {BAND[0]:.0%}-{BAND[1]:.0%} accuracy band; "
+            "it needs items that "
             "few models solve (App. I.2) — nothing was written"
         )
     selected: dict[str, dict[str, np.ndarray]] = {}
@@ -150,8 +152,8 @@ def cmd_build_frontier(args: argparse.Namespace) -> int:
         {
             "selector": "frontier",
             "budget": fr.budget,
-            "family_max": 0.5,
-            "band": [0.10, 0.50],
+            "family_max": FAMILY_MAX,
+            "band": list(BAND),
             "per_step_gain": fr.per_step_gain,
         },
         [

@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.embed.projection import random_projection
+from primebench_tasks.embed.projection import PROJECTION_DIM, random_projection
 from primebench_tasks.metrics import nanmean_rows, spearman
 from primebench_tasks.select.base import ItemFeatures
 from primebench_tasks.select.fps import FPSSelector
@@ -42,7 +42,7 @@ def resampled_suite(
     space: str = "text",
     per_benchmark: bool = False,
     seed: int = 0,
-    projection_dim: int | None = 64,
+    projection_dim: int | None = PROJECTION_DIM,
 ) -> ResampledResult:
     """FPS over the embeddings of all items pooled across benchmarks (or ``n`` per benchmark),
     after the fixed projection (None = raw vectors). Fidelity: Spearman ρ between the mean score on
