@@ -137,6 +137,15 @@ def test_adaptive_replay_table_is_rendered_from_the_committed_csv():
     assert {"random", "frontier"} <= set(df["protocol"]) and set(df["items"]) == {25, 50, 100}
 
 
+def test_adaptive_items_needed_table_is_rendered_from_the_committed_csv():
+    mod = _script("adaptive_items_needed")
+    df = pd.read_csv(RESULTS / "adaptive_items_needed.csv")
+    text = mod.table(df)
+    assert text == (RESULTS / "adaptive_items_needed.md").read_text("utf-8")
+    assert _readme_block("adaptive-items-needed") == text
+    assert mod.grid(154)[-1] == 154 and mod.grid(100)[:6] == (5, 10, 15, 20, 25, 30)
+
+
 def test_adaptive_speed_table_is_the_benchmark_output():
     mod = _script("adaptive_speed")
     doc = json.loads((RESULTS / "adaptive_speed.json").read_text("utf-8"))

@@ -1,0 +1,145 @@
+"""How many adaptive items reach the static default suite's accuracy (issue #29's second goal).
+
+    python benchmarks/adaptive_items_needed.py [--splits 3]
+
+Per benchmark (AutoJudger's two; VLMEvalKit's published BLINK, OCRBench and RealWorldQA records —
+the embedded ``openvlm_*`` panels, used to choose nothing) and hold-out (``random``: 20 % of the
+models, ``splits`` seeds; ``frontier``: the strongest 15 %): the static default suite's share of
+the benchmark — ``category_budget`` (5 %, floor 100: the items the default build keeps for a
+one-benchmark category) chosen by the default selector on the build models — and its full-score
+MAE on the held-out models with the default estimator; then the replay of the adaptive policy
+(:func:`~primebench_tasks.evaluate.adaptive.replay`) at a grid of item counts, and the smallest
+count whose MAE is no larger. The goal: ≤ 40 % of the static suite's items.
+
+Writes ``benchmarks/results/adaptive_items_needed.{csv,md}`` (the markdown is in docs/results.md,
+checked by ``tests/test_readme_results.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.adaptive import replay
+from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
+from primebench_tasks.evaluate.estimators import make_estimator
+from primebench_tasks.select.default import DEFAULT_SELECTOR, FLOOR, RETENTION
+from primebench_tasks.select.registry import SELECTORS, SelectorContext
+from primebench_tasks.select.vaw import category_budget
+
+RESULTS = Path(__file__).parent / "results"
+GOAL_SHARE = 0.40
+
+
+def benchmarks() -> list[tuple[str, np.ndarray]]:
+    out = []
+    aj = Panel.load_default("autojudger")
+    for b in aj.benchmark_names:
+        out.append((f"autojudger {b}", aj.matrix(b)))
+    for b in ("BLINK", "OCRBench", "RealWorldQA"):
+        out.append(
+            (f"{b} records (held out)", Panel.load_default(f"openvlm_{b.lower()}").matrix(b))
+        )
+    return out
+
+
+def grid(k_static: int) -> tuple[int, ...]:
+    """Item counts replayed: 5 to 30 by 5, then by 10, up to the static suite's size."""
+    g = [*range(5, 31, 5), *range(40, k_static, 10), k_static]
+    return tuple(sorted({x for x in g if x <= k_static}))
+
+
+def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> dict:
+    M, n = X.shape
+    full = np.nanmean(X, axis=1)
+    if protocol == "random":
+        held = np.sort(np.random.default_rng(seed).choice(M, max(3, round(0.2 * M)), replace=False))
+    else:
+        held = np.sort(np.lexsort((np.arange(M), -full))[: max(3, round(0.15 * M))])
+    build = np.setdiff1d(np.arange(M), held)
+    k = category_budget(n, RETENTION, FLOOR)
+    sel = SELECTORS[DEFAULT_SELECTOR](k, seed, SelectorContext()).fit(X[build])
+    est = make_estimator(DEFAULT_ESTIMATOR).fit(X[build], sel.indices_)
+    true = np.nanmean(X[held], axis=1)
+    static_mae = float(np.mean(np.abs(est.predict(X[held][:, sel.indices_]) - true)))
+    g = grid(k)
+    r = replay(X[build], X[held], g, seed=seed)
+    mae = np.nanmean(np.abs(r["predicted"] - r["true"][:, None]), axis=0)
+    reached = [c for c, m in zip(g, mae, strict=True) if m <= static_mae]
+    need = reached[0] if reached else None
+    return {
+        "benchmark": name,
+        "models": M,
+        "protocol": protocol,
+        "split": seed,
+        "static_items": k,
+        "static_mae": static_mae,
+        "items_needed": need,
+        "adaptive_mae_there": float(mae[g.index(need)]) if need else float("nan"),
+        "adaptive_mae_at_static_size": float(mae[-1]),
+    }
+
+
+def table(df: pd.DataFrame) -> str:
+    lines = [
+        "| benchmark (models) | hold-out | static items | static MAE | adaptive items to reach it "
+        "| share | adaptive MAE at the static size |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    met = 0
+    cells = 0
+    for (b, proto), d in df.groupby(["benchmark", "protocol"], sort=False):
+        k = int(d.static_items.iloc[0])
+        static = d.static_mae.mean()
+        need = d.items_needed
+        if need.isna().any():
+            others = ", ".join(f"{x:.0f}" for x in need.dropna())
+            needed = f"not reached in {int(need.isna().sum())} of {len(d)} splits" + (
+                f" (the others: {others})" if others else ""
+            )
+            share = "—"
+        else:
+            needed = f"{need.mean():.0f}" + (
+                f" ({need.min():.0f}–{need.max():.0f})" if len(d) > 1 else ""
+            )
+            share = f"{100 * need.mean() / k:.0f} %"
+            met += need.mean() / k <= GOAL_SHARE
+        cells += 1
+        lines.append(
+            f"| {b} ({d.models.iloc[0]}) | {proto} | {k} | {static:.3f} | {needed} | {share} | "
+            f"{d.adaptive_mae_at_static_size.mean():.3f} |"
+        )
+    head = (
+        "Generated by `python benchmarks/adaptive_items_needed.py` (random: 3 splits, mean and "
+        "range of the items needed; frontier: the strongest 15 %). The goal — the static "
+        f"default suite's MAE reached with ≤ {100 * GOAL_SHARE:.0f} % of its items — is met in "
+        f"{met} of {cells} cells.\n\n"
+    )
+    return head + "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--splits", type=int, default=3)
+    args = ap.parse_args()
+    rows = []
+    for name, X in benchmarks():
+        for s in range(args.splits):
+            rows.append(measure(name, X, "random", s))
+        rows.append(measure(name, X, "frontier", 0))
+        print(f"{name}: done", flush=True)
+    df = pd.DataFrame(rows)
+    RESULTS.mkdir(exist_ok=True)
+    df.to_csv(RESULTS / "adaptive_items_needed.csv", index=False, float_format="%.6f")
+    df = pd.read_csv(RESULTS / "adaptive_items_needed.csv")
+    text = table(df)
+    (RESULTS / "adaptive_items_needed.md").write_text(text, "utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
