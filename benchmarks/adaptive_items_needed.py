@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.adaptive import replay
 from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
 from primebench_tasks.evaluate.estimators import make_estimator
@@ -32,19 +31,27 @@ from primebench_tasks.select.registry import SELECTORS, SelectorContext
 from primebench_tasks.select.vaw import category_budget
 
 RESULTS = Path(__file__).parent / "results"
-GOAL_SHARE = 0.40
+
+
+def _replay_script():  # type: ignore[no-untyped-def]
+    """``adaptive_replay.py``: the same benchmarks and hold-outs are measured here."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "adaptive_replay", Path(__file__).with_name("adaptive_replay.py")
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def benchmarks() -> list[tuple[str, np.ndarray]]:
-    out = []
-    aj = Panel.load_default("autojudger")
-    for b in aj.benchmark_names:
-        out.append((f"autojudger {b}", aj.matrix(b)))
-    for b in ("BLINK", "OCRBench", "RealWorldQA"):
-        out.append(
-            (f"{b} records (held out)", Panel.load_default(f"openvlm_{b.lower()}").matrix(b))
-        )
-    return out
+    """The benchmarks of ``adaptive_replay.py`` (the same panels, the same order)."""
+    return _replay_script().benchmarks()
+
+
+GOAL_SHARE = 0.40
 
 
 def grid(k_static: int) -> tuple[int, ...]:
@@ -55,12 +62,7 @@ def grid(k_static: int) -> tuple[int, ...]:
 
 def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> dict:
     M, n = X.shape
-    full = np.nanmean(X, axis=1)
-    if protocol == "random":
-        held = np.sort(np.random.default_rng(seed).choice(M, max(3, round(0.2 * M)), replace=False))
-    else:
-        held = np.sort(np.lexsort((np.arange(M), -full))[: max(3, round(0.15 * M))])
-    build = np.setdiff1d(np.arange(M), held)
+    held, build = _replay_script().hold_out(X, protocol, seed)
     k = category_budget(n, RETENTION, FLOOR)
     sel = SELECTORS[DEFAULT_SELECTOR](k, seed, SelectorContext()).fit(X[build])
     est = make_estimator(DEFAULT_ESTIMATOR).fit(X[build], sel.indices_)

@@ -45,14 +45,21 @@ def benchmarks() -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
+def hold_out(X: np.ndarray, protocol: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(held-out, build) model positions: ``random`` 20 % (seeded), ``frontier`` the strongest
+    15 % by full score (at least 3)."""
     M = len(X)
-    full = np.nanmean(X, axis=1)
     if protocol == "random":
         held = np.sort(np.random.default_rng(seed).choice(M, max(3, round(0.2 * M)), replace=False))
     else:
+        full = np.nanmean(X, axis=1)
         held = np.sort(np.lexsort((np.arange(M), -full))[: max(3, round(0.15 * M))])
-    build = np.setdiff1d(np.arange(M), held)
+    return held, np.setdiff1d(np.arange(M), held)
+
+
+def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
+    M = len(X)
+    held, build = hold_out(X, protocol, seed)
     r = replay(X[build], X[held], CHECKPOINTS, seed=seed, target_width=ADAPTIVE_TARGET_WIDTH)
     rows = []
     for j, k in enumerate(CHECKPOINTS):

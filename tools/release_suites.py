@@ -150,8 +150,16 @@ def vlmeval_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
         }
         for s in sources
     }
+    return _multi_source("primebench_vlmeval", sources, notes)
+
+
+def _multi_source(
+    name: str, sources: list[Source], notes: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Panel]]:
+    """A released multi-source suite (each benchmark built on its own panel, with the placement
+    calibration) and benchmark → panel."""
     manifest = build_multi_source_suite(
-        "primebench_vlmeval",
+        name,
         sources,
         annotations=notes,
         calibrate=lambda panel, params: calibration_entry(panel, params, seed=params.seed),
@@ -190,13 +198,7 @@ def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
                 "row key that could be checked here",
             }
         )
-    manifest = build_multi_source_suite(
-        "primebench",
-        sources,
-        annotations=notes,
-        calibrate=lambda panel, params: calibration_entry(panel, params, seed=params.seed),
-    )
-    return manifest, {s.benchmark: s.panel for s in sources}
+    return _multi_source("primebench", sources, notes)
 
 
 PREVIOUS = "previous"

@@ -100,26 +100,8 @@ class VLLMReplica:
         return {"key": keys, "response": response, "error": error, "seconds": seconds}
 
 
-class _EngineActor:
-    """A Ray actor holding one :class:`~harness_adapters.vllm.backends.OfflineBackend`."""
-
-    def __init__(
-        self,
-        model: str,
-        adapters: list[tuple[str, str, int]],
-        engine: dict[str, Any],
-        max_new_tokens: int | None,
-    ) -> None:
-        from pathlib import Path
-
-        from harness_adapters.vllm.backends import OfflineBackend
-
-        self.backend = OfflineBackend(
-            model,
-            [Adapter(n, Path(p), r) for n, p, r in adapters],
-            EngineSettings(**engine),
-            max_new_tokens,
-        )
+class _EngineActor(VLLMReplica):
+    """A Ray actor holding one engine (:class:`VLLMReplica`'s), called per round."""
 
     def generate(self, messages: list[Any], adapter: str | None) -> list[tuple[bool, str]]:
         """(ok, response or error text) per request (exceptions do not cross the wire)."""

@@ -6,7 +6,6 @@ upstream-schema stand-ins, three models that answer different items right, a rer
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import upstream_standins as standins
+from tests.harness.test_lmms_released_e2e import ENV
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
 
 pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
 
-PLUGIN = Path(__file__).parents[1] / "fixtures" / "lmms_plugin"
 MMMU = [f"validation_Art_{k}" for k in range(1, 9)]
 MATHVISTA = [str(k) for k in range(1, 9)]
 BLINK = [f"val_Art_Style_{k}" for k in range(1, 6)] + [f"val_Counting_{k}" for k in range(1, 5)]
@@ -103,14 +102,7 @@ def logs(tmp_path_factory):
     }
     # m1 answers the items standins.right marks right, m2 the others, m3 nothing readable
     intended = {}
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "API_TYPE": "dummy",
-        "LMMS_EVAL_PLUGINS": "pb_fake_lmms",
-        "PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")]),
-    }
+    env = ENV  # offline, the answer-table model plugin, MathVista's judge off
     out = tmp / "runs"
     # m1 twice: first with m2's answers, then its own — the newer run must count
     for run, model in (("m1-old", "m1"), ("m2", "m2"), ("m3", "m3"), ("m1", "m1")):
