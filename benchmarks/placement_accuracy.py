@@ -31,7 +31,9 @@ Panels never used to choose anything: VLMEvalKit's published records of BLINK (8
 OCRBench (188) and RealWorldQA (172) — the embedded ``openvlm_blink``, ``openvlm_ocrbench`` and
 ``openvlm_realworldqa`` panels (imported with ``primebench vlmeval import-records``; the same
 content hashes as the import of the shared records these rows were first measured on) — random and
-frontier hold-outs, marked "held out" in the table and left out of the choice.
+frontier hold-outs, and chronological ones on the models the OpenVLM leaderboard dates (its
+release dates joined on the VLMEvalKit model id: 30, 55 and 54 models), marked "held out" in
+the table and left out of the choice.
 """
 
 from __future__ import annotations
@@ -172,6 +174,20 @@ def choice(df: pd.DataFrame) -> tuple[str, str]:
     return str(overall.index[0]), "\n".join(lines) + "\n"
 
 
+def dated(panel: Panel) -> Panel:
+    """``panel`` with the OpenVLM leaderboard's release dates (the embedded ``openvlm``
+    snapshot) joined on the model name — VLMEvalKit ids on both sides; a model the leaderboard
+    does not name stays undated — so the records panels get a chronological hold-out too."""
+    import dataclasses
+
+    from primebench_tasks.data.leaderboard import Leaderboard
+
+    dates = Leaderboard.load_default("openvlm").models.set_index("model")["release_date"]
+    models = panel.models.copy()
+    models["release_date"] = models["release_date"].fillna(models["model"].map(dates))
+    return dataclasses.replace(panel, models=models, _hash=None)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--splits", type=int, default=5)
@@ -184,12 +200,14 @@ def main() -> None:
         (f"simulated-{m}", simulate_panel(scale=0.004, n_models=m, seed=7)) for m in (40, 150)
     ]
     for b in HELD_OUT_RECORDS:
-        panels.append((f"{b} records (held out)", Panel.load_default(f"openvlm_{b.lower()}")))
+        panels.append(
+            (f"{b} records (held out)", dated(Panel.load_default(f"openvlm_{b.lower()}")))
+        )
     for name, panel in panels:
         protocols = ["random"]
         if len(panel.model_names) >= MIN_MODELS_BEYOND:
-            dated = panel.model_table["release_date"].notna().sum()
-            protocols += ["frontier", "chronological"] if dated >= 20 else ["frontier"]
+            n_dated = panel.model_table["release_date"].notna().sum()
+            protocols += ["frontier", "chronological"] if n_dated >= 20 else ["frontier"]
         for proto in protocols:
             t = time.time()
             rows += evaluate_panel(name, panel, proto, args.splits, args.n_boot)
