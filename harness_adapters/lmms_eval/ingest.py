@@ -30,6 +30,44 @@ def read_utf8(path: Path) -> str:
         ) from None
 
 
+def read_results_file(path: Path) -> dict[str, Any]:
+    """An lmms-eval ``*_results.json``: a JSON object with a ``configs`` object (else a clear
+    error naming the file)."""
+    try:
+        res = json.loads(read_utf8(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", file=str(path), row=exc.lineno) from None
+    if not isinstance(res, dict):
+        raise InputError(
+            f"not an lmms-eval results file (a JSON {type(res).__name__}, not an object)",
+            file=str(path),
+        )
+    configs = res.get("configs")
+    if not isinstance(configs, dict):
+        raise InputError(
+            "not an lmms-eval results file: 'configs' is "
+            + ("missing or null" if configs is None else f"a {type(configs).__name__}")
+            + " (an object of task configurations is expected)",
+            file=str(path),
+            field="configs",
+        )
+    return res
+
+
+def samples_file(results: Path, task: str) -> Path:
+    """The ``<stamp>_samples_<task>.jsonl`` beside the results file ``results``; a listed task
+    without one is an error (the run was made without ``--log_samples``)."""
+    stamp = results.name[: -len("_results.json")]
+    samples = results.parent / f"{stamp}_samples_{task}.jsonl"
+    if not samples.exists():
+        raise InputError(
+            f"the run lists task {task} but its samples file is missing "
+            "(run lmms-eval with --log_samples)",
+            file=str(samples),
+        )
+    return samples
+
+
 def logged_tasks(
     output_dir: str | Path, select: Callable[[dict[str, Any]], bool]
 ) -> Iterator[tuple[Path, dict[str, Any], str, dict[str, Any], Path]]:
@@ -44,28 +82,8 @@ def logged_tasks(
             file=str(root),
         )
     for res_path in results:
-        try:
-            res = json.loads(read_utf8(res_path))
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"invalid JSON: {exc.msg}", file=str(res_path), row=exc.lineno
-            ) from None
-        if not isinstance(res, dict):
-            raise InputError(
-                f"not an lmms-eval results file (a JSON {type(res).__name__}, not an object)",
-                file=str(res_path),
-            )
-        stamp = res_path.name[: -len("_results.json")]
-        configs = res.get("configs")
-        if not isinstance(configs, dict):
-            raise InputError(
-                "not an lmms-eval results file: 'configs' is "
-                + ("missing or null" if configs is None else f"a {type(configs).__name__}")
-                + " (an object of task configurations is expected)",
-                file=str(res_path),
-                field="configs",
-            )
-        for task, cfg in configs.items():
+        res = read_results_file(res_path)
+        for task, cfg in res["configs"].items():
             if not isinstance(cfg, dict):
                 raise InputError(
                     f"the configuration of task {task!r} is a {type(cfg).__name__}, not an object",
@@ -83,14 +101,7 @@ def logged_tasks(
                 )
             if not select(meta):
                 continue
-            samples = res_path.parent / f"{stamp}_samples_{task}.jsonl"
-            if not samples.exists():
-                raise InputError(
-                    f"the run lists task {task} but its samples file is missing "
-                    "(run lmms-eval with --log_samples)",
-                    file=str(samples),
-                )
-            yield res_path, res, task, meta, samples
+            yield res_path, res, task, meta, samples_file(res_path, task)
 
 
 def logged_items(

@@ -29,7 +29,6 @@ Model name: the results file's ``model_name``, else its folder's name.
 from __future__ import annotations
 
 import inspect
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness_adapters.lmms_eval.ingest import read_utf8
+from harness_adapters.lmms_eval.ingest import read_results_file, read_utf8, samples_file
 from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS, NoItemScore
 from harness_adapters.lmms_eval.upstream import (
     VERIFIED_UPSTREAM,
@@ -142,12 +141,7 @@ def _runs(root: Path, report: LogsReport) -> list[tuple[str, Path, str]]:
     for path in sorted(root.rglob("*_results.json")):
         report.files_seen += 1
         rel = str(path.relative_to(root))
-        try:
-            res = json.loads(read_utf8(path))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", file=str(path), row=exc.lineno) from None
-        if not isinstance(res, dict) or not isinstance(res.get("configs"), dict):
-            raise InputError("not an lmms-eval results file (no 'configs' object)", file=str(path))
+        res = read_results_file(path)
         model = str(res.get("model_name") or path.parent.name)
         m = _STAMP.match(path.name)
         stamp = m.group(1) if m else path.name
@@ -215,14 +209,7 @@ def read_logs(
                 f"(known: {', '.join(sorted({t.benchmark for t in tasks.values()}))})",
             )
             continue
-        stamp = path.name[: -len("_results.json")]
-        samples = path.parent / f"{stamp}_samples_{task}.jsonl"
-        if not samples.exists():
-            raise InputError(
-                f"the run lists task {task} but its samples file is missing "
-                "(run lmms-eval with --log_samples)",
-                file=str(samples),
-            )
+        samples = samples_file(path, task)
         rows = per_model_bench.setdefault((model, spec.benchmark), [])
         for ln, rec in jsonl_records(read_utf8(samples), str(samples), invalid="invalid JSON line"):
             doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
