@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from primebench_tasks.data.cards import BenchmarkCard, benchmark_cards
 from primebench_tasks.data.importers import import_matrix
 from primebench_tasks.data.leaderboard import Leaderboard
+from primebench_tasks.data.panel import Panel
 
 OUT = Path("primebench_tasks/data/embedded")
 
@@ -51,45 +53,6 @@ SOURCES = {
         'score them (exact option equality; an unparsed "(Z)" is wrong). Item ids are '
         "the dataset's `idx` (e.g. `val_Art_Style_1`). Licence: Apache-2.0 (LICENSE).",
     ),
-    **{
-        f"openvlm_{ds.lower()}": (
-            "openvlm_records",
-            "github.com/OfirArviv/adaptive-eval at commit 2c44ed23, "
-            f"`data/raw/open_vlm_leaderboard/local_2025_03_05/EvalRecords/*/*_{ds}.xlsx`: the "
-            f"OpenVLM leaderboard's published VLMEvalKit evaluation records of {ds} (March 2025 "
-            f"snapshot), imported by `primebench vlmeval import-records --datasets {ds} --rule "
-            f"builtin` ({rule}; one run per model: the top-level file, else the newest dated "
-            "run; models with more than half of their predictions empty or unparseable left "
-            f"out): {n_models} VLMs x {n_items} items (VLMEvalKit model ids; `Random-Chance` is "
-            f"the leaderboard's chance baseline), item text, options and answers (no images). "
-            f"Item ids: {ids}. Licence: Apache-2.0 (LICENSE; the records are published "
-            "upstream under Apache-2.0).",
-        )
-        for ds, rule, n_models, n_items, ids in [
-            (
-                "BLINK",
-                "VLMEvalKit's can_infer rule without a judge",
-                86,
-                "1,901",
-                "BLINK's `idx` (e.g. `val_Art_Style_1`), the row key of lmms-eval's `blink` "
-                "tasks and VLMEvalKit's `index`",
-            ),
-            (
-                "OCRBench",
-                "VLMEvalKit's OCRBench rule",
-                188,
-                "1,000",
-                "VLMEvalKit's `index` (0-999)",
-            ),
-            (
-                "RealWorldQA",
-                "VLMEvalKit's can_infer rule without a judge",
-                172,
-                "765",
-                "VLMEvalKit's `index`",
-            ),
-        ]
-    },
     "openvlm_records": (
         "openvlm_records",
         "github.com/OfirArviv/adaptive-eval at commit 2c44ed23, "
@@ -112,8 +75,28 @@ SOURCES = {
 }
 
 
-def finish(name: str, shared: Path) -> None:
-    folder, text = SOURCES[name]
+def records_source(card: BenchmarkCard, panel: Panel) -> tuple[str, str]:
+    """The SOURCE.md entry of a card's records panel (``[embedded]``), counted on the panel."""
+    assert card.embedded is not None
+    ds = card.catalogue.vlmeval_dataset
+    n_items = len(panel.items)
+    return (
+        "openvlm_records",
+        "github.com/OfirArviv/adaptive-eval at commit 2c44ed23, "
+        f"`data/raw/open_vlm_leaderboard/local_2025_03_05/EvalRecords/*/*_{ds}.xlsx`: the "
+        f"OpenVLM leaderboard's published VLMEvalKit evaluation records of {ds} (March 2025 "
+        f"snapshot), imported by `primebench vlmeval import-records --datasets {ds} --rule "
+        f"builtin` ({card.embedded.rule}; one run per model: the top-level file, else the newest "
+        "dated run; models with more than half of their predictions empty or unparseable left "
+        f"out): {len(panel.model_names)} VLMs x {n_items:,} items (VLMEvalKit model ids; "
+        "`Random-Chance` is the leaderboard's chance baseline), item text, options and answers "
+        f"(no images). Item ids: {card.embedded.item_ids}. Licence: Apache-2.0 (LICENSE; the "
+        "records are published upstream under Apache-2.0).",
+    )
+
+
+def finish(name: str, shared: Path, source: tuple[str, str] | None = None) -> None:
+    folder, text = source or SOURCES[name]
     lic = shared / folder / "LICENSE"
     if folder == "openvlm_records":  # Apache-2.0, as the blink panel's
         shutil.copy(OUT / "blink" / "LICENSE", OUT / name / "LICENSE")
@@ -131,7 +114,7 @@ def finish(name: str, shared: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", default="../shared/data")
-    ap.add_argument("--only", nargs="+", choices=sorted(SOURCES), help="rebuild only these")
+    ap.add_argument("--only", nargs="+", choices=sorted(BUILDERS), help="rebuild only these")
     args = ap.parse_args()
     shared = Path(args.shared)
     if args.only:
@@ -227,18 +210,22 @@ def build_blink(shared: Path) -> None:
     finish("blink", shared)
 
 
-def build_records(dataset: str) -> Callable[[Path], None]:
-    """A builder of the ``openvlm_<dataset>`` panel from VLMEvalKit's published records."""
+def build_records(card: BenchmarkCard) -> Callable[[Path], None]:
+    """A builder of a card's ``[embedded]`` panel from VLMEvalKit's published records."""
+    assert card.embedded is not None
+    name = card.embedded.panel
 
     def build(shared: Path) -> None:
         from harness_adapters.vlmeval.records import records_panel
 
-        name = f"openvlm_{dataset.lower()}"
         p, _ = records_panel(
-            shared / "openvlm_records" / "EvalRecords", [dataset], name=name, rule="builtin"
+            shared / "openvlm_records" / "EvalRecords",
+            [card.catalogue.vlmeval_dataset],
+            name=name,
+            rule="builtin",
         )
         p.save(OUT / name)
-        finish(name, shared)
+        finish(name, shared, records_source(card, p))
         print(f"{name}: {p}")
 
     return build
@@ -280,7 +267,7 @@ BUILDERS = {
     "m3irt": build_m3irt,
     "mathvision": build_mathvision,
     "blink": build_blink,
-    **{f"openvlm_{d.lower()}": build_records(d) for d in ("BLINK", "OCRBench", "RealWorldQA")},
+    **{c.embedded.panel: build_records(c) for c in benchmark_cards() if c.embedded is not None},
     "openvlm_records": build_openvlm_records,
     "openvlm": build_openvlm,
 }

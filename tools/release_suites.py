@@ -47,6 +47,7 @@ from typing import Any
 
 from harness_adapters.lmms_eval.taskgen import generate_tasks
 from harness_adapters.lmms_eval.upstream import VERIFIED_UPSTREAM
+from primebench_tasks.data.cards import released_sources
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.calibration import calibration_entry
 from primebench_tasks.pipeline.manifest import read_manifest, write_manifest
@@ -57,22 +58,11 @@ SINGLE = {
     "primebench_mathvision": ("mathvision", "stage3"),
     "primebench_mathvision_testmini": ("mathvision", "stage0"),
 }
-RELEASED_SOURCES = (
-    ("m3irt", "MathVista_MINI"),
-    ("mathvision", "MATH-Vision_MINI"),
-    ("m3irt", "MMMU_DEV_VAL"),
-    ("openvlm_blink", "BLINK"),
-)
-"""(embedded panel, benchmark) of the ``primebench`` suite, in manifest order."""
-
-VLMEVAL_SOURCES = (
-    ("autojudger", "AI2D_TEST"),
-    ("autojudger", "MMMU_DEV_VAL"),
-    ("openvlm_blink", "BLINK"),
-    ("openvlm_ocrbench", "OCRBench"),
-    ("openvlm_realworldqa", "RealWorldQA"),
-)
-"""(embedded panel, benchmark) of the ``primebench_vlmeval`` suite, in manifest order."""
+RELEASED_SOURCES = released_sources("primebench")
+"""(embedded panel, benchmark) of the ``primebench`` suite, in manifest order: the benchmark
+cards' ``[[released]]`` tables (``primebench_tasks/data/cards/``)."""
+VLMEVAL_SOURCES = released_sources("primebench_vlmeval")
+"""(embedded panel, benchmark) of the ``primebench_vlmeval`` suite, in manifest order (the cards)."""
 
 
 RESAMPLED_N = 300
@@ -220,11 +210,31 @@ def _release(manifest: dict[str, Any], root: Path) -> Path:
     return path
 
 
+SHARED_DATA = "_data"
+"""``task_configs/lmms_eval/_data/``: the local tasks' data files, one content-named copy read by
+every released suite that has those rows (no generated file is committed twice)."""
+
+
+def _tasks(manifest: dict[str, Any], panels: Any, root: Path, written: set[Path]) -> None:
+    """The released suite's lmms-eval folder: it points at the committed manifest instead of
+    holding a copy, and its local data files go to the shared ``_data`` folder."""
+    lmms = root / "lmms_eval"
+    paths = generate_tasks(
+        manifest,
+        panels,
+        lmms / manifest["name"],
+        released=root / "suites" / f"{manifest['name']}.json",
+        shared_data=lmms / SHARED_DATA,
+    )
+    written.update(p.resolve() for p in paths)
+
+
 def build(root: Path) -> list[str]:
     out = []
+    written: set[Path] = set()
     manifest, by_bench = primebench_manifest()
     _release(manifest, root)
-    generate_tasks(manifest, by_bench, root / "lmms_eval" / "primebench")
+    _tasks(manifest, by_bench, root, written)
     out.append(f"primebench: {manifest['n_items']} items, version {manifest['version']}")
     vm, _ = vlmeval_manifest()
     _release(vm, root)
@@ -237,8 +247,11 @@ def build(root: Path) -> list[str]:
         params = PipelineParams(until=until)
         m = run_pipeline(panel, params).manifest(panel, name, calibration_entry(panel, params))
         _release(m, root)
-        generate_tasks(m, panel, root / "lmms_eval" / name)
+        _tasks(m, panel, root, written)
         out.append(f"{name}: {m['n_items']} items, version {m['version']}")
+    for stale in sorted((root / "lmms_eval" / SHARED_DATA).glob("*")):
+        if stale.resolve() not in written:  # rows no released suite reads any more
+            stale.unlink()
     return out
 
 

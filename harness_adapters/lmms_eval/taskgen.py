@@ -52,7 +52,12 @@ from harness_adapters.lmms_eval.upstream import (
 )
 from harness_adapters.suite_docs import GENERATION, PROMPT_KWARGS, benchmark_rows
 from primebench_tasks.data.defaults import embedded_root
-from primebench_tasks.data.io import canonical_json, current_umask
+from primebench_tasks.data.io import (
+    atomic_write_text,
+    canonical_json,
+    content_hash,
+    current_umask,
+)
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import manifest_items
@@ -63,6 +68,9 @@ ITEM_METRIC = "primebench_item"
 """Every task reports it (the item mean on [0, 1]); the groups aggregate it, so a suite mixing
 local and upstream tasks (whose own metrics differ) has one score."""
 MANIFEST_FILE = "primebench_manifest.json"
+RELEASE_FILE = "primebench_release.json"
+"""In a released suite's folder instead of the manifest copy: the suite's name, version and the
+path (relative to the folder) of the one committed manifest, ``task_configs/suites/<name>.json``."""
 _DROPPED = (
     "task",
     "tag",
@@ -130,8 +138,10 @@ class _Names:
 class _Suite:
     """What one generation writes: files by name and the lines of ``primebench_suite.py``."""
 
-    def __init__(self, out: Path, upstream_paths: list[Path]) -> None:
+    def __init__(self, out: Path, upstream_paths: list[Path], shared_data: Path | None) -> None:
         self.out = out
+        self.shared_data = shared_data
+        self.shared_files: dict[Path, str] = {}
         self.upstream_paths = upstream_paths
         self.files: dict[str, str] = {}
         self.funcs: list[str] = []
@@ -356,7 +366,14 @@ def _local_task(
         ) from None
     for r in rows:
         r["image"] = _image_path(r["image"], s.out)
-    s.files[f"{t}.jsonl"] = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if s.shared_data is None:
+        s.files[f"{t}.jsonl"] = text
+        data_file = f"{t}.jsonl"
+    else:  # one copy for every released suite with these rows, named by its content
+        shared = s.shared_data / f"{slug(b)}-{content_hash(text)}.jsonl"
+        s.shared_files[shared] = text
+        data_file = os.path.relpath(shared, s.out).replace(os.sep, "/")
     s.funcs += [
         f"process_docs_{t} = make_process_docs(_ITEMS[{t!r}], {ITEM_KEY!r}, {t!r})",
         f"process_results_{t} = make_process_results({ITEM_KEY!r}, {METRIC!r})",
@@ -364,7 +381,7 @@ def _local_task(
     doc = {
         "task": t,
         "dataset_path": "json",
-        "dataset_kwargs": {"data_files": {"test": f"{t}.jsonl"}},
+        "dataset_kwargs": {"data_files": {"test": data_file}},
         "test_split": "test",
         "output_type": "generate_until",
         "doc_to_visual": _Fn("primebench_suite.doc_to_visual"),
@@ -408,7 +425,12 @@ _HEADER = [
 def _write_folder(files: Mapping[str, str], out: Path) -> list[Path]:
     """Write ``files`` into ``out`` as a whole: a temporary sibling folder renamed at the end."""
     if out.exists() and (
-        not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST_FILE).exists())
+        not out.is_dir()
+        or (
+            any(out.iterdir())
+            and not (out / MANIFEST_FILE).exists()
+            and not (out / RELEASE_FILE).exists()
+        )
     ):
         raise InputError(
             "exists and is not a folder of generated tasks; choose another --out", file=str(out)
@@ -440,10 +462,20 @@ def generate_tasks(
     upstream_paths: list[str | Path] | tuple[()] = (),
     datasets: Mapping[str, str | Path] | None = None,
     content_keys: list[str | Path] | tuple[()] = (),
+    released: Path | None = None,
+    shared_data: Path | None = None,
 ) -> list[Path]:
     """Write the task YAMLs, data files, ``primebench_items.json``, ``primebench_suite.py`` and
     ``primebench_manifest.json`` for ``manifest`` into ``out`` (as a whole); returns the written
     paths.
+
+    For the committed released suites (``tools/release_suites.py``), so that no generated file is
+    committed twice: ``released`` (the path of the one committed manifest) replaces the manifest
+    copy by :data:`RELEASE_FILE`, which points at it; ``shared_data`` (a folder beside ``out``)
+    takes the local tasks' data files, one content-named copy that every suite's YAML reads by a
+    relative path (lmms-eval anchors relative ``data_files`` at the YAML's folder). Those data
+    files are written first, each atomically; their names are their content hash, so a file
+    already there is the same file.
 
     ``panels``: the panel the manifest was built from, or benchmark → panel (multi-source
     suites; only needed for local tasks). ``upstream_keys``: lmms-eval task → row field checked
@@ -467,7 +499,7 @@ def generate_tasks(
             f"(known: {sorted(known)})",
             field="dataset",
         )
-    s = _Suite(out, [Path(p) for p in upstream_paths])
+    s = _Suite(out, [Path(p) for p in upstream_paths], shared_data)
     for path in content_keys:
         doc = read_keys(path)
         known[doc["task"]] = UpstreamBenchmark(
@@ -553,5 +585,16 @@ def generate_tasks(
         + "\n".join(_HEADER + s.funcs)
         + "\n"
     )
-    s.files[MANIFEST_FILE] = canonical_json(manifest)
-    return _write_folder(s.files, out)
+    if released is None:
+        s.files[MANIFEST_FILE] = canonical_json(manifest)
+    else:
+        s.files[RELEASE_FILE] = canonical_json(
+            {
+                "suite": manifest["name"],
+                "version": manifest["version"],
+                "manifest": os.path.relpath(released, out).replace(os.sep, "/"),
+            }
+        )
+    for path, text in s.shared_files.items():
+        atomic_write_text(path, text)
+    return [*s.shared_files, *_write_folder(s.files, out)]

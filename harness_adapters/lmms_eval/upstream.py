@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from primebench_tasks.data.cards import benchmark_cards
 from primebench_tasks.errors import InputError
 
 _TASK_LINE = re.compile(r"^task:\s*['\"]?([^'\"\s#]+)", re.M)
@@ -55,32 +56,12 @@ class UpstreamBenchmark:
 
 
 VERIFIED_UPSTREAM: dict[str, UpstreamBenchmark] = {
-    "mathvista_testmini": UpstreamBenchmark(
-        "mathvista_testmini",
-        "pid",
-        "mathvista",
-        variant="mathvista_testmini_format",
-        evidence="the M3IRT panel's 1,000 MathVista ids equal the pids of MathVista's "
-        "testmini.json; the group's `format` variant (format prompt, rule-based extraction of "
-        "exact options and numbers) is used",
-    ),
-    "mmmu_val": UpstreamBenchmark(
-        "mmmu_val",
-        "id",
-        "mmmu",
-        evidence="the M3IRT panel's MMMU ids (validation_<Subject>_<k>) are the `id` field of "
-        "MMMU's validation rows",
-    ),
-    "blink": UpstreamBenchmark(
-        "blink",
-        "idx",
-        "blink",
-        subtask_pattern=r"^val_(.+)_\d+$",
-        evidence="the BLINK authors' predictions are keyed by the dataset's `idx` "
-        "(val_<Subtask>_<k>), the field lmms-eval's blink_* rows carry",
-    ),
+    c.lmms_eval.task: UpstreamBenchmark(**c.lmms_eval.__dict__)
+    for c in benchmark_cards()
+    if c.lmms_eval is not None
 }
-"""Catalogue ``lmms_eval_task`` → its verified mapping. AI2D (no id in lmms-eval's rows) and the
+"""Catalogue ``lmms_eval_task`` → its verified mapping: the ``[lmms_eval]`` tables of the
+benchmark cards (``primebench_tasks/data/cards/``). AI2D (no id in lmms-eval's rows) and the
 AutoJudger MMMU (VLMEvalKit row indexes) are not here: they need a mapping built by content."""
 
 

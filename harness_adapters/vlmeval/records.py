@@ -40,19 +40,16 @@ from typing import Any
 
 import pandas as pd
 
+from primebench_tasks.data.cards import benchmark_cards
 from primebench_tasks.errors import InputError
 
 DATASET_KINDS = {
-    "BLINK": "mcq",
-    "RealWorldQA": "mcq",
-    "AI2D_TEST": "mcq",
-    "MMMU_DEV_VAL": "mcq",
-    "MMStar": "mcq",
-    "SEEDBench_IMG": "mcq",
-    "ScienceQA_TEST": "mcq",
-    "OCRBench": "ocrbench",
+    c.catalogue.vlmeval_dataset: c.records_rule
+    for c in benchmark_cards()
+    if c.records_rule is not None and c.catalogue.vlmeval_dataset
 }
-"""VLMEvalKit dataset → how its rows are scored without a judge."""
+"""VLMEvalKit dataset → how its rows are scored without a judge: the ``records_rule`` of the
+benchmark cards (``primebench_tasks/data/cards/``)."""
 MAX_UNANSWERED = 0.5
 """A model with more than this share of empty or unparseable predictions on a dataset is not
 scored there (reported instead)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from primebench_tasks.cli.plugin import load_panel, say
-from primebench_tasks.data.defaults import EMBEDDED_DESCRIPTIONS, default_kind, default_names
+from primebench_tasks.data.defaults import default_kind, default_names, embedded_description
 
 if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --help
     from primebench_tasks.data.panel import Panel
@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --h
 # ---------------------------------------------------------------- panel
 def cmd_panel_list(args: argparse.Namespace) -> int:
     for name in default_names():
-        print(f"{name:12s} {default_kind(name):12s} {EMBEDDED_DESCRIPTIONS.get(name, '')}")
+        print(f"{name:20s} {default_kind(name):12s} {embedded_description(name)}")
     return 0
 
 

@@ -8,7 +8,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from primebench_tasks.errors import UnknownBenchmarkError
+from primebench_tasks.data.cards import METRIC_KINDS, benchmark_cards
+from primebench_tasks.errors import InputError, UnknownBenchmarkError
+
+__all__ = [
+    "CATEGORIES",
+    "METRIC_KINDS",
+    "BenchmarkSpec",
+    "aliases",
+    "category_order",
+    "lookup",
+    "paper_benchmarks",
+]
 
 CATEGORIES: tuple[str, ...] = (
     "Comprehensive",
@@ -31,8 +42,6 @@ CATEGORIES: tuple[str, ...] = (
     "Instruction Following",
 )
 """The 18 capability categories in Table 4 order."""
-
-METRIC_KINDS = ("binary", "continuous", "judge")
 
 
 @dataclass(frozen=True)
@@ -91,23 +100,24 @@ def paper_benchmarks() -> tuple[BenchmarkSpec, ...]:
 
 @lru_cache(maxsize=1)
 def _aliases() -> dict[str, BenchmarkSpec]:
+    """The benchmark cards' names and aliases (:mod:`primebench_tasks.data.cards`)."""
     out = {}
-    for r in _rows("aliases.csv"):
-        out[r["alias"]] = BenchmarkSpec(
-            benchmark=r["alias"],
-            category=r["category"],
-            metric=r["metric"],
-            metric_kind=r["metric_kind"],
-            score_min=float(r["score_min"]),
-            score_max=float(r["score_max"]),
-            lmms_eval_task=r["lmms_eval_task"] or None,
-            vlmeval_dataset=r["vlmeval_dataset"] or None,
-        )
+    for card in benchmark_cards():
+        if card.catalogue.category not in CATEGORIES:
+            raise InputError(
+                f"category {card.catalogue.category!r} is not one of the catalogue's: "
+                f"{', '.join(CATEGORIES)}",
+                file=card.file,
+                field="category",
+            )
+        for name in card.names:
+            out[name] = BenchmarkSpec(benchmark=name, **card.catalogue.__dict__)
     return out
 
 
 def aliases() -> dict[str, BenchmarkSpec]:
-    """The catalogue's aliases of real data sets (``MMMU_DEV_VAL``, ``BLINK``, ...)."""
+    """The catalogue's names of real data sets (``MMMU_DEV_VAL``, ``BLINK``, ...): every benchmark
+    card's name and aliases."""
     return dict(_aliases())
 
 

@@ -8,21 +8,29 @@ from pathlib import Path
 
 from primebench_tasks.errors import NotFoundError
 
-EMBEDDED_DESCRIPTIONS = {
+_DESCRIPTIONS = {
     "autojudger": "VLMEvalKit records of 168-169 VLMs on AI2D_TEST and MMMU_DEV_VAL (Apache-2.0)",
     "blink": "BLINK validation: 19 VLMs x 1,901 items, the authors' own predictions (Apache-2.0)",
     "m3irt": "24 recent VLMs on MathVista testmini and MMMU val, with blind (image-free) runs (MIT)",
     "mathvision": "MATH-Vision testmini: 304 items with images, 16 model set-ups (MIT)",
-    "openvlm_blink": "BLINK validation: 86 VLMs x 1,901 items, VLMEvalKit's published records "
-    "(OpenVLM leaderboard, March 2025; Apache-2.0)",
-    "openvlm_ocrbench": "OCRBench: 188 VLMs x 1,000 items, VLMEvalKit's published records "
-    "(OpenVLM leaderboard, March 2025; Apache-2.0)",
-    "openvlm_realworldqa": "RealWorldQA: 172 VLMs x 765 items, VLMEvalKit's published records "
-    "(OpenVLM leaderboard, March 2025; Apache-2.0)",
     "openvlm_records": "BLINK, OCRBench, RealWorldQA: 202 VLMs, VLMEvalKit's published records "
     "with MiniLM text embeddings (64-d projection; Apache-2.0)",
     "openvlm": "OpenVLM leaderboard snapshot: 284 VLMs x 8 benchmarks with release dates (MIT)",
 }
+
+
+"""Descriptions of the embedded data sets that no benchmark card builds (a card's ``[embedded]``
+panel is described by the card)."""
+
+
+def embedded_description(name: str) -> str:
+    """One line on embedded data set ``name`` (``''`` when none is written)."""
+    from primebench_tasks.data.cards import benchmark_cards
+
+    for card in benchmark_cards():
+        if card.embedded is not None and card.embedded.panel == name:
+            return card.embedded.description
+    return _DESCRIPTIONS.get(name, "")
 
 
 def embedded_root() -> Path:

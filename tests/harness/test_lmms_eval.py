@@ -14,7 +14,7 @@ from harness_adapters.lmms_eval.task_functions import (
     make_process_docs,
     resolve_image,
 )
-from harness_adapters.lmms_eval.taskgen import generate_tasks
+from harness_adapters.lmms_eval.taskgen import RELEASE_FILE, generate_tasks
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
@@ -51,26 +51,37 @@ def test_exact_answer_scorer():
 
 def test_released_suite_matches_its_manifest():
     m = read_manifest(SUITE)
-    items = json.loads(
-        (task_path() / "primebench_mathvision" / "primebench_items.json").read_text()
-    )
+    base = task_path() / "primebench_mathvision"
+    items = json.loads((base / "primebench_items.json").read_text())
     assert items == {
         "primebench_mathvision_math_vision_mini": manifest_items(m)["Math Reasoning"][
             "MATH-Vision_MINI"
         ]
     }
-    rows = [
-        json.loads(x)
-        for x in (
-            task_path() / "primebench_mathvision" / "primebench_mathvision_math_vision_mini.jsonl"
-        )
-        .read_text()
-        .splitlines()
-    ]
-    base = task_path() / "primebench_mathvision"
+    # the folder points at the one committed manifest instead of holding a copy of it
+    release = json.loads((base / RELEASE_FILE).read_text())
+    assert release == {"suite": m["name"], "version": m["version"], "manifest": release["manifest"]}
+    assert (base / release["manifest"]).resolve() == SUITE.resolve()
+    assert not (base / "primebench_manifest.json").exists()
+    # the data file is the shared copy, read through the YAML's relative data_files
+    yaml_doc = (base / "primebench_mathvision_math_vision_mini.yaml").read_text()
+    data = next(ln.split(": ", 1)[1] for ln in yaml_doc.splitlines() if "test: " in ln)
+    assert data.startswith("../_data/math_vision_mini-")
+    rows = [json.loads(x) for x in (base / data).read_text().splitlines()]
     # images of the embedded data resolve in the installed package, wherever it is
     assert all(r["image"].startswith("embedded:mathvision/images/") for r in rows)
     assert len(rows) == 304 and all(resolve_image(r["image"], base).exists() for r in rows)
+
+
+def test_no_generated_file_is_committed_twice():
+    """The released manifests, task folders and data files: no two files are byte-identical
+    (the lmms-eval folders point at the manifest; the local tasks share one data file)."""
+    seen: dict[bytes, Path] = {}
+    for path in sorted(task_path().parent.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            data = path.read_bytes()
+            assert data not in seen, f"{path} repeats {seen[data]}"
+            seen[data] = path
 
 
 @requires("lmms", "lmms_eval")  # the rebuild writes tasks from the upstream task YAMLs

@@ -20,6 +20,7 @@ from harness_adapters.lmms_eval import suites_path
 from harness_adapters.lmms_eval.ingest import read_run
 from harness_adapters.lmms_eval.task_functions import exact_answer_score
 from harness_adapters.lmms_eval.taskgen import generate_tasks
+from primebench_tasks.data.cards import card
 from primebench_tasks.data.io import canonical_json, content_hash
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
@@ -57,27 +58,18 @@ def released_run(tmp_path_factory):
     manifest = _renamed(read_manifest(suites_path() / "primebench.json"), "primebench_standin")
     items = manifest_items(manifest)
     ids = {b: v for by_b in items.values() for b, v in by_b.items()}
-    docs = {
-        "MathVista_MINI": standins.mathvista(ids["MathVista_MINI"], tmp / "mathvista"),
-        "MMMU_DEV_VAL": standins.mmmu(ids["MMMU_DEV_VAL"], tmp / "mmmu"),
-        "BLINK": standins.blink(ids["BLINK"], tmp / "blink"),
-    }
+    # every upstream benchmark of the suite from the stand-in its benchmark card names
+    upstream = {b: card(b) for b in ids if card(b).lmms_eval is not None}
+    assert sorted(upstream) == ["BLINK", "MMMU_DEV_VAL", "MathVista_MINI"]
+    docs = {b: standins.for_benchmark(b)[0](ids[b], tmp / b) for b in upstream}
+    make = {b: standins.for_benchmark(b)[1] for b in upstream}
     generate_tasks(
         manifest,
         source_panels(manifest),
         tmp / "tasks",
-        datasets={
-            "mathvista_testmini": tmp / "mathvista",
-            "mmmu_val": tmp / "mmmu",
-            "blink": tmp / "blink",
-        },
+        datasets={c.lmms_eval.task: tmp / b for b, c in upstream.items() if c.lmms_eval},
     )
     tasks = json.loads((tmp / "tasks" / "primebench_items.json").read_text())
-    make = {
-        "MathVista_MINI": standins.mathvista_answer,
-        "MMMU_DEV_VAL": standins.mmmu_answer,
-        "BLINK": standins.blink_answer,
-    }
     mv = Panel.load_default("mathvision").items_of("MATH-Vision_MINI").set_index("item_id")
     table, intended = {}, {}
     for t, t_ids in tasks.items():
@@ -301,9 +293,9 @@ def test_the_vllm_runner_runs_and_places_the_flagship_as_lmms_eval_does(released
     os.environ.setdefault("API_TYPE", "dummy")  # MathVista's upstream module, as above
     manifest, _docs, intended, table, tmp = released_run
     data = {
-        "mathvista_testmini": tmp / "mathvista",
-        "mmmu_val": tmp / "mmmu",
-        "blink": tmp / "blink",
+        c.lmms_eval.task: tmp / c.name
+        for c in map(card, ("MathVista_MINI", "MMMU_DEV_VAL", "BLINK"))
+        if c.lmms_eval
     }
     docs = suite_docs(manifest, source_panels(manifest), data)
     tasks = json.loads((tmp / "tasks" / "primebench_items.json").read_text())

@@ -559,6 +559,7 @@ def test_the_flagship_suite_runs_and_places_through_the_server(server, tiny, tmp
     benchmark's own reference models."""
     pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
     from harness_adapters.lmms_eval import suites_path
+    from primebench_tasks.data.cards import card
     from primebench_tasks.data.io import canonical_json, content_hash
     from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
     from tests.fixtures import upstream_standins as standins
@@ -568,15 +569,15 @@ def test_the_flagship_suite_runs_and_places_through_the_server(server, tiny, tmp
     manifest = {**body, "version": content_hash(canonical_json(body))}
     write_manifest(manifest, tmp_path / "suite.json")
     ids = {b: v for by_b in manifest_items(manifest).values() for b, v in by_b.items()}
-    standins.mathvista(ids["MathVista_MINI"], tmp_path / "mathvista")
-    standins.mmmu(ids["MMMU_DEV_VAL"], tmp_path / "mmmu")
-    standins.blink(ids["BLINK"], tmp_path / "blink")
+    upstream = {b: card(b).lmms_eval for b in ids if card(b).lmms_eval is not None}
+    for b in upstream:  # the stand-in each benchmark card names
+        standins.for_benchmark(b)[0](ids[b], tmp_path / b)
     out = tmp_path / "run"
     cmd = [PRIMEBENCH, "run", "--model", str(tiny / "base"), "--name", "tiny"]
     cmd += ["--suite", str(tmp_path / "suite.json"), "--out", str(out), "--n-boot", "100"]
     cmd += ["--backend", "server", "--base-url", server, "--served-model", "tiny"]
-    for task, d in [("mathvista_testmini", "mathvista"), ("mmmu_val", "mmmu"), ("blink", "blink")]:
-        cmd += ["--dataset", f"{task}={tmp_path / d}"]
+    for b, up in upstream.items():
+        cmd += ["--dataset", f"{up.task}={tmp_path / b}"]
     r = subprocess.run(
         cmd, capture_output=True, text=True, env={**ENV, "API_TYPE": "dummy"}, timeout=900
     )

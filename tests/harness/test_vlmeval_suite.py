@@ -67,15 +67,6 @@ def _entries(suite):
     return [e for c in suite["categories"].values() for e in c["benchmarks"].values()]
 
 
-_STANDINS = {
-    "AI2D_TEST": lambda path, ids: S.ai2d_tsv(path, ids),
-    "MMMU_DEV_VAL": lambda path, ids: S.mmmu_tsv(path, ids, indexed=True),
-    "BLINK": lambda path, ids: S.mcq_tsv(path, ids, "BLINK"),
-    "RealWorldQA": lambda path, ids: S.mcq_tsv(path, ids, "RealWorldQA"),
-    "OCRBench": lambda path, ids: S.ocrbench_tsv(path, ids),
-}
-
-
 def _run_in_vlmeval(tmp: Path, suite: dict, name: str) -> Path:
     """Export ``suite`` from upstream-schema stand-ins and run it with VLMEvalKit's run.py and
     the fake model; returns the work dir."""
@@ -83,7 +74,7 @@ def _run_in_vlmeval(tmp: Path, suite: dict, name: str) -> Path:
     src.mkdir()
     benches = [b for by_b in manifest_items(suite).values() for b in by_b]
     for b in benches:
-        _STANDINS[b](src / f"{b}.tsv", _ids(suite, b))
+        S.for_benchmark(b)(src / f"{b}.tsv", _ids(suite, b))  # the card's stand-in
     export = ["vlmeval", "export", "--suite", name]
     assert main([*export, "--source-tsv", str(src), "--lmudata", str(lmu)]) == 0
     env = {
