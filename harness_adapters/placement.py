@@ -11,6 +11,7 @@ and a suite version; :func:`write_placement` does the rest. ``primebench place``
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from harness_adapters.lmms_eval import suites_path
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.errors import InputError
 from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR, N_BOOT
+from primebench_tasks.suite.manifest import SuiteManifest, as_suite
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
 
 
-def resolve_suite(spec: str | Path) -> dict[str, Any]:
+def resolve_suite(spec: str | Path) -> SuiteManifest:
     """A suite manifest: a JSON file, or a released suite by name (``primebench``, ...)."""
     from primebench_tasks.pipeline.manifest import read_manifest
 
@@ -35,7 +37,7 @@ def resolve_suite(spec: str | Path) -> dict[str, Any]:
     released = {}
     for p in sorted(suites_path().glob("*.json")):
         m = read_manifest(p)
-        released[m["name"]] = m
+        released[m.name] = m
     if str(spec) not in released:
         import difflib
 
@@ -49,15 +51,15 @@ def resolve_suite(spec: str | Path) -> dict[str, Any]:
     return released[str(spec)]
 
 
-def find_manifest(version: str, suite: str | Path | None = None) -> dict[str, Any]:
+def find_manifest(version: str, suite: str | Path | None = None) -> SuiteManifest:
     """``suite`` (checked against ``version``), else the released suite of that version."""
     from primebench_tasks.pipeline.manifest import read_manifest
 
     if suite is not None:
         m = read_manifest(suite)
-        if m["version"] != version:
+        if m.version != version:
             raise InputError(
-                f"the run was made with suite {version}, this manifest is {m['version']}",
+                f"the run was made with suite {version}, this manifest is {m.version}",
                 file=str(suite),
                 field="version",
             )
@@ -68,7 +70,7 @@ def find_manifest(version: str, suite: str | Path | None = None) -> dict[str, An
         *sorted(suites_path().glob("previous/*.json")),
     ]:
         m = read_manifest(path)
-        if m["version"] == version:
+        if m.version == version:
             return m
     raise InputError(
         f"suite {version} is not a released suite of this primebench; pass its "
@@ -76,31 +78,31 @@ def find_manifest(version: str, suite: str | Path | None = None) -> dict[str, An
     )
 
 
-def reference_panels(manifest: dict[str, Any], panel: Panel | None = None) -> dict[str, Panel]:
+def reference_panels(manifest: Mapping[str, Any], panel: Panel | None = None) -> dict[str, Panel]:
     """benchmark → reference panel: the manifest's source panels (multi-source), ``panel``, or
     the embedded panel the suite was built from."""
     from primebench_tasks.data.defaults import default_names
     from primebench_tasks.data.panel import Panel
-    from primebench_tasks.pipeline.manifest import manifest_items
 
-    if manifest["params"].get("multi_source"):
+    suite = as_suite(manifest)
+    if suite["params"].get("multi_source"):
         from primebench_tasks.pipeline.multi_source import source_panels
 
-        return source_panels(manifest)
+        return source_panels(suite)
     if panel is None:
-        name = manifest["built_from"]["panel"]
+        name = suite.built_from.panel
         if name not in default_names():
             raise InputError(
                 f"the suite was built from panel {name!r}, which is not embedded; "
                 "pass it with --panel"
             )
         panel = Panel.load_default(name)
-    if panel.content_hash != manifest["built_from"].get("panel_hash"):
+    if panel.content_hash != suite.built_from.panel_hash:
         raise InputError(
             f"panel {panel.name} (hash {panel.content_hash}) is not the one the "
-            f"suite was built from ({manifest['built_from'].get('panel_hash')})"
+            f"suite was built from ({suite.built_from.panel_hash})"
         )
-    return {b: panel for by_b in manifest_items(manifest).values() for b in by_b}
+    return {e.name: panel for e in suite.benchmarks}
 
 
 def missing_items(wide: pd.DataFrame) -> dict[str, Any]:
@@ -117,7 +119,7 @@ def missing_items(wide: pd.DataFrame) -> dict[str, Any]:
 
 
 def score_frame(
-    records: pd.DataFrame, manifest: dict[str, Any], allow_partial: bool = False
+    records: pd.DataFrame, manifest: Mapping[str, Any], allow_partial: bool = False
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """(models × (benchmark, item_id)) scores in suite order, and what is missing. A benchmark
     with no logged item is an error unless ``allow_partial``."""
@@ -318,7 +320,7 @@ def write_placement(
 
 
 def write_report(
-    manifest: dict[str, Any],
+    manifest: Mapping[str, Any],
     new: pd.DataFrame,
     missing: dict[str, Any],
     dest: str | Path,

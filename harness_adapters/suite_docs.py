@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
-from primebench_tasks.pipeline.manifest import manifest_items
+from primebench_tasks.suite.manifest import as_suite
 
 PROMPT_KWARGS: dict[str, str] = {
     "mc_prompt": "Answer the question with the option's letter from the given choices directly.",
@@ -136,7 +136,7 @@ def _content_in_panel(panel: Panel, benchmark: str, upstream_task: str | None) -
 
 
 def suite_docs(
-    manifest: dict[str, Any],
+    manifest: Mapping[str, Any],
     panel: Panel | Mapping[str, Panel],
     data: Mapping[str, str | Path] | None = None,
 ) -> list[SuiteDoc]:
@@ -150,7 +150,8 @@ def suite_docs(
     (:func:`harness_adapters.lmms_eval.upstream_docs.upstream_documents`; ``data``: upstream
     lmms-eval task → a local ``datasets.save_to_disk`` copy, else the hub)."""
     out = []
-    for cat, by_b in manifest_items(manifest).items():
+    suite = as_suite(manifest)
+    for cat, by_b in suite.item_ids().items():
         for b, ids in by_b.items():
             p = panel if isinstance(panel, Panel) else panel.get(b)
             if p is None or b not in p.benchmark_names:
@@ -158,7 +159,7 @@ def suite_docs(
                 raise InputError(
                     f"manifest benchmark {b!r} is not in {where!r}", field="categories"
                 )
-            task = manifest["categories"][cat]["benchmarks"][b].get("lmms_eval_task")
+            task = suite.entry(b).lmms_eval_task
             if not _content_in_panel(p, b, task):
                 from harness_adapters.lmms_eval.upstream_docs import upstream_documents
 

@@ -18,7 +18,6 @@ with the model loaded again; use ``primebench run --adaptive`` on vLLM for a VLM
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -31,29 +30,18 @@ from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.session import RUN_SCHEMA, RunRequest
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import PrimeBenchError
+from primebench_tasks.suite.manifest import SuiteManifest, as_suite
 
 ITEM_METRIC = "primebench_item"
 
 
-def round_manifest(suite: Mapping[str, Any], docs: list[SuiteDoc], k: int) -> dict[str, Any]:
+def round_manifest(suite: Mapping[str, Any], docs: list[SuiteDoc], k: int) -> SuiteManifest:
     """The suite's manifest with just ``docs`` as its items, named ``<suite>_adaptive_rNNN``."""
-    m = copy.deepcopy(dict(suite))
-    m["name"] = f"{suite['name']}_adaptive_r{k:03d}"
-    cats: dict[str, Any] = {}
+    sm = as_suite(suite)
+    ids: dict[str, list[str]] = {}
     for d in docs:
-        entry = cats.setdefault(d.category, {"benchmarks": {}})
-        b = entry["benchmarks"].setdefault(d.benchmark, {"item_ids": []})
-        b["item_ids"].append(d.item_id)
-    for c, v in m["categories"].items():
-        if c in cats:
-            for b, e in v["benchmarks"].items():
-                if b in cats[c]["benchmarks"]:
-                    cats[c]["benchmarks"][b] = {
-                        **e,
-                        "item_ids": cats[c]["benchmarks"][b]["item_ids"],
-                    }
-    m["categories"] = cats
-    return m
+        ids.setdefault(d.benchmark, []).append(d.item_id)
+    return sm.restricted(ids, name=f"{sm.name}_adaptive_r{k:03d}")
 
 
 def load_model(
@@ -144,12 +132,7 @@ def lmms_executor(
 
 
 def _benchmark_of(manifest: Mapping[str, Any], item_id: str) -> str:
-    hits = [
-        b
-        for v in manifest["categories"].values()
-        for b, e in v["benchmarks"].items()
-        if item_id in [str(i) for i in e["item_ids"]]
-    ]
+    hits = [e.name for e in as_suite(manifest).benchmarks if item_id in e.item_ids]
     if len(hits) != 1:
         raise PrimeBenchError(
             f"item {item_id} of an adaptive round is in {len(hits)} benchmarks of the round"

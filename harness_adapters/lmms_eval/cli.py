@@ -22,7 +22,7 @@ def cmd_tasks_lmms(args: argparse.Namespace) -> int:
     keys = parse_pairs(args.upstream_key, "--upstream-key", "TASK=FIELD")
     datasets = parse_pairs(args.dataset, "--dataset", "TASK=DIR")
     manifest = read_manifest(args.manifest)
-    if manifest["params"].get("multi_source") and not (args.panel or args.default):
+    if manifest.document["params"].get("multi_source") and not (args.panel or args.default):
         from primebench_tasks.pipeline.multi_source import source_panels
 
         panels: Panel | dict[str, Panel] = source_panels(manifest)

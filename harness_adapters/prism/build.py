@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ BUILT_AXES = ("if", "sc", "h", "mq", "c", "vis")
 
 
 def pool_docs(
-    panel: Panel, manifest: dict[str, Any] | None, benchmarks: Sequence[str] | None = None
+    panel: Panel, manifest: Mapping[str, Any] | None, benchmarks: Sequence[str] | None = None
 ) -> list[SuiteDoc]:
     """The pool: the manifest's items, or every item of ``benchmarks`` (default: all of the
     panel's benchmarks) with its category."""
@@ -51,7 +51,7 @@ def build(
     panel: Panel,
     out: Path,
     judge: Judge | None,
-    manifest: dict[str, Any] | None = None,
+    manifest: Mapping[str, Any] | None = None,
     benchmarks: Sequence[str] | None = None,
     seeds: Sequence[int] = SEEDS,
     k: int = K,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from harness_adapters.vllm.cli_options import adapter_specs, reference_panel, say
-from primebench_tasks.errors import PrimeBenchError
+from primebench_tasks.errors import InputError, PrimeBenchError
 
 JUDGE_HELP = "vllm:MODEL_DIR | vllm-server:MODEL@URL | openai:MODEL@URL | rules (default: rules)"
 
@@ -187,10 +188,18 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0 if doc["models"] else 1
 
 
-def cmd_tasks(args: argparse.Namespace) -> int:
-    from harness_adapters.prism.lmms_tasks import generate_prism_tasks
+def _harness(name: str) -> Any:
+    """The installed harness ``name`` (its PRISM export and ingest; prism imports no harness)."""
+    from primebench_tasks.suite.harness import harness_for
 
-    written = generate_prism_tasks(args.prism, args.out)
+    h = harness_for(".", name)
+    if h.prism_export is None or h.prism_ingest is None:
+        raise InputError(f"harness {name!r} cannot run PRISM's single-turn axes")
+    return h
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    written = _harness("lmms-eval").prism_export(Path(args.prism), Path(args.out), None)
     print(
         f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
         "--tasks prism --log_samples ..."
@@ -199,18 +208,15 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from harness_adapters.prism.lmms_tasks import ingest_lmms_eval
-
-    n = ingest_lmms_eval(args.output_dir, args.prism, args.out, args.model)
+    h = _harness("lmms-eval")
+    n = h.prism_ingest(Path(args.output_dir), Path(args.prism), Path(args.out), args.model)
     print(f"appended {n} record(s) to {Path(args.out) / 'prism_records.jsonl'}")
     return 0
 
 
 def cmd_vlmeval_export(args: argparse.Namespace) -> int:
-    from harness_adapters.prism.vlmeval_tasks import export_prism
-
     axes = [a.strip() for a in args.axes.split(",") if a.strip()] if args.axes else None
-    out = export_prism(args.prism, args.lmudata, axes)
+    out = _harness("vlmeval").prism_export(Path(args.prism), Path(args.lmudata), axes)
     for name, path in out.items():
         print(f"{name}: {path}")
     print(
@@ -221,8 +227,7 @@ def cmd_vlmeval_export(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
-    from harness_adapters.prism.vlmeval_tasks import ingest_vlmeval
-
-    n = ingest_vlmeval(args.work_dir, args.prism, args.out, args.model)
+    h = _harness("vlmeval")
+    n = h.prism_ingest(Path(args.work_dir), Path(args.prism), Path(args.out), args.model)
     print(f"appended {n} record(s) to {Path(args.out) / 'prism_records.jsonl'}")
     return 0

@@ -1,6 +1,6 @@
 """The single-turn PRISM axes as harness-neutral rows — what the evaluated model reads, its image,
-and what the rule grader needs — shared by the lmms-eval tasks (:mod:`.lmms_tasks`) and the
-VLMEvalKit datasets (:mod:`.vlmeval_tasks`)."""
+and what the rule grader needs — shared by the lmms-eval tasks (:mod:`harness_adapters.lmms_eval.prism_tasks`) and the
+VLMEvalKit datasets (:mod:`harness_adapters.vlmeval.prism_tasks`)."""
 
 from __future__ import annotations
 

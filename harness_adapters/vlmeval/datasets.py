@@ -1,21 +1,21 @@
 """Everything PrimeBench registers with an installed VLMEvalKit: a suite's exported datasets
 (:mod:`harness_adapters.vlmeval.registration`) and a PRISM build's axes
-(:mod:`harness_adapters.prism.vlmeval_tasks`). This module sits above both (neither imports it),
+(:mod:`harness_adapters.vlmeval.prism_tasks`). This module sits above both (neither imports it),
 so the two never import each other."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness_adapters.prism.vlmeval_tasks import register_prism
 from harness_adapters.vlmeval.export import CONFIG_NAME, read_config
+from harness_adapters.vlmeval.prism_tasks import register_prism
 from harness_adapters.vlmeval.registration import PrimeBenchMixin, import_vlmeval, upstream_class
 
 
 def register(lmudata: str | Path | None = None) -> dict[str, type]:
     """Register the exports in ``lmudata`` (default: VLMEvalKit's ``LMUData``) with the installed
     ``vlmeval`` — a suite's datasets and/or a PRISM build's axes
-    (:func:`harness_adapters.prism.vlmeval_tasks.register_prism`); returns dataset name → class.
+    (:func:`harness_adapters.vlmeval.prism_tasks.register_prism`); returns dataset name → class.
     Idempotent."""
     D = import_vlmeval()
     from vlmeval.smp import LMUDataRoot

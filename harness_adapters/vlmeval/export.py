@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ import pandas as pd
 
 from primebench_tasks.data.io import canonical_json, current_umask
 from primebench_tasks.errors import InputError
-from primebench_tasks.pipeline.manifest import manifest_items
+from primebench_tasks.suite.manifest import as_suite
 
 PREFIX = "PrimeBench_"
 CONFIG_NAME = "primebench_vlmeval_config.json"
@@ -112,7 +113,7 @@ def inline_dropped_images(keep: pd.DataFrame, full: pd.DataFrame) -> pd.DataFram
 
 
 def export_suite(
-    manifest: dict[str, Any],
+    manifest: Mapping[str, Any],
     source: str | Path,
     lmudata: str | Path,
     keys: dict[str, str] | None = None,
@@ -124,13 +125,12 @@ def export_suite(
     others of the suite are then not runnable in VLMEvalKit, which the config records)."""
     src, dst = Path(source), Path(lmudata)
     keys = dict(keys or {})
-    benches = {
-        b: (cat, ids) for cat, by_b in manifest_items(manifest).items() for b, ids in by_b.items()
-    }
+    suite = as_suite(manifest)
+    benches = {e.name: (e.category, list(e.item_ids)) for e in suite.benchmarks}
     unknown = sorted((set(keys) | set(only or [])) - set(benches))
     if unknown:
         raise InputError(
-            f"not benchmarks of suite {manifest['name']}: {unknown} (it has {sorted(benches)})",
+            f"not benchmarks of suite {suite.name}: {unknown} (it has {sorted(benches)})",
             field="--key/--only",
         )
     names: dict[str, str] = {}
@@ -145,16 +145,16 @@ def export_suite(
     frames: dict[str, pd.DataFrame] = {}
     config: dict[str, Any] = {
         "schema": SCHEMA,
-        "suite": manifest["version"],
-        "suite_name": manifest["name"],
+        "suite": suite.version,
+        "suite_name": suite.name,
         "data": {},
         "not_exported": [],
     }
-    for b, (cat, ids) in benches.items():
+    for b, (_cat, ids) in benches.items():
         if only is not None and b not in only:
             config["not_exported"].append(b)
             continue
-        vds = manifest["categories"][cat]["benchmarks"][b].get("vlmeval_dataset")
+        vds = suite.entry(b).vlmeval_dataset
         if not vds:
             raise InputError(
                 f"benchmark {b!r} has no VLMEvalKit dataset name; leave it out with --only",

@@ -86,18 +86,23 @@ class CommandTree:
 
 
 def add_plugin_commands(tree: CommandTree) -> None:
-    """Let every installed ``primebench.commands`` plugin add its sub-commands (in name order;
-    one that cannot be imported is reported on stderr and left out)."""
+    """Let every installed ``primebench.commands`` plugin and ``primebench.harnesses`` harness
+    add its sub-commands (in name order; one that cannot be imported is reported on stderr and
+    left out)."""
     from importlib.metadata import entry_points
 
+    from primebench_tasks.suite.harness import HARNESS_GROUP
+
     seen: set[str] = set()
-    for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: (e.name, e.value)):
+    eps = [*entry_points(group=PLUGIN_GROUP), *entry_points(group=HARNESS_GROUP)]
+    for ep in sorted(eps, key=lambda e: (e.name, e.group, e.value)):
         if ep.name in seen:  # the same plugin seen twice (e.g. an editable and a wheel install)
             continue
         seen.add(ep.name)
         try:
-            add = ep.load()
+            obj = ep.load()
         except ImportError as exc:
             print(f"primebench: plugin {ep.name} ({ep.value}) not loaded: {exc}", file=sys.stderr)
             continue
+        add = obj.add_commands if ep.group == HARNESS_GROUP else obj
         add(tree)

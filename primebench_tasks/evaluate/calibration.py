@@ -18,6 +18,7 @@ held-out error is filed under the regime its prediction fell in among its fold's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ FRONTIER_FOLDS = 3
 FRONTIER_SHARE = 0.15
 
 
-def suite_responses(panel: Panel, manifest: dict[str, Any], models: list[str]) -> pd.DataFrame:
+def suite_responses(panel: Panel, manifest: Mapping[str, Any], models: list[str]) -> pd.DataFrame:
     """``models``' scores on the manifest's items: (models × (benchmark, item_id)), NaN =
     missing."""
     rows = [panel.model_names.index(m) for m in models]

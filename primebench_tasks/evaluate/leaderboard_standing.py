@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from primebench_tasks.suite.manifest import as_suite
+
 LEADERBOARD = "openvlm"
 """The embedded leaderboard used (``primebench panel info --default openvlm``)."""
 
@@ -54,11 +56,10 @@ def add_leaderboard_standing(
     model in the placement ``doc`` that qualifies (see the module docstring); ``leaderboard``:
     a :class:`~primebench_tasks.data.leaderboard.Leaderboard` (default: the embedded one)."""
     columns: dict[str, str] = {}
-    for c in manifest["categories"].values():
-        for b, e in c["benchmarks"].items():
-            ds = (e.get("vlmeval") or {}).get("dataset")
-            if ds in LEADERBOARD_COLUMNS:
-                columns[b] = LEADERBOARD_COLUMNS[ds]
+    for e in as_suite(manifest).benchmarks:
+        ds = (e.vlmeval or {}).get("dataset")
+        if ds in LEADERBOARD_COLUMNS:
+            columns[e.name] = LEADERBOARD_COLUMNS[ds]
     if not columns:
         return
     if leaderboard is None:

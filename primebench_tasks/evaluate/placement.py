@@ -37,7 +37,9 @@ Definitions (shapes: M reference models, V new models, k_c suite items in catego
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,7 +52,7 @@ from primebench_tasks.evaluate.defaults import (
 )
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.metrics import nanmean_rows
-from primebench_tasks.pipeline.manifest import manifest_items
+from primebench_tasks.suite.manifest import SuiteManifest, as_suite
 
 RIDGE_ALPHA = 1e-2
 
@@ -116,9 +118,9 @@ class _Category:
     new: np.ndarray  # (V, k_c) new models' responses to the suite items (NaN = missing)
 
 
-def _categories(panel: Panel, manifest: dict, new: pd.DataFrame) -> list[_Category]:
+def _categories(panel: Panel, suite: SuiteManifest, new: pd.DataFrame) -> list[_Category]:
     out = []
-    for cat, by_b in manifest_items(manifest).items():
+    for cat, by_b in suite.item_ids().items():
         mats, sel, cols = [], [], []
         offset = 0
         for b, ids in by_b.items():
@@ -251,7 +253,7 @@ def conformal_bounds(
 
 def place_models(
     panel: Panel,
-    manifest: dict,
+    manifest: Mapping[str, Any],
     new: pd.DataFrame,
     estimator: str = DEFAULT_ESTIMATOR,
     n_boot: int = N_BOOT,
@@ -265,12 +267,12 @@ def place_models(
     ``n_items``, ``n_scored``, ``suite_score`` (+ ``_lo``/``_hi``), ``suite_rank`` (+ interval),
     ``predicted_full`` (+ interval), ``predicted_rank`` (+ interval), ``n_reference`` and one
     ``cat:<category>`` column per suite category."""
-    cats = _categories(panel, manifest, new)
+    suite = as_suite(manifest)
+    cats = _categories(panel, suite, new)
     full_s = full_suite_scores(panel)
     full = full_s.to_numpy(float)
-    suite_benchmarks = {b for by_b in manifest_items(manifest).values() for b in by_b}
-    exact = suite_benchmarks == set(panel.benchmark_names) and all(
-        len(by_b) == 1 for by_b in manifest_items(manifest).values()
+    exact = {e.name for e in suite.benchmarks} == set(panel.benchmark_names) and all(
+        len(bs) == 1 for bs in suite.categories.values()
     )
     pred = _Predictor(cats, full, exact, estimator)
     ref_suite = [_Category(c.name, c.Y, c.sel, c.Y[:, c.sel]) for c in cats]
@@ -296,7 +298,7 @@ def place_models(
     # the predicted full score and its rank: conformal intervals from the estimator's held-out
     # residuals on the reference models (they hold the estimator's error, which an item
     # bootstrap leaves out: its intervals covered ~70 % for a nominal 95 %)
-    cal = manifest.get("placement_calibration") or {}
+    cal = suite.calibration() or {}
     regime = placement_regime(T, full)
     if residuals is not None:
         resid = np.asarray(residuals, dtype=float)

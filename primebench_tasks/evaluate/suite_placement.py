@@ -41,7 +41,7 @@ from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.defaults import N_BOOT
 from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR, place_models
 from primebench_tasks.metrics import nanmean_rows
-from primebench_tasks.pipeline.manifest import manifest_items
+from primebench_tasks.suite.manifest import as_suite
 
 SCHEMA = "primebench.placement/1"
 MIN_RANKED_REFERENCE = 3
@@ -111,26 +111,17 @@ def place_on_suite(
     "benchmarks"}}, ...}`` (see the module docstring)."""
     from primebench_tasks.data.importers import panel_with_benchmarks
 
-    items = manifest_items(manifest)
+    sm = as_suite(manifest)
+    items = sm.item_ids()
     models = list(new.index)
     per_b: dict[str, pd.DataFrame] = {}
-    k = 0
-    for cat, by_b in items.items():
-        for b in by_b:
-            k += 1
-            entry = next(
-                v
-                for c in manifest["categories"].values()
-                for bb, v in c["benchmarks"].items()
-                if bb == b
-            )
-            sub = panel_with_benchmarks(panels[b], [b])
-            sub_manifest = {
-                "categories": {cat: {"benchmarks": {b: entry}}},
-                "placement_calibration": entry.get("placement_calibration"),
-            }
-            cols = [c for c in new.columns if c[0] == b]
-            per_b[b] = place_models(sub, sub_manifest, new[cols], estimator, n_boot, seed + k)
+    for k, e in enumerate(sm.benchmarks, start=1):
+        # each benchmark on its own reference panel, with its own placement calibration
+        sub = panel_with_benchmarks(panels[e.name], [e.name])
+        cols = [c for c in new.columns if c[0] == e.name]
+        per_b[e.name] = place_models(
+            sub, sm.of_benchmark(e.name), new[cols], estimator, n_boot, seed + k
+        )
     out: dict[str, Any] = {}
     for v, model in enumerate(models):
         bench: dict[str, Any] = {}
@@ -243,8 +234,8 @@ def place_on_suite(
         out[str(model)] = {"suite": suite, "categories": cats, "benchmarks": bench}
     doc = {
         "schema": SCHEMA,
-        "suite": manifest.get("version"),
-        "suite_name": manifest.get("name"),
+        "suite": sm.version,
+        "suite_name": sm.name,
         "estimator": estimator,
         "n_boot": n_boot,
         "seed": seed,
@@ -256,7 +247,7 @@ def place_on_suite(
     # benchmarks scored as VLMEvalKit scores them: their standing on the OpenVLM leaderboard
     from primebench_tasks.evaluate.leaderboard_standing import add_leaderboard_standing
 
-    add_leaderboard_standing(doc, manifest)
+    add_leaderboard_standing(doc, sm)
     return doc
 
 

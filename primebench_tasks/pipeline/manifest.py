@@ -16,13 +16,19 @@ from primebench_tasks.data.io import (
     atomic_write_text,
     canonical_json,
     content_hash,
-    read_json_document,
 )
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.errors import ConfigError, InputError
+from primebench_tasks.errors import ConfigError
+from primebench_tasks.suite.manifest import AGGREGATES, SCHEMA, SuiteManifest, as_suite
 
-SCHEMA = "primebench.suite/1"
-AGGREGATES = ("mean_of_category_means", "item_mean")
+__all__ = [
+    "AGGREGATES",
+    "SCHEMA",
+    "build_manifest",
+    "manifest_items",
+    "read_manifest",
+    "write_manifest",
+]
 
 
 def clean_for_json(obj: Any) -> Any:
@@ -95,34 +101,17 @@ def build_manifest(
     return body
 
 
-def write_manifest(manifest: dict[str, Any], path: str | Path) -> Path:
-    """Write atomically as canonical JSON."""
-    return atomic_write_text(path, canonical_json(manifest))
+def write_manifest(manifest: Mapping[str, Any], path: str | Path) -> Path:
+    """Write atomically as canonical JSON (a document or a :class:`SuiteManifest`)."""
+    return atomic_write_text(path, canonical_json(dict(manifest)))
 
 
-def read_manifest(path: str | Path) -> dict[str, Any]:
-    """Read and check a manifest (schema, version hash, structure)."""
-    p = Path(path)
-    m = read_json_document(p, "manifest", SCHEMA)
-    body = {k: v for k, v in m.items() if k != "version"}
-    if m.get("version") != content_hash(canonical_json(body)):
-        raise InputError(
-            "version does not match the manifest's content (edited by hand?)",
-            file=str(p),
-            field="version",
-        )
-    for cat, c in m["categories"].items():
-        for b, e in c["benchmarks"].items():
-            if not isinstance(e.get("item_ids"), list):
-                raise InputError(
-                    "item_ids must be a list", file=str(p), row=f"{cat}/{b}", field="item_ids"
-                )
-    return m
+def read_manifest(path: str | Path) -> SuiteManifest:
+    """Read and check a manifest (:meth:`SuiteManifest.read`: schema, version hash, every
+    entry)."""
+    return SuiteManifest.read(path)
 
 
 def manifest_items(manifest: Mapping[str, Any]) -> dict[str, dict[str, list[str]]]:
-    """category → benchmark → item ids."""
-    return {
-        c: {b: list(e["item_ids"]) for b, e in v["benchmarks"].items()}
-        for c, v in manifest["categories"].items()
-    }
+    """category → benchmark → item ids (:meth:`SuiteManifest.item_ids`)."""
+    return as_suite(manifest).item_ids()

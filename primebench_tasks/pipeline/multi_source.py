@@ -36,6 +36,7 @@ from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import SCHEMA, clean_for_json
 from primebench_tasks.pipeline.params import K
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
+from primebench_tasks.suite.manifest import as_suite
 
 MIN_SHARED_MODELS = 10
 """Fewer models than this with every benchmark of a category: Stage 1 keeps every benchmark."""
@@ -211,9 +212,7 @@ def build_multi_source_suite(
 def benchmark_sources(manifest: Mapping[str, Any]) -> dict[str, str | None]:
     """benchmark → the name of the panel it was built from (None: the manifest's one panel)."""
     return {
-        b: (e.get("source") or {}).get("panel")
-        for c in manifest["categories"].values()
-        for b, e in c["benchmarks"].items()
+        e.name: None if e.source is None else e.source.panel for e in as_suite(manifest).benchmarks
     }
 
 
@@ -224,28 +223,26 @@ def source_panels(manifest: Mapping[str, Any]) -> dict[str, Panel]:
 
     out: dict[str, Panel] = {}
     loaded: dict[str, Panel] = {}
-    for c in manifest["categories"].values():
-        for b, e in c["benchmarks"].items():
-            src = e.get("source")
-            if not src:
+    for e in as_suite(manifest).benchmarks:
+        src = e.source
+        if src is None:
+            raise InputError(
+                f"benchmark {e.name!r} has no source panel in the manifest; give "
+                "--panel or --default",
+                field="source",
+            )
+        if src.panel not in loaded:
+            if src.panel not in default_names():
                 raise InputError(
-                    f"benchmark {b!r} has no source panel in the manifest; give "
-                    "--panel or --default",
-                    field="source",
+                    f"source panel {src.panel!r} of {e.name!r} is not embedded; give --panel",
+                    field="source.panel",
                 )
-            name = src["panel"]
-            if name not in loaded:
-                if name not in default_names():
-                    raise InputError(
-                        f"source panel {name!r} of {b!r} is not embedded; give --panel",
-                        field="source.panel",
-                    )
-                loaded[name] = Panel.load_default(name)
-            if loaded[name].content_hash != src["panel_hash"]:
-                raise InputError(
-                    f"embedded panel {name!r} (hash {loaded[name].content_hash}) "
-                    f"is not the one {b!r} was built from ({src['panel_hash']})",
-                    field="source.panel_hash",
-                )
-            out[b] = loaded[name]
+            loaded[src.panel] = Panel.load_default(src.panel)
+        if loaded[src.panel].content_hash != src.panel_hash:
+            raise InputError(
+                f"embedded panel {src.panel!r} (hash {loaded[src.panel].content_hash}) "
+                f"is not the one {e.name!r} was built from ({src.panel_hash})",
+                field="source.panel_hash",
+            )
+        out[e.name] = loaded[src.panel]
     return out

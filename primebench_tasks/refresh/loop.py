@@ -6,7 +6,7 @@ import dataclasses
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ class RefreshResult:
     report: str
 
 
-def pipeline_params(manifest: dict[str, Any]) -> PipelineParams:
+def pipeline_params(manifest: Mapping[str, Any]) -> PipelineParams:
     """The PipelineParams a PRIMEBench manifest was built with."""
     p = manifest.get("params", {})
     if "retention" not in p:
@@ -88,7 +88,10 @@ def category_fidelity(
 
 
 def manifest_diff(
-    old: dict[str, Any], new: dict[str, Any], fid_old: dict[str, float], fid_new: dict[str, float]
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    fid_old: dict[str, float],
+    fid_new: dict[str, float],
 ) -> str:
     """Markdown: categories and items added and removed, per-category fidelity old vs new."""
     a, b = manifest_items(old), manifest_items(new)

@@ -22,6 +22,7 @@ from types import TracebackType
 
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.pipeline.manifest import read_manifest
+from primebench_tasks.suite.manifest import SuiteManifest
 
 
 class LockedError(PrimeBenchError):
@@ -82,7 +83,7 @@ def versions(root: Path) -> list[Path]:
     )
 
 
-def latest_manifest(root: Path) -> dict | None:
+def latest_manifest(root: Path) -> SuiteManifest | None:
     vs = versions(root)
     return read_manifest(vs[-1] / "manifest.json") if vs else None
 

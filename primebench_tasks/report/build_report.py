@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def _headroom_md(h: dict[str, Any]) -> list[str]:
 
 
 def write_primebench_report(
-    out: Path, panel: Panel, res: PipelineResult, manifest: dict[str, Any]
+    out: Path, panel: Panel, res: PipelineResult, manifest: Mapping[str, Any]
 ) -> list[Path]:
     """Write manifest.json, report.md, the stage CSVs and the plots into ``out``."""
     out.mkdir(parents=True, exist_ok=True)

@@ -131,7 +131,8 @@ def test_a_panel_without_content_is_named(setup, tmp_path, mathvision):
 
     m3 = Panel.load_default("m3irt")
     b = m3.benchmark_names[0]
-    manifest = {**suite, "categories": {"c": {"benchmarks": {b: {"item_ids": ["x"]}}}}}
+    entry = {"item_ids": ["x"], "score_range": [0, 1], "metric": "accuracy"}
+    manifest = {**suite, "categories": {"c": {"benchmarks": {b: entry}}}, "n_items": 1}
     with pytest.raises(InputError, match="no item text/answer"):
         run_adaptive(_req(model, manifest, tmp_path / "c"), {b: m3}, AdaptiveSettings())
 

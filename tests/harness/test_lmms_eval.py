@@ -202,8 +202,9 @@ def test_place_refuses_scores_outside_the_unit_interval(bad):
     import pandas as pd
 
     from harness_adapters.placement import score_frame
+    from tests.fixtures.manifests import small_manifest
 
-    manifest = {"categories": {"Math Reasoning": {"benchmarks": {"B": {"item_ids": ["1", "2"]}}}}}
+    manifest = small_manifest({"Math Reasoning": {"B": ["1", "2"]}})
     ok = pd.DataFrame(
         {"model": ["m", "m"], "benchmark": ["B", "B"], "item_id": ["1", "2"], "score": [1.0, 0.0]}
     )

@@ -152,8 +152,8 @@ def test_plain_lmms_eval_tasks_through_the_entry_point(tmp_path):
 def test_prism_axes_as_lmms_eval_tasks(tmp_path, mathvision):
     """PRISM build (scripted generator) → prism_<axis> tasks → lmms-eval dummy → ingest → sc
     continues from the ingested q answers → score."""
+    from harness_adapters.lmms_eval.prism_tasks import rule_score
     from harness_adapters.prism.build import build
-    from harness_adapters.prism.lmms_tasks import rule_score
     from harness_adapters.prism.run import records_file
     from tests.harness.conftest import small_suite
     from tests.harness.test_prism import Generator

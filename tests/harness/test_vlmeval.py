@@ -456,12 +456,9 @@ def test_registration_leaves_the_callers_grad_mode():
 
 def test_export_refuses_two_benchmarks_with_one_dataset_name(tmp_path):
     """`a/b` and `a_b` both became PrimeBench_a_b: rc 0, one TSV with half the items."""
-    entry = {"item_ids": ["1", "2"], "vlmeval_dataset": "MMMU_DEV_VAL"}
-    manifest = {
-        "name": "s",
-        "version": "v1",
-        "categories": {"Text Recognition": {"benchmarks": {"a/b": entry, "a_b": dict(entry)}}},
-    }
+    from tests.fixtures.manifests import small_manifest
+
+    manifest = small_manifest({"Text Recognition": {"a/b": ["1", "2"], "a_b": ["1", "2"]}})
     with pytest.raises(InputError, match="would both be exported as VLMEvalKit dataset"):
         export_suite(manifest, tmp_path, tmp_path / "LMU")
     assert not (tmp_path / "LMU").exists()

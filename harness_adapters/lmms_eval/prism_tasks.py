@@ -64,7 +64,7 @@ def generate_prism_tasks(build_dir: str | Path, out: str | Path) -> list[Path]:
         "",
         "from harness_adapters.lmms_eval.task_functions import (  # noqa: F401",
         "    item_aggregation, make_doc_to_visual)",
-        "from harness_adapters.prism.lmms_tasks import (  # noqa: F401",
+        "from harness_adapters.lmms_eval.prism_tasks import (  # noqa: F401",
         "    doc_to_text, make_process_results)",
         "",
         "doc_to_visual = make_doc_to_visual(Path(__file__).parent)",
