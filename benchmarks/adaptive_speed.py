@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    from harness_adapters.placement import resolve_suite
+    from harness_adapters.released import resolve_suite
     from harness_adapters.suite_docs import SuiteDoc, benchmark_rows
     from harness_adapters.vllm.adaptive_session import (
         AdaptiveSettings,

@@ -373,7 +373,7 @@ def _phase(
     name: str, work: Path, docs: list[Any], adapters: list[Any], gpu: bool, args: argparse.Namespace
 ) -> dict[str, Any]:
     if name == "adaptive":
-        from harness_adapters.placement import resolve_suite
+        from harness_adapters.released import resolve_suite
 
         return run_adaptive_phase(
             work / "base", adapters, docs, gpu, args.max_new_tokens, resolve_suite(args.suite)
@@ -406,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     gpu = _has_gpu()
     if not gpu:
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    from harness_adapters.placement import resolve_suite
+    from harness_adapters.released import resolve_suite
     from harness_adapters.suite_docs import suite_docs
     from harness_adapters.vllm.backends import Adapter
     from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl

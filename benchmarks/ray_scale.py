@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    from harness_adapters.placement import resolve_suite
+    from harness_adapters.released import resolve_suite
     from harness_adapters.suite_docs import suite_docs
     from harness_adapters.vllm.backends import Adapter
     from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl

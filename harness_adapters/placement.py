@@ -15,67 +15,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_adapters.lmms_eval import suites_path
+from harness_adapters.released import find_manifest
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.errors import InputError
 from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR, N_BOOT
-from primebench_tasks.suite.manifest import SuiteManifest, as_suite
+from primebench_tasks.suite.manifest import as_suite
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from primebench_tasks.data.panel import Panel
-
-
-def resolve_suite(spec: str | Path) -> SuiteManifest:
-    """A suite manifest: a JSON file, or a released suite by name (``primebench``, ...)."""
-    from primebench_tasks.pipeline.manifest import read_manifest
-
-    path = Path(spec)
-    if path.suffix == ".json" or path.exists():
-        return read_manifest(path)
-    released = {}
-    for p in sorted(suites_path().glob("*.json")):
-        m = read_manifest(p)
-        released[m.name] = m
-    if str(spec) not in released:
-        import difflib
-
-        near = difflib.get_close_matches(str(spec), list(released), n=1)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        raise InputError(
-            f"no manifest file and no released suite named {str(spec)!r} (released: "
-            f"{sorted(released)}){hint}",
-            field="--suite",
-        )
-    return released[str(spec)]
-
-
-def find_manifest(version: str, suite: str | Path | None = None) -> SuiteManifest:
-    """``suite`` (checked against ``version``), else the released suite of that version."""
-    from primebench_tasks.pipeline.manifest import read_manifest
-
-    if suite is not None:
-        m = read_manifest(suite)
-        if m.version != version:
-            raise InputError(
-                f"the run was made with suite {version}, this manifest is {m.version}",
-                file=str(suite),
-                field="version",
-            )
-        return m
-    # the released suites, then the earlier released versions (kept readable for old runs)
-    for path in [
-        *sorted(suites_path().glob("*.json")),
-        *sorted(suites_path().glob("previous/*.json")),
-    ]:
-        m = read_manifest(path)
-        if m.version == version:
-            return m
-    raise InputError(
-        f"suite {version} is not a released suite of this primebench; pass its "
-        "manifest with --suite"
-    )
 
 
 def reference_panels(manifest: Mapping[str, Any], panel: Panel | None = None) -> dict[str, Panel]:

@@ -15,18 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness_adapters.shared_prompt import (
+    PROMPT_KWARGS,
+    doc_to_text,
+    exact_answer_score,
+)
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.suite.manifest import as_suite
-
-PROMPT_KWARGS: dict[str, str] = {
-    "mc_prompt": "Answer the question with the option's letter from the given choices directly.",
-    "short_answer_prompt": "Answer the question with a number directly.",
-}
-"""``lmms_eval_specific_kwargs.default`` of every generated task (MATH-Vision's prompts)."""
-
-GENERATION: dict[str, Any] = {"max_new_tokens": 64, "temperature": 0, "do_sample": False}
-"""Greedy decoding, as in the generated tasks' ``generation_kwargs``."""
 
 
 class DocSource(Protocol):
@@ -46,19 +42,15 @@ class DocSource(Protocol):
 class SharedSource:
     """The suite's shared prompt and scorer (the generated local lmms-eval tasks' own): the
     question with lettered options and :data:`PROMPT_KWARGS`, the one image of ``doc["image"]``,
-    :func:`~harness_adapters.lmms_eval.task_functions.exact_answer_score`."""
+    :func:`exact_answer_score`."""
 
     def text(self, doc: dict[str, Any]) -> str:
-        from harness_adapters.lmms_eval.task_functions import doc_to_text
-
         return doc_to_text(doc, PROMPT_KWARGS)
 
     def visuals(self, doc: dict[str, Any]) -> list[Any]:
         return [doc["image"]] if doc.get("image") else []
 
     def score(self, doc: dict[str, Any], response: str) -> float | None:
-        from harness_adapters.lmms_eval.task_functions import exact_answer_score
-
         return exact_answer_score(doc, response)
 
     def answer(self, doc: dict[str, Any]) -> str:

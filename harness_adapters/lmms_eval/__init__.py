@@ -8,11 +8,7 @@ from pathlib import Path
 
 
 def task_path() -> Path:
-    """The directory of the released suites' lmms-eval task configs: ``task_configs/lmms_eval``,
-    shipped in the wheel as ``harness_adapters/task_configs`` (a symlink in the checkout)."""
-    return Path(__file__).resolve().parents[1] / "task_configs" / "lmms_eval"
+    """The directory of the released suites' lmms-eval task configs: ``task_configs/lmms_eval``."""
+    from harness_adapters.released import task_configs_path
 
-
-def suites_path() -> Path:
-    """The directory of the released suite manifests (``task_configs/suites``)."""
-    return Path(__file__).resolve().parents[1] / "task_configs" / "suites"
+    return task_configs_path() / "lmms_eval"

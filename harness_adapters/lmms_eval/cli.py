@@ -95,7 +95,8 @@ def cmd_keys_build(args: argparse.Namespace) -> int:
 
 def cmd_adaptive_lmms(args: argparse.Namespace) -> int:
     from harness_adapters.lmms_eval.adaptive import run_adaptive_lmms
-    from harness_adapters.placement import reference_panels, resolve_suite
+    from harness_adapters.placement import reference_panels
+    from harness_adapters.released import resolve_suite
     from harness_adapters.vllm.cli_options import adaptive_settings
 
     suite = resolve_suite(args.suite)

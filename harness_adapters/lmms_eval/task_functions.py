@@ -7,12 +7,15 @@ Every result line carries the stable item id in its ``primebench_item`` metric: 
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.shared_prompt import (  # noqa: F401  (the generated tasks call them from here)
+    doc_to_text,
+    exact_answer_score,
+    extract_answer,
+)
 from primebench_tasks.errors import NotFoundError
 
 ITEM_METRIC = "primebench_item"
@@ -119,33 +122,6 @@ def _with_content_key(dataset: Any, key: str, keys_file: str | Path, wanted: set
     return dataset.map(add, load_from_cache_file=False)
 
 
-def _norm(s: Any) -> str:
-    return re.sub(r"\s+", " ", str(s)).strip().lower().rstrip(".")
-
-
-def extract_answer(response: str, options: list[str]) -> str:
-    """The option letter (multiple choice) or the last number / the stripped text (open)."""
-    r = response.strip()
-    if options:
-        m = re.search(r"\b([A-Z])\b", r.upper())
-        return m.group(1) if m else r[:1].upper()
-    nums = re.findall(r"-?\d+(?:\.\d+)?", r)
-    return nums[-1] if nums else _norm(r)
-
-
-def exact_answer_score(doc: dict[str, Any], response: str) -> float:
-    """1.0 when the extracted answer equals the gold answer (letters, numbers or text)."""
-    options = doc.get("options") or []
-    if isinstance(options, str):
-        options = json.loads(options) if options.startswith("[") else []
-    pred = extract_answer(response, options)
-    gold = str(doc["answer"]).strip()
-    try:
-        return float(abs(float(pred) - float(gold)) < 1e-6)
-    except ValueError:
-        return float(_norm(pred) == _norm(gold))
-
-
 def make_process_results(key: str, metric: str) -> Callable[[dict, list], dict]:
     """``process_results`` for a local task: the benchmark's own score plus the stable item id."""
 
@@ -222,16 +198,3 @@ def make_doc_to_visual(base: Path) -> Callable[[dict[str, Any]], list[Any]]:
             return [im.convert("RGB")]
 
     return doc_to_visual
-
-
-def doc_to_text(
-    doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None
-) -> str:
-    """MATH-Vision-style prompt: the question, lettered options, and the answer instruction."""
-    kw = lmms_eval_specific_kwargs or {}
-    q = str(doc["question"]).replace("<image1>", "").strip()
-    options = doc.get("options") or []
-    if options:
-        letters = "\n".join(f"{chr(65 + i)}. {o}" for i, o in enumerate(options))
-        return f"{q}\n{letters}\n{kw.get('mc_prompt', 'Answer with the option letter.')}"
-    return f"{q}\n{kw.get('short_answer_prompt', 'Answer with a number directly.')}"

@@ -50,7 +50,8 @@ from harness_adapters.lmms_eval.upstream import (
     relative_ref,
     resolve_members,
 )
-from harness_adapters.suite_docs import GENERATION, PROMPT_KWARGS, benchmark_rows
+from harness_adapters.shared_prompt import GENERATION, PROMPT_KWARGS
+from harness_adapters.suite_docs import benchmark_rows
 from primebench_tasks.data.defaults import embedded_root
 from primebench_tasks.data.io import (
     atomic_write_text,

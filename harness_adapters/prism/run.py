@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.lmms_eval.task_functions import doc_to_text
-from harness_adapters.suite_docs import PROMPT_KWARGS
+from harness_adapters.shared_prompt import PROMPT_KWARGS, doc_to_text
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.requests import ItemInputError, Messages, user_turn
 from harness_adapters.vllm.runner import Backend

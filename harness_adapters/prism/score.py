@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness_adapters.lmms_eval.task_functions import exact_answer_score, extract_answer
 from harness_adapters.prism.build import read_build
 from harness_adapters.prism.run import records_file
+from harness_adapters.shared_prompt import exact_answer_score, extract_answer
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.errors import ConfigError, InputError
 from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS

@@ -8,8 +8,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.lmms_eval.task_functions import exact_answer_score
 from harness_adapters.prism.run import axis_text
+from harness_adapters.shared_prompt import exact_answer_score
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.prism import graders as g
 from primebench_tasks.prism.artifacts import ArtifactStore, usable

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.suite_docs import GENERATION
+from harness_adapters.shared_prompt import GENERATION
 from harness_adapters.vllm.requests import Messages
 from primebench_tasks.errors import PrimeBenchError
 

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 
 def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignore[no-untyped-def]
-    from harness_adapters.placement import reference_panels, resolve_suite
+    from harness_adapters.placement import reference_panels
+    from harness_adapters.released import resolve_suite
     from harness_adapters.vllm.session import RunRequest, engine_settings
     from primebench_tasks.cli.plugin import parse_pairs
 

@@ -23,7 +23,8 @@ from typing import Any
 
 import pandas as pd
 
-from harness_adapters.suite_docs import GENERATION, PROMPT_KWARGS, SuiteDoc, suite_docs
+from harness_adapters.shared_prompt import GENERATION, PROMPT_KWARGS
+from harness_adapters.suite_docs import SuiteDoc, suite_docs
 from harness_adapters.vllm.backends import (
     Adapter,
     BackendError,

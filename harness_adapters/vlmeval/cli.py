@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def cmd_vlmeval_export(args: argparse.Namespace) -> int:
-    from harness_adapters.placement import resolve_suite
+    from harness_adapters.released import resolve_suite
     from harness_adapters.vlmeval.export import CONFIG_NAME, export_suite
 
     manifest = resolve_suite(args.suite)

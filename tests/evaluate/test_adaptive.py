@@ -6,6 +6,7 @@ import pytest
 
 from primebench_tasks.evaluate.adaptive import conformal, information, predict_full, replay
 from primebench_tasks.select.irt import IRT2PL
+from tests.fixtures.irt import simulate_2pl
 
 
 def _model():
@@ -36,12 +37,7 @@ def test_conformal_by_hand():
 
 
 def _sim(M=80, n=300, seed=0):
-    rng = np.random.default_rng(seed)
-    theta = rng.normal(0, 1, M)
-    a = rng.lognormal(0.3, 0.3, n)
-    b = rng.normal(0, 1.2, n)
-    p = 1 / (1 + np.exp(-(np.outer(theta, a) - b)))
-    return (rng.random((M, n)) < p).astype(float)
+    return simulate_2pl(M, n, seed, a_mean=0.3, b_sd=1.2)[0]
 
 
 def test_replay_asks_informative_items_and_predicts_the_full_score():

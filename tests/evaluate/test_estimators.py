@@ -9,6 +9,7 @@ from primebench_tasks.evaluate.estimators import (
     WeightedMean,
     make_estimator,
 )
+from tests.fixtures.irt import simulate_2pl
 
 
 def test_subset_and_weighted_mean():
@@ -21,10 +22,7 @@ def test_subset_and_weighted_mean():
 
 
 def _sim(M=80, n=300, seed=0):
-    rng = np.random.default_rng(seed)
-    th, a, b = rng.normal(0, 1, M), rng.lognormal(0, 0.3, n), rng.normal(0, 1, n)
-    P = 1 / (1 + np.exp(-(np.outer(th, a) - b)))
-    return (rng.random(P.shape) < P).astype(float)
+    return simulate_2pl(M, n, seed)[0]
 
 
 def test_pirt_and_gpirt_predict_full_means():

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from harness_adapters.lmms_eval.task_functions import doc_to_text, exact_answer_score
-from harness_adapters.suite_docs import PROMPT_KWARGS, benchmark_rows
+from harness_adapters.shared_prompt import PROMPT_KWARGS
+from harness_adapters.suite_docs import benchmark_rows
 from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
 from harness_adapters.vllm.records import RecordFile
 from harness_adapters.vllm.session import RunRequest

@@ -9,9 +9,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +18,7 @@ import pytest
 from harness_adapters.lmms_eval.content_keys import build_keys, read_keys, write_keys
 from primebench_tasks.cli import main
 from primebench_tasks.errors import InputError
+from tests.fixtures.lmms_runs import run_lmms_eval
 
 datasets = pytest.importorskip(
     "datasets", reason="needs the 'lmms' extra (datasets): pip install -e '.[lmms]'"
@@ -227,29 +225,7 @@ def test_real_upstream_ai2d_runs_the_manifest_items_by_content_key(tmp_path):
     )
     yaml = (tmp_path / "tasks" / "primebench_ai2dkeys_ai2d_test.yaml").read_text()
     assert "process_results" not in yaml and "filter_list" in yaml and "item_ids" in yaml
-    lmms = Path(sys.executable).parent / "lmms-eval"
-    r = subprocess.run(
-        [
-            str(lmms),
-            "--model",
-            "dummy",
-            "--model_args",
-            "response=A",
-            "--tasks",
-            "primebench_ai2dkeys",
-            "--include_path",
-            str(tmp_path / "tasks"),
-            "--log_samples",
-            "--output_path",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=600,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
+    run_lmms_eval("primebench_ai2dkeys", tmp_path / "out", include=tmp_path / "tasks", cwd=tmp_path)
     recs = read_run(tmp_path / "out", suite_version=m["version"])
     got = dict(zip(recs["item_id"], recs["score"], strict=True))
     gold = {str(img * 100 + n): "ABCD"[a] for img, n, _q, _o, a in QUESTIONS}

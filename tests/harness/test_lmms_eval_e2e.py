@@ -4,9 +4,6 @@ on generated tasks and on the released MATH-Vision testmini suite (real images).
 import json
 import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +14,7 @@ from primebench_tasks.cli import main
 from primebench_tasks.data.defaults import default_path
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
+from tests.fixtures.lmms_runs import run_lmms_eval
 from tests.harness.test_lmms_eval import SUITE
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
@@ -24,7 +22,6 @@ pytestmark = pytest.mark.slow  # end to end through a real harness: the full run
 lmms_eval = pytest.importorskip(
     "lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'"
 )
-LMMS = Path(sys.executable).parent / "lmms-eval"
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 
 
@@ -73,28 +70,7 @@ def test_generated_tasks_run_and_ingest(tmp_path):
         )
         == 0
     )
-    r = subprocess.run(
-        [
-            str(LMMS),
-            "--model",
-            "dummy",
-            "--model_args",
-            "response=A",
-            "--tasks",
-            "primebench",
-            "--include_path",
-            str(tmp_path / "tasks"),
-            "--log_samples",
-            "--output_path",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        cwd=tmp_path,
-        timeout=600,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
+    run_lmms_eval("primebench", tmp_path / "out", include=tmp_path / "tasks", env=ENV, cwd=tmp_path)
     recs = read_run(tmp_path / "out", model="dummy-A", suite_version=m["version"])
     want = _expected(m)
     assert sorted(recs["item_id"]) == sorted(want)
@@ -107,26 +83,7 @@ def test_generated_tasks_run_and_ingest(tmp_path):
 def test_plain_lmms_eval_tasks_through_the_entry_point(tmp_path):
     """``lmms-eval --tasks primebench_mathvision`` with no --include_path: the entry point adds
     the released suites' directory; ingest is idempotent."""
-    r = subprocess.run(
-        [
-            str(LMMS),
-            "--model",
-            "dummy",
-            "--model_args",
-            "response=A",
-            "--tasks",
-            "primebench_mathvision",
-            "--log_samples",
-            "--output_path",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        cwd=tmp_path,
-        timeout=600,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
+    run_lmms_eval("primebench_mathvision", tmp_path / "out", env=ENV, cwd=tmp_path)
     panel_dir = _copy_panel(tmp_path)
     args = [
         "ingest",
@@ -165,28 +122,7 @@ def test_prism_axes_as_lmms_eval_tasks(tmp_path, mathvision):
         )
         == 0
     )
-    r = subprocess.run(
-        [
-            str(LMMS),
-            "--model",
-            "dummy",
-            "--model_args",
-            "response=A",
-            "--tasks",
-            "prism",
-            "--include_path",
-            str(tmp_path / "tasks"),
-            "--log_samples",
-            "--output_path",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        cwd=tmp_path,
-        timeout=600,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
+    run_lmms_eval("prism", tmp_path / "out", include=tmp_path / "tasks", env=ENV, cwd=tmp_path)
     args = [
         "prism",
         "ingest-lmms-eval",

@@ -10,27 +10,25 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from harness_adapters.lmms_eval import suites_path
 from harness_adapters.lmms_eval.ingest import read_run
 from harness_adapters.lmms_eval.task_functions import exact_answer_score
 from harness_adapters.lmms_eval.taskgen import generate_tasks
+from harness_adapters.released import suites_path
 from primebench_tasks.data.cards import card
 from primebench_tasks.data.io import canonical_json, content_hash
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
 from primebench_tasks.pipeline.multi_source import source_panels
 from tests.fixtures import upstream_standins as standins
+from tests.fixtures.lmms_runs import run_lmms_eval
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
 
 pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-LMMS = Path(sys.executable).parent / "lmms-eval"
 PLUGIN = Path(__file__).parents[1] / "fixtures" / "lmms_plugin"
 # MathVista's upstream module builds its LLM-judge client at import; lmms-eval's own `dummy`
 # judge provider stands in for OpenAI (every answer here is an exact option or number, which the
@@ -86,28 +84,16 @@ def released_run(tmp_path_factory):
             else:
                 table[t][i] = make[b](docs[b][i], ok)
     (tmp / "answers.json").write_text(json.dumps(table))
-    r = subprocess.run(
-        [
-            str(LMMS),
-            "--model",
-            "pb_answers",
-            "--model_args",
-            f"answers={tmp / 'answers.json'},contexts={tmp / 'contexts.json'}",
-            "--tasks",
-            "primebench_standin",
-            "--include_path",
-            str(tmp / "tasks"),
-            "--log_samples",
-            "--output_path",
-            str(tmp / "out"),
-        ],
-        capture_output=True,
-        text=True,
+    run_lmms_eval(
+        "primebench_standin",
+        tmp / "out",
+        include=tmp / "tasks",
+        model="pb_answers",
+        model_args=f"answers={tmp / 'answers.json'},contexts={tmp / 'contexts.json'}",
         env=ENV,
         cwd=tmp,
         timeout=900,
     )
-    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-5000:])
     return manifest, docs, intended, table, tmp
 
 

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +20,7 @@ from harness_adapters.lmms_eval.upstream import find_task_yaml, load_task_config
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import build_manifest
+from tests.fixtures.lmms_runs import run_lmms_eval
 
 UPSTREAM = Path(__file__).parents[1] / "fixtures" / "upstream_lmms_task"
 IDS = [f"t{i}" for i in range(12)]
@@ -208,29 +206,7 @@ def test_lmms_eval_runs_the_wrapped_upstream_task(tmp_path):
         {"toy_upstream": "qid"},
         [tmp_path / "tasks" / "upstream"],
     )
-    lmms = Path(sys.executable).parent / "lmms-eval"
-    r = subprocess.run(
-        [
-            str(lmms),
-            "--model",
-            "dummy",
-            "--model_args",
-            "response=A",
-            "--tasks",
-            "primebench_toy",
-            "--include_path",
-            str(tmp_path / "tasks"),
-            "--log_samples",
-            "--output_path",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=600,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
+    run_lmms_eval("primebench_toy", tmp_path / "out", include=tmp_path / "tasks", cwd=tmp_path)
     recs = read_run(tmp_path / "out", model="dummy-A", suite_version=m["version"])
     got = dict(zip(recs["item_id"], recs["score"], strict=True))
     answers = {

@@ -558,7 +558,7 @@ def test_the_flagship_suite_runs_and_places_through_the_server(server, tiny, tmp
     stand-ins (--dataset), multi-image BLINK requests, every item answered and placed among each
     benchmark's own reference models."""
     pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-    from harness_adapters.lmms_eval import suites_path
+    from harness_adapters.released import suites_path
     from primebench_tasks.data.cards import card
     from primebench_tasks.data.io import canonical_json, content_hash
     from primebench_tasks.pipeline.manifest import manifest_items, read_manifest

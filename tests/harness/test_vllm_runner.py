@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from harness_adapters.lmms_eval.task_functions import doc_to_text
-from harness_adapters.suite_docs import PROMPT_KWARGS, SuiteDoc, suite_docs
+from harness_adapters.shared_prompt import PROMPT_KWARGS
+from harness_adapters.suite_docs import SuiteDoc, suite_docs
 from harness_adapters.vllm.backends import BackendError, ServerBackend, check_adapter, check_model
 from harness_adapters.vllm.records import RecordFile
 from harness_adapters.vllm.requests import chat_messages

@@ -63,7 +63,7 @@ def aj_suite():
 
 @pytest.fixture(scope="module")
 def released():
-    from harness_adapters.placement import resolve_suite
+    from harness_adapters.released import resolve_suite
 
     return resolve_suite("primebench")
 

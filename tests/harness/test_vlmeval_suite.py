@@ -34,7 +34,7 @@ def _keep_grad_mode():
 
 @pytest.fixture(scope="module")
 def suite():
-    from harness_adapters.placement import resolve_suite
+    from harness_adapters.released import resolve_suite
 
     return resolve_suite("primebench_vlmeval")
 
@@ -151,7 +151,7 @@ def test_the_resampled_suite_runs_in_vlmevalkit_and_places(tmp_path):
     by farthest-point sampling over their text embeddings) through VLMEvalKit's run.py: every
     item scored, each benchmark placed among its own models, the suite among the 76 with all
     three."""
-    from harness_adapters.placement import resolve_suite
+    from harness_adapters.released import resolve_suite
     from harness_adapters.vlmeval import read_work_dir
 
     suite = resolve_suite("primebench_resampled")

@@ -14,13 +14,11 @@ from primebench_tasks.select.irt import (
 )
 from primebench_tasks.select.registry import SELECTORS, SelectorContext, resolve
 from primebench_tasks.select.vaw import VAWSelector, dpp_greedy_map, rbf_bandwidth
+from tests.fixtures.irt import simulate_2pl
 
 
 def _irt_data(M=300, n=400, seed=0):
-    rng = np.random.default_rng(seed)
-    th, a, b = rng.normal(0, 1, M), rng.lognormal(0, 0.3, n), rng.normal(0, 1, n)
-    P = 1 / (1 + np.exp(-(np.outer(th, a) - b)))
-    return (rng.random(P.shape) < P).astype(float), th, a, b
+    return simulate_2pl(M, n, seed)
 
 
 def test_2pl_recovers_parameters():
