@@ -1,4 +1,6 @@
-"""The project's documentation as the tests read it: README.md and the pages under docs/."""
+"""The project's documentation as the tests read it: README.md and the pages under docs/, with
+every ``--8<-- "path"`` include (pymdownx.snippets: the generated tables of benchmarks/results/)
+replaced by the included file, as the site shows it."""
 
 from __future__ import annotations
 
@@ -6,15 +8,21 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+INCLUDE = re.compile(r'^--8<-- "([^"]+)"\n', re.M)
 
 
 def doc_pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
+def page_text(page: Path) -> str:
+    """``page`` with its includes resolved (a missing file fails, as the strict build does)."""
+    return INCLUDE.sub(lambda m: (ROOT / m.group(1)).read_text("utf-8"), page.read_text("utf-8"))
+
+
 def doc_text() -> str:
     """Every page, concatenated (README first)."""
-    return "\n".join(p.read_text("utf-8") for p in doc_pages())
+    return "\n".join(page_text(p) for p in doc_pages())
 
 
 def doc_block(marker: str) -> str:
@@ -24,7 +32,7 @@ def doc_block(marker: str) -> str:
         m.group(1)
         for p in doc_pages()
         for m in re.finditer(
-            rf"<!-- {marker}:[^\n]*-->\n(.*?)<!-- /{marker} -->", p.read_text("utf-8"), re.S
+            rf"<!-- {marker}:[^\n]*-->\n(.*?)<!-- /{marker} -->", page_text(p), re.S
         )
     ]
     assert len(hits) == 1, f"{len(hits)} blocks marked {marker!r} in README.md and docs/"
