@@ -6,7 +6,7 @@ same number of items, on one vLLM engine (the tiny Qwen2-VL + 3 LoRA adapters, C
 Static: the first ``--items`` items of MATH-Vision testmini for each of the 4 variants
 (``run_variants``, batches of ``--round-size`` × benchmarks, as a round). Adaptive: ``run_adaptive``
 asking ``--items`` per variant in rounds of ``--round-size`` (target width off), on the same
-engine, its 2PL fit and calibration included and also reported alone. Best of 2 alternating
+engine, its 2PL fit and calibration included and also reported alone. Best of 3 alternating
 passes. Goal (issue #29): ≤ 1.15×. Writes ``benchmarks/results/adaptive_speed.{json,md}``.
 """
 
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     item_pools(suite, {bench: panel}, ad)
     setup = time.perf_counter() - t
     s, a = [], []
-    for k in range(2):
+    for k in range(3):
         s.append(static(k))
         a.append(adaptive(k))
     doc = {

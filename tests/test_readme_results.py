@@ -137,6 +137,23 @@ def test_adaptive_replay_table_is_rendered_from_the_committed_csv():
     assert {"random", "frontier"} <= set(df["protocol"]) and set(df["items"]) == {25, 50, 100}
 
 
+def test_adaptive_predictor_is_the_one_the_committed_procedure_chooses():
+    """benchmarks/adaptive_choice.py: the table is rendered from its committed CSV, and the
+    library's default predictor is the candidate the procedure chooses on all panels."""
+    from primebench_tasks.evaluate.defaults import ADAPTIVE_PREDICTOR, ADAPTIVE_RIDGE_ALPHA
+
+    mod = _script("adaptive_choice")
+    df = pd.read_csv(RESULTS / "adaptive_choice.csv")
+    text = mod.render(df)
+    assert text == (RESULTS / "adaptive_choice.md").read_text("utf-8")
+    assert _readme_block("adaptive-choice") == text
+    c = mod.cells(df)
+    panels = list(dict.fromkeys(c["panel"]))
+    assert len(panels) == 5 and set(df["predictor"]) == {mod.label(*x) for x in mod.CANDIDATES}
+    chosen = mod.label(ADAPTIVE_PREDICTOR, ADAPTIVE_RIDGE_ALPHA)
+    assert mod.choose(c, panels) == chosen and f"**`{chosen}`**" in text
+
+
 def test_adaptive_items_needed_table_is_rendered_from_the_committed_csv():
     mod = _script("adaptive_items_needed")
     df = pd.read_csv(RESULTS / "adaptive_items_needed.csv")

@@ -11,6 +11,16 @@ from primebench_tasks.errors import InputError
 from primebench_tasks.suite.harness import HarnessRun
 
 
+def run_suite_versions(output_dir: str | Path) -> set[str]:
+    """The suite versions the run's PRIMEBench tasks were generated from."""
+    from harness_adapters.lmms_eval.ingest import logged_tasks
+
+    return {
+        str(meta["primebench_suite"])
+        for *_, meta, _s in logged_tasks(output_dir, lambda m: "primebench_suite" in m)
+    }
+
+
 class LmmsEvalHarness:
     """lmms-eval 0.7.3: suites run as generated tasks on the upstream task code (``--tasks
     primebench``); a run is the ``--log_samples --output_path`` folder."""
@@ -25,7 +35,6 @@ class LmmsEvalHarness:
 
     def read_run(self, output: Path, model: str | None = None) -> HarnessRun:
         from harness_adapters.lmms_eval.ingest import read_run
-        from harness_adapters.lmms_eval.place import run_suite_versions
 
         versions = run_suite_versions(output)
         if len(versions) != 1:

@@ -12,20 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.lmms_eval.ingest import logged_tasks, read_run
+from harness_adapters.lmms_eval.harness import HARNESS
 from harness_adapters.placement import write_placement
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.errors import InputError
 from primebench_tasks.evaluate.defaults import N_BOOT
 from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR
-
-
-def run_suite_versions(output_dir: str | Path) -> set[str]:
-    """The suite versions the run's PRIMEBench tasks were generated from."""
-    return {
-        str(meta["primebench_suite"])
-        for *_, meta, _s in logged_tasks(output_dir, lambda m: "primebench_suite" in m)
-    }
 
 
 def place_run(
@@ -41,16 +32,8 @@ def place_run(
 ) -> dict[str, Any]:
     """Place the lmms-eval run in ``output_dir``; write the reports; return report.json's
     content."""
-    versions = run_suite_versions(output_dir)
-    if len(versions) != 1:
-        raise InputError(
-            f"the run holds tasks of {len(versions)} suite versions "
-            f"({sorted(versions)}); place one run folder per suite",
-            file=str(output_dir),
-        )
-    version = versions.pop()
-    records = read_run(output_dir, model=model, suite_version=version)
+    run = HARNESS.read_run(Path(output_dir), model)
     dest = Path(out) if out is not None else Path(output_dir) / "primebench"
     return write_placement(
-        records, version, dest, suite, panel, estimator, n_boot, seed, allow_partial
+        run.records, run.suite_version, dest, suite, panel, estimator, n_boot, seed, allow_partial
     )

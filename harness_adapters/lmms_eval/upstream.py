@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from primebench_tasks.data.cards import benchmark_cards
+from primebench_tasks.data.cards import LmmsEvalEntry, benchmark_cards
 from primebench_tasks.errors import InputError
 
 _TASK_LINE = re.compile(r"^task:\s*['\"]?([^'\"\s#]+)", re.M)
@@ -36,29 +36,18 @@ class FunctionRef:
     directory: str
 
 
-@dataclass(frozen=True)
-class UpstreamBenchmark:
-    """How a benchmark maps onto an upstream lmms-eval task, with a checked row key.
-
-    ``task``: the catalogue's ``lmms_eval_task`` (a task or a group). ``key``: the dataset field
-    that holds the panel's item ids. ``scorer``: the name of the item scorer
-    (:mod:`harness_adapters.lmms_eval.item_scorers`) that turns the upstream per-item value into a
-    score in [0, 1]. ``variant``: for a group of alternative variants, the member task used.
-    ``subtask_pattern``: for a group of disjoint subtasks, a regex whose first group, applied to an
-    item id, gives the member's ``dataset_name``. ``evidence``: how the key was checked."""
-
-    task: str
-    key: str
-    scorer: str
-    variant: str | None = None
-    subtask_pattern: str | None = None
-    evidence: str = ""
+UpstreamBenchmark = LmmsEvalEntry
+"""How a benchmark maps onto an upstream lmms-eval task, with a checked row key (a benchmark
+card's ``[lmms_eval]`` table). ``task``: the catalogue's ``lmms_eval_task`` (a task or a group).
+``key``: the dataset field that holds the panel's item ids. ``scorer``: the name of the item scorer
+(:mod:`harness_adapters.lmms_eval.item_scorers`) that turns the upstream per-item value into a
+score in [0, 1]. ``variant``: for a group of alternative variants, the member task used.
+``subtask_pattern``: for a group of disjoint subtasks, a regex whose first group, applied to an
+item id, gives the member's ``dataset_name``. ``evidence``: how the key was checked."""
 
 
 VERIFIED_UPSTREAM: dict[str, UpstreamBenchmark] = {
-    c.lmms_eval.task: UpstreamBenchmark(**c.lmms_eval.__dict__)
-    for c in benchmark_cards()
-    if c.lmms_eval is not None
+    c.lmms_eval.task: c.lmms_eval for c in benchmark_cards() if c.lmms_eval is not None
 }
 """Catalogue ``lmms_eval_task`` → its verified mapping: the ``[lmms_eval]`` tables of the
 benchmark cards (``primebench_tasks/data/cards/``). AI2D (no id in lmms-eval's rows) and the

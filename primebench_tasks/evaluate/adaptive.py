@@ -6,11 +6,14 @@ Per benchmark, a 2PL (P(correct) = σ(a_i·θ − b_i)) is fitted on the referen
 responses (:func:`~primebench_tasks.select.irt.fit_2pl_cached`). A model is asked in rounds of
 ``batch`` items: each round takes the not-yet-asked items of highest Fisher information
 a_i²·P_i(θ̂)·(1 − P_i(θ̂)) at its current MAP ability θ̂ (N(0, 1) prior), then θ̂ is re-estimated
-from every answer so far. The predicted full score is p-IRT's: (Σ answers + Σ_{unasked}
-P_i(θ̂)) / n. Its interval is conformal: the point plus quantiles of the errors that the same
-procedure made, at the same number of items, on reference models held out of the 2PL fit
-(:func:`calibrate`; ``folds``-fold over the reference models) — so it holds the 2PL's misfit, not
-only the ability's posterior spread. (No stopping rule yet: the replay reports every checkpoint.)
+from every answer so far. The predicted full score starts from p-IRT's: (Σ answers + Σ_{unasked}
+P_i(θ̂)) / n; the default predictor (``blend``, :func:`predict_adaptive`, chosen by leave-one-panel-out in
+``benchmarks/adaptive_choice.py``) averages it with a ridge regression of the reference models'
+full scores on their answers to the same items. Its interval is
+conformal: the point plus quantiles of the errors that the same procedure made, at the same
+number of items, on reference models held out of the 2PL fit (:func:`calibrate`; ``folds``-fold
+over the reference models) — so it holds the 2PL's misfit, not only the ability's posterior
+spread; :meth:`AdaptiveBenchmark.stop_reason` ends a test when it is narrow enough.
 
 :func:`replay` is the measurement protocol: held-out models' recorded answers stand in for the
 model, so the policy is scored without running one (``benchmarks/adaptive_replay.py``).
@@ -18,6 +21,7 @@ model, so the policy is scored without running one (``benchmarks/adaptive_replay
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +29,14 @@ from typing import Any
 import numpy as np
 
 from primebench_tasks.evaluate.calibration import FRONTIER_FOLDS, FRONTIER_SHARE
-from primebench_tasks.evaluate.defaults import ADAPTIVE_BATCH, ADAPTIVE_LEVEL, N_BOOT_VARIANTS
+from primebench_tasks.evaluate.defaults import (
+    ADAPTIVE_BATCH,
+    ADAPTIVE_LEVEL,
+    ADAPTIVE_PREDICTOR,
+    ADAPTIVE_PREDICTORS,
+    ADAPTIVE_RIDGE_ALPHA,
+    N_BOOT_VARIANTS,
+)
 from primebench_tasks.evaluate.placement import (
     conformal_bounds,
     placement_regime,
@@ -53,15 +64,76 @@ def predict_full(model: IRT2PL, theta: np.ndarray, Y_asked: np.ndarray) -> np.nd
     return np.where(asked, Y_asked, p).mean(axis=1)
 
 
+def ridge_full(
+    Y_fit: np.ndarray,
+    full_fit: np.ndarray,
+    items: np.ndarray,
+    answers: np.ndarray,
+    alpha: float = ADAPTIVE_RIDGE_ALPHA,
+) -> float:
+    """The full score a ridge regression predicts from the answers to ``items``: fitted on the
+    reference models ``Y_fit`` (M, n) → their full scores ``full_fit`` (M,) with the columns
+    ``items`` (a missing reference answer counts the item's mean; features and target centred,
+    penalty ``alpha``), applied to ``answers`` (n,) (a missing answer counts the item's mean)."""
+    items = np.asarray(items, dtype=np.int64)
+    ok = np.isfinite(full_fit)
+    A = np.asarray(Y_fit, float)[ok][:, items]
+    f = np.asarray(full_fit, float)[ok]
+    if len(items) == 0 or len(f) < 2:
+        return float(np.mean(f)) if len(f) else float("nan")
+    with warnings.catch_warnings():  # an item no reference model answered: 0.5
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mu = np.nanmean(A, axis=0)
+    mu = np.where(np.isfinite(mu), mu, 0.5)
+    A = np.where(np.isfinite(A), A, mu)
+    a_mean, f_mean = A.mean(axis=0), f.mean()
+    Ac = A - a_mean
+    w = np.linalg.solve(Ac.T @ Ac + alpha * np.eye(len(items)), Ac.T @ (f - f_mean))
+    y = np.asarray(answers, float)[items]
+    return float(f_mean + (np.where(np.isfinite(y), y, mu) - a_mean) @ w)
+
+
+def predict_adaptive(
+    pirt: float,
+    Y_fit: np.ndarray,
+    full_fit: np.ndarray,
+    items: np.ndarray,
+    answers: np.ndarray,
+    predictor: str = ADAPTIVE_PREDICTOR,
+    alpha: float = ADAPTIVE_RIDGE_ALPHA,
+) -> float:
+    """The full-score prediction of ``predictor`` (:data:`ADAPTIVE_PREDICTORS`) from p-IRT's
+    ``pirt`` and the answers to ``items``: ``pirt``; ``ridge`` = :func:`ridge_full` (penalty
+    ``alpha``); ``blend`` = (p-IRT + ridge)/2; ``regime_blend`` = the blend where p-IRT's
+    prediction is inside the reference models' full scores (``interior``:
+    :func:`~primebench_tasks.evaluate.placement.placement_regime`), else p-IRT."""
+    if predictor not in ADAPTIVE_PREDICTORS:
+        raise ValueError(f"predictor must be one of {ADAPTIVE_PREDICTORS}, not {predictor!r}")
+    if predictor == "pirt" or len(items) == 0:
+        return float(pirt)
+    if predictor == "regime_blend":
+        ref = np.asarray(full_fit, float)
+        regime = placement_regime(np.array([pirt]), ref[np.isfinite(ref)])[0]
+        if regime != "interior":
+            return float(pirt)
+    ridge = ridge_full(Y_fit, full_fit, items, answers, alpha)
+    return ridge if predictor == "ridge" else float((pirt + ridge) / 2)
+
+
 def _run(
     model: IRT2PL,
     Y_true: np.ndarray,
     checkpoints: Sequence[int],
     batch: int,
+    predictor: str = "pirt",
+    Y_fit: np.ndarray | None = None,
+    alpha: float = ADAPTIVE_RIDGE_ALPHA,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Ask every row of ``Y_true`` (V, n; NaN = the model has no answer there, never asked)
-    adaptively up to max(checkpoints). Returns predictions (V, len(checkpoints)) and the asked
+    adaptively up to max(checkpoints). Returns predictions (V, len(checkpoints)) of
+    ``predictor`` (its regression fitted on ``Y_fit``, the 2PL's fitting models) and the asked
     order (V, max_items; −1 = none)."""
+    full_fit = None if Y_fit is None else nanmean_rows(Y_fit)
     V, n = Y_true.shape
     answerable = np.isfinite(Y_true)
     Y_bin = binarize(Y_true)
@@ -87,6 +159,12 @@ def _run(
         for j, c in enumerate(checkpoints):
             if c == count or (c > count and count == max_items):
                 out[:, j] = predict_full(model, theta, np.where(asked, Y_true, np.nan))
+                if predictor != "pirt" and Y_fit is not None and full_fit is not None:
+                    for v in range(V):
+                        items = order[v, :count][order[v, :count] >= 0]
+                        out[v, j] = predict_adaptive(
+                            out[v, j], Y_fit, full_fit, items, Y_true[v], predictor, alpha
+                        )
     return out, order
 
 
@@ -97,6 +175,8 @@ def _calibration_runs(
     folds: int,
     seed: int,
     frontier_folds: int = 0,
+    predictor: str = "pirt",
+    alpha: float = ADAPTIVE_RIDGE_ALPHA,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The adaptive procedure replayed on reference models held out of the 2PL fit: ``folds``
     random folds (every model once), then ``frontier_folds`` nested frontier folds as the static
@@ -126,7 +206,7 @@ def _calibration_runs(
         if len(fit) < 4 or len(held) == 0:
             continue
         model = fit_2pl_cached(binarize(Y_ref[fit]))
-        pred, _ = _run(model, Y_ref[held], checkpoints, batch)
+        pred, _ = _run(model, Y_ref[held], checkpoints, batch, predictor, Y_ref[fit], alpha)
         rows_e.append(full[held, None] - pred)
         rows_p.append(pred)
         rows_g.append(
@@ -213,7 +293,12 @@ class AdaptiveBenchmark:
         level: float = LEVEL,
         folds: int = 5,
         seed: int = 0,
+        predictor: str = ADAPTIVE_PREDICTOR,
+        ridge_alpha: float = ADAPTIVE_RIDGE_ALPHA,
     ) -> None:
+        if predictor not in ADAPTIVE_PREDICTORS:
+            raise ValueError(f"predictor must be one of {ADAPTIVE_PREDICTORS}, not {predictor!r}")
+        self.predictor, self.ridge_alpha = predictor, float(ridge_alpha)
         self.Y_ref = np.asarray(Y_ref, float)
         self.n = self.Y_ref.shape[1]
         self.batch, self.level = int(batch), float(level)
@@ -222,7 +307,14 @@ class AdaptiveBenchmark:
         self.reference_full = nanmean_rows(self.Y_ref)
         self.counts = tuple(range(self.batch, self.max_items + 1, self.batch)) or (self.max_items,)
         self._errors, _, self._regimes = _calibration_runs(
-            self.Y_ref, self.counts, self.batch, folds, seed, FRONTIER_FOLDS
+            self.Y_ref,
+            self.counts,
+            self.batch,
+            folds,
+            seed,
+            FRONTIER_FOLDS,
+            predictor,
+            self.ridge_alpha,
         )
 
     def next_items(
@@ -271,6 +363,15 @@ class AdaptiveBenchmark:
         theta = self._theta(answers, asked)
         pred = float(
             predict_full(self.model, np.array([theta]), np.where(scored, answers, np.nan))[0]
+        )
+        pred = predict_adaptive(
+            pred,
+            self.Y_ref,
+            self.reference_full,
+            np.flatnonzero(scored),
+            answers,
+            self.predictor,
+            self.ridge_alpha,
         )
         ref = self.reference_full[np.isfinite(self.reference_full)]
         regime = str(placement_regime(np.array([pred]), ref)[0])
@@ -333,6 +434,8 @@ def replay(
     level: float = LEVEL,
     seed: int = 0,
     target_width: float | None = None,
+    predictor: str = ADAPTIVE_PREDICTOR,
+    ridge_alpha: float = ADAPTIVE_RIDGE_ALPHA,
 ) -> dict[str, np.ndarray]:
     """The replay protocol on one benchmark, with the policy the runner uses
     (:class:`AdaptiveBenchmark`): the reference models' responses ``Y_ref`` (M, n) fit the 2PL
@@ -344,7 +447,13 @@ def replay(
     asked, in order (−1: none)."""
     Y_new = np.asarray(Y_new, float)
     bench = AdaptiveBenchmark(
-        Y_ref, max_items=max(checkpoints), batch=batch, level=level, seed=seed
+        Y_ref,
+        max_items=max(checkpoints),
+        batch=batch,
+        level=level,
+        seed=seed,
+        predictor=predictor,
+        ridge_alpha=ridge_alpha,
     )
     V, C = len(Y_new), len(checkpoints)
     out = {k: np.full((V, C), np.nan) for k in ("predicted", "lo", "hi")}

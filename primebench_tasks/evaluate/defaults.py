@@ -30,3 +30,20 @@ ADAPTIVE_TARGET_WIDTH = 0.10
 
 ADAPTIVE_MAX_ITEMS = 100
 """Adaptive evaluation: items per benchmark at most."""
+
+ADAPTIVE_PREDICTORS = ("pirt", "ridge", "blend", "regime_blend")
+"""How an adaptive test predicts the full score from the answers so far
+(:func:`primebench_tasks.evaluate.adaptive.predict_adaptive`): ``pirt`` (p-IRT at the ability),
+``ridge`` (a ridge regression of the reference models' full scores on their answers to the same
+items), ``blend`` (the mean of the two), ``regime_blend`` (the blend where p-IRT places the model
+inside the reference panel, p-IRT where it places it at the top or beyond)."""
+
+ADAPTIVE_RIDGE_ALPHAS = (3.0, 10.0, 30.0)
+"""The ridge penalties the choice procedure tries (on 0/1 answers, centred)."""
+
+ADAPTIVE_PREDICTOR = "blend"
+"""The default predictor, chosen with :data:`ADAPTIVE_RIDGE_ALPHA` by
+``benchmarks/adaptive_choice.py`` (leave-one-panel-out over the replay panels; docs/results.md)."""
+
+ADAPTIVE_RIDGE_ALPHA = 10.0
+"""The default predictor's ridge penalty (chosen with it)."""

@@ -36,8 +36,8 @@ RECORD_COLUMNS = ("model", "benchmark", "item_id", "score")
 
 @dataclass(frozen=True)
 class HarnessRun:
-    """A harness run of one suite: ``records`` (columns :data:`RECORD_COLUMNS`, one row per model
-    and item) and the ``suite_version`` the run's tasks were made from."""
+    """A harness run of one suite: ``records`` (at least the columns :data:`RECORD_COLUMNS`, one
+    row per model and item) and the ``suite_version`` the run's tasks were made from."""
 
     records: pd.DataFrame
     suite_version: str
@@ -109,11 +109,11 @@ def harness_for(
 
 
 def check_records(run: HarnessRun, harness: str) -> HarnessRun:
-    """``run``, refused unless its records have the columns :data:`RECORD_COLUMNS` (the scores
-    themselves are checked where every harness's records are placed:
-    :func:`harness_adapters.placement.score_frame`)."""
+    """``run``, refused unless its records have the columns :data:`RECORD_COLUMNS` (others, e.g.
+    ``condition``, may follow; the scores themselves are checked where every harness's records
+    are placed: :func:`harness_adapters.placement.score_frame`)."""
     cols = list(run.records.columns)
-    if cols[: len(RECORD_COLUMNS)] != list(RECORD_COLUMNS):
+    if not set(RECORD_COLUMNS) <= set(cols):
         raise PrimeBenchError(
             f"harness {harness!r} returned records with columns {cols}; expected "
             f"{list(RECORD_COLUMNS)}"

@@ -70,8 +70,13 @@ def _ask(bench, y, rounds, asked=None, answers=None):
     return asked, answers, order
 
 
-def test_estimate_is_the_regime_calibrated_p_irt_by_hand():
-    from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, _calibration_runs
+@pytest.mark.parametrize("predictor", ["pirt", "regime_blend"])
+def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor):
+    from primebench_tasks.evaluate.adaptive import (
+        AdaptiveBenchmark,
+        _calibration_runs,
+        predict_adaptive,
+    )
     from primebench_tasks.evaluate.calibration import FRONTIER_FOLDS
     from primebench_tasks.evaluate.placement import (
         conformal_bounds,
@@ -82,16 +87,17 @@ def test_estimate_is_the_regime_calibrated_p_irt_by_hand():
 
     X = _sim()
     ref, y = X[:60], X[70]
-    bench = AdaptiveBenchmark(ref, max_items=30, batch=5)
+    bench = AdaptiveBenchmark(ref, max_items=30, batch=5, predictor=predictor)
     asked, answers, _ = _ask(bench, y, 4)  # 20 items
     est = bench.estimate(answers, asked)
     seen = np.flatnonzero(asked)
     theta = estimate_theta(bench.model, binarize(answers[None, seen]), seen)[0]
     p = bench.model.prob(np.array([theta]))[0]
-    raw = np.where(asked, answers, p).mean()
     full = ref.mean(axis=1)
+    raw = np.where(asked, answers, p).mean()
+    raw = predict_adaptive(raw, ref, full, seen, answers, predictor)
     regime = placement_regime(np.array([raw]), full)[0]
-    errors, _, regimes = _calibration_runs(ref, bench.counts, 5, 5, 0, FRONTIER_FOLDS)
+    errors, _, regimes = _calibration_runs(ref, bench.counts, 5, 5, 0, FRONTIER_FOLDS, predictor)
     j = bench.counts.index(20)
     pooled = {g: list(errors[regimes[:, j] == g, j]) for g in ("interior", "top", "beyond")}
     errs = regime_residuals(pooled, regime)
@@ -104,6 +110,45 @@ def test_estimate_is_the_regime_calibrated_p_irt_by_hand():
     assert np.isclose(est.predicted, np.clip(raw + np.median(errs), est.lo, est.hi))
     assert est.rank == 1 + (full > est.predicted).sum() and est.n_reference == 60
     assert est.rank_lo <= est.rank <= est.rank_hi
+
+
+def test_ridge_full_by_hand_and_against_scikit_learn():
+    from sklearn.linear_model import Ridge
+
+    from primebench_tasks.evaluate.adaptive import predict_adaptive, ridge_full
+
+    # exactly determined without a penalty: full = 0.5·x0 + 0.5·x1
+    Y = np.array([[1.0, 0.0, 9.0], [0.0, 1.0, 9.0], [1.0, 1.0, 9.0]])
+    full = np.array([0.5, 0.5, 1.0])
+    assert ridge_full(Y, full, np.array([0, 1]), np.array([1.0, 0.0, 0.0]), alpha=0.0) == (
+        pytest.approx(0.5)
+    )
+    # with a penalty: scikit-learn's Ridge (intercept, centred) on the same columns
+    X = _sim(M=50, n=40)
+    f = X.mean(axis=1)
+    items = np.array([3, 7, 11, 20, 31])
+    want = Ridge(alpha=10.0).fit(X[:40][:, items], f[:40]).predict(X[45:46][:, items])[0]
+    assert ridge_full(X[:40], f[:40], items, X[45], alpha=10.0) == pytest.approx(want)
+    # a missing answer counts the item's reference mean
+    y = X[45].copy()
+    y[3] = np.nan
+    filled = X[45].copy()
+    filled[3] = X[:40, 3].mean()
+    assert ridge_full(X[:40], f[:40], items, y) == pytest.approx(
+        ridge_full(X[:40], f[:40], items, filled)
+    )
+    # the regime rule: the blend inside the panel, p-IRT alone above it
+    ref = np.linspace(0.2, 0.8, 40)
+    r = ridge_full(X[:40], ref, items, X[45])
+    assert predict_adaptive(0.5, X[:40], ref, items, X[45], "regime_blend") == (
+        pytest.approx((0.5 + r) / 2)
+    )
+    assert predict_adaptive(0.95, X[:40], ref, items, X[45], "regime_blend") == 0.95
+    assert predict_adaptive(0.95, X[:40], ref, items, X[45], "blend") == (
+        pytest.approx((0.95 + r) / 2)
+    )
+    with pytest.raises(ValueError, match="predictor must be one of"):
+        predict_adaptive(0.5, X[:40], ref, items, X[45], "median")
 
 
 def test_stopping_rule_and_resume():

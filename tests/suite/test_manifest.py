@@ -10,50 +10,22 @@ from harness_adapters.released import suites_path
 from primebench_tasks.data.io import canonical_json, content_hash
 from primebench_tasks.errors import InputError
 from primebench_tasks.suite import SuiteManifest, as_suite
+from tests.fixtures.manifests import small_document
 
 FLAGSHIP = suites_path() / "primebench.json"
 
 
 def _doc(**changes):
-    """A small valid document, with ``changes`` applied to its body (version rehashed)."""
-    body = {
-        "schema": "primebench.suite/1",
-        "name": "tiny",
-        "built_from": {"panel": "p", "panel_hash": "h", "models": ["m1", "m2"]},
-        "params": {},
-        "stages": [],
-        "categories": {
-            "Math Reasoning": {
-                "benchmarks": {
-                    "A": {
-                        "item_ids": ["a1", "a2", "a3"],
-                        "lmms_eval_task": None,
-                        "vlmeval_dataset": "A",
-                        "metric": "accuracy",
-                        "score_range": [0.0, 1.0],
-                    }
-                },
-                "n_items": 3,
-            },
-            "Visual Reasoning": {
-                "benchmarks": {
-                    "B": {
-                        "item_ids": ["b1", "b2"],
-                        "lmms_eval_task": "b_task",
-                        "vlmeval_dataset": None,
-                        "metric": "accuracy",
-                        "score_range": [0.0, 1.0],
-                        "placement_calibration": {"estimator": "pirt", "residuals": [0.1]},
-                    }
-                },
-                "n_items": 2,
-            },
-        },
-        "aggregate": "mean_of_category_means",
-        "fidelity": {},
-        "n_items": 5,
-        "placement_calibration": {"estimator": "pirt", "residuals": [0.2]},
-    }
+    """A small valid document (two categories; B with its own calibration, the suite with
+    another), with ``changes`` applied to its body (version rehashed)."""
+    doc = small_document(
+        {"Math Reasoning": {"A": ["a1", "a2", "a3"]}, "Visual Reasoning": {"B": ["b1", "b2"]}},
+        name="tiny",
+        placement_calibration={"estimator": "pirt", "residuals": [0.2]},
+    )
+    b = doc["categories"]["Visual Reasoning"]["benchmarks"]["B"]
+    b["placement_calibration"] = {"estimator": "pirt", "residuals": [0.1]}
+    body = {k: v for k, v in doc.items() if k != "version"}
     body.update(changes)
     return {**body, "version": content_hash(canonical_json(body))}
 
