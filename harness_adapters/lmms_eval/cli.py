@@ -118,6 +118,9 @@ def cmd_adaptive_lmms(args: argparse.Namespace) -> int:
 
 
 def add_commands(tree: CommandTree) -> None:
+    from harness_adapters.lmms_eval.help import EXAMPLES, OPTION_HELP
+
+    tree.add_help(OPTION_HELP, EXAMPLES)
     sub = tree.sub
     tasks = tree.group("tasks", "harness task configs from a manifest")
     p = tasks.add_parser("lmms-eval", help="lmms-eval task YAMLs for a suite")

@@ -49,6 +49,9 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
 def add_commands(tree: Any) -> None:
     """``primebench prism build|run|tasks|ingest-lmms-eval|score`` (a ``primebench.commands``
     plugin; ``tree``: :class:`primebench_tasks.cli.CommandTree`)."""
+    from harness_adapters.prism.help import EXAMPLES, OPTION_HELP
+
+    tree.add_help(OPTION_HELP, EXAMPLES)
     prism = tree.group("prism", "PRISM-VLM axes")
     p = prism.add_parser(
         "build", help="sample the PRISM items and build their per-axis artifacts (cached)"

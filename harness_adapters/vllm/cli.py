@@ -156,6 +156,9 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
 def add_commands(tree: Any) -> None:
     """``primebench run``, ``rank-variants``, ``tiny-model`` (a ``primebench.commands``
     plugin; ``tree``: :class:`primebench_tasks.cli.CommandTree`)."""
+    from harness_adapters.vllm.help import EXAMPLES, OPTION_HELP
+
+    tree.add_help(OPTION_HELP, EXAMPLES)
     sub = tree.sub
     p = sub.add_parser("run", help="evaluate a model (+ LoRA adapters) on a suite with vLLM")
     p.add_argument("--model", required=True, help="model directory or cached repo id")

@@ -129,6 +129,9 @@ def cmd_vlmeval_import_records(args: argparse.Namespace) -> int:
 
 
 def add_commands(tree: CommandTree) -> None:
+    from harness_adapters.vlmeval.help import EXAMPLES, OPTION_HELP
+
+    tree.add_help(OPTION_HELP, EXAMPLES)
     ingest = tree.group("ingest", "harness results into a Panel")
     p = ingest.add_parser(
         "vlmeval",

@@ -1,10 +1,13 @@
-"""Help texts shared by many ``primebench`` options, and an example for every command: filled
-into the parser after every part (and every plugin) has added its commands, so that each option
-has a help line with its default and each command an example (``tests/test_cli.py`` checks)."""
+"""Help texts shared by many of the library's ``primebench`` options, and an example for every
+library command: filled into the parser after every part (and every plugin, with the texts it
+registered: each harness adapter keeps its own help beside it) has added its commands, so that
+each option has a help line with its default and each command an example (``tests/test_cli.py``
+checks)."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 
 OPTION_HELP = {
     "--panel": "panel directory (from `primebench panel import`)",
@@ -36,34 +39,9 @@ OPTION_HELP = {
     "--random-suites": "random suites of the same size for the percentile",
     "dir": "suite directory (from `primebench refresh`)",
     "--aggregator": "how the axes combine into PScore",
-    "--seeds": "item-sampling seeds (the union of their samples is built)",
-    "--axes": "PRISM axes to include",
-    "--max-model-len": "context length (default: the model's own)",
-    "--max-num-seqs": "sequences per engine step",
-    "--enforce-eager": "no CUDA graphs (slower; less memory)",
-    "--gpu-memory-utilization": "share of GPU memory for the engine",
-    "--tensor-parallel-size": "GPUs per model copy",
-    "--lora": "adapter NAME=PATH, or a glob of adapter folders (repeatable)",
-    "--no-base": "do not evaluate the base model itself",
-    "--backend": "vllm: an offline engine here; server: a running OpenAI-compatible endpoint",
-    "--base-url": "the server's OpenAI-compatible URL (…/v1)",
-    "--served-model": "the base model's name on the server",
-    "--timeout": "seconds per request",
-    "--batch-size": "requests per batch (records are written after each)",
-    "--max-lora-rank": "largest adapter rank (default: from the adapters)",
-    "--max-loras": "adapters resident at once",
-    "--max-new-tokens": "generated tokens per answer",
-    "--estimator": "score estimator for the predicted full score",
-    "--n-boot": "bootstrap resamples for the intervals",
-    "--audit-items": "items per axis re-graded by the audit judge",
     "--k": "benchmarks kept frozen (leaderboards) / categories (panels)",
     "--start": "share of the dated models the suite is frozen on",
     "--waves": "waves of newer models",
-    "--manifest": "suite manifest JSON (a build's manifest.json)",
-    "output_dir": "lmms-eval --output_path folder",
-    "out": "output directory",
-    "--adapters": "number of LoRA adapters",
-    "--rank": "LoRA rank",
 }
 
 EXAMPLES = {
@@ -81,30 +59,6 @@ EXAMPLES = {
     "suites history": "primebench suites history SD",
     "replay": "primebench replay --default openvlm --out RP",
     "prism aggregate": "primebench prism aggregate --axis-means axes.csv --out PA",
-    "prism build": "primebench prism build --suite primebench_mathvision --default mathvision "
-    "--out B --judge rules",
-    "prism run": "primebench prism run --prism B --model DIR --lora a=PATH --out R",
-    "prism tasks": "primebench prism tasks --prism B --out T",
-    "prism ingest-lmms-eval": "primebench prism ingest-lmms-eval L --prism B --out R --model M",
-    "prism vlmeval-export": "primebench prism vlmeval-export --prism B --lmudata DIR",
-    "prism ingest-vlmeval": "primebench prism ingest-vlmeval W --prism B --out R --model M",
-    "prism score": "primebench prism score --prism B --runs R --out S --judge rules",
-    "tasks lmms-eval": "primebench tasks lmms-eval --manifest S/manifest.json --panel P --out T",
-    "lmms-eval-path": "lmms-eval --include_path $(primebench lmms-eval-path) --tasks primebench",
-    "ingest lmms-eval": "primebench ingest lmms-eval out/ --panel P",
-    "adaptive lmms-eval": "primebench adaptive lmms-eval --model llava_hf --model_args "
-    "pretrained=llava-hf/llava-1.5-7b-hf --suite primebench_mathvision --out RUN",
-    "ingest vlmeval": "primebench ingest vlmeval outputs --panel P",
-    "keys build": "primebench keys build --vlmeval-tsv AI2D_TEST.tsv --upstream DIR --task ai2d "
-    "--out keys.json",
-    "place": "primebench place out/",
-    "run": "primebench run --model DIR --lora 'ckpts/*' --suite primebench_mathvision --out RUN",
-    "rank-variants": "primebench rank-variants --base DIR --adapters 'ckpts/*' "
-    "--suite primebench_mathvision --out RUN",
-    "tiny-model": "primebench tiny-model tiny --adapters 3",
-    "vlmeval export": "primebench vlmeval export --suite primebench --source-tsv $LMUData "
-    "--lmudata $LMUData",
-    "vlmeval run": "primebench vlmeval run -- --data PrimeBench_MMMU_DEV_VAL --model M",
 }
 
 
@@ -120,9 +74,16 @@ def is_group(p: argparse.ArgumentParser) -> bool:
     return any(isinstance(a, argparse._SubParsersAction) for a in p._actions)
 
 
-def finish_help(ap: argparse.ArgumentParser) -> None:
-    """Fill missing option help from :data:`OPTION_HELP`, show every default, and give each
-    command its example from :data:`EXAMPLES`."""
+def finish_help(
+    ap: argparse.ArgumentParser,
+    option_help: Mapping[str, str] | None = None,
+    examples: Mapping[str, str] | None = None,
+) -> None:
+    """Fill missing option help from :data:`OPTION_HELP` and the plugins' ``option_help``, show
+    every default, and give each command its example from :data:`EXAMPLES` and the plugins'
+    ``examples`` (registered with :meth:`~primebench_tasks.cli.plugin.CommandTree.add_help`)."""
+    helps = {**OPTION_HELP, **(option_help or {})}
+    all_examples = {**EXAMPLES, **(examples or {})}
     for path, p in _walk(ap, []):
         if not path:
             continue
@@ -131,7 +92,7 @@ def finish_help(ap: argparse.ArgumentParser) -> None:
                 continue
             key = a.option_strings[0] if a.option_strings else a.dest
             if not a.help:
-                a.help = OPTION_HELP.get(key)
+                a.help = helps.get(key)
             if (
                 a.help
                 and a.default not in (None, False, "", argparse.SUPPRESS)
@@ -139,7 +100,7 @@ def finish_help(ap: argparse.ArgumentParser) -> None:
                 and "default" not in a.help
             ):
                 a.help += " (default: %(default)s)"
-        example = EXAMPLES.get(" ".join(path))
+        example = all_examples.get(" ".join(path))
         if example and not p.epilog:
             p.epilog = f"example:\n  {example}"
             p.formatter_class = argparse.RawDescriptionHelpFormatter

@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     range_check_numeric_options(ap)
     from primebench_tasks.cli.help import finish_help
 
-    finish_help(ap)
+    finish_help(ap, tree.option_help, tree.examples)
     return ap
 
 

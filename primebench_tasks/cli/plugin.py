@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,6 +77,21 @@ class CommandTree:
     def __init__(self, sub: argparse._SubParsersAction) -> None:
         self.sub = sub
         self._groups: dict[str, argparse._SubParsersAction] = {}
+        self.option_help: dict[str, str] = {}
+        self.examples: dict[str, str] = {}
+
+    def add_help(
+        self,
+        option_help: Mapping[str, str] | None = None,
+        examples: Mapping[str, str] | None = None,
+    ) -> None:
+        """Register a plugin's help texts (option or positional name → help; command path →
+        example) that ``primebench`` fills in where its options and commands give none; one name
+        given two different texts is an error."""
+        for mine, theirs in ((self.option_help, option_help), (self.examples, examples)):
+            for k, v in (theirs or {}).items():
+                if mine.setdefault(k, v) != v:
+                    raise ValueError(f"two help texts for {k!r}: {mine[k]!r} and {v!r}")
 
     def group(self, name: str, help: str) -> argparse._SubParsersAction:  # noqa: A002
         if name not in self._groups:

@@ -1,0 +1,11 @@
+"""Help texts of the VLMEvalKit harness's commands: registered with the command tree by the
+adapter's ``add_commands`` (the library's ``primebench_tasks.cli.help`` fills them in with its
+own)."""
+
+OPTION_HELP: dict[str, str] = {}
+EXAMPLES: dict[str, str] = {
+    "ingest vlmeval": "primebench ingest vlmeval outputs --panel P",
+    "vlmeval export": "primebench vlmeval export --suite primebench --source-tsv $LMUData --lmudata "
+    "$LMUData",
+    "vlmeval run": "primebench vlmeval run -- --data PrimeBench_MMMU_DEV_VAL --model M",
+}
