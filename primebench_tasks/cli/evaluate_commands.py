@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --h
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from primebench_tasks.data.importers import panel_with_benchmarks
-    from primebench_tasks.evaluate.validate import validate
+    from primebench_tasks.evaluate.validate import rho_table, validate
 
     panel = load_panel(args)
     if args.benchmarks:
@@ -53,16 +53,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         budgets=budgets,
     )
     say(f"validate done in {time.time() - t:.1f}s")
-    mean = summary[summary["estimator"] == "mean"]
-    order = list(dict.fromkeys(mean["budget"]))
-    table = (
-        mean.pivot_table(index="selector", columns="budget", values="mean_rho")
-        .reindex(columns=order)
-        .round(3)
-    )
-    items = mean.groupby("budget", sort=False)["n_items"].mean()
-    table.columns = [f"{b} ({items[b]:.0f} items)" for b in order]
-    print(table.to_string())
+    print(rho_table(summary).round(3).to_string())
     print(f"wrote {args.out}/splits.csv, summary.csv, table.md, rho_vs_retention.png")
     return 0
 

@@ -43,6 +43,19 @@ def default_pair(panel: Panel) -> tuple[str, str]:
     return (DEFAULT_SELECTOR, "mean")
 
 
+def rho_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Mean held-out Spearman ρ with subset-mean scoring: selectors (index) × budgets (columns
+    ``"<budget> (<mean items> items)"``, in the summary's order)."""
+    mean_rows = summary[summary["estimator"] == "mean"]
+    order = list(dict.fromkeys(mean_rows["budget"]))
+    items = mean_rows.groupby("budget", sort=False)["n_items"].mean()
+    wide = mean_rows.pivot_table(index="selector", columns="budget", values="mean_rho").reindex(
+        columns=order
+    )
+    wide.columns = [f"{b} ({items[b]:.0f} items)" for b in order]
+    return wide
+
+
 def validate(
     panel: Panel,
     out: Path,
@@ -92,15 +105,7 @@ def validate(
         )
         atomic_write_text(out / "summary_by_category.csv", by_cat.to_csv(index=False))
     bar = default_meets_bar(summary, default)
-    mean_rows = summary[summary["estimator"] == "mean"]
-    order = list(dict.fromkeys(mean_rows["budget"]))
-    items = mean_rows.groupby("budget", sort=False)["n_items"].mean()
-    wide = (
-        mean_rows.pivot_table(index="selector", columns="budget", values="mean_rho")
-        .reindex(columns=order)
-        .reset_index()
-    )
-    wide.columns = ["selector"] + [f"{b} ({items[b]:.0f} items)" for b in order]
+    wide = rho_table(summary).reset_index()
     lines = [
         f"# Fidelity: {protocol} protocol on `{panel.name}`",
         "",
