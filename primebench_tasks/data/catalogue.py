@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from primebench_tasks.data.cards import METRIC_KINDS, benchmark_cards
+from primebench_tasks.data.cards import METRIC_KINDS, CatalogueEntry, benchmark_cards
 from primebench_tasks.errors import InputError, UnknownBenchmarkError
 
 __all__ = [
@@ -45,22 +45,15 @@ CATEGORIES: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class BenchmarkSpec:
-    """One benchmark of the catalogue.
-
-    ``score_min``/``score_max`` is the metric range of one item score; imports scale it to [0, 1].
+class BenchmarkSpec(CatalogueEntry):
+    """One benchmark of the catalogue: its name and catalogue entry (category, metric,
+    ``metric_kind``, ``score_min``/``score_max`` — the metric range of one item score; imports
+    scale it to [0, 1] —, its lmms-eval task and VLMEvalKit dataset).
     ``items``, ``all_correct``, ``blind_solvable`` and ``removed`` are the paper's Table 4/5 counts
     (zero for aliases of real data sets, which are not in the paper's panel).
     """
 
     benchmark: str
-    category: str
-    metric: str
-    metric_kind: str
-    score_min: float
-    score_max: float
-    lmms_eval_task: str | None
-    vlmeval_dataset: str | None
     items: int = 0
     all_correct: int = 0
     blind_solvable: int = 0
