@@ -53,6 +53,7 @@ from primebench_tasks.evaluate.calibration import calibration_entry
 from primebench_tasks.pipeline.manifest import read_manifest, write_manifest
 from primebench_tasks.pipeline.multi_source import Source, build_multi_source_suite
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
+from primebench_tasks.suite.manifest import versioned
 
 SINGLE = {
     "primebench_mathvision": ("mathvision", "stage3"),
@@ -67,14 +68,6 @@ VLMEVAL_SOURCES = released_sources("primebench_vlmeval")
 
 RESAMPLED_N = 300
 """Items of the released ResampledBench suite (8 % of the records panel's 3,666)."""
-
-
-def _rehashed(manifest: dict[str, Any]) -> dict[str, Any]:
-    """``manifest`` with its version recomputed over its (edited) body."""
-    from primebench_tasks.data.io import canonical_json, content_hash
-
-    body = {k: v for k, v in manifest.items() if k != "version"}
-    return {**body, "version": content_hash(canonical_json(body))}
 
 
 def resampled_manifest() -> dict[str, Any]:
@@ -120,7 +113,7 @@ def resampled_manifest() -> dict[str, Any]:
     for c in m["categories"].values():
         for e in c["benchmarks"].values():
             e["vlmeval"] = {"dataset": e["vlmeval_dataset"], "key": "index"}
-    return _rehashed(m)
+    return versioned(m)
 
 
 def vlmeval_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:

@@ -17,8 +17,6 @@ _DESCRIPTIONS = {
     "with MiniLM text embeddings (64-d projection; Apache-2.0)",
     "openvlm": "OpenVLM leaderboard snapshot: 284 VLMs x 8 benchmarks with release dates (MIT)",
 }
-
-
 """Descriptions of the embedded data sets that no benchmark card builds (a card's ``[embedded]``
 panel is described by the card)."""
 

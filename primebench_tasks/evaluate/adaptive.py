@@ -7,13 +7,13 @@ responses (:func:`~primebench_tasks.select.irt.fit_2pl_cached`). A model is aske
 ``batch`` items: each round takes the not-yet-asked items of highest Fisher information
 a_i²·P_i(θ̂)·(1 − P_i(θ̂)) at its current MAP ability θ̂ (N(0, 1) prior), then θ̂ is re-estimated
 from every answer so far. The predicted full score starts from p-IRT's: (Σ answers + Σ_{unasked}
-P_i(θ̂)) / n; the default predictor (``blend``, :func:`predict_adaptive`, chosen by leave-one-panel-out in
-``benchmarks/adaptive_choice.py``) averages it with a ridge regression of the reference models'
-full scores on their answers to the same items. Its interval is
-conformal: the point plus quantiles of the errors that the same procedure made, at the same
-number of items, on reference models held out of the 2PL fit (:func:`calibrate`; ``folds``-fold
-over the reference models) — so it holds the 2PL's misfit, not only the ability's posterior
-spread; :meth:`AdaptiveBenchmark.stop_reason` ends a test when it is narrow enough.
+P_i(θ̂)) / n; the default predictor (``blend``, :func:`predict_adaptive`, chosen by
+leave-one-panel-out in ``benchmarks/adaptive_choice.py``) averages it with a ridge regression of
+the reference models' full scores on their answers to the same items. Its interval is conformal:
+the point plus quantiles of the errors that the same procedure made, at the same number of items,
+on reference models held out of the 2PL fit (:func:`calibrate`; ``folds``-fold over the
+reference models) — so it holds the 2PL's misfit, not only the ability's posterior spread;
+:meth:`AdaptiveBenchmark.stop_reason` ends a test when it is narrow enough.
 
 :func:`replay` is the measurement protocol: held-out models' recorded answers stand in for the
 model, so the policy is scored without running one (``benchmarks/adaptive_replay.py``).
@@ -93,6 +93,13 @@ def ridge_full(
     return float(f_mean + (np.where(np.isfinite(y), y, mu) - a_mean) @ w)
 
 
+def check_predictor(predictor: str) -> str:
+    """``predictor``, refused unless it is one of :data:`ADAPTIVE_PREDICTORS`."""
+    if predictor not in ADAPTIVE_PREDICTORS:
+        raise ValueError(f"predictor must be one of {ADAPTIVE_PREDICTORS}, not {predictor!r}")
+    return predictor
+
+
 def predict_adaptive(
     pirt: float,
     Y_fit: np.ndarray,
@@ -107,9 +114,7 @@ def predict_adaptive(
     ``alpha``); ``blend`` = (p-IRT + ridge)/2; ``regime_blend`` = the blend where p-IRT's
     prediction is inside the reference models' full scores (``interior``:
     :func:`~primebench_tasks.evaluate.placement.placement_regime`), else p-IRT."""
-    if predictor not in ADAPTIVE_PREDICTORS:
-        raise ValueError(f"predictor must be one of {ADAPTIVE_PREDICTORS}, not {predictor!r}")
-    if predictor == "pirt" or len(items) == 0:
+    if check_predictor(predictor) == "pirt" or len(items) == 0:
         return float(pirt)
     if predictor == "regime_blend":
         ref = np.asarray(full_fit, float)
@@ -296,9 +301,7 @@ class AdaptiveBenchmark:
         predictor: str = ADAPTIVE_PREDICTOR,
         ridge_alpha: float = ADAPTIVE_RIDGE_ALPHA,
     ) -> None:
-        if predictor not in ADAPTIVE_PREDICTORS:
-            raise ValueError(f"predictor must be one of {ADAPTIVE_PREDICTORS}, not {predictor!r}")
-        self.predictor, self.ridge_alpha = predictor, float(ridge_alpha)
+        self.predictor, self.ridge_alpha = check_predictor(predictor), float(ridge_alpha)
         self.Y_ref = np.asarray(Y_ref, float)
         self.n = self.Y_ref.shape[1]
         self.batch, self.level = int(batch), float(level)

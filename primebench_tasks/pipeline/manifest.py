@@ -15,11 +15,16 @@ import numpy as np
 from primebench_tasks.data.io import (
     atomic_write_text,
     canonical_json,
-    content_hash,
 )
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.suite.manifest import AGGREGATES, SCHEMA, SuiteManifest, as_suite
+from primebench_tasks.suite.manifest import (
+    AGGREGATES,
+    SCHEMA,
+    SuiteManifest,
+    as_suite,
+    versioned,
+)
 
 __all__ = [
     "AGGREGATES",
@@ -97,8 +102,7 @@ def build_manifest(
             **(extra or {}),
         }
     )
-    body["version"] = content_hash(canonical_json(body))
-    return body
+    return versioned(body)
 
 
 def write_manifest(manifest: Mapping[str, Any], path: str | Path) -> Path:

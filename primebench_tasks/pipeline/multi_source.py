@@ -30,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from primebench_tasks.data.io import canonical_json, content_hash
+from primebench_tasks.data.io import content_hash
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import SCHEMA, clean_for_json
 from primebench_tasks.pipeline.params import K
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
-from primebench_tasks.suite.manifest import as_suite
+from primebench_tasks.suite.manifest import as_suite, versioned
 
 MIN_SHARED_MODELS = 10
 """Fewer models than this with every benchmark of a category: Stage 1 keeps every benchmark."""
@@ -205,8 +205,7 @@ def build_multi_source_suite(
             "n_items": sum(c["n_items"] for c in cats.values()),
         }
     )
-    body["version"] = content_hash(canonical_json(body))
-    return body
+    return versioned(body)
 
 
 def benchmark_sources(manifest: Mapping[str, Any]) -> dict[str, str | None]:

@@ -8,6 +8,15 @@ from primebench_tasks.suite.manifest import (
     SourcePanel,
     SuiteManifest,
     as_suite,
+    versioned,
 )
 
-__all__ = ["AGGREGATES", "SCHEMA", "BenchmarkEntry", "SourcePanel", "SuiteManifest", "as_suite"]
+__all__ = [
+    "AGGREGATES",
+    "SCHEMA",
+    "BenchmarkEntry",
+    "SourcePanel",
+    "SuiteManifest",
+    "as_suite",
+    "versioned",
+]

@@ -28,6 +28,13 @@ AGGREGATES = ("mean_of_category_means", "item_mean")
 paper's); ``item_mean``: the mean over all suite items (ResampledBench)."""
 
 
+def versioned(document: Mapping[str, Any]) -> dict[str, Any]:
+    """``document`` with its ``version`` (re)computed: the content hash of the canonical JSON of
+    everything else (what :meth:`SuiteManifest.read` checks)."""
+    body = {k: v for k, v in document.items() if k != "version"}
+    return {**body, "version": content_hash(canonical_json(body))}
+
+
 @dataclass(frozen=True)
 class SourcePanel:
     """The panel a suite (``built_from``) or one benchmark (``source``) was built on: its name,
@@ -157,9 +164,8 @@ class SuiteManifest(Mapping[str, Any]):
             found = doc.get("schema") if isinstance(doc, Mapping) else type(doc).__name__
             raise _fail(f"unsupported schema {found!r}, expected {SCHEMA}", file, fld="schema")
         doc = dict(doc)
-        body = {k: v for k, v in doc.items() if k != "version"}
         version = doc.get("version")
-        if check_version and version != content_hash(canonical_json(body)):
+        if check_version and version != versioned(doc)["version"]:
             raise _fail(
                 "version does not match the manifest's content (edited by hand?)",
                 file,
@@ -257,7 +263,7 @@ class SuiteManifest(Mapping[str, Any]):
                     f"items {sorted(extra)[:3]} are not in {b!r} of suite {self.name!r}",
                     field="item_ids",
                 )
-        body = {k: v for k, v in self.document.items() if k != "version"}
+        body = dict(self.document)
         cats: dict[str, Any] = {}
         for cat, c in self.document["categories"].items():
             entries = {
@@ -274,25 +280,22 @@ class SuiteManifest(Mapping[str, Any]):
         body["n_items"] = sum(c["n_items"] for c in cats.values())
         if name is not None:
             body["name"] = name
-        return SuiteManifest.from_document({**body, "version": content_hash(canonical_json(body))})
+        return SuiteManifest.from_document(versioned(body))
 
     def of_benchmark(self, benchmark: str) -> SuiteManifest:
         """The suite restricted to one benchmark, with that benchmark's placement calibration
         as the suite's (how a multi-source suite is placed benchmark by benchmark)."""
-        one = self.restricted({benchmark: self.entry(benchmark).item_ids})
-        body = {k: v for k, v in one.document.items() if k != "version"}
+        body = dict(self.restricted({benchmark: self.entry(benchmark).item_ids}).document)
         cal = self.calibration(benchmark)
         if cal is None:
             body.pop("placement_calibration", None)
         else:
             body["placement_calibration"] = cal
-        return SuiteManifest.from_document({**body, "version": content_hash(canonical_json(body))})
+        return SuiteManifest.from_document(versioned(body))
 
     def renamed(self, name: str) -> SuiteManifest:
         """The same suite under another name (a new version)."""
-        body = {k: v for k, v in self.document.items() if k != "version"}
-        body["name"] = name
-        return SuiteManifest.from_document({**body, "version": content_hash(canonical_json(body))})
+        return SuiteManifest.from_document(versioned({**self.document, "name": name}))
 
     def to_json(self) -> str:
         """The canonical JSON text of the document (what :func:`write_manifest` writes)."""

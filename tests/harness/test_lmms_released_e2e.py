@@ -19,7 +19,6 @@ from harness_adapters.lmms_eval.task_functions import exact_answer_score
 from harness_adapters.lmms_eval.taskgen import generate_tasks
 from harness_adapters.released import suites_path
 from primebench_tasks.data.cards import card
-from primebench_tasks.data.io import canonical_json, content_hash
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
 from primebench_tasks.pipeline.multi_source import source_panels
@@ -43,17 +42,11 @@ ENV = {
 }
 
 
-def _renamed(manifest: dict, name: str) -> dict:
-    """The manifest under another name (so its tasks do not clash with the installed ones)."""
-    body = {k: v for k, v in manifest.items() if k != "version"}
-    body["name"] = name
-    return {**body, "version": content_hash(canonical_json(body))}
-
-
 @pytest.fixture(scope="module")
 def released_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("released")
-    manifest = _renamed(read_manifest(suites_path() / "primebench.json"), "primebench_standin")
+    # under another name, so its tasks do not clash with the installed ones
+    manifest = read_manifest(suites_path() / "primebench.json").renamed("primebench_standin")
     items = manifest_items(manifest)
     ids = {b: v for by_b in items.values() for b, v in by_b.items()}
     # every upstream benchmark of the suite from the stand-in its benchmark card names
@@ -157,7 +150,7 @@ def test_place_reads_the_run_and_places_it(released_run):
 
     manifest, _docs, intended, _t, tmp = released_run
     # the stand-in suite is not released: give its manifest
-    (tmp / "suite.json").write_text(canonical_json(manifest))
+    (tmp / "suite.json").write_text(manifest.to_json())
     assert (
         main(
             [
@@ -316,7 +309,7 @@ def test_the_vllm_runner_runs_and_places_the_flagship_as_lmms_eval_does(released
     got = {(b, i): r["score"] for (_v, b, i), r in done.items()}
     assert got == {k: float(v) for k, v in intended.items()}
     write_run_report(req, None, n_boot=200)
-    (tmp_path / "suite.json").write_text(canonical_json(manifest))
+    (tmp_path / "suite.json").write_text(manifest.to_json())
     assert (
         main(
             [

@@ -7,9 +7,8 @@ import json
 import pytest
 
 from harness_adapters.released import suites_path
-from primebench_tasks.data.io import canonical_json, content_hash
 from primebench_tasks.errors import InputError
-from primebench_tasks.suite import SuiteManifest, as_suite
+from primebench_tasks.suite import SuiteManifest, as_suite, versioned
 from tests.fixtures.manifests import small_document
 
 FLAGSHIP = suites_path() / "primebench.json"
@@ -25,9 +24,7 @@ def _doc(**changes):
     )
     b = doc["categories"]["Visual Reasoning"]["benchmarks"]["B"]
     b["placement_calibration"] = {"estimator": "pirt", "residuals": [0.1]}
-    body = {k: v for k, v in doc.items() if k != "version"}
-    body.update(changes)
-    return {**body, "version": content_hash(canonical_json(body))}
+    return versioned({**doc, **changes})
 
 
 def test_the_released_flagship_read_typed():
