@@ -1,14 +1,20 @@
-"""How the adaptive test's predictor was chosen (issue #29): a committed procedure with
-leave-one-panel-out evidence, as for the selector.
+"""How the adaptive test's policy — item choice and predictor — was chosen (issue #29): a committed
+procedure with leave-one-panel-out evidence, as for the selector.
 
-    python benchmarks/adaptive_choice.py            # replay every candidate (~15 min, 2 cores)
+    python benchmarks/adaptive_choice.py            # replay every candidate (~30 min, 2 cores)
     python benchmarks/adaptive_choice.py --render   # the table from the committed CSV
 
-Candidates: the predictors of :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_PREDICTORS`
-(``pirt``; ``ridge``, ``blend``, ``regime_blend`` each with every ridge penalty of
-:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_RIDGE_ALPHAS`); the item choice — maximum
-Fisher information at the current ability, in rounds of
-:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BATCH` — is the same for all. Each is replayed
+Candidates (:data:`CANDIDATES`, :class:`~primebench_tasks.evaluate.adaptive.AdaptivePolicy`):
+maximum Fisher information at the current ability (Fluid Benchmarking) with p-IRT, with the
+blend of p-IRT and a ridge regression (the earlier default, itself chosen by this procedure among
+10 Fisher-choice predictors × ridge penalties — git history of this file), and with the regime
+blend; and the locally weighted linear-Gaussian model
+(:mod:`~primebench_tasks.evaluate.local_gaussian`) choosing the items that most reduce the full
+score's posterior variance, predicting by the mean of p-IRT and its kriging (``local_blend``), or
+only where p-IRT places the model inside the reference panel and the Fisher choice with the blend
+at the top or beyond it (``regime_local`` / ``regime``), for each answer-agreement weight of
+:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_AGREEMENTS`; rounds of
+:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BATCH` items for all. Each is replayed
 (:func:`~primebench_tasks.evaluate.adaptive.replay`, its own calibration) on every replay panel of
 ``benchmarks/adaptive_replay.py`` — AutoJudger's AI2D and MMMU, the held-out VLMEvalKit records of
 BLINK, OCRBench and RealWorldQA — on 3 random hold-outs (20 %) and the frontier hold-out (the
@@ -19,9 +25,8 @@ The choice: a candidate's loss on a set of panels is the mean log MAE ratio over
 (random and frontier, every item count). **Leave one panel out**: for each panel, the candidate
 with the least loss on the other four, scored on the left-out panel — the evidence that the rule
 chooses well on a panel it did not see. The default
-(:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_PREDICTOR` with
-:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_RIDGE_ALPHA`) is the candidate chosen on all
-five; a test checks it is the one this table names.
+(:class:`~primebench_tasks.evaluate.adaptive.AdaptivePolicy`'s defaults) is the candidate chosen
+on all five; a test checks it is the one this table names.
 
 Writes ``benchmarks/results/adaptive_choice.csv`` (one row per panel, hold-out, split, items and
 candidate) and ``adaptive_choice.md`` (included in docs/results.md).
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -40,12 +46,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from adaptive_replay import CHECKPOINTS, RESULTS, benchmarks, hold_out  # noqa: E402
 
-from primebench_tasks.evaluate.adaptive import replay  # noqa: E402
+from primebench_tasks.evaluate.adaptive import AdaptivePolicy, replay  # noqa: E402
 from primebench_tasks.evaluate.defaults import (  # noqa: E402
-    ADAPTIVE_PREDICTOR,
-    ADAPTIVE_PREDICTORS,
+    ADAPTIVE_AGREEMENTS,
+    ADAPTIVE_BANDWIDTHS,
     ADAPTIVE_RIDGE_ALPHA,
-    ADAPTIVE_RIDGE_ALPHAS,
     DEFAULT_ESTIMATOR,
 )
 from primebench_tasks.evaluate.estimators import make_estimator  # noqa: E402
@@ -54,14 +59,23 @@ from primebench_tasks.select.default import DEFAULT_SELECTOR  # noqa: E402
 from primebench_tasks.select.registry import SELECTORS, SelectorContext  # noqa: E402
 
 SPLITS = (("random", (0, 1, 2)), ("frontier", (0,)))
-CANDIDATES = [("pirt", ADAPTIVE_RIDGE_ALPHA)] + [
-    (p, a) for p in ADAPTIVE_PREDICTORS if p != "pirt" for a in ADAPTIVE_RIDGE_ALPHAS
-]
-"""(predictor, ridge penalty); p-IRT uses no regression."""
-
-
-def label(predictor: str, alpha: float) -> str:
-    return predictor if predictor == "pirt" else f"{predictor} α={alpha:g}"
+_LOCAL = {"ridge_alpha": ADAPTIVE_RIDGE_ALPHA, "bandwidth": ADAPTIVE_BANDWIDTHS[0]}
+CANDIDATES = (
+    AdaptivePolicy("pirt", "fisher"),
+    AdaptivePolicy("blend", "fisher", ADAPTIVE_RIDGE_ALPHA),
+    AdaptivePolicy("regime_blend", "fisher", ADAPTIVE_RIDGE_ALPHA),
+    AdaptivePolicy("local_blend", "local", agreement=ADAPTIVE_AGREEMENTS[-1], **_LOCAL),
+    *(
+        AdaptivePolicy(
+            "regime_local", "regime", agreement=g, ridge_alpha=ADAPTIVE_RIDGE_ALPHA, bandwidth=h
+        )
+        for h in ADAPTIVE_BANDWIDTHS
+        for g in ADAPTIVE_AGREEMENTS
+    ),
+)
+"""The policies compared (``label`` names them in the table)."""
+BASELINE = CANDIDATES[0].label
+"""p-IRT with the Fisher choice (Fluid Benchmarking), shown beside the choice in the table."""
 
 
 def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
@@ -74,10 +88,8 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
         est = make_estimator(DEFAULT_ESTIMATOR).fit(X[build], sel.indices_)
         static[k] = float(np.mean(np.abs(est.predict(X[held][:, sel.indices_]) - true)))
     rows = []
-    for predictor, alpha in CANDIDATES:
-        r = replay(
-            X[build], X[held], CHECKPOINTS, seed=seed, predictor=predictor, ridge_alpha=alpha
-        )
+    for policy in CANDIDATES:
+        r = replay(X[build], X[held], CHECKPOINTS, seed=seed, policy=policy)
         for j, k in enumerate(CHECKPOINTS):
             rows.append(
                 {
@@ -85,7 +97,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
                     "protocol": protocol,
                     "split": seed,
                     "items": k,
-                    "predictor": label(predictor, alpha),
+                    "predictor": policy.label,
                     "mae": float(np.mean(np.abs(r["predicted"][:, j] - r["true"]))),
                     "static_mae": static[k],
                 }
@@ -106,10 +118,7 @@ def loss(c: pd.DataFrame, panels: list[str]) -> pd.Series:
     """Each candidate's mean log MAE ratio over the cells of ``panels``."""
     sub = c[c["panel"].isin(panels)]
     return (
-        np.log(sub["ratio"])
-        .groupby(sub["predictor"])
-        .mean()
-        .reindex([label(*c) for c in CANDIDATES])
+        np.log(sub["ratio"]).groupby(sub["predictor"]).mean().reindex([c.label for c in CANDIDATES])
     )
 
 
@@ -130,7 +139,7 @@ def render(df: pd.DataFrame) -> str:
         "other four panels, scored on the one left out:",
         "",
         "| left-out panel | chosen on the others | random: ratio at 25 / 50 / 100 "
-        "(p-IRT alone) | frontier: ratio at 25 / 50 / 100 (p-IRT alone) |",
+        "(p-IRT + Fisher) | frontier: ratio at 25 / 50 / 100 (p-IRT + Fisher) |",
         "|---|---|---|---|",
     ]
     agree = 0
@@ -144,8 +153,8 @@ def render(df: pd.DataFrame) -> str:
             return " / ".join(f"{r:.2f}" for r in sub["ratio"])
 
         lines.append(
-            f"| {p} | `{pick}` | {ratios('random', pick)} ({ratios('random', 'pirt')}) | "
-            f"{ratios('frontier', pick)} ({ratios('frontier', 'pirt')}) |"
+            f"| {p} | `{pick}` | {ratios('random', pick)} ({ratios('random', BASELINE)}) | "
+            f"{ratios('frontier', pick)} ({ratios('frontier', BASELINE)}) |"
         )
     lo = loss(c, panels)
     lines += [
@@ -160,21 +169,27 @@ def render(df: pd.DataFrame) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--render", action="store_true", help="the table from the committed CSV")
+    ap.add_argument("--workers", type=int, default=2, help="hold-outs replayed in parallel")
     args = ap.parse_args()
     csv = RESULTS / "adaptive_choice.csv"
     if not args.render:
         jobs = [(n, X, p, s) for n, X in benchmarks() for p, seeds in SPLITS for s in seeds]
-        rows: list[dict] = []
-        with progress_bar(len(jobs), "adaptive choice", unit="hold-out") as bar:
-            for n, X, p, s in jobs:
-                rows += measure(n, X, p, s)
+        done: dict[int, list[dict]] = {}
+        with (
+            ProcessPoolExecutor(args.workers) as pool,
+            progress_bar(len(jobs), "adaptive choice", unit="hold-out") as bar,
+        ):
+            futures = {pool.submit(measure, *job): j for j, job in enumerate(jobs)}
+            for f in as_completed(futures):
+                done[futures[f]] = f.result()
                 bar.update(1)
+        rows = [r for j in range(len(jobs)) for r in done[j]]  # the jobs' order, not finishing
         pd.DataFrame(rows).to_csv(csv, index=False, float_format="%.6f")
     text = render(pd.read_csv(csv))
     (RESULTS / "adaptive_choice.md").write_text(text, encoding="utf-8")
     print(text)
     chosen = choose(cells(pd.read_csv(csv)), list(dict.fromkeys(pd.read_csv(csv)["panel"])))
-    default = label(ADAPTIVE_PREDICTOR, ADAPTIVE_RIDGE_ALPHA)
+    default = AdaptivePolicy().label
     if chosen != default:
         print(f"note: the procedure chooses {chosen!r}; the default is {default!r}")
 

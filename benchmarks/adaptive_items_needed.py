@@ -128,13 +128,14 @@ def table(df: pd.DataFrame) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--splits", type=int, default=3)
+    ap.add_argument("--workers", type=int, default=2, help="hold-outs replayed in parallel")
     args = ap.parse_args()
-    rows = []
-    for name, X in benchmarks():
-        for s in range(args.splits):
-            rows.append(measure(name, X, "random", s))
-        rows.append(measure(name, X, "frontier", 0))
-        print(f"{name}: done", flush=True)
+    jobs = [
+        (measure, (n, X, p, s))
+        for n, X in benchmarks()
+        for p, s in [*(("random", s) for s in range(args.splits)), ("frontier", 0)]
+    ]
+    rows = _replay_script().run_parallel(jobs, args.workers, "adaptive items needed")
     df = pd.DataFrame(rows)
     RESULTS.mkdir(exist_ok=True)
     df.to_csv(RESULTS / "adaptive_items_needed.csv", index=False, float_format="%.6f")

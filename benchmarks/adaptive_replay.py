@@ -15,7 +15,9 @@ and the coverage of the adaptive 90 % interval. Writes ``benchmarks/results/adap
 from __future__ import annotations
 
 import argparse
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +26,7 @@ from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, race_variants, replay
 from primebench_tasks.evaluate.defaults import ADAPTIVE_TARGET_WIDTH, DEFAULT_ESTIMATOR
 from primebench_tasks.evaluate.estimators import make_estimator
+from primebench_tasks.progress import progress_bar
 from primebench_tasks.select.default import DEFAULT_SELECTOR
 from primebench_tasks.select.registry import SELECTORS, SelectorContext
 
@@ -194,18 +197,34 @@ def table(df: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_parallel(jobs: list[tuple[Any, tuple]], workers: int, what: str) -> list[Any]:
+    """``f(*args)`` of every job, on ``workers`` processes, in the jobs' order."""
+    done: dict[int, Any] = {}
+    with (
+        ProcessPoolExecutor(workers) as pool,
+        progress_bar(len(jobs), what, unit="hold-out") as bar,
+    ):
+        futures = {pool.submit(f, *a): j for j, (f, a) in enumerate(jobs)}
+        for fut in as_completed(futures):
+            done[futures[fut]] = fut.result()
+            bar.update(1)
+    return [done[j] for j in range(len(jobs))]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--splits", type=int, default=3)
+    ap.add_argument("--workers", type=int, default=2, help="hold-outs replayed in parallel")
     args = ap.parse_args()
-    rows: list[dict] = []
-    race_rows: list[dict] = []
-    for name, X in benchmarks():
-        for s in range(args.splits):
-            rows += measure(name, X, "random", s)
-        rows += measure(name, X, "frontier", 0)
-        race_rows += races(name, X)
-        print(f"{name}: done", flush=True)
+    panels = benchmarks()
+    jobs = [
+        (measure, (n, X, p, s))
+        for n, X in panels
+        for p, s in [*(("random", s) for s in range(args.splits)), ("frontier", 0)]
+    ] + [(races, (n, X)) for n, X in panels]
+    out = run_parallel(jobs, args.workers, "adaptive replay")
+    rows = [r for (f, _), got in zip(jobs, out, strict=True) if f is measure for r in got]
+    race_rows = [r for (f, _), got in zip(jobs, out, strict=True) if f is races for r in got]
     df = pd.DataFrame(rows)
     RESULTS.mkdir(exist_ok=True)
     df.to_csv(RESULTS / "adaptive_replay.csv", index=False, float_format="%.6f")

@@ -139,8 +139,8 @@ def test_adaptive_replay_table_is_rendered_from_the_committed_csv():
 
 def test_adaptive_predictor_is_the_one_the_committed_procedure_chooses():
     """benchmarks/adaptive_choice.py: the table is rendered from its committed CSV, and the
-    library's default predictor is the candidate the procedure chooses on all panels."""
-    from primebench_tasks.evaluate.defaults import ADAPTIVE_PREDICTOR, ADAPTIVE_RIDGE_ALPHA
+    library's default policy is the candidate the procedure chooses on all panels."""
+    from primebench_tasks.evaluate.adaptive import AdaptivePolicy
 
     mod = _script("adaptive_choice")
     df = pd.read_csv(RESULTS / "adaptive_choice.csv")
@@ -149,8 +149,8 @@ def test_adaptive_predictor_is_the_one_the_committed_procedure_chooses():
     assert _readme_block("adaptive-choice") == text
     c = mod.cells(df)
     panels = list(dict.fromkeys(c["panel"]))
-    assert len(panels) == 5 and set(df["predictor"]) == {mod.label(*x) for x in mod.CANDIDATES}
-    chosen = mod.label(ADAPTIVE_PREDICTOR, ADAPTIVE_RIDGE_ALPHA)
+    assert len(panels) == 5 and set(df["predictor"]) == {x.label for x in mod.CANDIDATES}
+    chosen = AdaptivePolicy().label
     assert mod.choose(c, panels) == chosen and f"**`{chosen}`**" in text
 
 

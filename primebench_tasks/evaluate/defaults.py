@@ -31,19 +31,51 @@ ADAPTIVE_TARGET_WIDTH = 0.10
 ADAPTIVE_MAX_ITEMS = 100
 """Adaptive evaluation: items per benchmark at most."""
 
-ADAPTIVE_PREDICTORS = ("pirt", "ridge", "blend", "regime_blend")
+ADAPTIVE_PREDICTORS = (
+    "pirt",
+    "ridge",
+    "blend",
+    "regime_blend",
+    "local",
+    "local_blend",
+    "regime_local",
+)
 """How an adaptive test predicts the full score from the answers so far
 (:func:`primebench_tasks.evaluate.adaptive.predict_adaptive`): ``pirt`` (p-IRT at the ability),
 ``ridge`` (a ridge regression of the reference models' full scores on their answers to the same
 items), ``blend`` (the mean of the two), ``regime_blend`` (the blend where p-IRT places the model
-inside the reference panel, p-IRT where it places it at the top or beyond)."""
+inside the reference panel, p-IRT where it places it at the top or beyond), ``local`` (kriging
+under the locally weighted linear-Gaussian model of ``evaluate.local_gaussian``), ``local_blend``
+(the mean of p-IRT and ``local``), ``regime_local`` (``local_blend`` where p-IRT places the model
+inside the reference panel, ``blend`` at the top or beyond it)."""
+
+ADAPTIVE_CHOICES = ("fisher", "local", "regime")
+"""How an adaptive test chooses the next items: ``fisher`` (the 2PL's Fisher information at the
+model's ability, Fluid Benchmarking), ``local`` (the items that most reduce the posterior
+variance of the full score under ``evaluate.local_gaussian``'s model) or ``regime`` (``local``
+where p-IRT places the model inside the reference panel, ``fisher`` at the top or beyond it)."""
+
+ADAPTIVE_BANDWIDTHS = (0.5, 1.0)
+"""The ability bandwidths h of the local model that the choice procedure tries."""
+
+ADAPTIVE_AGREEMENTS = (0.0, 0.15)
+"""The answer-agreement weights λ of the local model that the choice procedure tries."""
 
 ADAPTIVE_RIDGE_ALPHAS = (3.0, 10.0, 30.0)
 """The ridge penalties the choice procedure tries (on 0/1 answers, centred)."""
 
-ADAPTIVE_PREDICTOR = "blend"
+ADAPTIVE_PREDICTOR = "regime_local"
 """The default predictor, chosen with :data:`ADAPTIVE_RIDGE_ALPHA` by
 ``benchmarks/adaptive_choice.py`` (leave-one-panel-out over the replay panels; docs/results.md)."""
 
 ADAPTIVE_RIDGE_ALPHA = 10.0
-"""The default predictor's ridge penalty (chosen with it)."""
+"""The default predictor's ridge penalty — the local model's noise variance α (chosen with it)."""
+
+ADAPTIVE_CHOICE = "regime"
+"""The default item choice (chosen with :data:`ADAPTIVE_PREDICTOR`)."""
+
+ADAPTIVE_BANDWIDTH = 0.5
+"""The local model's ability bandwidth h (chosen with :data:`ADAPTIVE_PREDICTOR`)."""
+
+ADAPTIVE_AGREEMENT = 0.0
+"""The local model's weight λ per shared answer (chosen with :data:`ADAPTIVE_PREDICTOR`)."""

@@ -74,6 +74,7 @@ def _ask(bench, y, rounds, asked=None, answers=None):
 def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor):
     from primebench_tasks.evaluate.adaptive import (
         AdaptiveBenchmark,
+        AdaptivePolicy,
         _calibration_runs,
         predict_adaptive,
     )
@@ -87,7 +88,8 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor):
 
     X = _sim()
     ref, y = X[:60], X[70]
-    bench = AdaptiveBenchmark(ref, max_items=30, batch=5, predictor=predictor)
+    policy = AdaptivePolicy(predictor, "fisher")
+    bench = AdaptiveBenchmark(ref, max_items=30, batch=5, policy=policy)
     asked, answers, _ = _ask(bench, y, 4)  # 20 items
     est = bench.estimate(answers, asked)
     seen = np.flatnonzero(asked)
@@ -97,7 +99,7 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor):
     raw = np.where(asked, answers, p).mean()
     raw = predict_adaptive(raw, ref, full, seen, answers, predictor)
     regime = placement_regime(np.array([raw]), full)[0]
-    errors, _, regimes = _calibration_runs(ref, bench.counts, 5, 5, 0, FRONTIER_FOLDS, predictor)
+    errors, _, regimes = _calibration_runs(ref, bench.counts, 5, 5, 0, FRONTIER_FOLDS, policy)
     j = bench.counts.index(20)
     pooled = {g: list(errors[regimes[:, j] == g, j]) for g in ("interior", "top", "beyond")}
     errs = regime_residuals(pooled, regime)
@@ -186,14 +188,21 @@ def test_race_separates_distinct_variants_and_stops():
     r = race_variants([bench], ["c"], ["weak", "strong"], ask, max_items=100, batch=5)
     assert r.verdict["fully_ordered"] and list(r.table.index) == ["strong", "weak"]
     assert r.reason.startswith("every adjacent pair separated") and r.rounds == len(calls)
-    assert len(r.asked[0]) == 5 * r.rounds < 100 and len(set(r.asked[0])) == len(r.asked[0])
-    # resumed from the first round's answers, the race asks what it asked
-    first = (r.asked[0][:5],)
+    assert len(r.asked[0]) <= 5 * r.rounds < 100 and len(set(r.asked[0])) == len(r.asked[0])
+    assert len(r.draws[0]) == 5 * r.rounds and {i for i, _ in r.draws[0]} == set(r.asked[0])
+    # the race's score is the Hansen–Hurwitz estimate: the weighted mean of the draws
+    strong = np.mean([X[new[1], i] * w for i, w in r.draws[0]])
+    assert r.table.loc["strong", "suite_score"] == pytest.approx(strong)
+    # resumed from the first items' answers, the race draws what it drew and asks the rest only
+    first = r.asked[0][:5]
+    n_calls = len(calls)
     again = race_variants(
         [bench], ["c"], ["weak", "strong"], ask, max_items=100, batch=5,
-        start=([list(first[0])], [X[new][:, first[0]]]),
+        start=([list(first)], [X[new][:, first]]),
     )  # fmt: skip
-    assert again.asked == r.asked
+    assert again.asked == r.asked and again.draws == r.draws
+    asked_again = [i for c in calls[n_calls:] for i in c[0]]
+    assert sorted(asked_again) == sorted(set(r.asked[0]) - set(first))
 
     same = np.argsort(full[60:])[[9, 9]] + 60  # a model against itself: never separated
     r2 = race_variants(
@@ -201,4 +210,4 @@ def test_race_separates_distinct_variants_and_stops():
         max_items=30, batch=5,
     )  # fmt: skip
     assert not r2.verdict["fully_ordered"] and r2.reason == "item budget (30 per benchmark) spent"
-    assert len(r2.asked[0]) == 30
+    assert len(r2.draws[0]) == 30 and len(r2.asked[0]) <= 30  # 6 rounds of 5 draws

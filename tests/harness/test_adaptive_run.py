@@ -184,11 +184,11 @@ def test_rank_variants_adaptive_separates_and_resumes(tmp_path, mathvision, suit
     assert doc["schema"] == "primebench.adaptive_variants/1"
     assert [r["variant"] for r in doc["ranking"]] == ["m", "m+a1"]
     n = doc["items"][BENCH]
-    assert n % 5 == 0 and 0 < n <= 60
+    assert 0 < n <= 60  # rounds of 5 draws with replacement: a repeated draw asks nothing new
     if doc["verdict"]["fully_ordered"]:
         assert doc["stopped_because"].startswith("every adjacent pair separated")
     else:
-        assert n == 60
+        assert doc["stopped_because"] == "item budget (60 per benchmark) spent"
     # both variants were asked the same items, in the same order
     base = [i for a, i in straight.asked if a is None]
     assert base == [i for a, i in straight.asked if a == "a1"] and len(base) == n
