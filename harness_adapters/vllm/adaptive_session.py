@@ -1,9 +1,10 @@
 """``primebench run --adaptive``: each model (and each adapter) is asked, in rounds, the items of
 the suite's benchmarks that tell the most about it, and its test of a benchmark stops when the
 predicted full-benchmark score is known to ``--target-width`` (90 % interval) or after
-``--max-items`` (:class:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark`: Fluid
-Benchmarking's 2PL + maximum Fisher information; intervals calibrated on the reference panel,
-Mondrian by placement regime).
+``--max-items`` (:class:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark` under the default
+:class:`~primebench_tasks.evaluate.adaptive.AdaptivePolicy`: the local linear-Gaussian model's
+variance reduction inside the reference panel, Fluid Benchmarking's maximum Fisher information
+above it; intervals calibrated on the reference panel, Mondrian by placement regime).
 
 The item pool is every item of each suite benchmark that its reference panel holds with content
 (question, answer, image), not only the static suite's items. A round sends, per variant, one
@@ -43,7 +44,12 @@ from harness_adapters.vllm.session import (
 )
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptiveEstimate, race_variants
+from primebench_tasks.evaluate.adaptive import (
+    AdaptiveBenchmark,
+    AdaptiveEstimate,
+    AdaptivePolicy,
+    race_variants,
+)
 from primebench_tasks.evaluate.defaults import (
     ADAPTIVE_BATCH,
     ADAPTIVE_LEVEL,
@@ -187,7 +193,9 @@ def run_adaptive(
     assert spec is not None
     pools = item_pools(req.suite, panels, settings)
     req.out.mkdir(parents=True, exist_ok=True)
-    freeze_spec(req.out, {**spec, "adaptive": asdict(settings)})
+    freeze_spec(
+        req.out, {**spec, "adaptive": {**asdict(settings), "policy": asdict(AdaptivePolicy())}}
+    )
     records = RecordFile(req.out / "records.jsonl")
     variants = req.variants()
     names = {a: variant_name(req.model_name, a) for a in variants}
@@ -280,6 +288,7 @@ def adaptive_report(
         "suite": req.suite["version"],
         "suite_name": req.suite["name"],
         "settings": asdict(settings),
+        "policy": asdict(AdaptivePolicy()),
         "models": models,
     }
 
@@ -290,8 +299,9 @@ def adaptive_markdown(doc: Mapping[str, Any]) -> str:
     lines = [
         f"# {doc['suite_name']} ({doc['suite']}): adaptive evaluation",
         "",
-        f"Items asked per model in rounds of {s['round_size']} per benchmark, chosen by Fisher "
-        f"information at the model's current ability; a test stops when its "
+        f"Items asked per model in rounds of {s['round_size']} per benchmark, chosen for it from "
+        f"its answers so far (policy `{AdaptivePolicy(**doc['policy']).label}`); a test stops "
+        f"when its "
         f"{round(100 * s['level'])} % interval is narrower than {target} or after "
         f"{s['max_items']} items. Predicted full scores and ranks with {round(100 * s['level'])} %"
         " intervals (conformal, calibrated on the reference panel).",
@@ -338,8 +348,9 @@ def rank_variants_adaptive(
     seed: int = 0,
 ) -> dict[str, Any]:
     """``primebench rank-variants --adaptive``: every variant is asked the same items, round by
-    round (the most informative for the variants together), until every adjacent pair of the
-    ranking is separated at 95 % or ``max_items`` per benchmark are spent
+    round (drawn with known probabilities, favouring those the variants are unsure of), until
+    every adjacent pair of the ranking is separated at 95 % or ``max_items`` per benchmark are
+    spent
     (:func:`~primebench_tasks.evaluate.adaptive.race_variants`). Resumable: the items recorded
     for any variant are completed for the others first, and the race goes on from them. Writes
     ``adaptive_variants.json``/``.md``."""
@@ -348,7 +359,7 @@ def rank_variants_adaptive(
     pools = item_pools(req.suite, panels, settings)
     req.out.mkdir(parents=True, exist_ok=True)
     spec = _spec(req, adapters, plan)
-    spec["adaptive"] = asdict(settings)
+    spec["adaptive"] = {**asdict(settings), "policy": asdict(AdaptivePolicy())}
     freeze_spec(req.out, spec)
     records = RecordFile(req.out / "records.jsonl")
     variants = req.variants()

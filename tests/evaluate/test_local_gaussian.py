@@ -98,9 +98,7 @@ def test_choice_maximises_the_variance_reduction_of_the_unasked_sum():
     for pick in picks:
         U = [i for i in range(30) if i not in S]
         base = _conditional_variance_of_sum(Sigma, S, U)
-        gain = {
-            i: base - _conditional_variance_of_sum(Sigma, S + [i], U) for i in U if i != 7
-        }
+        gain = {i: base - _conditional_variance_of_sum(Sigma, S + [i], U) for i in U if i != 7}
         best = max(gain.values())
         assert gain[pick] == pytest.approx(best, rel=1e-6)
         S.append(int(pick))

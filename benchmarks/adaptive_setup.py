@@ -1,0 +1,48 @@
+"""What an adaptive test costs before its first item: building an ``AdaptiveBenchmark`` (the 2PL
+fit and the calibration of the intervals: the default policy replayed on the reference models, 5
+random and 3 frontier folds, at every count up to 100 items) for each benchmark of the AutoJudger
+panel — done once per run, before the engine is asked anything.
+
+    python benchmarks/adaptive_setup.py
+
+Writes ``benchmarks/results/adaptive_setup.md`` (included in docs/results.md).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptivePolicy
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def main() -> None:
+    aj = Panel.load_default("autojudger")
+    lines = [
+        f"{os.cpu_count()} CPU cores ({platform.machine()}); policy `{AdaptivePolicy().label}`, "
+        "at most 100 items in rounds of 5.",
+        "",
+        "| benchmark | reference models × items | setup (s) |",
+        "|---|---|---|",
+    ]
+    for b in aj.benchmark_names:
+        Y = aj.matrix(b).astype(float)
+        Y = Y[np.isfinite(Y).any(axis=1)]
+        t = time.perf_counter()
+        AdaptiveBenchmark(Y, max_items=100)
+        lines.append(f"| {b} | {Y.shape[0]} × {Y.shape[1]:,} | {time.perf_counter() - t:.1f} |")
+    text = "\n".join(lines) + "\n"
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "adaptive_setup.md").write_text(text, encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
