@@ -77,5 +77,5 @@ ADAPTIVE_CHOICE = "regime"
 ADAPTIVE_BANDWIDTH = 0.5
 """The local model's ability bandwidth h (chosen with :data:`ADAPTIVE_PREDICTOR`)."""
 
-ADAPTIVE_AGREEMENT = 0.0
+ADAPTIVE_AGREEMENT = 0.15
 """The local model's weight λ per shared answer (chosen with :data:`ADAPTIVE_PREDICTOR`)."""

@@ -136,7 +136,11 @@ class LocalGaussian:
         a = self.alpha
         BS = B[:, S]
         # P·B = B − B_S (αI + B_SᵀB_S)⁻¹ B_Sᵀ B  (Woodbury: P = (I + B_S B_Sᵀ/α)⁻¹)
-        PB = B - BS @ np.linalg.solve(a * np.eye(len(S)) + BS.T @ BS, BS.T @ B) if len(S) else B
+        PB = (
+            B - BS @ np.linalg.solve(a * np.eye(len(S)) + BS.T @ BS, BS.T @ B)
+            if len(S)
+            else B.copy()
+        )
         blocked = asked.copy()
         if exclude is not None:
             blocked |= np.asarray(exclude, bool)

@@ -138,3 +138,18 @@ def test_regime_policy_is_local_inside_the_panel_and_fisher_beyond_it():
     assert regime.interior(y, asked)
     assert list(regime.pick(y, asked, 5)) == list(local.pick(y, asked, 5))
     assert regime.point(y, asked) == pytest.approx(local.point(y, asked))
+
+
+def test_choosing_leaves_the_model_as_it_was():
+    """The choice's rank-one updates work on a copy: the same weights predict and choose the
+    same before and after (a model asked first, with nothing asked, shares its weights with the
+    next model's first round)."""
+    X = simulate_2pl(40, 50, 2, a_mean=0.3, b_sd=1.2)[0]
+    lg = _local(X[:30])
+    none = np.zeros(50, bool)
+    blank = np.full(50, np.nan)
+    w = lg.weights(blank, none, 0.0)
+    first = lg.choose(blank, none, 5, w)
+    before = lg.predict(X[35], first_mask := np.isin(np.arange(50), first), w)
+    assert list(lg.choose(blank, none, 5, w)) == list(first)
+    assert lg.predict(X[35], first_mask, w) == before
