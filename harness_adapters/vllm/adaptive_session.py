@@ -193,9 +193,8 @@ def run_adaptive(
     assert spec is not None
     pools = item_pools(req.suite, panels, settings)
     req.out.mkdir(parents=True, exist_ok=True)
-    freeze_spec(
-        req.out, {**spec, "adaptive": {**asdict(settings), "policy": asdict(AdaptivePolicy())}}
-    )
+    policy = asdict(pools[0].bench.policy)  # one policy for every pool (item_pools' default)
+    freeze_spec(req.out, {**spec, "adaptive": {**asdict(settings), "policy": policy}})
     records = RecordFile(req.out / "records.jsonl")
     variants = req.variants()
     names = {a: variant_name(req.model_name, a) for a in variants}
@@ -288,7 +287,7 @@ def adaptive_report(
         "suite": req.suite["version"],
         "suite_name": req.suite["name"],
         "settings": asdict(settings),
-        "policy": asdict(AdaptivePolicy()),
+        "policy": asdict(pools[0].bench.policy),
         "models": models,
     }
 
@@ -359,7 +358,7 @@ def rank_variants_adaptive(
     pools = item_pools(req.suite, panels, settings)
     req.out.mkdir(parents=True, exist_ok=True)
     spec = _spec(req, adapters, plan)
-    spec["adaptive"] = {**asdict(settings), "policy": asdict(AdaptivePolicy())}
+    spec["adaptive"] = asdict(settings)  # a race draws by the 2PL alone: no policy
     freeze_spec(req.out, spec)
     records = RecordFile(req.out / "records.jsonl")
     variants = req.variants()

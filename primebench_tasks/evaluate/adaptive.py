@@ -34,6 +34,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -59,7 +60,13 @@ from primebench_tasks.evaluate.placement import (
 )
 from primebench_tasks.evaluate.variants import SEPARATION_LEVEL
 from primebench_tasks.metrics import nanmean_rows
-from primebench_tasks.select.irt import IRT2PL, binarize, estimate_theta, fit_2pl_cached
+from primebench_tasks.select.irt import (
+    IRT2PL,
+    binarize,
+    estimate_theta,
+    fit_2pl_cached,
+    information,
+)
 
 BATCH = ADAPTIVE_BATCH
 LEVEL = ADAPTIVE_LEVEL
@@ -67,12 +74,6 @@ LEVEL = ADAPTIVE_LEVEL
 RACE_UNIFORM_SHARE = 0.5
 """A race draws each item with probability (1 − ρ)/n + ρ·s_i/Σs (ρ = this share; s_i the
 variants' answer spread): the uniform part bounds every draw's weight 1/(n·q_i) by 1/(1 − ρ)."""
-
-
-def information(model: IRT2PL, theta: np.ndarray) -> np.ndarray:
-    """Fisher information a²·P·(1 − P) of every item at each ability: (V, n)."""
-    p = model.prob(np.asarray(theta, float))
-    return (model.a[None, :] ** 2) * p * (1.0 - p)
 
 
 def predict_full(model: IRT2PL, theta: np.ndarray, Y_asked: np.ndarray) -> np.ndarray:
@@ -125,7 +126,7 @@ def predict_adaptive(
     full_fit: np.ndarray,
     items: np.ndarray,
     answers: np.ndarray,
-    predictor: str = "blend",
+    predictor: str,
     alpha: float = ADAPTIVE_RIDGE_ALPHA,
 ) -> float:
     """The full-score prediction of the regression predictors from p-IRT's ``pirt`` and the
@@ -203,17 +204,23 @@ class AdaptiveProcedure:
         )
         self._memo: tuple[bytes, float, np.ndarray | None] | None = None
 
-    def state(self, answers: np.ndarray, asked: np.ndarray) -> tuple[float, np.ndarray | None]:
+    def theta(self, answers: np.ndarray, asked: np.ndarray) -> float:
         """The MAP ability (N(0, 1) prior) from the answers (n,; NaN = not asked or failed) on
-        the items ``asked`` (n,) bool, and the local model's weights (None without one)."""
+        the items ``asked`` (n,) bool."""
+        answers, asked = np.asarray(answers, float), np.asarray(asked, bool)
+        seen = np.flatnonzero(asked & np.isfinite(answers))
+        if len(seen) == 0:
+            return 0.0
+        return float(estimate_theta(self.model, binarize(answers[None, seen]), seen)[0])
+
+    def state(self, answers: np.ndarray, asked: np.ndarray) -> tuple[float, np.ndarray | None]:
+        """:meth:`theta` and the local model's weights (None without one), kept for the last
+        (answers, asked): a round predicts and chooses from the same state."""
         answers, asked = np.asarray(answers, float), np.asarray(asked, bool)
         key = asked.tobytes() + np.nan_to_num(answers, nan=-1.0).tobytes()
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1], self._memo[2]
-        seen = np.flatnonzero(asked & np.isfinite(answers))
-        theta = 0.0
-        if len(seen):
-            theta = float(estimate_theta(self.model, binarize(answers[None, seen]), seen)[0])
+        theta = self.theta(answers, asked)
         w = None if self.local is None else self.local.weights(answers, asked, theta)
         self._memo = (key, theta, w)
         return theta, w
@@ -224,14 +231,16 @@ class AdaptiveProcedure:
             predict_full(self.model, np.array([theta]), np.where(scored, answers, np.nan))[0]
         )
 
+    def _interior(self, pirt: float) -> bool:
+        ref = self.full_fit[np.isfinite(self.full_fit)]
+        return bool(placement_regime(np.array([pirt]), ref)[0] == "interior")
+
     def interior(self, answers: np.ndarray, asked: np.ndarray) -> bool:
         """Whether p-IRT places the model inside the reference panel (``interior``:
         :func:`~primebench_tasks.evaluate.placement.placement_regime`), where the ``regime_*``
         policies trust the local model; at the top or beyond it the 2PL extrapolates."""
         answers, asked = np.asarray(answers, float), np.asarray(asked, bool)
-        pirt = self._pirt(answers, asked, self.state(answers, asked)[0])
-        ref = self.full_fit[np.isfinite(self.full_fit)]
-        return bool(placement_regime(np.array([pirt]), ref)[0] == "interior")
+        return self._interior(self._pirt(answers, asked, self.state(answers, asked)[0]))
 
     def point(self, answers: np.ndarray, asked: np.ndarray) -> tuple[float, float]:
         """(ability, predicted full score) of the policy's predictor, uncalibrated."""
@@ -241,7 +250,7 @@ class AdaptiveProcedure:
         pirt = self._pirt(answers, asked, theta)
         predictor = self.policy.predictor
         if predictor == "regime_local":
-            predictor = "local_blend" if self.interior(answers, asked) else "blend"
+            predictor = "local_blend" if self._interior(pirt) else "blend"
         if predictor in ("local", "local_blend"):
             assert self.local is not None and w is not None
             local = self.local.predict(answers, scored, w)
@@ -260,7 +269,7 @@ class AdaptiveProcedure:
         theta, w = self.state(answers, asked)
         choice = self.policy.choice
         if choice == "regime":
-            choice = "local" if self.interior(answers, asked) else "fisher"
+            choice = "local" if self._interior(self._pirt(answers, asked, theta)) else "fisher"
         if choice == "local":
             assert self.local is not None and w is not None
             return self.local.choose(answers, asked, k, w, exclude)
@@ -273,7 +282,7 @@ class AdaptiveProcedure:
 
 
 def _run(
-    tester: AdaptiveProcedure, Y_true: np.ndarray, checkpoints: Sequence[int], batch: int
+    procedure: AdaptiveProcedure, Y_true: np.ndarray, checkpoints: Sequence[int], batch: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Ask every row of ``Y_true`` (V, n; NaN = the model has no answer there, never asked)
     adaptively up to max(checkpoints), ``batch`` items a round. Returns the uncalibrated
@@ -289,14 +298,14 @@ def _run(
         answers = np.full(n, np.nan)
         count = 0
         while count < max_items:
-            pick = tester.pick(answers, asked, min(batch, max_items - count), missing)
+            pick = procedure.pick(answers, asked, min(batch, max_items - count), missing)
             order[v, count : count + len(pick)] = pick
             asked[pick], answers[pick] = True, y[pick]
             count += len(pick)
             done = len(pick) == 0 or count >= max_items
             for j, c in enumerate(checkpoints):
                 if c == count or (c > count and done):
-                    out[v, j] = tester.point(answers, asked)[1]
+                    out[v, j] = procedure.point(answers, asked)[1]
             if done:
                 break
     return out, order
@@ -434,13 +443,28 @@ class AdaptiveBenchmark:
         self.n = self.Y_ref.shape[1]
         self.batch, self.level = int(batch), float(level)
         self.max_items = int(min(max_items, self.n))
-        self.tester = AdaptiveProcedure(self.Y_ref, self.policy)
-        self.model = self.tester.model
-        self.reference_full = self.tester.full_fit
+        self.procedure = AdaptiveProcedure(self.Y_ref, self.policy)
+        self.model = self.procedure.model
+        self.reference_full = self.procedure.full_fit
         self.counts = tuple(range(self.batch, self.max_items + 1, self.batch)) or (self.max_items,)
-        self._errors, _, self._regimes = _calibration_runs(
-            self.Y_ref, self.counts, self.batch, folds, seed, FRONTIER_FOLDS, self.policy
+        self._folds, self._seed = int(folds), int(seed)
+
+    @cached_property
+    def calibration(self) -> tuple[np.ndarray, np.ndarray]:
+        """The intervals' calibration: held-out errors (true − predicted) and placement regimes
+        (R, len(counts)) of :func:`_calibration_runs`. Replayed when first needed (the first
+        :meth:`estimate` after ``batch`` answers), not when the test is built: a race
+        (:func:`race_variants`) needs only the 2PL."""
+        errors, _, regimes = _calibration_runs(
+            self.Y_ref,
+            self.counts,
+            self.batch,
+            self._folds,
+            self._seed,
+            FRONTIER_FOLDS,
+            self.policy,
         )
+        return errors, regimes
 
     def next_items(
         self,
@@ -452,7 +476,7 @@ class AdaptiveBenchmark:
         """The ``k`` unasked items to ask next (answers (n,) with NaN where not asked): the
         policy's choice (:meth:`AdaptiveProcedure.pick`). ``exclude`` (n,) bool: items that cannot be asked
         (no content; no recorded answer in a replay)."""
-        return self.tester.pick(answers, asked, k, exclude)
+        return self.procedure.pick(answers, asked, k, exclude)
 
     def race_probabilities(
         self, answers: np.ndarray, asked: np.ndarray, exclude: np.ndarray | None = None
@@ -467,7 +491,7 @@ class AdaptiveBenchmark:
         q = np.zeros(self.n)
         if not ok.any():
             return q
-        thetas = np.array([self._theta(row, asked) for row in np.atleast_2d(answers)])
+        thetas = np.array([self.procedure.theta(row, asked) for row in np.atleast_2d(answers)])
         p = self.model.prob(thetas)
         spread = np.sqrt((p * (1.0 - p)).mean(axis=0)) * ok
         rho = RACE_UNIFORM_SHARE if spread.sum() > 0 else 0.0
@@ -476,24 +500,22 @@ class AdaptiveBenchmark:
             q += rho * spread / spread.sum()
         return q / q.sum()
 
-    def _theta(self, answers: np.ndarray, asked: np.ndarray) -> float:
-        return self.tester.state(answers, asked)[0]
-
     def estimate(self, answers: np.ndarray, asked: np.ndarray) -> AdaptiveEstimate:
         """:class:`AdaptiveEstimate` from the answers so far (answers (n,), NaN = not asked or
         failed; asked (n,) bool)."""
         answers = np.asarray(answers, float)
         scored = np.asarray(asked, bool) & np.isfinite(answers)
         count = int(scored.sum())
-        theta, pred = self.tester.point(answers, asked)
+        theta, pred = self.procedure.point(answers, asked)
         ref = self.reference_full[np.isfinite(self.reference_full)]
         regime = str(placement_regime(np.array([pred]), ref)[0])
         lo = hi = float("nan")
         j = int(np.searchsorted(self.counts, count, side="right")) - 1
         if j >= 0:
-            col = self._errors[:, j]
+            errors, regimes = self.calibration
+            col = errors[:, j]
             by_regime = {
-                g: list(col[(self._regimes[:, j] == g) & np.isfinite(col)])
+                g: list(col[(regimes[:, j] == g) & np.isfinite(col)])
                 for g in ("interior", "top", "beyond")
             }
             errs = regime_residuals(by_regime, regime)

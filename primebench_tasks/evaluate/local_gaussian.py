@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from primebench_tasks.select.irt import IRT2PL, binarize, estimate_theta
+from primebench_tasks.select.irt import IRT2PL, binarize, estimate_theta, information
 
 GRID_BITS = 30
 """The choice criterion's resolution relative to its largest value (2⁻³⁰ ≈ 1e-9)."""
@@ -85,8 +85,7 @@ class LocalGaussian:
         """The reference models' weights (M,), mean 1, for a model of ability ``theta`` with
         ``answers`` (n,) on the items ``asked`` (n,) bool (a NaN answer counts as not asked)."""
         seen = np.flatnonzero(np.asarray(asked, bool) & np.isfinite(answers))
-        p = self.model.prob(np.array([theta]))[0][seen]
-        info = float((self.model.a[seen] ** 2 * p * (1.0 - p)).sum())
+        info = float(information(self.model, np.array([theta]))[0][seen].sum())
         log_w = -((self.theta_ref - theta) ** 2) / (2.0 * (self.bandwidth**2 + 1.0 / (1.0 + info)))
         if self.agreement > 0 and len(seen):
             y = binarize(np.asarray(answers, float)[None, seen])[0]

@@ -35,6 +35,12 @@ class IRT2PL:
         return 1.0 / (1.0 + np.exp(-(np.outer(theta, self.a) - self.b)))
 
 
+def information(model: IRT2PL, theta: np.ndarray) -> np.ndarray:
+    """Fisher information a²·P·(1 − P) of every item at each ability: (V, n)."""
+    p = model.prob(np.asarray(theta, float))
+    return (model.a[None, :] ** 2) * p * (1.0 - p)
+
+
 def binarize(X: np.ndarray, thresholds: np.ndarray | None = None) -> np.ndarray:
     """Responses ≥ the per-item threshold → 1, else 0; NaN stays NaN. Default threshold 0.5
     (binary scores pass through unchanged)."""
