@@ -319,15 +319,16 @@ def _calibration_runs(
     seed: int,
     frontier_folds: int = 0,
     policy: AdaptivePolicy | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The adaptive procedure replayed on reference models held out of the 2PL fit: ``folds``
     random folds (every model once), then ``frontier_folds`` nested frontier folds as the static
     placement's calibration (:func:`~primebench_tasks.evaluate.calibration.placement_errors`):
     fold j holds out the models ranked ``[j·h, (j+1)·h)`` by full score (h = 15 % of the models)
     and fits on the models ranked below them only, so they stand above their whole reference
     panel. Returns errors (true − predicted full score) and predictions (R, C) — R = M rows of
-    the random folds, then the frontier folds' rows — and each prediction's placement regime
-    among the fitting models' full scores (``""`` where there is none)."""
+    the random folds, then the frontier folds' rows — each prediction's placement regime among
+    the fitting models' full scores (``""`` where there is none), and which rows (R,) come from a
+    frontier fold."""
     policy = AdaptivePolicy() if policy is None else policy
     M = len(Y_ref)
     full = nanmean_rows(Y_ref)
@@ -343,12 +344,14 @@ def _calibration_runs(
         if len(below) < max(4, h) or len(held) == 0:
             break
         splits.append((held, np.sort(below)))
-    rows_e, rows_p, rows_g = [], [], []
+    rows_e, rows_p, rows_g, rows_f = [], [], [], []
     for held, fit in splits:
+        frontier = fit is not None
         fit = np.setdiff1d(np.arange(M), held) if fit is None else fit
         if len(fit) < 4 or len(held) == 0:
             continue
         pred, _ = _run(AdaptiveProcedure(Y_ref[fit], policy), Y_ref[held], checkpoints, batch)
+        rows_f.append(np.full(len(held), frontier))
         rows_e.append(full[held, None] - pred)
         rows_p.append(pred)
         rows_g.append(
@@ -356,8 +359,13 @@ def _calibration_runs(
         )
     if not rows_e:
         shape = (0, len(checkpoints))
-        return np.empty(shape), np.empty(shape), np.empty(shape, dtype=object)
-    return np.vstack(rows_e), np.vstack(rows_p), np.vstack(rows_g).astype(object)
+        return np.empty(shape), np.empty(shape), np.empty(shape, dtype=object), np.empty(0, bool)
+    return (
+        np.vstack(rows_e),
+        np.vstack(rows_p),
+        np.vstack(rows_g).astype(object),
+        np.concatenate(rows_f),
+    )
 
 
 def calibrate(
@@ -419,13 +427,18 @@ class AdaptiveBenchmark:
 
     The calibration replays the procedure on reference models held out of the 2PL fit (5 random
     folds and 3 nested frontier folds, whose models stand above their whole fitting panel). The
-    interval is the hull of two conformal intervals at that count: one from every held-out error,
-    one Mondrian by placement regime as the static placement's
-    (:func:`~primebench_tasks.evaluate.placement.placement_regime`: errors of predictions that
-    fell in the same regime — interior / top / beyond the fitting models — neighbours borrowed
-    while fewer than 20) — so a model predicted beyond the panel gets at least the errors of
-    models that were, and the stopping rule (:meth:`stop_reason`) depends on where the model
-    stands. The point moves by its regime's median error."""
+    errors a model is given are those of the held-out models it resembles: predicted inside the
+    panel, the random folds' (a model drawn like the reference ones); beyond the panel's best,
+    the frontier folds' (a model above its panel, as a new one usually is); at the top, where
+    both kinds land, every one. The interval is the hull of two conformal intervals at that
+    count: one Mondrian by placement regime as the static placement's
+    (:func:`~primebench_tasks.evaluate.placement.placement_regime`: errors of those models'
+    predictions that fell in the same regime — interior / top / beyond the fitting models —
+    neighbours borrowed while fewer than 20), one from all of those models' errors (inside the
+    panel) or every held-out error (at the top or beyond: a regime's errors alone were too few
+    to hold once a test stops where they happen to be narrow) — so the stopping rule
+    (:meth:`stop_reason`) depends on where the model stands. The point moves by the median of
+    its regime's errors."""
 
     def __init__(
         self,
@@ -450,12 +463,13 @@ class AdaptiveBenchmark:
         self._folds, self._seed = int(folds), int(seed)
 
     @cached_property
-    def calibration(self) -> tuple[np.ndarray, np.ndarray]:
+    def calibration(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The intervals' calibration: held-out errors (true − predicted) and placement regimes
-        (R, len(counts)) of :func:`_calibration_runs`. Replayed when first needed (the first
+        (R, len(counts)) of :func:`_calibration_runs`, and which rows (R,) come from a frontier
+        fold. Replayed when first needed (the first
         :meth:`estimate` after ``batch`` answers), not when the test is built: a race
         (:func:`race_variants`) needs only the 2PL."""
-        errors, _, regimes = _calibration_runs(
+        errors, _, regimes, frontier = _calibration_runs(
             self.Y_ref,
             self.counts,
             self.batch,
@@ -464,7 +478,7 @@ class AdaptiveBenchmark:
             FRONTIER_FOLDS,
             self.policy,
         )
-        return errors, regimes
+        return errors, regimes, frontier
 
     def next_items(
         self,
@@ -512,23 +526,31 @@ class AdaptiveBenchmark:
         lo = hi = float("nan")
         j = int(np.searchsorted(self.counts, count, side="right")) - 1
         if j >= 0:
-            errors, regimes = self.calibration
+            errors, regimes, frontier = self.calibration
             col = errors[:, j]
+            ok = np.isfinite(col)
+            # the held-out models a new model resembles (replay: pooling both kinds gave a
+            # prediction beyond the panel the random folds' overshoots and the frontier folds'
+            # shortfalls at once, and one inside it the frontier folds' wide errors)
+            alike = {"interior": ~frontier, "top": np.ones(len(col), bool), "beyond": frontier}[
+                regime
+            ]
+            if not (ok & alike).any():  # a panel too small for frontier folds
+                alike = np.ones(len(col), bool)
             by_regime = {
-                g: list(col[(regimes[:, j] == g) & np.isfinite(col)])
+                g: list(col[(regimes[:, j] == g) & ok & alike])
                 for g in ("interior", "top", "beyond")
             }
             errs = regime_residuals(by_regime, regime)
-            pooled = col[np.isfinite(col)]
+            pooled = col[ok & alike] if regime == "interior" else col[ok]
             if len(errs) and len(pooled):
                 lo, hi = conformal(pred, errs, self.level)
-                # the hull with the interval of every regime pooled: a regime's errors alone
-                # were too few to hold at the frontier once the test stops where they happen to
-                # be narrow (replay: 58-72 % coverage at stop, against 100 % with the hull)
+                # the hull with the pooled interval: a regime's errors alone were too few to
+                # hold at the frontier once the test stops where they happen to be narrow
+                # (replay: 58-72 % coverage at stop, against 100 % with the hull)
                 plo, phi = conformal(pred, pooled, self.level)
                 lo, hi = max(0.0, min(lo, plo)), min(1.0, max(hi, phi))
-                # the point moves by the regime's median error: the 2PL's bias there (at the
-                # top it overshoots)
+                # the point moves by the regime's median error: the predictor's bias there
                 pred = float(np.clip(pred + np.median(errs), lo, hi))
         rank = 1 + float((ref > pred).sum())
         rank_lo = 1 + float((ref > hi).sum()) if np.isfinite(hi) else 1.0

@@ -70,8 +70,9 @@ def _ask(bench, y, rounds, asked=None, answers=None):
     return asked, answers, order
 
 
+@pytest.mark.parametrize("strong", [False, True])
 @pytest.mark.parametrize("predictor", ["pirt", "regime_blend"])
-def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor):
+def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong):
     from primebench_tasks.evaluate.adaptive import (
         AdaptiveBenchmark,
         AdaptivePolicy,
@@ -88,6 +89,8 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor):
 
     X = _sim()
     ref, y = X[:60], X[70]
+    if strong:  # above every reference model: placed by the frontier folds' errors
+        y = np.where(np.arange(X.shape[1]) % 25 == 0, 0.0, 1.0)
     policy = AdaptivePolicy(predictor, "fisher")
     bench = AdaptiveBenchmark(ref, max_items=30, batch=5, policy=policy)
     asked, answers, _ = _ask(bench, y, 4)  # 20 items
@@ -99,15 +102,27 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor):
     raw = np.where(asked, answers, p).mean()
     raw = predict_adaptive(raw, ref, full, seen, answers, predictor)
     regime = placement_regime(np.array([raw]), full)[0]
-    errors, _, regimes = _calibration_runs(ref, bench.counts, 5, 5, 0, FRONTIER_FOLDS, policy)
+    errors, _, regimes, frontier = _calibration_runs(
+        ref, bench.counts, 5, 5, 0, FRONTIER_FOLDS, policy
+    )
+    assert frontier.sum() == len(errors) - 60 > 0  # the random folds' 60 rows first
     j = bench.counts.index(20)
-    pooled = {g: list(errors[regimes[:, j] == g, j]) for g in ("interior", "top", "beyond")}
+    # the errors of the models it resembles: the random folds' inside the panel, every one at
+    # the top, the frontier folds' beyond it; the pooled interval from those (inside) or from
+    # every error
+    everyone = np.ones(len(errors), bool)
+    alike = {"interior": ~frontier, "top": everyone, "beyond": frontier}[regime]
+    pooled = {
+        g: list(errors[(regimes[:, j] == g) & alike, j]) for g in ("interior", "top", "beyond")
+    }
     errs = regime_residuals(pooled, regime)
     lo, hi = conformal_bounds(np.array([raw]), errs, 0.90)
     col = errors[:, j]
+    col = col[alike] if regime == "interior" else col
     plo, phi = conformal_bounds(np.array([raw]), col[np.isfinite(col)], 0.90)
     lo, hi = np.minimum(lo, plo), np.maximum(hi, phi)
     assert est.count == 20 and est.regime == regime
+    assert (regime != "interior") == strong
     assert np.isclose(est.lo, max(0, lo[0])) and np.isclose(est.hi, min(1, hi[0]))
     assert np.isclose(est.predicted, np.clip(raw + np.median(errs), est.lo, est.hi))
     assert est.rank == 1 + (full > est.predicted).sum() and est.n_reference == 60
