@@ -12,8 +12,11 @@ blend; and the locally weighted linear-Gaussian model
 (:mod:`~primebench_tasks.evaluate.local_gaussian`) choosing the items that most reduce the full
 score's posterior variance, predicting by the mean of p-IRT and its kriging (``local_blend``), or
 only where p-IRT places the model inside the reference panel and the Fisher choice with the blend
-at the top or beyond it (``regime_local`` / ``regime``), for each answer-agreement weight of
-:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_AGREEMENTS`; rounds of
+at the top or beyond it (``regime_local`` / ``regime``), for each bandwidth of
+:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BANDWIDTHS` and answer-agreement weight of
+:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_AGREEMENTS` — and, at h = 0.5 and λ = 0.15,
+with p-IRT's weight in the local blend lowered from ½ to each other weight of
+:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_PIRT_WEIGHTS` (more of the kriging); rounds of
 :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BATCH` items for all. Each is replayed
 (:func:`~primebench_tasks.evaluate.adaptive.replay`, its own calibration) on every replay panel of
 ``benchmarks/adaptive_replay.py`` — AutoJudger's AI2D and MMMU, the held-out VLMEvalKit records of
@@ -50,6 +53,7 @@ from primebench_tasks.evaluate.adaptive import AdaptivePolicy, replay  # noqa: E
 from primebench_tasks.evaluate.defaults import (  # noqa: E402
     ADAPTIVE_AGREEMENTS,
     ADAPTIVE_BANDWIDTHS,
+    ADAPTIVE_PIRT_WEIGHTS,
     ADAPTIVE_RIDGE_ALPHA,
     DEFAULT_ESTIMATOR,
 )
@@ -60,17 +64,36 @@ from primebench_tasks.select.registry import SELECTORS, SelectorContext  # noqa:
 
 SPLITS = (("random", (0, 1, 2)), ("frontier", (0,)))
 _LOCAL = {"ridge_alpha": ADAPTIVE_RIDGE_ALPHA, "bandwidth": ADAPTIVE_BANDWIDTHS[0]}
+_HALF = ADAPTIVE_PIRT_WEIGHTS[0]
+"""p-IRT's weight in the local blend of every candidate but the weight's own."""
 CANDIDATES = (
     AdaptivePolicy("pirt", "fisher"),
     AdaptivePolicy("blend", "fisher", ADAPTIVE_RIDGE_ALPHA),
     AdaptivePolicy("regime_blend", "fisher", ADAPTIVE_RIDGE_ALPHA),
-    AdaptivePolicy("local_blend", "local", agreement=ADAPTIVE_AGREEMENTS[-1], **_LOCAL),
+    AdaptivePolicy(
+        "local_blend", "local", agreement=ADAPTIVE_AGREEMENTS[-1], pirt_weight=_HALF, **_LOCAL
+    ),
     *(
         AdaptivePolicy(
-            "regime_local", "regime", agreement=g, ridge_alpha=ADAPTIVE_RIDGE_ALPHA, bandwidth=h
+            "regime_local",
+            "regime",
+            agreement=g,
+            ridge_alpha=ADAPTIVE_RIDGE_ALPHA,
+            bandwidth=h,
+            pirt_weight=_HALF,
         )
         for h in ADAPTIVE_BANDWIDTHS
         for g in ADAPTIVE_AGREEMENTS
+    ),
+    *(
+        AdaptivePolicy(
+            "regime_local",
+            "regime",
+            agreement=ADAPTIVE_AGREEMENTS[-1],
+            pirt_weight=w,
+            **_LOCAL,
+        )
+        for w in ADAPTIVE_PIRT_WEIGHTS[1:]
     ),
 )
 """The policies compared (``label`` names them in the table)."""

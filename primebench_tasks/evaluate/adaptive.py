@@ -11,8 +11,8 @@ policy (:class:`AdaptivePolicy`; the default chosen by leave-one-panel-out in
 - ``regime`` / ``regime_local`` (the default): while p-IRT's prediction, (Σ answers +
   Σ_{unasked} P_i(θ̂)) / n, places the model inside the reference panel, the locally weighted
   linear-Gaussian model of :mod:`~primebench_tasks.evaluate.local_gaussian` chooses the items
-  (those that most reduce the full score's posterior variance) and predicts (the mean of its
-  kriging and p-IRT); at the top of the panel or beyond it, maximum Fisher information
+  (those that most reduce the full score's posterior variance) and predicts (its kriging and
+  p-IRT, weighted ¾ and ¼ by default); at the top of the panel or beyond it, maximum Fisher information
   a_i²·P_i(θ̂)·(1 − P_i(θ̂)) and the mean of p-IRT and a ridge regression of the reference full
   scores on the asked items (``blend``), because the 2PL extrapolates where neighbours cannot;
 - ``fisher`` with ``pirt``/``ridge``/``blend``/``regime_blend``, or ``local`` with ``local`` /
@@ -47,6 +47,7 @@ from primebench_tasks.evaluate.defaults import (
     ADAPTIVE_CHOICE,
     ADAPTIVE_CHOICES,
     ADAPTIVE_LEVEL,
+    ADAPTIVE_PIRT_WEIGHT,
     ADAPTIVE_PREDICTOR,
     ADAPTIVE_PREDICTORS,
     ADAPTIVE_RIDGE_ALPHA,
@@ -153,17 +154,21 @@ class AdaptivePolicy:
     """How an adaptive test chooses items and predicts the full score: ``predictor``
     (:data:`ADAPTIVE_PREDICTORS`), ``choice`` (:data:`ADAPTIVE_CHOICES`), the ridge penalty /
     local noise variance ``ridge_alpha``, and the local model's ``bandwidth`` and ``agreement``
-    (:class:`~primebench_tasks.evaluate.local_gaussian.LocalGaussian`). The defaults are the
-    ones ``benchmarks/adaptive_choice.py`` chose."""
+    (:class:`~primebench_tasks.evaluate.local_gaussian.LocalGaussian`), and p-IRT's weight in
+    the local blend ``pirt_weight`` (in [0, 1]; the local kriging has the rest). The defaults are
+    the ones ``benchmarks/adaptive_choice.py`` chose."""
 
     predictor: str = ADAPTIVE_PREDICTOR
     choice: str = ADAPTIVE_CHOICE
     ridge_alpha: float = ADAPTIVE_RIDGE_ALPHA
     bandwidth: float = ADAPTIVE_BANDWIDTH
     agreement: float = ADAPTIVE_AGREEMENT
+    pirt_weight: float = ADAPTIVE_PIRT_WEIGHT
 
     def __post_init__(self) -> None:
         check_predictor(self.predictor)
+        if not 0.0 <= self.pirt_weight <= 1.0:
+            raise ValueError(f"pirt_weight must be in [0, 1], not {self.pirt_weight!r}")
         if self.choice not in ADAPTIVE_CHOICES:
             raise ValueError(f"choice must be one of {ADAPTIVE_CHOICES}, not {self.choice!r}")
 
@@ -174,8 +179,11 @@ class AdaptivePolicy:
 
     @property
     def label(self) -> str:
-        """A short name: ``<predictor> α=… [h=… λ=…] / <choice>``."""
+        """A short name: ``<predictor> α=… [h=… λ=…] [w=…] / <choice>`` (w: p-IRT's weight in
+        the local blend, named where it is not ½)."""
         extra = f" h={self.bandwidth:g} λ={self.agreement:g}" if self.local else ""
+        if self.predictor in ("local_blend", "regime_local") and self.pirt_weight != 0.5:
+            extra += f" w={self.pirt_weight:g}"
         alpha = f" α={self.ridge_alpha:g}" if self.predictor != "pirt" or self.local else ""
         return f"{self.predictor}{alpha}{extra} / {self.choice}"
 
@@ -254,7 +262,10 @@ class AdaptiveProcedure:
         if predictor in ("local", "local_blend"):
             assert self.local is not None and w is not None
             local = self.local.predict(answers, scored, w)
-            return theta, local if predictor == "local" else (pirt + local) / 2
+            if predictor == "local":
+                return theta, local
+            w_pirt = self.policy.pirt_weight
+            return theta, w_pirt * pirt + (1.0 - w_pirt) * local
         items = np.flatnonzero(scored)
         pred = predict_adaptive(
             pirt, self.Y_fit, self.full_fit, items, answers, predictor, self.policy.ridge_alpha

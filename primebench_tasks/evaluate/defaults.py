@@ -46,7 +46,7 @@ ADAPTIVE_PREDICTORS = (
 items), ``blend`` (the mean of the two), ``regime_blend`` (the blend where p-IRT places the model
 inside the reference panel, p-IRT where it places it at the top or beyond), ``local`` (kriging
 under the locally weighted linear-Gaussian model of ``evaluate.local_gaussian``), ``local_blend``
-(the mean of p-IRT and ``local``), ``regime_local`` (``local_blend`` where p-IRT places the model
+(p-IRT and ``local`` mixed, p-IRT's weight the policy's ``pirt_weight``), ``regime_local`` (``local_blend`` where p-IRT places the model
 inside the reference panel, ``blend`` at the top or beyond it)."""
 
 ADAPTIVE_CHOICES = ("fisher", "local", "regime")
@@ -60,6 +60,10 @@ ADAPTIVE_BANDWIDTHS = (0.5, 1.0)
 
 ADAPTIVE_AGREEMENTS = (0.0, 0.15)
 """The answer-agreement weights λ of the local model that the choice procedure tries."""
+
+ADAPTIVE_PIRT_WEIGHTS = (0.5, 0.25)
+"""p-IRT's weights in the local blend (the rest the local model's kriging) that the choice
+procedure tries."""
 
 ADAPTIVE_RIDGE_ALPHAS = (3.0, 10.0, 30.0)
 """The ridge penalties the choice procedure tries (on 0/1 answers, centred)."""
@@ -79,3 +83,7 @@ ADAPTIVE_BANDWIDTH = 0.5
 
 ADAPTIVE_AGREEMENT = 0.15
 """The local model's weight λ per shared answer (chosen with :data:`ADAPTIVE_PREDICTOR`)."""
+
+ADAPTIVE_PIRT_WEIGHT = 0.25
+"""p-IRT's weight in the local blend, ``local_blend`` and ``regime_local`` inside the panel
+(chosen with :data:`ADAPTIVE_PREDICTOR`)."""

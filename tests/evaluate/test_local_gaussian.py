@@ -114,9 +114,31 @@ def test_policy_checks_and_labels():
         _local(np.eye(3), bandwidth=0.0)
     assert AdaptivePolicy("pirt", "fisher").label == "pirt / fisher"
     assert AdaptivePolicy("blend", "fisher", 10.0).label == "blend α=10 / fisher"
-    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15).label == (
+    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.5).label == (
         "regime_local α=10 h=0.5 λ=0.15 / regime"
     )
+    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.25).label == (
+        "regime_local α=10 h=0.5 λ=0.15 w=0.25 / regime"
+    )
+    with pytest.raises(ValueError, match="pirt_weight must be in"):
+        AdaptivePolicy(pirt_weight=1.5)
+
+
+def test_local_blend_weighs_pirt_and_the_kriging_by_hand():
+    X = simulate_2pl(80, 200, 0, a_mean=0.3, b_sd=1.2)[0]
+    ref = X[:60]
+    asked = np.zeros(200, bool)
+    asked[:20] = True
+    y = np.where(asked, X[70], np.nan)
+    point = {}
+    for name, w in (("pirt", 1.0), ("local", 0.0), ("quarter", 0.25), ("half", 0.5)):
+        policy = AdaptivePolicy("local_blend", "local", pirt_weight=w)
+        point[name] = AdaptiveProcedure(ref, policy).point(y, asked)[1]
+    pirt_alone = AdaptiveProcedure(ref, AdaptivePolicy("pirt", "local")).point(y, asked)[1]
+    kriging = AdaptiveProcedure(ref, AdaptivePolicy("local", "local")).point(y, asked)[1]
+    assert point["pirt"] == pytest.approx(pirt_alone) and point["local"] == kriging
+    assert point["quarter"] == pytest.approx(0.25 * pirt_alone + 0.75 * kriging)
+    assert point["half"] == (pirt_alone + kriging) / 2  # the earlier mean, to the bit
 
 
 def test_regime_policy_is_local_inside_the_panel_and_fisher_beyond_it():
