@@ -12,14 +12,14 @@ policy (:class:`AdaptivePolicy`; the default chosen by leave-one-panel-out in
   Σ_{unasked} P_i(θ̂)) / n, places the model inside the reference panel, the locally weighted
   linear-Gaussian model of :mod:`~primebench_tasks.evaluate.local_gaussian` chooses the items
   (those that most reduce the full score's posterior variance) and predicts (its kriging and
-  p-IRT, weighted ¾ and ¼ by default); at the top of the panel or beyond it, maximum Fisher information
-  a_i²·P_i(θ̂)·(1 − P_i(θ̂)) and the mean of p-IRT and a ridge regression of the reference full
+  p-IRT, weighted ¾ and ¼ by default); at the top of the panel or beyond it, maximum Fisher
+  information a_i²·P_i(θ̂)·(1 − P_i(θ̂)) and the mean of p-IRT and a ridge regression of the reference full
   scores on the asked items (``blend``), because the 2PL extrapolates where neighbours cannot;
 - ``fisher`` with ``pirt``/``ridge``/``blend``/``regime_blend``, or ``local`` with ``local`` /
   ``local_blend``: one rule everywhere.
 
 The interval is conformal: the point plus quantiles of the errors that the same procedure made,
-at the same number of items, on reference models held out of the 2PL fit (:func:`calibrate`;
+at the same number of items, on reference models held out of the 2PL fit (:func:`_calibration_runs`;
 ``folds``-fold over the reference models, and frontier folds) — so it holds the 2PL's misfit,
 not only the ability's posterior spread; :meth:`AdaptiveBenchmark.stop_reason` ends a test when
 it is narrow enough. :func:`race_variants` compares variants on the same items, drawn with
@@ -379,26 +379,6 @@ def _calibration_runs(
     )
 
 
-def calibrate(
-    Y_ref: np.ndarray,
-    checkpoints: Sequence[int],
-    batch: int = BATCH,
-    folds: int = 5,
-    seed: int = 0,
-    policy: AdaptivePolicy | None = None,
-) -> np.ndarray:
-    """Held-out errors (true − predicted full score) of the adaptive procedure at each checkpoint:
-    ``folds``-fold over the reference models (the 2PL fitted without the fold, the fold replayed).
-    Returns (M, len(checkpoints)); NaN for a model without a full score."""
-    errors = _calibration_runs(Y_ref, checkpoints, batch, folds, seed, 0, policy)[0]
-    out = np.full((len(Y_ref), len(checkpoints)), np.nan)
-    order = np.random.default_rng(seed).permutation(len(Y_ref))
-    k = max(2, min(folds, len(Y_ref)))
-    rows = np.concatenate([np.sort(order[f::k]) for f in range(k)])[: len(errors)]
-    out[rows] = errors
-    return out
-
-
 def conformal(point: float, errors: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
     """``point`` + the finite-sample quantiles of held-out ``errors`` (two-sided ``level``): the
     placement's own :func:`~primebench_tasks.evaluate.placement.conformal_bounds`."""
@@ -477,9 +457,8 @@ class AdaptiveBenchmark:
     def calibration(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The intervals' calibration: held-out errors (true − predicted) and placement regimes
         (R, len(counts)) of :func:`_calibration_runs`, and which rows (R,) come from a frontier
-        fold. Replayed when first needed (the first
-        :meth:`estimate` after ``batch`` answers), not when the test is built: a race
-        (:func:`race_variants`) needs only the 2PL."""
+        fold. Replayed when first needed (the first :meth:`estimate` after ``batch`` answers),
+        not when the test is built: a race (:func:`race_variants`) needs only the 2PL."""
         errors, _, regimes, frontier = _calibration_runs(
             self.Y_ref,
             self.counts,

@@ -46,8 +46,9 @@ ADAPTIVE_PREDICTORS = (
 items), ``blend`` (the mean of the two), ``regime_blend`` (the blend where p-IRT places the model
 inside the reference panel, p-IRT where it places it at the top or beyond), ``local`` (kriging
 under the locally weighted linear-Gaussian model of ``evaluate.local_gaussian``), ``local_blend``
-(p-IRT and ``local`` mixed, p-IRT's weight the policy's ``pirt_weight``), ``regime_local`` (``local_blend`` where p-IRT places the model
-inside the reference panel, ``blend`` at the top or beyond it)."""
+(p-IRT and ``local`` mixed, p-IRT's weight the policy's ``pirt_weight``), ``regime_local``
+(``local_blend`` where p-IRT places the model inside the reference panel, ``blend`` at the top or
+beyond it)."""
 
 ADAPTIVE_CHOICES = ("fisher", "local", "regime")
 """How an adaptive test chooses the next items: ``fisher`` (the 2PL's Fisher information at the
