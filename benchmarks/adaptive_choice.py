@@ -16,7 +16,10 @@ at the top or beyond it (``regime_local`` / ``regime``), for each bandwidth of
 :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BANDWIDTHS` and answer-agreement weight of
 :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_AGREEMENTS` — and, at h = 0.5 and λ = 0.15,
 with p-IRT's weight in the local blend lowered from ½ to each other weight of
-:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_PIRT_WEIGHTS` (more of the kriging); rounds of
+:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_PIRT_WEIGHTS` (more of the kriging), and at
+each of these weights with the calibrated point moved by its regime's median error only at the
+top of the panel or beyond it (:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_SHIFTS`:
+``outside``; every other candidate moves it everywhere); rounds of
 :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BATCH` items for all. Each is replayed
 (:func:`~primebench_tasks.evaluate.adaptive.replay`, its own calibration) on every replay panel of
 ``benchmarks/adaptive_replay.py`` — AutoJudger's AI2D and MMMU, the held-out VLMEvalKit records of
@@ -55,6 +58,7 @@ from primebench_tasks.evaluate.defaults import (  # noqa: E402
     ADAPTIVE_BANDWIDTHS,
     ADAPTIVE_PIRT_WEIGHTS,
     ADAPTIVE_RIDGE_ALPHA,
+    ADAPTIVE_SHIFTS,
     DEFAULT_ESTIMATOR,
 )
 from primebench_tasks.evaluate.estimators import make_estimator  # noqa: E402
@@ -66,12 +70,20 @@ SPLITS = (("random", (0, 1, 2)), ("frontier", (0,)))
 _LOCAL = {"ridge_alpha": ADAPTIVE_RIDGE_ALPHA, "bandwidth": ADAPTIVE_BANDWIDTHS[0]}
 _HALF = ADAPTIVE_PIRT_WEIGHTS[0]
 """p-IRT's weight in the local blend of every candidate but the weight's own."""
+_ALL = ADAPTIVE_SHIFTS[0]
+"""Where the point moves by its regime's median error, for every candidate but the shift's own:
+everywhere."""
 CANDIDATES = (
-    AdaptivePolicy("pirt", "fisher"),
-    AdaptivePolicy("blend", "fisher", ADAPTIVE_RIDGE_ALPHA),
-    AdaptivePolicy("regime_blend", "fisher", ADAPTIVE_RIDGE_ALPHA),
+    AdaptivePolicy("pirt", "fisher", shift=_ALL),
+    AdaptivePolicy("blend", "fisher", ADAPTIVE_RIDGE_ALPHA, shift=_ALL),
+    AdaptivePolicy("regime_blend", "fisher", ADAPTIVE_RIDGE_ALPHA, shift=_ALL),
     AdaptivePolicy(
-        "local_blend", "local", agreement=ADAPTIVE_AGREEMENTS[-1], pirt_weight=_HALF, **_LOCAL
+        "local_blend",
+        "local",
+        agreement=ADAPTIVE_AGREEMENTS[-1],
+        pirt_weight=_HALF,
+        shift=_ALL,
+        **_LOCAL,
     ),
     *(
         AdaptivePolicy(
@@ -81,6 +93,7 @@ CANDIDATES = (
             ridge_alpha=ADAPTIVE_RIDGE_ALPHA,
             bandwidth=h,
             pirt_weight=_HALF,
+            shift=_ALL,
         )
         for h in ADAPTIVE_BANDWIDTHS
         for g in ADAPTIVE_AGREEMENTS
@@ -91,9 +104,22 @@ CANDIDATES = (
             "regime",
             agreement=ADAPTIVE_AGREEMENTS[-1],
             pirt_weight=w,
+            shift=_ALL,
             **_LOCAL,
         )
         for w in ADAPTIVE_PIRT_WEIGHTS[1:]
+    ),
+    *(
+        AdaptivePolicy(
+            "regime_local",
+            "regime",
+            agreement=ADAPTIVE_AGREEMENTS[-1],
+            pirt_weight=w,
+            shift=shift,
+            **_LOCAL,
+        )
+        for w in ADAPTIVE_PIRT_WEIGHTS
+        for shift in ADAPTIVE_SHIFTS[1:]
     ),
 )
 """The policies compared (``label`` names them in the table)."""

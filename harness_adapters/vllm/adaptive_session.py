@@ -16,7 +16,8 @@ run asks exactly what an uninterrupted one would. With ``--ray`` the rounds go t
 (:class:`~harness_adapters.vllm.ray_runner.RayEnginePool`), each round's requests split over
 them; the engines start once, not per round.
 
-Output beside the records: ``adaptive.json`` (schema ``primebench.adaptive/1``) and
+Output beside the records: ``calibration/`` (each benchmark's interval calibration, replayed
+once per run and read back on a resume), ``adaptive.json`` (schema ``primebench.adaptive/1``) and
 ``adaptive.md``: per variant and benchmark the items asked, why the test stopped, the score on
 the items asked, the predicted full score with its 90 % interval, the placement regime and the
 predicted rank among the reference models; per variant the mean over benchmarks.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -88,9 +90,14 @@ class _Pool:
 
 
 def item_pools(
-    manifest: Mapping[str, Any], panels: Mapping[str, Panel], settings: AdaptiveSettings
+    manifest: Mapping[str, Any],
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    cache_dir: Path | None = None,
 ) -> list[_Pool]:
-    """Every suite benchmark's pool (refuses a benchmark whose panel holds no item content)."""
+    """Every suite benchmark's pool (refuses a benchmark whose panel holds no item content);
+    ``cache_dir``: where each test keeps its calibration (a resumed run reads it instead of
+    replaying it)."""
     pools = []
     for category, by_b in manifest_items(manifest).items():
         for b in by_b:
@@ -109,7 +116,11 @@ def item_pools(
                 )
             docs = [SuiteDoc(r["id"], b, category, r) for r in rows]
             bench = AdaptiveBenchmark(
-                Y, max_items=settings.max_items, batch=settings.round_size, level=settings.level
+                Y,
+                max_items=settings.max_items,
+                batch=settings.round_size,
+                level=settings.level,
+                cache_dir=cache_dir,
             )
             pools.append(_Pool(b, category, docs, bench))
     return pools
@@ -191,7 +202,8 @@ def run_adaptive(
         spec = _spec(req, adapters, plan)
         executor = vllm_executor(req, adapters, backend)
     assert spec is not None
-    pools = item_pools(req.suite, panels, settings)
+    # the calibration beside the records: a resumed run reads it instead of replaying it
+    pools = item_pools(req.suite, panels, settings, req.out / "calibration")
     req.out.mkdir(parents=True, exist_ok=True)
     policy = asdict(pools[0].bench.policy)  # one policy for every pool (item_pools' default)
     freeze_spec(req.out, {**spec, "adaptive": {**asdict(settings), "policy": policy}})

@@ -31,14 +31,25 @@ model, so the policy is scored without running one (``benchmarks/adaptive_replay
 
 from __future__ import annotations
 
+import json
+import os
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from primebench_tasks.data.io import (
+    atomic_write_text,
+    canonical_json,
+    content_hash,
+    json_scalar,
+    read_json_document,
+)
+from primebench_tasks.errors import InputError
 from primebench_tasks.evaluate.calibration import FRONTIER_FOLDS, FRONTIER_SHARE
 from primebench_tasks.evaluate.defaults import (
     ADAPTIVE_AGREEMENT,
@@ -51,6 +62,8 @@ from primebench_tasks.evaluate.defaults import (
     ADAPTIVE_PREDICTOR,
     ADAPTIVE_PREDICTORS,
     ADAPTIVE_RIDGE_ALPHA,
+    ADAPTIVE_SHIFT,
+    ADAPTIVE_SHIFTS,
     N_BOOT_VARIANTS,
 )
 from primebench_tasks.evaluate.local_gaussian import LocalGaussian
@@ -71,6 +84,11 @@ from primebench_tasks.select.irt import (
 
 BATCH = ADAPTIVE_BATCH
 LEVEL = ADAPTIVE_LEVEL
+
+CALIBRATION_SCHEMA = "primebench.adaptive_calibration/1"
+"""The stored calibration's schema (:attr:`AdaptiveBenchmark.calibration_file`); its version is
+raised when :func:`_calibration_runs` changes what it computes, so no run reads an older one's
+(the schema is part of :attr:`AdaptiveBenchmark.calibration_key`)."""
 
 RACE_UNIFORM_SHARE = 0.5
 """A race draws each item with probability (1 − ρ)/n + ρ·s_i/Σs (ρ = this share; s_i the
@@ -155,8 +173,9 @@ class AdaptivePolicy:
     (:data:`ADAPTIVE_PREDICTORS`), ``choice`` (:data:`ADAPTIVE_CHOICES`), the ridge penalty /
     local noise variance ``ridge_alpha``, and the local model's ``bandwidth`` and ``agreement``
     (:class:`~primebench_tasks.evaluate.local_gaussian.LocalGaussian`), and p-IRT's weight in
-    the local blend ``pirt_weight`` (in [0, 1]; the local kriging has the rest). The defaults are
-    the ones ``benchmarks/adaptive_choice.py`` chose."""
+    the local blend ``pirt_weight`` (in [0, 1]; the local kriging has the rest), and where the
+    calibrated point moves by its regime's median error, ``shift`` (:data:`ADAPTIVE_SHIFTS`).
+    The defaults are the ones ``benchmarks/adaptive_choice.py`` chose."""
 
     predictor: str = ADAPTIVE_PREDICTOR
     choice: str = ADAPTIVE_CHOICE
@@ -164,9 +183,12 @@ class AdaptivePolicy:
     bandwidth: float = ADAPTIVE_BANDWIDTH
     agreement: float = ADAPTIVE_AGREEMENT
     pirt_weight: float = ADAPTIVE_PIRT_WEIGHT
+    shift: str = ADAPTIVE_SHIFT
 
     def __post_init__(self) -> None:
         check_predictor(self.predictor)
+        if self.shift not in ADAPTIVE_SHIFTS:
+            raise ValueError(f"shift must be one of {ADAPTIVE_SHIFTS}, not {self.shift!r}")
         if not 0.0 <= self.pirt_weight <= 1.0:
             raise ValueError(f"pirt_weight must be in [0, 1], not {self.pirt_weight!r}")
         if self.choice not in ADAPTIVE_CHOICES:
@@ -179,11 +201,14 @@ class AdaptivePolicy:
 
     @property
     def label(self) -> str:
-        """A short name: ``<predictor> α=… [h=… λ=…] [w=…] / <choice>`` (w: p-IRT's weight in
-        the local blend, named where it is not ½)."""
+        """A short name: ``<predictor> α=… [h=… λ=…] [w=…] [shift=…] / <choice>`` (w: p-IRT's
+        weight in the local blend, named where it is not ½; shift named where it is not
+        ``all``)."""
         extra = f" h={self.bandwidth:g} λ={self.agreement:g}" if self.local else ""
         if self.predictor in ("local_blend", "regime_local") and self.pirt_weight != 0.5:
             extra += f" w={self.pirt_weight:g}"
+        if self.shift != "all":
+            extra += f" shift={self.shift}"
         alpha = f" α={self.ridge_alpha:g}" if self.predictor != "pirt" or self.local else ""
         return f"{self.predictor}{alpha}{extra} / {self.choice}"
 
@@ -441,6 +466,7 @@ class AdaptiveBenchmark:
         folds: int = 5,
         seed: int = 0,
         policy: AdaptivePolicy | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.policy = AdaptivePolicy() if policy is None else policy
         self.Y_ref = np.asarray(Y_ref, float)
@@ -452,13 +478,54 @@ class AdaptiveBenchmark:
         self.reference_full = self.procedure.full_fit
         self.counts = tuple(range(self.batch, self.max_items + 1, self.batch)) or (self.max_items,)
         self._folds, self._seed = int(folds), int(seed)
+        self.cache_dir = None if cache_dir is None else Path(cache_dir)
+
+    @cached_property
+    def calibration_key(self) -> str:
+        """What the calibration depends on, hashed (32 hex digits): the reference answers (NaN
+        included), the counts, the round size, the folds and their seed, the frontier folds, the
+        policy, :data:`CALIBRATION_SCHEMA` and the library's version."""
+        from primebench_tasks import __version__
+
+        finite = np.isfinite(self.Y_ref)
+        spec = {
+            "schema": CALIBRATION_SCHEMA,
+            "library": __version__,
+            "shape": list(self.Y_ref.shape),
+            "counts": list(self.counts),
+            "batch": self.batch,
+            "folds": self._folds,
+            "seed": self._seed,
+            "frontier_folds": FRONTIER_FOLDS,
+            "frontier_share": FRONTIER_SHARE,
+            "policy": asdict(self.policy),
+        }
+        data = (
+            json.dumps(spec, sort_keys=True).encode()
+            + np.packbits(finite).tobytes()
+            + np.where(finite, self.Y_ref, 0.0).astype("<f8").tobytes()
+        )
+        return content_hash(data, 32)
+
+    @property
+    def calibration_file(self) -> Path | None:
+        """Where the calibration is kept (``cache_dir``/``adaptive-calibration-<key>.json``,
+        canonical JSON of schema :data:`CALIBRATION_SCHEMA`), or None without a ``cache_dir``."""
+        if self.cache_dir is None:
+            return None
+        return self.cache_dir / f"adaptive-calibration-{self.calibration_key}.json"
 
     @cached_property
     def calibration(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The intervals' calibration: held-out errors (true − predicted) and placement regimes
         (R, len(counts)) of :func:`_calibration_runs`, and which rows (R,) come from a frontier
         fold. Replayed when first needed (the first :meth:`estimate` after ``batch`` answers),
-        not when the test is built: a race (:func:`race_variants`) needs only the 2PL."""
+        not when the test is built: a race (:func:`race_variants`) needs only the 2PL. With a
+        ``cache_dir`` it is read from :attr:`calibration_file` when there (a resumed run does not
+        replay it), else replayed and written there atomically."""
+        path = self.calibration_file
+        if path is not None and path.exists():
+            return self._read_calibration(path)
         errors, _, regimes, frontier = _calibration_runs(
             self.Y_ref,
             self.counts,
@@ -468,7 +535,60 @@ class AdaptiveBenchmark:
             FRONTIER_FOLDS,
             self.policy,
         )
+        if path is not None:
+            doc = {
+                "schema": CALIBRATION_SCHEMA,
+                "key": self.calibration_key,
+                "counts": list(self.counts),
+                "errors": [[json_scalar(x) for x in row] for row in errors],
+                "regimes": [[str(g) for g in row] for row in regimes],
+                "frontier": [bool(f) for f in frontier],
+            }
+            atomic_write_text(path, canonical_json(doc))
         return errors, regimes, frontier
+
+    def _read_calibration(self, path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        doc = read_json_document(path, "adaptive calibration", CALIBRATION_SCHEMA)
+        C = len(self.counts)
+        for field, want in (("key", self.calibration_key), ("counts", list(self.counts))):
+            if doc.get(field) != want:
+                raise InputError(
+                    f"adaptive calibration of other inputs ({field} {doc.get(field)!r}, expected "
+                    f"{want!r}); delete it to replay the calibration",
+                    file=str(path),
+                    field=field,
+                )
+        frontier = doc.get("frontier")
+        if not isinstance(frontier, list) or not all(isinstance(f, bool) for f in frontier):
+            raise InputError("not a list of true/false", file=str(path), field="frontier")
+        rows: dict[str, Any] = {}
+        for field, ok in (
+            ("errors", lambda x: x is None or isinstance(x, (int, float))),
+            ("regimes", lambda x: isinstance(x, str)),
+        ):
+            got = doc.get(field)
+            if not isinstance(got, list) or len(got) != len(frontier):
+                raise InputError(
+                    f"expected {len(frontier)} rows (one per held-out model)",
+                    file=str(path),
+                    field=field,
+                )
+            for r, row in enumerate(got):
+                if not isinstance(row, list) or len(row) != C or not all(map(ok, row)):
+                    raise InputError(
+                        f"expected {C} values of the right type",
+                        file=str(path),
+                        row=f"{field}[{r}]",
+                        field=field,
+                    )
+            rows[field] = got
+        errors = np.array(
+            [[np.nan if x is None else float(x) for x in row] for row in rows["errors"]], float
+        ).reshape(len(frontier), C)
+        regimes = np.empty((len(frontier), C), dtype=object)
+        for r, row in enumerate(rows["regimes"]):
+            regimes[r, :] = row
+        return errors, regimes, np.array(frontier, bool)
 
     def next_items(
         self,
@@ -540,8 +660,10 @@ class AdaptiveBenchmark:
                 # (replay: 58-72 % coverage at stop, against 100 % with the hull)
                 plo, phi = conformal(pred, pooled, self.level)
                 lo, hi = max(0.0, min(lo, plo)), min(1.0, max(hi, phi))
-                # the point moves by the regime's median error: the predictor's bias there
-                pred = float(np.clip(pred + np.median(errs), lo, hi))
+                # the point moves by the regime's median error — the predictor's bias there —
+                # everywhere, or (shift "outside") only at the top or beyond the panel
+                moves = self.policy.shift == "all" or regime != "interior"
+                pred = float(np.clip(pred + (np.median(errs) if moves else 0.0), lo, hi))
         rank = 1 + float((ref > pred).sum())
         rank_lo = 1 + float((ref > hi).sum()) if np.isfinite(hi) else 1.0
         rank_hi = 1 + float((ref > lo).sum()) if np.isfinite(lo) else float(len(ref) + 1)

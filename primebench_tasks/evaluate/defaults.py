@@ -66,6 +66,13 @@ ADAPTIVE_PIRT_WEIGHTS = (0.5, 0.25)
 """p-IRT's weights in the local blend (the rest the local model's kriging) that the choice
 procedure tries."""
 
+ADAPTIVE_SHIFTS = ("all", "outside")
+"""Where an adaptive prediction moves by the median calibration error of its placement regime
+(:meth:`primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.estimate`), as the choice procedure
+tries: ``all`` (everywhere) or ``outside`` (only at the top of the reference panel or beyond
+it, where the frontier folds' shortfall is the predictor's bias; inside it the random folds'
+median error is of the size of its own noise)."""
+
 ADAPTIVE_RIDGE_ALPHAS = (3.0, 10.0, 30.0)
 """The ridge penalties the choice procedure tries (on 0/1 answers, centred)."""
 
@@ -88,3 +95,7 @@ ADAPTIVE_AGREEMENT = 0.15
 ADAPTIVE_PIRT_WEIGHT = 0.25
 """p-IRT's weight in the local blend, ``local_blend`` and ``regime_local`` inside the panel
 (chosen with :data:`ADAPTIVE_PREDICTOR`)."""
+
+ADAPTIVE_SHIFT = "all"
+"""Where the prediction moves by its regime's median calibration error (one of
+:data:`ADAPTIVE_SHIFTS`; chosen with :data:`ADAPTIVE_PREDICTOR`)."""

@@ -70,9 +70,10 @@ def _ask(bench, y, rounds, asked=None, answers=None):
     return asked, answers, order
 
 
+@pytest.mark.parametrize("shift", ["all", "outside"])
 @pytest.mark.parametrize("strong", [False, True])
 @pytest.mark.parametrize("predictor", ["pirt", "regime_blend"])
-def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong):
+def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong, shift):
     from primebench_tasks.evaluate.adaptive import (
         AdaptiveBenchmark,
         AdaptivePolicy,
@@ -91,7 +92,7 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong)
     ref, y = X[:60], X[70]
     if strong:  # above every reference model: placed by the frontier folds' errors
         y = np.where(np.arange(X.shape[1]) % 25 == 0, 0.0, 1.0)
-    policy = AdaptivePolicy(predictor, "fisher")
+    policy = AdaptivePolicy(predictor, "fisher", shift=shift)
     bench = AdaptiveBenchmark(ref, max_items=30, batch=5, policy=policy)
     asked, answers, _ = _ask(bench, y, 4)  # 20 items
     est = bench.estimate(answers, asked)
@@ -124,7 +125,11 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong)
     assert est.count == 20 and est.regime == regime
     assert (regime != "interior") == strong
     assert np.isclose(est.lo, max(0, lo[0])) and np.isclose(est.hi, min(1, hi[0]))
-    assert np.isclose(est.predicted, np.clip(raw + np.median(errs), est.lo, est.hi))
+    # the point moves by the regime's median error: everywhere, or only outside the panel
+    moved = raw + np.median(errs) if shift == "all" or strong else raw
+    assert np.isclose(est.predicted, np.clip(moved, est.lo, est.hi))
+    if shift == "outside" and not strong:
+        assert np.median(errs) != 0 and est.predicted == pytest.approx(raw)
     assert est.rank == 1 + (full > est.predicted).sum() and est.n_reference == 60
     assert est.rank_lo <= est.rank <= est.rank_hi
 
@@ -226,3 +231,60 @@ def test_race_separates_distinct_variants_and_stops():
     )  # fmt: skip
     assert not r2.verdict["fully_ordered"] and r2.reason == "item budget (30 per benchmark) spent"
     assert len(r2.draws[0]) == 30 and len(r2.asked[0]) <= 30  # 6 rounds of 5 draws
+
+
+def test_calibration_is_kept_and_read_back_not_replayed(tmp_path, monkeypatch):
+    import primebench_tasks.evaluate.adaptive as adaptive
+    from primebench_tasks.errors import InputError
+
+    X = _sim(M=40, n=60)
+    X[3, 7] = np.nan  # a missing reference answer is part of the inputs
+    kw = {"max_items": 20, "batch": 5}
+    first = adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw)
+    errors, regimes, frontier = first.calibration
+    path = first.calibration_file
+    assert path is not None and path.parent == tmp_path / "a" and path.exists()
+    assert errors.shape == (len(frontier), len(first.counts)) and frontier.any()
+    # the same inputs elsewhere: the same bytes (canonical JSON, no timestamps)
+    again = adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "b", **kw)
+    again.calibration  # noqa: B018
+    assert again.calibration_file is not None
+    assert again.calibration_file.read_bytes() == path.read_bytes()
+
+    # a resumed run reads it: the replay is not run, the arrays are the same, bit for bit
+    def refuse(*_a, **_k):
+        raise AssertionError("the calibration was replayed")
+
+    monkeypatch.setattr(adaptive, "_calibration_runs", refuse)
+    back = adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw)
+    e2, r2, f2 = back.calibration
+    assert np.array_equal(e2, errors, equal_nan=True) and (f2 == frontier).all()
+    assert r2.dtype == object and (r2 == regimes).all()
+    y = X[5]
+    asked = np.zeros(60, bool)
+    asked[:10] = True
+    ans = np.where(asked, y, np.nan)
+    assert back.estimate(ans, asked) == first.estimate(ans, asked)
+
+    # other inputs, other file: the policy, the round size, one reference answer
+    other = [
+        adaptive.AdaptiveBenchmark(
+            X, cache_dir=tmp_path / "a", policy=adaptive.AdaptivePolicy(shift="outside"), **kw
+        ),
+        adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", max_items=20, batch=10),
+        adaptive.AdaptiveBenchmark(
+            np.where(np.arange(60) == 8, 1 - X, X), cache_dir=tmp_path, **kw
+        ),
+    ]
+    keys = {b.calibration_key for b in other} | {first.calibration_key}
+    assert len(keys) == 4
+
+    # a damaged file is refused, naming the file and the field
+    text = path.read_text()
+    path.write_text(text.replace('"frontier": [', '"frontier": [1, ', 1))
+    with pytest.raises(InputError, match="field 'frontier'") as exc:
+        adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw).calibration  # noqa: B018
+    assert str(path) in str(exc.value)
+    path.write_text(text.replace('"errors": [\n    [\n', '"errors": [\n    [\n      "x",\n', 1))
+    with pytest.raises(InputError, match=r"row errors\[0\], field 'errors'"):
+        adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw).calibration  # noqa: B018

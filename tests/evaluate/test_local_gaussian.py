@@ -112,16 +112,21 @@ def test_policy_checks_and_labels():
         AdaptivePolicy(predictor="median")
     with pytest.raises(ValueError, match="bandwidth must be > 0"):
         _local(np.eye(3), bandwidth=0.0)
-    assert AdaptivePolicy("pirt", "fisher").label == "pirt / fisher"
-    assert AdaptivePolicy("blend", "fisher", 10.0).label == "blend α=10 / fisher"
-    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.5).label == (
+    assert AdaptivePolicy("pirt", "fisher", shift="all").label == "pirt / fisher"
+    assert AdaptivePolicy("blend", "fisher", 10.0, shift="all").label == "blend α=10 / fisher"
+    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.5, "all").label == (
         "regime_local α=10 h=0.5 λ=0.15 / regime"
     )
-    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.25).label == (
+    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.25, "all").label == (
         "regime_local α=10 h=0.5 λ=0.15 w=0.25 / regime"
+    )
+    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.25, "outside").label == (
+        "regime_local α=10 h=0.5 λ=0.15 w=0.25 shift=outside / regime"
     )
     with pytest.raises(ValueError, match="pirt_weight must be in"):
         AdaptivePolicy(pirt_weight=1.5)
+    with pytest.raises(ValueError, match="shift must be one of"):
+        AdaptivePolicy(shift="inside")
 
 
 def test_local_blend_weighs_pirt_and_the_kriging_by_hand():

@@ -94,7 +94,9 @@ def test_adaptive_run_asks_the_pool_in_rounds_and_reports(setup, mathvision, tmp
     assert len(recs) == 30 and {r["model"] for r in recs} == {"m"}
 
 
-def test_resumed_run_asks_what_an_uninterrupted_run_asks(setup, mathvision, tmp_path):
+def test_resumed_run_asks_what_an_uninterrupted_run_asks(setup, mathvision, tmp_path, monkeypatch):
+    import primebench_tasks.evaluate.adaptive as adaptive
+
     model, panels, suite = setup
     straight = RecordedModel(mathvision, HELD)
     run_adaptive(
@@ -108,6 +110,15 @@ def test_resumed_run_asks_what_an_uninterrupted_run_asks(setup, mathvision, tmp_
         _req(model, suite, tmp_path / "b"), panels, AdaptiveSettings(None, 40, 5), backend=second
     )
     assert first.asked + second.asked == straight.asked  # none twice, same order
+    # each budget's calibration is kept beside the records, and read back on a resume
+    kept = sorted((tmp_path / "b" / "calibration").glob("adaptive-calibration-*.json"))
+    assert len(kept) == 2  # budgets 15 and 40: other counts, other calibrations
+    assert {p.name for p in (tmp_path / "a" / "calibration").iterdir()} <= {p.name for p in kept}
+
+    def replayed(*_a, **_k):
+        raise AssertionError("a resumed run replayed the calibration")
+
+    monkeypatch.setattr(adaptive, "_calibration_runs", replayed)
     again = RecordedModel(mathvision, HELD)
     run_adaptive(
         _req(model, suite, tmp_path / "b"), panels, AdaptiveSettings(None, 40, 5), backend=again
