@@ -68,6 +68,7 @@ from primebench_tasks.evaluate.defaults import (
 )
 from primebench_tasks.evaluate.local_gaussian import LocalGaussian
 from primebench_tasks.evaluate.placement import (
+    REGIMES,
     conformal_bounds,
     placement_regime,
     regime_residuals,
@@ -563,8 +564,8 @@ class AdaptiveBenchmark:
             raise InputError("not a list of true/false", file=str(path), field="frontier")
         rows: dict[str, Any] = {}
         for field, ok in (
-            ("errors", lambda x: x is None or isinstance(x, (int, float))),
-            ("regimes", lambda x: isinstance(x, str)),
+            ("errors", lambda x: x is None or type(x) in (int, float)),
+            ("regimes", lambda x: x in ("", *REGIMES)),  # "": no fitting model to place among
         ):
             got = doc.get(field)
             if not isinstance(got, list) or len(got) != len(frontier):

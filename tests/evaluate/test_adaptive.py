@@ -288,3 +288,6 @@ def test_calibration_is_kept_and_read_back_not_replayed(tmp_path, monkeypatch):
     path.write_text(text.replace('"errors": [\n    [\n', '"errors": [\n    [\n      "x",\n', 1))
     with pytest.raises(InputError, match=r"row errors\[0\], field 'errors'"):
         adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw).calibration  # noqa: B018
+    path.write_text(text.replace('"interior"', '"inside"', 1))  # not a placement regime
+    with pytest.raises(InputError, match="field 'regimes'"):
+        adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw).calibration  # noqa: B018
