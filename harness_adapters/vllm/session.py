@@ -137,6 +137,14 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
                     f"{out}: adapter {name} was run from {old['adapters'][name]}"
                     f", now {a}; give it another name"
                 )
+        # an adaptive run's items were chosen by its policy: another one (a later version's
+        # default) would not ask what the interrupted run would have asked
+        was, now = ((d.get("adaptive") or {}).get("policy") for d in (old, spec))
+        if was is not None and now is not None and was != now:
+            raise BackendError(
+                f"{out} holds an adaptive run under the policy {was!r}, this one's is {now!r}; "
+                "use another --out"
+            )
         spec = {**spec, "adapters": {**old["adapters"], **spec["adapters"]}}
     atomic_write_text(path, canonical_json(spec))
 

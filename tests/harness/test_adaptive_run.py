@@ -126,6 +126,25 @@ def test_resumed_run_asks_what_an_uninterrupted_run_asks(setup, mathvision, tmp_
     assert again.asked == []  # all done: nothing is asked
 
 
+def test_a_run_under_another_policy_is_not_resumed(setup, mathvision, tmp_path):
+    from harness_adapters.vllm.backends import BackendError
+
+    model, panels, suite = setup
+    out = tmp_path / "p"
+    settings = AdaptiveSettings(None, 10, 5)
+    run_adaptive(_req(model, suite, out), panels, settings, backend=RecordedModel(mathvision, HELD))
+    # as if the run had been started by a version whose default policy was another
+    spec = json.loads((out / "run_spec.json").read_text())
+    spec["adaptive"]["policy"]["pirt_weight"] = 0.5
+    (out / "run_spec.json").write_text(json.dumps(spec))
+    backend = RecordedModel(mathvision, HELD)
+    with pytest.raises(BackendError, match="holds an adaptive run under the policy"):
+        run_adaptive(
+            _req(model, suite, out), panels, AdaptiveSettings(None, 20, 5), backend=backend
+        )
+    assert backend.asked == []
+
+
 def test_a_wide_target_stops_after_the_first_round(setup, mathvision, tmp_path):
     model, panels, suite = setup
     backend = RecordedModel(mathvision, HELD)
