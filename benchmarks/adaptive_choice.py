@@ -98,18 +98,7 @@ CANDIDATES = (
         for h in ADAPTIVE_BANDWIDTHS
         for g in ADAPTIVE_AGREEMENTS
     ),
-    *(
-        AdaptivePolicy(
-            "regime_local",
-            "regime",
-            agreement=ADAPTIVE_AGREEMENTS[-1],
-            pirt_weight=w,
-            shift=_ALL,
-            **_LOCAL,
-        )
-        for w in ADAPTIVE_PIRT_WEIGHTS[1:]
-    ),
-    *(
+    *(  # every other weight and shift at h = 0.5, λ = 0.15 (½ and "all" are the grid's above)
         AdaptivePolicy(
             "regime_local",
             "regime",
@@ -118,8 +107,9 @@ CANDIDATES = (
             shift=shift,
             **_LOCAL,
         )
+        for shift in ADAPTIVE_SHIFTS
         for w in ADAPTIVE_PIRT_WEIGHTS
-        for shift in ADAPTIVE_SHIFTS[1:]
+        if (w, shift) != (_HALF, _ALL)
     ),
 )
 """The policies compared (``label`` names them in the table)."""

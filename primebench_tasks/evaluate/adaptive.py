@@ -586,9 +586,7 @@ class AdaptiveBenchmark:
         errors = np.array(
             [[np.nan if x is None else float(x) for x in row] for row in rows["errors"]], float
         ).reshape(len(frontier), C)
-        regimes = np.empty((len(frontier), C), dtype=object)
-        for r, row in enumerate(rows["regimes"]):
-            regimes[r, :] = row
+        regimes = np.array(rows["regimes"], dtype=object).reshape(len(frontier), C)
         return errors, regimes, np.array(frontier, bool)
 
     def next_items(
