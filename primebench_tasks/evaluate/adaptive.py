@@ -86,10 +86,21 @@ from primebench_tasks.select.irt import (
 BATCH = ADAPTIVE_BATCH
 LEVEL = ADAPTIVE_LEVEL
 
-CALIBRATION_SCHEMA = "primebench.adaptive_calibration/1"
+CALIBRATION_SCHEMA = "primebench.adaptive_calibration/2"
 """The stored calibration's schema (:attr:`AdaptiveBenchmark.calibration_file`); its version is
 raised when :func:`_calibration_runs` changes what it computes, so no run reads an older one's
-(the schema is part of :attr:`AdaptiveBenchmark.calibration_key`)."""
+(the schema is part of :attr:`AdaptiveBenchmark.calibration_key`). Version 2: the errors are
+rounded to :data:`CALIBRATION_DECIMALS`."""
+
+CALIBRATION_DECIMALS = 7
+"""The calibration's errors are rounded to this many decimals, in memory and in the kept file
+alike: they come from a 2PL fit, MAP abilities and linear solves whose last bits depend on the
+BLAS kernel, so unrounded the kept file had other bytes on another CPU. Measured on the five
+replay panels' calibrations (22,680 errors; OpenBLAS's native kernel against Sandybridge): 16,949
+differ, by up to 1.6e-11; an error crosses a rounding boundary with probability |δ|/10⁻⁷, so the
+expected number of changed values in all five files is Σ|δ|/10⁻⁷ = 0.03 (at 8 decimals 0.3 — one
+did change —, at 9 decimals 3.1). 1e-7 is far below the intervals' widths (≥ 0.05) and the
+report's precision (6 decimals)."""
 
 RACE_UNIFORM_SHARE = 0.5
 """A race draws each item with probability (1 − ρ)/n + ρ·s_i/Σs (ρ = this share; s_i the
@@ -536,6 +547,7 @@ class AdaptiveBenchmark:
             FRONTIER_FOLDS,
             self.policy,
         )
+        errors = np.round(errors, CALIBRATION_DECIMALS)
         if path is not None:
             doc = {
                 "schema": CALIBRATION_SCHEMA,

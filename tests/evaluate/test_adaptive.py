@@ -233,6 +233,31 @@ def test_race_separates_distinct_variants_and_stops():
     assert len(r2.draws[0]) == 30 and len(r2.asked[0]) <= 30  # 6 rounds of 5 draws
 
 
+def test_kept_calibration_does_not_carry_the_blas_kernels_last_bits(tmp_path, monkeypatch):
+    """Another CPU's BLAS kernel moves the replayed errors by ~1e-12 (OpenBLAS's native kernel
+    against Sandybridge: up to 1.6e-11 on the replay panels); rounded to CALIBRATION_DECIMALS, the kept file has the same
+    bytes, and the errors used in memory are the rounded ones a resume reads back."""
+    import primebench_tasks.evaluate.adaptive as adaptive
+
+    X = _sim(M=40, n=60)
+    kw = {"max_items": 20, "batch": 5}
+    first = adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw)
+    errors = first.calibration[0]
+    assert first.calibration_file is not None
+    assert np.array_equal(errors, np.round(errors, adaptive.CALIBRATION_DECIMALS), equal_nan=True)
+    real = adaptive._calibration_runs
+
+    def other_kernel(*a, **k):
+        e, p, g, f = real(*a, **k)
+        return e + 4e-12 * np.cos(np.arange(e.size)).reshape(e.shape), p, g, f
+
+    monkeypatch.setattr(adaptive, "_calibration_runs", other_kernel)
+    second = adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "b", **kw)
+    assert np.array_equal(second.calibration[0], errors, equal_nan=True)
+    assert second.calibration_file is not None
+    assert second.calibration_file.read_bytes() == first.calibration_file.read_bytes()
+
+
 def test_calibration_is_kept_and_read_back_not_replayed(tmp_path, monkeypatch):
     import primebench_tasks.evaluate.adaptive as adaptive
     from primebench_tasks.errors import InputError
@@ -291,3 +316,42 @@ def test_calibration_is_kept_and_read_back_not_replayed(tmp_path, monkeypatch):
     path.write_text(text.replace('"interior"', '"inside"', 1))  # not a placement regime
     with pytest.raises(InputError, match="field 'regimes'"):
         adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw).calibration  # noqa: B018
+
+
+_KEPT_CALIBRATION_HASH = """
+import hashlib, sys, tempfile
+import numpy as np
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark
+Y = Panel.load_default("autojudger").matrix("MMMU_DEV_VAL").astype(float)
+with tempfile.TemporaryDirectory() as d:
+    bench = AdaptiveBenchmark(Y[np.isfinite(Y).any(axis=1)], max_items=50, cache_dir=d)
+    bench.calibration
+    print(hashlib.sha256(bench.calibration_file.read_bytes()).hexdigest())
+"""
+
+
+@pytest.mark.slow  # three replays of MMMU's calibration (~8 s each)
+def test_kept_calibration_is_the_same_bytes_under_every_blas_kernel():
+    """The real panel's kept calibration (MMMU, 169 models: three quarters of its unrounded errors
+    differ, by up to 9e-12, between the native and Sandybridge kernels) has the same bytes under the machine's
+    own OpenBLAS kernel and forced Haswell and Sandybridge ones."""
+    import os
+    import subprocess
+    import sys
+
+    digests = {}
+    for kernel in ("native", "Haswell", "Sandybridge"):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+        if kernel != "native":
+            env["OPENBLAS_CORETYPE"] = kernel
+        r = subprocess.run(
+            [sys.executable, "-c", _KEPT_CALIBRATION_HASH],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        digests[kernel] = r.stdout.strip()
+    assert len(set(digests.values())) == 1, digests
