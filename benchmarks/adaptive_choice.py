@@ -1,7 +1,7 @@
 """How the adaptive test's policy — item choice and predictor — was chosen (issue #29): a committed
 procedure with leave-one-panel-out evidence, as for the selector.
 
-    python benchmarks/adaptive_choice.py            # replay every candidate (~30 min, 2 cores)
+    python benchmarks/adaptive_choice.py            # replay every candidate (~29 min, 2 cores)
     python benchmarks/adaptive_choice.py --render   # the table from the committed CSV
 
 Candidates (:data:`CANDIDATES`, :class:`~primebench_tasks.evaluate.adaptive.AdaptivePolicy`):
@@ -19,7 +19,11 @@ with p-IRT's weight in the local blend lowered from ½ to each other weight of
 :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_PIRT_WEIGHTS` (more of the kriging), and at
 each of these weights with the calibrated point moved by its regime's median error only at the
 top of the panel or beyond it (:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_SHIFTS`:
-``outside``; every other candidate moves it everywhere); rounds of
+``outside``; every other candidate moves it everywhere); and at h = 0.5, λ = 0.15, w = ¼ with each
+other α of :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_RIDGE_ALPHAS` — the local model's
+noise variance and the blend's ridge penalty at the top or beyond the panel (10 for every other
+candidate; the candidates before these are the earlier rounds' and come first, in their order, so
+their rows repeat, to the CSV's precision); rounds of
 :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BATCH` items for all. Each is replayed
 (:func:`~primebench_tasks.evaluate.adaptive.replay`, its own calibration) on every replay panel of
 ``benchmarks/adaptive_replay.py`` — AutoJudger's AI2D and MMMU, the held-out VLMEvalKit records of
@@ -57,7 +61,7 @@ from primebench_tasks.evaluate.defaults import (  # noqa: E402
     ADAPTIVE_AGREEMENTS,
     ADAPTIVE_BANDWIDTHS,
     ADAPTIVE_PIRT_WEIGHTS,
-    ADAPTIVE_RIDGE_ALPHA,
+    ADAPTIVE_RIDGE_ALPHAS,
     ADAPTIVE_SHIFTS,
     DEFAULT_ESTIMATOR,
 )
@@ -67,7 +71,10 @@ from primebench_tasks.select.default import DEFAULT_SELECTOR  # noqa: E402
 from primebench_tasks.select.registry import SELECTORS, SelectorContext  # noqa: E402
 
 SPLITS = (("random", (0, 1, 2)), ("frontier", (0,)))
-_LOCAL = {"ridge_alpha": ADAPTIVE_RIDGE_ALPHA, "bandwidth": ADAPTIVE_BANDWIDTHS[0]}
+_ALPHA = ADAPTIVE_RIDGE_ALPHAS[1]
+"""The ridge penalty / local noise variance α of every candidate but α's own (10: the Fisher-choice
+predictors' chosen penalty in an earlier round of this procedure — git history)."""
+_LOCAL = {"ridge_alpha": _ALPHA, "bandwidth": ADAPTIVE_BANDWIDTHS[0]}
 _HALF = ADAPTIVE_PIRT_WEIGHTS[0]
 """p-IRT's weight in the local blend of every candidate but the weight's own."""
 _ALL = ADAPTIVE_SHIFTS[0]
@@ -75,8 +82,8 @@ _ALL = ADAPTIVE_SHIFTS[0]
 everywhere."""
 CANDIDATES = (
     AdaptivePolicy("pirt", "fisher", shift=_ALL),
-    AdaptivePolicy("blend", "fisher", ADAPTIVE_RIDGE_ALPHA, shift=_ALL),
-    AdaptivePolicy("regime_blend", "fisher", ADAPTIVE_RIDGE_ALPHA, shift=_ALL),
+    AdaptivePolicy("blend", "fisher", _ALPHA, shift=_ALL),
+    AdaptivePolicy("regime_blend", "fisher", _ALPHA, shift=_ALL),
     AdaptivePolicy(
         "local_blend",
         "local",
@@ -90,7 +97,7 @@ CANDIDATES = (
             "regime_local",
             "regime",
             agreement=g,
-            ridge_alpha=ADAPTIVE_RIDGE_ALPHA,
+            ridge_alpha=_ALPHA,
             bandwidth=h,
             pirt_weight=_HALF,
             shift=_ALL,
@@ -110,6 +117,19 @@ CANDIDATES = (
         for shift in ADAPTIVE_SHIFTS
         for w in ADAPTIVE_PIRT_WEIGHTS
         if (w, shift) != (_HALF, _ALL)
+    ),
+    *(  # every other α at h = 0.5, λ = 0.15, w = ¼, shift everywhere
+        AdaptivePolicy(
+            "regime_local",
+            "regime",
+            ridge_alpha=a,
+            bandwidth=ADAPTIVE_BANDWIDTHS[0],
+            agreement=ADAPTIVE_AGREEMENTS[-1],
+            pirt_weight=ADAPTIVE_PIRT_WEIGHTS[-1],
+            shift=_ALL,
+        )
+        for a in ADAPTIVE_RIDGE_ALPHAS
+        if a != _ALPHA
     ),
 )
 """The policies compared (``label`` names them in the table)."""

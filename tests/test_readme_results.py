@@ -137,6 +137,13 @@ def test_adaptive_replay_table_is_rendered_from_the_committed_csv():
     assert {"random", "frontier"} <= set(df["protocol"]) and set(df["items"]) == {25, 50, 100}
 
 
+def test_coverage_noise_is_the_binomial_range_by_hand():
+    """Binomial(10, 0.9): P(X ≤ 6) = 0.013 < 5 % ≤ P(X ≤ 7) = 0.070, P(X ≤ 9) = 1 − 0.9¹⁰ =
+    0.651 < 95 %: the range is 7/10–10/10."""
+    mod = _script("adaptive_replay")
+    assert mod.coverage_noise(10) == (0.7, 1.0)
+
+
 def test_adaptive_predictor_is_the_one_the_committed_procedure_chooses():
     """benchmarks/adaptive_choice.py: the table is rendered from its committed CSV, and the
     library's default policy is the candidate the procedure chooses on all panels."""

@@ -73,15 +73,17 @@ tries: ``all`` (everywhere) or ``outside`` (only at the top of the reference pan
 it, where the frontier folds' shortfall is the predictor's bias; inside it the random folds'
 median error is of the size of its own noise)."""
 
-ADAPTIVE_RIDGE_ALPHAS = (3.0, 10.0, 30.0)
-"""The ridge penalties the choice procedure tries (on 0/1 answers, centred)."""
+ADAPTIVE_RIDGE_ALPHAS = (3.0, 10.0, 30.0, 100.0)
+"""The ridge penalties / local noise variances α the choice procedure tries (on 0/1 answers,
+centred): 10 for every candidate, the others with the local model at h = 0.5, λ = 0.15, w = ¼."""
 
 ADAPTIVE_PREDICTOR = "regime_local"
 """The default predictor, chosen with :data:`ADAPTIVE_RIDGE_ALPHA` by
 ``benchmarks/adaptive_choice.py`` (leave-one-panel-out over the replay panels; docs/results.md)."""
 
-ADAPTIVE_RIDGE_ALPHA = 10.0
-"""The default predictor's ridge penalty — the local model's noise variance α (chosen with it)."""
+ADAPTIVE_RIDGE_ALPHA = 30.0
+"""The default predictor's ridge penalty — the local model's noise variance α (chosen with it;
+10 before α itself was in the choice's grid)."""
 
 ADAPTIVE_CHOICE = "regime"
 """The default item choice (chosen with :data:`ADAPTIVE_PREDICTOR`)."""
