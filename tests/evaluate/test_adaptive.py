@@ -6,6 +6,7 @@ import pytest
 
 from primebench_tasks.evaluate.adaptive import conformal, information, predict_full, replay
 from primebench_tasks.select.irt import IRT2PL
+from tests.fixtures.blas import BLAS_KERNELS, kernel_env
 from tests.fixtures.irt import simulate_2pl
 
 
@@ -235,8 +236,9 @@ def test_race_separates_distinct_variants_and_stops():
 
 def test_kept_calibration_does_not_carry_the_blas_kernels_last_bits(tmp_path, monkeypatch):
     """Another CPU's BLAS kernel moves the replayed errors by ~1e-12 (OpenBLAS's native kernel
-    against Sandybridge: up to 1.6e-11 on the replay panels); rounded to CALIBRATION_DECIMALS, the kept file has the same
-    bytes, and the errors used in memory are the rounded ones a resume reads back."""
+    against Sandybridge: up to 1.6e-11 on the replay panels); rounded to CALIBRATION_DECIMALS,
+    the kept file has the same bytes, and the errors used in memory are the rounded ones a resume
+    reads back."""
     import primebench_tasks.evaluate.adaptive as adaptive
 
     X = _sim(M=40, n=60)
@@ -333,21 +335,17 @@ with tempfile.TemporaryDirectory() as d:
 
 @pytest.mark.slow  # three replays of MMMU's calibration (~8 s each)
 def test_kept_calibration_is_the_same_bytes_under_every_blas_kernel():
-    """The real panel's kept calibration (MMMU, 169 models: three quarters of its unrounded errors
-    differ, by up to 9e-12, between the native and Sandybridge kernels) has the same bytes under the machine's
-    own OpenBLAS kernel and forced Haswell and Sandybridge ones."""
-    import os
+    """The real panel's kept calibration (MMMU, 169 models: at 100 items three quarters of its
+    unrounded errors differ, by up to 9e-12, between the native and Sandybridge kernels) has the
+    same bytes under the machine's own OpenBLAS kernel and forced Haswell and Sandybridge ones."""
     import subprocess
     import sys
 
     digests = {}
-    for kernel in ("native", "Haswell", "Sandybridge"):
-        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
-        if kernel != "native":
-            env["OPENBLAS_CORETYPE"] = kernel
+    for kernel in BLAS_KERNELS:
         r = subprocess.run(
             [sys.executable, "-c", _KEPT_CALIBRATION_HASH],
-            env=env,
+            env=kernel_env(kernel),
             capture_output=True,
             text=True,
             timeout=300,
