@@ -6,6 +6,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -135,6 +136,20 @@ def test_adaptive_replay_table_is_rendered_from_the_committed_csv():
     assert text == (RESULTS / "adaptive_replay.md").read_text("utf-8")
     assert _readme_block("adaptive-replay") == text
     assert {"random", "frontier"} <= set(df["protocol"]) and set(df["items"]) == {25, 50, 100}
+
+
+def test_ratio_range_is_the_paired_bootstrap_by_hand():
+    """Equal errors: every resample's ratio is 1. One split, adaptive (1, 0) and static (1, 1):
+    a resample's ratio is 1, ½ or 0 with probability ¼, ½, ¼, so its 5 % and 95 % quantiles
+    are 0 and 1. Two splits drawn within each: split a's errors (1, 1) / (1, 1), split b's
+    (0, 0) / (1, 1) — every resample keeps two rows of each, so the ratio is always 2/4 (drawn
+    across splits it would range over 0–1)."""
+    mod = _script("adaptive_replay")
+    one = np.zeros(4)
+    assert mod.ratio_range([0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.3, 0.4], one) == (1.0, 1.0)
+    assert mod.ratio_range([1.0, 0.0], [1.0, 1.0], np.zeros(2)) == (0.0, 1.0)
+    split = np.array(["a", "a", "b", "b"])
+    assert mod.ratio_range([1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0], split) == (0.5, 0.5)
 
 
 def test_coverage_noise_is_the_binomial_range_by_hand():
