@@ -127,6 +127,29 @@ def _content_in_panel(panel: Panel, benchmark: str, upstream_task: str | None) -
     return bool(items["image_ref"].notna().any()) or (upstream_task or "") not in VERIFIED_UPSTREAM
 
 
+def pool_documents(
+    panel: Panel,
+    benchmark: str,
+    category: str,
+    task: str | None = None,
+    data: Mapping[str, str | Path] | None = None,
+) -> list[SuiteDoc]:
+    """Every item of ``benchmark`` in ``panel`` as a document, in the panel's item order (its
+    score matrix's columns): an adaptive test's item pool. From the panel when it holds the
+    items' content, else from the upstream lmms-eval ``task``'s dataset (``data``, as
+    :func:`suite_docs`), which must hold every one of them (a missing one is refused, named)."""
+    if _content_in_panel(panel, benchmark, task):
+        return [SuiteDoc(r["id"], benchmark, category, r) for r in benchmark_rows(panel, benchmark)]
+    from harness_adapters.lmms_eval.upstream_docs import upstream_documents
+
+    ids = [str(i) for i in panel.item_ids(benchmark)]
+    found = upstream_documents(benchmark, ids, task, panel.name, data)
+    return [
+        SuiteDoc(i, benchmark, category, row, source)
+        for i, (row, source) in zip(ids, found, strict=True)
+    ]
+
+
 def suite_docs(
     manifest: Mapping[str, Any],
     panel: Panel | Mapping[str, Panel],

@@ -6,8 +6,11 @@ predicted full-benchmark score is known to ``--target-width`` (90 % interval) or
 variance reduction inside the reference panel, Fluid Benchmarking's maximum Fisher information
 above it; intervals calibrated on the reference panel, Mondrian by placement regime).
 
-The item pool is every item of each suite benchmark that its reference panel holds with content
-(question, answer, image), not only the static suite's items. A round sends, per variant, one
+The item pool is every item of each suite benchmark in its reference panel, not only the static
+suite's items: asked from the panel's content (question, answer, image), or — the flagship's
+MathVista, MMMU and BLINK, whose panels hold ids or text without images — from the upstream
+lmms-eval dataset (``--dataset TASK=DIR``, else the hub) by the upstream task's own prompt and
+scorer, as the static run asks them. A round sends, per variant, one
 batch to the engine: ``--round-size`` items of every benchmark still open for it. Records are
 the static runner's (``records.jsonl``, one line per (variant, benchmark, item)), so a killed run
 resumes item by item: the next items depend only on the answers recorded so far, so the resumed
@@ -33,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness_adapters.suite_docs import SuiteDoc, benchmark_rows
+from harness_adapters.suite_docs import SuiteDoc, pool_documents
 from harness_adapters.vllm.backends import Adapter, BackendError
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.runner import run_variants
@@ -61,6 +64,7 @@ from primebench_tasks.evaluate.defaults import (
 )
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.report.tables import markdown_table
+from primebench_tasks.suite.manifest import as_suite
 
 SCHEMA = "primebench.adaptive/1"
 
@@ -94,19 +98,24 @@ def item_pools(
     panels: Mapping[str, Panel],
     settings: AdaptiveSettings,
     cache_dir: Path | None = None,
+    data: Mapping[str, str | Path] | None = None,
 ) -> list[_Pool]:
-    """Every suite benchmark's pool (refuses a benchmark whose panel holds no item content);
+    """Every suite benchmark's pool: every item of its reference panel, asked from the panel's
+    content or — a benchmark whose items live in an upstream lmms-eval dataset (the flagship's
+    MathVista, MMMU, BLINK) — from that dataset (``data``: upstream task → a local copy, else the
+    hub), which must hold every pool item (:func:`~harness_adapters.suite_docs.pool_documents`);
     ``cache_dir``: where each test keeps its calibration (a resumed run reads it instead of
     replaying it)."""
     pools = []
+    suite = as_suite(manifest)
     for category, by_b in manifest_items(manifest).items():
         for b in by_b:
             panel = panels[b]
-            rows = benchmark_rows(panel, b)
+            docs = pool_documents(panel, b, category, suite.entry(b).lmms_eval_task, data)
             Y = panel.matrix(b).astype(float)
-            if Y.shape[1] != len(rows):
+            if Y.shape[1] != len(docs):
                 raise BackendError(
-                    f"panel {panel.name}: {b} has {Y.shape[1]} score columns but {len(rows)} items"
+                    f"panel {panel.name}: {b} has {Y.shape[1]} score columns but {len(docs)} items"
                 )
             Y = Y[np.isfinite(Y).any(axis=1)]
             if len(Y) < 8:
@@ -114,7 +123,6 @@ def item_pools(
                     f"benchmark {b}: its reference panel {panel.name} has {len(Y)} models with "
                     "answers; the adaptive test needs at least 8 to fit and calibrate its 2PL"
                 )
-            docs = [SuiteDoc(r["id"], b, category, r) for r in rows]
             bench = AdaptiveBenchmark(
                 Y,
                 max_items=settings.max_items,
@@ -203,7 +211,7 @@ def run_adaptive(
         executor = vllm_executor(req, adapters, backend)
     assert spec is not None
     # the calibration beside the records: a resumed run reads it instead of replaying it
-    pools = item_pools(req.suite, panels, settings, req.out / "calibration")
+    pools = item_pools(req.suite, panels, settings, req.out / "calibration", req.data)
     req.out.mkdir(parents=True, exist_ok=True)
     policy = asdict(pools[0].bench.policy)  # one policy for every pool (item_pools' default)
     freeze_spec(req.out, {**spec, "adaptive": {**asdict(settings), "policy": policy}})
@@ -367,7 +375,7 @@ def rank_variants_adaptive(
     ``adaptive_variants.json``/``.md``."""
     say = progress or (lambda _m: None)
     adapters, plan = check_inputs(req)
-    pools = item_pools(req.suite, panels, settings)
+    pools = item_pools(req.suite, panels, settings, data=req.data)
     req.out.mkdir(parents=True, exist_ok=True)
     spec = _spec(req, adapters, plan)
     spec["adaptive"] = asdict(settings)  # a race draws by the 2PL alone: no policy

@@ -230,3 +230,99 @@ def test_rank_variants_adaptive_separates_and_resumes(tmp_path, mathvision, suit
     assert again["items"] == doc["items"] and again["verdict"] == doc["verdict"]
     assert first.asked + second.asked == straight.asked
     assert (tmp_path / "r" / "adaptive_variants.md").read_text().startswith("# Variants of m")
+
+
+class UpstreamModel:
+    """Answers the flagship's MMMU items from upstream-schema stand-ins: right where
+    ``standins.right(item)``, in the form the upstream scorer reads."""
+
+    kind = "fake"
+
+    def __init__(self, rows: dict):
+        self.rows = rows
+        self.asked: list[str] = []
+
+    def generate(self, messages, adapter, max_new_tokens=None, regex=None):
+        import re
+
+        from tests.fixtures import upstream_standins as standins
+
+        out = []
+        for m in messages:
+            text = " ".join(
+                p["text"] for turn in m for p in turn["content"] if p.get("type") == "text"
+            )
+            item = re.search(r"Stand-in question \d+ for (\S+)\?", text).group(1)
+            self.asked.append(item)
+            out.append(standins.mmmu_answer(self.rows[item], standins.right(item)))
+        return out
+
+
+@pytest.fixture
+def flagship_mmmu(tmp_path):
+    """The released flagship's MMMU (its panel holds ids only: the items are read from the
+    upstream dataset), with a stand-in dataset of every item of its reference panel."""
+    pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
+    from harness_adapters.placement import reference_panels
+    from harness_adapters.released import suites_path
+    from primebench_tasks.pipeline.manifest import read_manifest
+    from tests.fixtures import upstream_standins as standins
+
+    b = "MMMU_DEV_VAL"
+    flagship = read_manifest(suites_path() / "primebench.json")
+    suite = flagship.restricted({b: flagship.entry(b).item_ids}, name="flagship_mmmu")
+    panel = reference_panels(flagship)[b]
+    pool = [str(i) for i in panel.item_ids(b)]
+    return b, suite, panel, pool, lambda ids, out: standins.mmmu(ids, out, extra=0)
+
+
+def test_adaptive_run_asks_an_upstream_benchmark_from_its_whole_pool(
+    setup, flagship_mmmu, tmp_path
+):
+    """`run --adaptive` on the flagship: MMMU's pool (every item of its reference panel, not
+    only the suite's) is read from the upstream dataset (--dataset) and asked and scored by the
+    upstream task's code."""
+    from tests.fixtures import upstream_standins as standins
+
+    model, _, _ = setup
+    b, suite, panel, pool, write = flagship_mmmu
+    rows = write(pool, tmp_path / "mmmu")
+    backend = UpstreamModel(rows)
+    req = RunRequest(
+        model=str(model),
+        suite=dict(suite),
+        out=tmp_path / "run",
+        name="m",
+        data={suite.entry(b).lmms_eval_task: str(tmp_path / "mmmu")},
+    )
+    doc = run_adaptive(
+        req, {b: panel}, AdaptiveSettings(target_width=None, max_items=15), backend=backend
+    )
+    assert len(backend.asked) == len(set(backend.asked)) == 15
+    assert set(backend.asked) <= set(pool)
+    assert set(backend.asked) - set(suite.entry(b).item_ids), "the pool, not only the suite"
+    recs = RecordFile(tmp_path / "run" / "records.jsonl").read()
+    assert {r["item_id"]: r["score"] for r in recs} == {
+        i: float(standins.right(i)) for i in backend.asked
+    }
+    e = doc["models"]["m"]["benchmarks"][b]
+    assert e["items"] == 15 and e["pool"] == len(pool) == 847
+    assert e["predicted_full"]["lo"] <= e["predicted_full"]["value"] <= e["predicted_full"]["hi"]
+
+
+def test_an_upstream_dataset_lacking_a_pool_item_is_refused(setup, flagship_mmmu, tmp_path):
+    from primebench_tasks.errors import InputError
+
+    model, _, _ = setup
+    b, suite, panel, pool, write = flagship_mmmu
+    write(pool[:-1], tmp_path / "mmmu")
+    req = RunRequest(
+        model=str(model),
+        suite=dict(suite),
+        out=tmp_path / "run",
+        name="m",
+        data={suite.entry(b).lmms_eval_task: str(tmp_path / "mmmu")},
+    )
+    with pytest.raises(InputError, match=pool[-1]):
+        run_adaptive(req, {b: panel}, AdaptiveSettings(max_items=5), backend=UpstreamModel({}))
+    assert not (tmp_path / "run" / "records.jsonl").exists()

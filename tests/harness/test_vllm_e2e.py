@@ -589,3 +589,38 @@ def test_the_flagship_suite_runs_and_places_through_the_server(server, tiny, tmp
     for b, e in entry["benchmarks"].items():
         assert e["n_scored"] == e["n_items"] == 100, b
         assert 1 <= e["predicted_rank"]["value"] <= e["n_reference"] + 1
+
+
+@pytest.mark.heavy
+def test_the_flagship_runs_adaptively_through_the_server(server, tiny, tmp_path):
+    """`primebench run --adaptive` on the released flagship's MMMU through the real server: the
+    items come from the whole pool of its reference panel (847, not the suite's 100), read from
+    an upstream-schema stand-in (--dataset) and scored by the upstream task's code."""
+    pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
+    from harness_adapters.placement import reference_panels
+    from harness_adapters.released import suites_path
+    from primebench_tasks.pipeline.manifest import read_manifest
+    from tests.fixtures import upstream_standins as standins
+
+    b = "MMMU_DEV_VAL"
+    flagship = read_manifest(suites_path() / "primebench.json")
+    suite = flagship.restricted({b: flagship.entry(b).item_ids}, name="flagship_mmmu_standin")
+    write_manifest(suite, tmp_path / "suite.json")
+    pool = [str(i) for i in reference_panels(flagship)[b].item_ids(b)]
+    standins.mmmu(pool, tmp_path / "mmmu", extra=0)
+    out = tmp_path / "run"
+    cmd = [PRIMEBENCH, "run", "--model", str(tiny / "base"), "--name", "tiny"]
+    cmd += ["--suite", str(tmp_path / "suite.json"), "--out", str(out)]
+    cmd += ["--backend", "server", "--base-url", server, "--served-model", "tiny"]
+    cmd += ["--dataset", f"{suite.entry(b).lmms_eval_task}={tmp_path / 'mmmu'}"]
+    cmd += ["--adaptive", "--target-width", "0", "--max-items", "10", "--round-size", "5"]
+    r = subprocess.run(
+        cmd, capture_output=True, text=True, env={**ENV, "API_TYPE": "dummy"}, timeout=900
+    )
+    assert r.returncode == 0, r.stderr[-4000:]
+    recs = RecordFile(out / "records.jsonl").read()
+    assert len(recs) == 10 and all(x["status"] == "ok" for x in recs)
+    assert {x["item_id"] for x in recs} <= set(pool)
+    e = json.loads((out / "adaptive.json").read_text())["models"]["tiny"]["benchmarks"][b]
+    assert e["items"] == 10 and e["pool"] == len(pool) == 847
+    assert e["predicted_full"]["lo"] <= e["predicted_full"]["value"] <= e["predicted_full"]["hi"]
