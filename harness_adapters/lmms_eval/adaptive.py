@@ -36,12 +36,13 @@ ITEM_METRIC = "primebench_item"
 
 
 def round_manifest(suite: Mapping[str, Any], docs: list[SuiteDoc], k: int) -> SuiteManifest:
-    """The suite's manifest with just ``docs`` as its items, named ``<suite>_adaptive_rNNN``."""
+    """The suite's manifest with just ``docs`` — items of each benchmark's pool, the static
+    suite's or not — as its items, named ``<suite>_adaptive_rNNN``."""
     sm = as_suite(suite)
     ids: dict[str, list[str]] = {}
     for d in docs:
         ids.setdefault(d.benchmark, []).append(d.item_id)
-    return sm.restricted(ids, name=f"{sm.name}_adaptive_r{k:03d}")
+    return sm.asking(ids, name=f"{sm.name}_adaptive_r{k:03d}")
 
 
 def load_model(
@@ -62,7 +63,8 @@ def lmms_executor(
     gen_kwargs: str | None = None,
 ) -> Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None]:
     """A round executor for :func:`~harness_adapters.vllm.adaptive_session.run_adaptive` that
-    runs each round through lmms-eval with the loaded model ``lm``."""
+    runs each round through lmms-eval with the loaded model ``lm`` (an upstream task's data from
+    ``req.data``, else the hub)."""
     rounds = [0]
 
     def execute(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
@@ -76,7 +78,7 @@ def lmms_executor(
         k = len(list((req.out / "rounds").glob("r*"))) + 1 if (req.out / "rounds").exists() else 1
         manifest = round_manifest(req.suite, docs, k)
         folder = req.out / "rounds" / f"r{k:03d}"
-        generate_tasks(manifest, dict(panels), folder)
+        generate_tasks(manifest, dict(panels), folder, datasets=req.data or None)
         t0 = time.perf_counter()
         res = simple_evaluate(
             model=lm,
@@ -150,12 +152,20 @@ def run_adaptive_lmms(
     *,
     name: str | None = None,
     gen_kwargs: str | None = None,
+    datasets: Mapping[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
     lm: Any = None,
 ) -> dict[str, Any]:
     """Load the lmms-eval model once (unless ``lm`` is given) and run the adaptive test of the
-    suite's benchmarks through lmms-eval round by round; returns the report."""
-    req = RunRequest(model=model, suite=dict(suite), out=Path(out), name=name or model)
+    suite's benchmarks through lmms-eval round by round; returns the report. ``datasets``:
+    upstream lmms-eval task → a local copy of its dataset (else the hub)."""
+    req = RunRequest(
+        model=model,
+        suite=dict(suite),
+        out=Path(out),
+        name=name or model,
+        data=dict(datasets or {}),
+    )
     spec = {
         "schema": RUN_SCHEMA,
         "suite": suite["version"],

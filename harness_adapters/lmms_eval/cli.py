@@ -111,6 +111,7 @@ def cmd_adaptive_lmms(args: argparse.Namespace) -> int:
         settings,
         name=args.name,
         gen_kwargs=args.gen_kwargs,
+        datasets=parse_pairs(args.dataset, "--dataset", "TASK=DIR"),
         progress=lambda m: print(f"[primebench] {m}", file=sys.stderr, flush=True),
     )
     print((Path(args.out) / "adaptive.md").read_text("utf-8"))
@@ -209,6 +210,15 @@ def add_commands(tree: CommandTree) -> None:
     p.add_argument("--default", choices=[n for n in default_names() if default_kind(n) == "panel"])
     p.add_argument("--name", help="the model's name in the records (default: --model)")
     p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
+    p.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        metavar="TASK=DIR",
+        help="read upstream task TASK's data (the pool of a benchmark whose panel holds only "
+        "ids, as the flagship's MMMU) from a local datasets.save_to_disk folder instead of "
+        "the hub",
+    )
     adaptive_budget_options(p, True, "one lmms-eval evaluation per round")
     p.set_defaults(func=cmd_adaptive_lmms)
 

@@ -255,7 +255,7 @@ class SuiteManifest(Mapping[str, Any]):
         """The suite with only ``item_ids`` (benchmark → ids, each a subset of the benchmark's)
         as its items, in their given order, under ``name`` (default: its own); benchmarks and
         categories left without items are dropped; version rehashed. Used for one benchmark of a
-        multi-source suite and for the rounds of an adaptive run."""
+        multi-source suite."""
         for b, ids in item_ids.items():
             extra = set(map(str, ids)) - set(self.entry(b).item_ids)
             if extra:
@@ -263,6 +263,22 @@ class SuiteManifest(Mapping[str, Any]):
                     f"items {sorted(extra)[:3]} are not in {b!r} of suite {self.name!r}",
                     field="item_ids",
                 )
+        return self.asking(item_ids, name)
+
+    def asking(
+        self, item_ids: Mapping[str, Sequence[str]], name: str | None = None
+    ) -> SuiteManifest:
+        """The suite with ``item_ids`` (benchmark → ids: any items of the benchmark, the static
+        suite's or not) as its items, in their given order, under ``name`` (default: its own);
+        benchmarks and categories left without items are dropped; version rehashed. The rounds
+        of an adaptive run ask items of the benchmark's whole pool (its reference panel's
+        items), mostly outside the static suite; :meth:`restricted` is the subset-checked
+        form."""
+        unknown = set(item_ids) - {e.name for e in self.benchmarks}
+        if unknown:
+            raise InputError(
+                f"benchmarks {sorted(unknown)} are not in suite {self.name!r}", field="categories"
+            )
         body = dict(self.document)
         cats: dict[str, Any] = {}
         for cat, c in self.document["categories"].items():

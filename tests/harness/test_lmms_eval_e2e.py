@@ -190,3 +190,37 @@ def test_adaptive_driver_runs_rounds_through_lmms_eval_and_resumes(tmp_path):
     doc = json.loads((tmp_path / "straight" / "adaptive.json").read_text())
     e = doc["models"]["dummy"]["benchmarks"]["MATH-Vision_MINI"]
     assert e["items"] == 15 and e["stopped_because"] == "item budget (15) spent"
+
+
+def test_adaptive_driver_asks_the_flagships_upstream_pool(tmp_path):
+    """``primebench adaptive lmms-eval`` on the released flagship's MMMU: the pool is every item
+    of its reference panel (847), read from an upstream-schema stand-in (--dataset); each round
+    is a generated task over the upstream MMMU task code, scored by it (the dummy's "A" is right
+    exactly on the multiple-choice items whose answer is A)."""
+    from harness_adapters.placement import reference_panels
+    from harness_adapters.released import suites_path
+    from harness_adapters.vllm.records import RecordFile
+    from primebench_tasks.pipeline.manifest import write_manifest
+    from tests.fixtures import upstream_standins as standins
+
+    b = "MMMU_DEV_VAL"
+    flagship = read_manifest(suites_path() / "primebench.json")
+    suite = flagship.restricted({b: flagship.entry(b).item_ids}, name="flagship_mmmu_standin")
+    write_manifest(suite, tmp_path / "suite.json")
+    pool = [str(i) for i in reference_panels(flagship)[b].item_ids(b)]
+    rows = standins.mmmu(pool, tmp_path / "mmmu", extra=0)
+    args = ["adaptive", "lmms-eval", "--model", "dummy", "--model_args", "response=A"]
+    args += ["--suite", str(tmp_path / "suite.json"), "--out", str(tmp_path / "run")]
+    args += ["--dataset", f"{suite.entry(b).lmms_eval_task}={tmp_path / 'mmmu'}"]
+    assert main([*args, "--target-width", "0", "--max-items", "10"]) == 0
+    recs = RecordFile(tmp_path / "run" / "records.jsonl").read()
+    asked = {r["item_id"] for r in recs}
+    assert len(asked) == 10 and asked <= set(pool)
+    assert asked - set(suite.entry(b).item_ids), "the pool, not only the suite"
+    for r in recs:
+        row = rows[r["item_id"]]
+        want = float(row["question_type"] == "multiple-choice" and row["answer"] == "A")
+        assert r["status"] == "ok" and r["score"] == want, r
+    doc = json.loads((tmp_path / "run" / "adaptive.json").read_text())
+    e = doc["models"]["dummy"]["benchmarks"][b]
+    assert e["items"] == 10 and e["pool"] == 847

@@ -79,6 +79,17 @@ def test_restricted_and_one_benchmark():
     assert one.calibration() == {"estimator": "pirt", "residuals": [0.1]}
 
 
+def test_asking_takes_items_of_the_pool_outside_the_suite():
+    """An adaptive round's manifest: items the static suite does not hold are allowed (the
+    pool is the reference panel's), a benchmark the suite does not have is not."""
+    m = as_suite(_doc())
+    r = m.asking({"A": ["zz", "a1"]}, name="tiny_adaptive_r001")
+    assert r.item_ids() == {"Math Reasoning": {"A": ["zz", "a1"]}} and r.n_items == 2
+    assert SuiteManifest.from_document(dict(r.document)).version == r.version
+    with pytest.raises(InputError, match="not in suite"):
+        m.asking({"C": ["c1"]})
+
+
 def _categories_with(**entry_changes):
     doc = _doc()
     cats = json.loads(json.dumps(doc["categories"]))
