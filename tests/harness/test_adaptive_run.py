@@ -276,6 +276,14 @@ def flagship_mmmu(tmp_path):
     return b, suite, panel, pool, lambda ids, out: standins.mmmu(ids, out, extra=0)
 
 
+def _upstream_req(model, suite, b: str, tmp_path: Path) -> RunRequest:
+    """A run of ``suite`` into ``tmp_path/run``, the upstream dataset in ``tmp_path/mmmu``."""
+    data = {suite.entry(b).lmms_eval_task: str(tmp_path / "mmmu")}
+    return RunRequest(
+        model=str(model), suite=dict(suite), out=tmp_path / "run", name="m", data=data
+    )
+
+
 def test_adaptive_run_asks_an_upstream_benchmark_from_its_whole_pool(
     setup, flagship_mmmu, tmp_path
 ):
@@ -288,13 +296,7 @@ def test_adaptive_run_asks_an_upstream_benchmark_from_its_whole_pool(
     b, suite, panel, pool, write = flagship_mmmu
     rows = write(pool, tmp_path / "mmmu")
     backend = UpstreamModel(rows)
-    req = RunRequest(
-        model=str(model),
-        suite=dict(suite),
-        out=tmp_path / "run",
-        name="m",
-        data={suite.entry(b).lmms_eval_task: str(tmp_path / "mmmu")},
-    )
+    req = _upstream_req(model, suite, b, tmp_path)
     doc = run_adaptive(
         req, {b: panel}, AdaptiveSettings(target_width=None, max_items=15), backend=backend
     )
@@ -316,13 +318,7 @@ def test_an_upstream_dataset_lacking_a_pool_item_is_refused(setup, flagship_mmmu
     model, _, _ = setup
     b, suite, panel, pool, write = flagship_mmmu
     write(pool[:-1], tmp_path / "mmmu")
-    req = RunRequest(
-        model=str(model),
-        suite=dict(suite),
-        out=tmp_path / "run",
-        name="m",
-        data={suite.entry(b).lmms_eval_task: str(tmp_path / "mmmu")},
-    )
+    req = _upstream_req(model, suite, b, tmp_path)
     with pytest.raises(InputError, match=pool[-1]):
         run_adaptive(req, {b: panel}, AdaptiveSettings(max_items=5), backend=UpstreamModel({}))
     assert not (tmp_path / "run" / "records.jsonl").exists()
