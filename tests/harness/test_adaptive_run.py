@@ -322,3 +322,41 @@ def test_an_upstream_dataset_lacking_a_pool_item_is_refused(setup, flagship_mmmu
     with pytest.raises(InputError, match=pool[-1]):
         run_adaptive(req, {b: panel}, AdaptiveSettings(max_items=5), backend=UpstreamModel({}))
     assert not (tmp_path / "run" / "records.jsonl").exists()
+
+
+def test_the_whole_flagships_pools_come_from_the_upstream_datasets(tmp_path, monkeypatch):
+    """Every flagship benchmark's pool is every item of its reference panel: MATH-Vision from the
+    panel's content; MMMU, MathVista and BLINK (a group of subtasks) from upstream-schema
+    stand-ins, each document's prompt and images built by the upstream task's code."""
+    pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
+    from harness_adapters.placement import reference_panels
+    from harness_adapters.released import suites_path
+    from harness_adapters.shared_prompt import PROMPT_KWARGS
+    from harness_adapters.vllm.adaptive_session import item_pools
+    from primebench_tasks.data.cards import card
+    from primebench_tasks.pipeline.manifest import read_manifest
+    from tests.fixtures import upstream_standins as standins
+
+    monkeypatch.setenv("API_TYPE", "dummy")  # MathVista's upstream utils build a judge client
+    flagship = read_manifest(suites_path() / "primebench.json")
+    panels = reference_panels(flagship)
+    data = {}
+    for b, p in panels.items():
+        if card(b).lmms_eval is not None:
+            standins.for_benchmark(b)[0]([str(i) for i in p.item_ids(b)], tmp_path / b, extra=0)
+            data[card(b).lmms_eval.task] = str(tmp_path / b)
+    pools = item_pools(flagship, panels, AdaptiveSettings(), data=data)
+    assert {p.benchmark: len(p.docs) for p in pools} == {
+        "MMMU_DEV_VAL": 847,
+        "MATH-Vision_MINI": 304,
+        "MathVista_MINI": 1000,
+        "BLINK": 1901,
+    }
+    for p in pools:
+        assert [d.item_id for d in p.docs] == [
+            str(i) for i in panels[p.benchmark].item_ids(p.benchmark)
+        ]
+        shared = p.benchmark == "MATH-Vision_MINI"
+        for d in p.docs[:: len(p.docs) // 7]:
+            assert d.text() and d.visuals(), (p.benchmark, d.item_id)
+            assert (d.text() == doc_to_text(d.doc, PROMPT_KWARGS)) == shared, p.benchmark
