@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,6 +22,20 @@ def small_suite(panel: Panel, n: int, name: str = "primebench_tiny") -> dict:
     """A manifest of the first ``n`` items of each of the panel's benchmarks."""
     selected = {panel.category_of(b): {b: np.arange(n)} for b in panel.benchmark_names}
     return build_manifest(name, panel, selected, {"n": n}, [], {"rho": None})
+
+
+def flagship_benchmark(benchmark: str, name: str) -> tuple[Any, Panel, list[str]]:
+    """The released flagship with only ``benchmark`` (renamed ``name``: the stand-in datasets
+    are not the hub's), that benchmark's reference panel, and its adaptive pool: every item id
+    of the panel."""
+    from harness_adapters.placement import reference_panels
+    from harness_adapters.released import suites_path
+    from primebench_tasks.pipeline.manifest import read_manifest
+
+    flagship = read_manifest(suites_path() / "primebench.json")
+    suite = flagship.restricted({benchmark: flagship.entry(benchmark).item_ids}, name=name)
+    panel = reference_panels(flagship)[benchmark]
+    return suite, panel, [str(i) for i in panel.item_ids(benchmark)]
 
 
 @pytest.fixture(scope="session")

@@ -263,16 +263,11 @@ def flagship_mmmu(tmp_path):
     """The released flagship's MMMU (its panel holds ids only: the items are read from the
     upstream dataset), with a stand-in dataset of every item of its reference panel."""
     pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-    from harness_adapters.placement import reference_panels
-    from harness_adapters.released import suites_path
-    from primebench_tasks.pipeline.manifest import read_manifest
     from tests.fixtures import upstream_standins as standins
+    from tests.harness.conftest import flagship_benchmark
 
     b = "MMMU_DEV_VAL"
-    flagship = read_manifest(suites_path() / "primebench.json")
-    suite = flagship.restricted({b: flagship.entry(b).item_ids}, name="flagship_mmmu")
-    panel = reference_panels(flagship)[b]
-    pool = [str(i) for i in panel.item_ids(b)]
+    suite, panel, pool = flagship_benchmark(b, "flagship_mmmu")
     return b, suite, panel, pool, lambda ids, out: standins.mmmu(ids, out, extra=0)
 
 

@@ -197,17 +197,14 @@ def test_adaptive_driver_asks_the_flagships_upstream_pool(tmp_path):
     of its reference panel (847), read from an upstream-schema stand-in (--dataset); each round
     is a generated task over the upstream MMMU task code, scored by it (the dummy's "A" is right
     exactly on the multiple-choice items whose answer is A)."""
-    from harness_adapters.placement import reference_panels
-    from harness_adapters.released import suites_path
     from harness_adapters.vllm.records import RecordFile
     from primebench_tasks.pipeline.manifest import write_manifest
     from tests.fixtures import upstream_standins as standins
+    from tests.harness.conftest import flagship_benchmark
 
     b = "MMMU_DEV_VAL"
-    flagship = read_manifest(suites_path() / "primebench.json")
-    suite = flagship.restricted({b: flagship.entry(b).item_ids}, name="flagship_mmmu_standin")
+    suite, _, pool = flagship_benchmark(b, "flagship_mmmu_standin")
     write_manifest(suite, tmp_path / "suite.json")
-    pool = [str(i) for i in reference_panels(flagship)[b].item_ids(b)]
     rows = standins.mmmu(pool, tmp_path / "mmmu", extra=0)
     args = ["adaptive", "lmms-eval", "--model", "dummy", "--model_args", "response=A"]
     args += ["--suite", str(tmp_path / "suite.json"), "--out", str(tmp_path / "run")]

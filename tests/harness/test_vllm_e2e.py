@@ -22,7 +22,7 @@ import pytest
 
 from harness_adapters.vllm.records import RecordFile
 from primebench_tasks.pipeline.manifest import write_manifest
-from tests.harness.conftest import kill_after, small_suite, vllm_server
+from tests.harness.conftest import flagship_benchmark, kill_after, small_suite, vllm_server
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
 
@@ -597,16 +597,11 @@ def test_the_flagship_runs_adaptively_through_the_server(server, tiny, tmp_path)
     items come from the whole pool of its reference panel (847, not the suite's 100), read from
     an upstream-schema stand-in (--dataset) and scored by the upstream task's code."""
     pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-    from harness_adapters.placement import reference_panels
-    from harness_adapters.released import suites_path
-    from primebench_tasks.pipeline.manifest import read_manifest
     from tests.fixtures import upstream_standins as standins
 
     b = "MMMU_DEV_VAL"
-    flagship = read_manifest(suites_path() / "primebench.json")
-    suite = flagship.restricted({b: flagship.entry(b).item_ids}, name="flagship_mmmu_standin")
+    suite, _, pool = flagship_benchmark(b, "flagship_mmmu_standin")
     write_manifest(suite, tmp_path / "suite.json")
-    pool = [str(i) for i in reference_panels(flagship)[b].item_ids(b)]
     standins.mmmu(pool, tmp_path / "mmmu", extra=0)
     out = tmp_path / "run"
     cmd = [PRIMEBENCH, "run", "--model", str(tiny / "base"), "--name", "tiny"]
