@@ -10,7 +10,7 @@ model scores the same on a suite whichever way it is run.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,6 +20,7 @@ from harness_adapters.shared_prompt import (
     doc_to_text,
     exact_answer_score,
 )
+from primebench_tasks.data.io import canonical_json, content_hash
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.suite.manifest import as_suite
@@ -84,6 +85,18 @@ class SuiteDoc:
 
     def answer(self) -> str:
         return self.source.answer(self.doc)
+
+
+def documents_digest(docs: Sequence[SuiteDoc]) -> dict[str, str]:
+    """Per benchmark, a SHA-256 prefix (16 hex digits) of what its documents ask: every item's
+    id, prompt text and gold answer, in item-id order. A run's frozen spec keeps it, so a run
+    resumed from another copy of a dataset that asks differently is refused, while the same
+    content at another path is not. Images are not hashed: that would decode every pool image
+    at every start (the ids and prompts change with a dataset's revision)."""
+    by_b: dict[str, list[tuple[str, str, str]]] = {}
+    for d in docs:
+        by_b.setdefault(d.benchmark, []).append((d.item_id, d.text(), d.answer()))
+    return {b: content_hash(canonical_json(sorted(rows))) for b, rows in sorted(by_b.items())}
 
 
 def benchmark_rows(panel: Panel, benchmark: str) -> list[dict[str, Any]]:

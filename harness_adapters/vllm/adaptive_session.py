@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness_adapters.suite_docs import SuiteDoc, pool_documents
+from harness_adapters.suite_docs import SuiteDoc, documents_digest, pool_documents
 from harness_adapters.vllm.backends import Adapter, BackendError
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.runner import run_variants
@@ -214,7 +214,11 @@ def run_adaptive(
     pools = item_pools(req.suite, panels, settings, req.out / "calibration", req.data)
     req.out.mkdir(parents=True, exist_ok=True)
     policy = asdict(pools[0].bench.policy)  # one policy for every pool (item_pools' default)
-    freeze_spec(req.out, {**spec, "adaptive": {**asdict(settings), "policy": policy}})
+    documents = documents_digest([d for p in pools for d in p.docs])
+    freeze_spec(
+        req.out,
+        {**spec, "adaptive": {**asdict(settings), "policy": policy, "documents": documents}},
+    )
     records = RecordFile(req.out / "records.jsonl")
     variants = req.variants()
     names = {a: variant_name(req.model_name, a) for a in variants}
@@ -378,7 +382,11 @@ def rank_variants_adaptive(
     pools = item_pools(req.suite, panels, settings, data=req.data)
     req.out.mkdir(parents=True, exist_ok=True)
     spec = _spec(req, adapters, plan)
-    spec["adaptive"] = asdict(settings)  # a race draws by the 2PL alone: no policy
+    # a race draws by the 2PL alone: no policy
+    spec["adaptive"] = {
+        **asdict(settings),
+        "documents": documents_digest([d for p in pools for d in p.docs]),
+    }
     freeze_spec(req.out, spec)
     records = RecordFile(req.out / "records.jsonl")
     variants = req.variants()

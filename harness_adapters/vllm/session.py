@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from harness_adapters.shared_prompt import GENERATION, PROMPT_KWARGS
-from harness_adapters.suite_docs import SuiteDoc, suite_docs
+from harness_adapters.suite_docs import SuiteDoc, documents_digest, suite_docs
 from harness_adapters.vllm.backends import (
     Adapter,
     BackendError,
@@ -145,6 +145,25 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
                 f"{out} holds an adaptive run under the policy {was!r}, this one's is {now!r}; "
                 "use another --out"
             )
+        # what the records were asked: the same ids, prompts and gold answers per benchmark
+        # (suite_docs.documents_digest) — the same dataset at another path is fine, another
+        # revision of it is not (a spec from before the digest was kept has none to compare)
+        for what, was_d, now_d in (
+            ("static items", old.get("documents"), spec.get("documents")),
+            (
+                "adaptive item pools",
+                (old.get("adaptive") or {}).get("documents"),
+                (spec.get("adaptive") or {}).get("documents"),
+            ),
+        ):
+            was_d, now_d = was_d or {}, now_d or {}
+            changed = [b for b in sorted(set(was_d) & set(now_d)) if was_d[b] != now_d[b]]
+            if changed:
+                raise BackendError(
+                    f"{out} holds a run whose {what} of {', '.join(changed)} had other ids, "
+                    "prompts or answers than this run's documents (another revision of the "
+                    "dataset given by --dataset, or of the panel); use another --out"
+                )
         spec = {**spec, "adapters": {**old["adapters"], **spec["adapters"]}}
     atomic_write_text(path, canonical_json(spec))
 
@@ -194,7 +213,7 @@ def execute(
     docs: list[SuiteDoc] = suite_docs(req.suite, reference_panels(req.suite, panel), req.data)
     adapters, plan = check_inputs(req)
     req.out.mkdir(parents=True, exist_ok=True)
-    freeze_spec(req.out, _spec(req, adapters, plan))
+    freeze_spec(req.out, {**_spec(req, adapters, plan), "documents": documents_digest(docs)})
     records = RecordFile(req.out / "records.jsonl")
     done = records.finished()
     names = [variant_name(req.model_name, a) for a in req.variants()]

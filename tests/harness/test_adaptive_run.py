@@ -319,6 +319,48 @@ def test_an_upstream_dataset_lacking_a_pool_item_is_refused(setup, flagship_mmmu
     assert not (tmp_path / "run" / "records.jsonl").exists()
 
 
+def test_a_resumed_run_refuses_another_revision_of_the_dataset(setup, flagship_mmmu, tmp_path):
+    """The frozen spec keeps a digest of what each pool asks (ids, prompts, gold answers): the
+    same dataset at another path resumes, a copy where one gold answer differs is refused
+    before anything is asked."""
+    import datasets
+
+    from harness_adapters.vllm.backends import BackendError
+
+    model, _, _ = setup
+    b, suite, panel, pool, write = flagship_mmmu
+    rows = write(pool, tmp_path / "mmmu")
+    run_adaptive(
+        _upstream_req(model, suite, b, tmp_path),
+        {b: panel},
+        AdaptiveSettings(target_width=None, max_items=5),
+        backend=UpstreamModel(rows),
+    )
+    # the same content elsewhere: resumed, five more items asked
+    write(pool, tmp_path / "copy")
+    moved = _upstream_req(model, suite, b, tmp_path)
+    moved.data = {suite.entry(b).lmms_eval_task: str(tmp_path / "copy")}
+    backend = UpstreamModel(rows)
+    run_adaptive(moved, {b: panel}, AdaptiveSettings(None, 10), backend=backend)
+    assert len(backend.asked) == 5
+    # another revision: the last pool item's gold answer changed
+    ds = datasets.load_from_disk(str(tmp_path / "copy"))
+    last = len(ds["validation"]) - 1
+    answer = ds["validation"][last]["answer"]
+    revised = ds["validation"].map(
+        lambda r, k: {"answer": r["answer"] + "9" if k == last else r["answer"]}, with_indices=True
+    )
+    datasets.DatasetDict({"validation": revised}).save_to_disk(str(tmp_path / "revised"))
+    assert (
+        datasets.load_from_disk(str(tmp_path / "revised"))["validation"][last]["answer"] != answer
+    )
+    moved.data = {suite.entry(b).lmms_eval_task: str(tmp_path / "revised")}
+    backend = UpstreamModel(rows)
+    with pytest.raises(BackendError, match=f"adaptive item pools of {b} had other ids"):
+        run_adaptive(moved, {b: panel}, AdaptiveSettings(None, 15), backend=backend)
+    assert backend.asked == []
+
+
 def test_the_whole_flagships_pools_come_from_the_upstream_datasets(tmp_path, monkeypatch):
     """Every flagship benchmark's pool is every item of its reference panel: MATH-Vision from the
     panel's content; MMMU, MathVista and BLINK (a group of subtasks) from upstream-schema

@@ -294,6 +294,44 @@ def test_session_writes_spec_records_and_reports(tmp_path, suite20, mathvision):
         execute(again, mathvision, None, backend=backend)
 
 
+def test_documents_digest_by_hand(suite20, mathvision):
+    import dataclasses
+    import hashlib
+
+    from harness_adapters.suite_docs import documents_digest
+
+    docs = _docs(suite20, mathvision)
+    b = docs[0].benchmark
+    rows = sorted([d.item_id, d.text(), d.answer()] for d in docs)
+    by_hand = hashlib.sha256(
+        (json.dumps(rows, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+    ).hexdigest()[:16]
+    assert documents_digest(docs) == {b: by_hand}
+    assert documents_digest(docs[::-1]) == {b: by_hand}  # the order asked does not count
+    other = dataclasses.replace(docs[3], doc={**docs[3].doc, "answer": "not the answer"})
+    assert documents_digest([*docs[:3], other, *docs[4:]]) != {b: by_hand}
+
+
+def test_a_resumed_run_with_other_documents_is_refused(tmp_path, suite20, mathvision):
+    from harness_adapters.vllm.session import freeze_spec
+
+    out = tmp_path / "run"
+    out.mkdir()
+    spec = {"schema": "s", "suite": "v", "adapters": {}, "documents": {"A": "1", "B": "2"}}
+    freeze_spec(out, spec)
+    freeze_spec(out, {**spec, "documents": {"A": "1", "B": "2"}})  # the same: resumed
+    with pytest.raises(BackendError, match="static items of B had other ids"):
+        freeze_spec(out, {**spec, "documents": {"A": "1", "B": "3"}})
+    old = {k: v for k, v in spec.items() if k != "documents"}
+    (out / "run_spec.json").write_text(json.dumps(old))  # a spec from before the digest
+    freeze_spec(out, spec)
+    assert json.loads((out / "run_spec.json").read_text())["documents"] == spec["documents"]
+    pools = {**spec, "adaptive": {"documents": {"A": "1"}}}
+    freeze_spec(out, pools)
+    with pytest.raises(BackendError, match="adaptive item pools of A"):
+        freeze_spec(out, {**spec, "adaptive": {"documents": {"A": "9"}}})
+
+
 def test_benchmarks_that_share_item_ids_are_distinct_records(tmp_path, suite20, mathvision):
     """Records are keyed (variant, benchmark, item): the embedded AutoJudger panel has 34 ids
     shared by AI2D_TEST and MMMU_DEV_VAL; a suite with both runs, resumes and reports."""
