@@ -2,7 +2,7 @@
 model (``primebench_tasks.evaluate.adaptive.replay``), per benchmark, against the static default
 selection of the same number of items (``cross_validated`` + the default p-IRT estimator).
 
-    python benchmarks/adaptive_replay.py [--splits 3]
+    python benchmarks/adaptive_replay.py [--splits 10]
     python benchmarks/adaptive_replay.py --render   # the tables from the committed CSVs
 
 Panels with ≥ 40 models: AutoJudger (AI2D, MMMU) and — never used to choose anything — VLMEvalKit's
@@ -52,14 +52,18 @@ def benchmarks() -> list[tuple[str, np.ndarray]]:
 
 def hold_out(X: np.ndarray, protocol: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(held-out, build) model positions: ``random`` 20 % (seeded), ``frontier`` the strongest
-    15 % by full score (at least 3)."""
+    15 % by full score (at least 3). A model with no answer on the benchmark has no full score
+    to predict: where a random split draws it, it is left out of the held-out models (and of
+    the build models: the other models' splits stay as drawn) — it used to be replayed, with an
+    error of NaN and its interval counted as missing the truth."""
     M = len(X)
     if protocol == "random":
         held = np.sort(np.random.default_rng(seed).choice(M, max(3, round(0.2 * M)), replace=False))
     else:
         full = np.nanmean(X, axis=1)
         held = np.sort(np.lexsort((np.arange(M), -full))[: max(3, round(0.15 * M))])
-    return held, np.setdiff1d(np.arange(M), held)
+    answered = np.isfinite(X).any(axis=1)
+    return held[answered[held]], np.setdiff1d(np.arange(M), held)
 
 
 def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
@@ -291,7 +295,7 @@ def run_parallel(jobs: list[tuple[Any, tuple]], workers: int, what: str) -> list
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--splits", type=int, default=3)
+    ap.add_argument("--splits", type=int, default=10)
     ap.add_argument("--workers", type=int, default=2, help="hold-outs replayed in parallel")
     ap.add_argument("--render", action="store_true", help="the tables from the committed CSVs")
     args = ap.parse_args()

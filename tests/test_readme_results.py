@@ -185,6 +185,24 @@ def test_adaptive_items_needed_table_is_rendered_from_the_committed_csv():
     assert mod.grid(154)[-1] == 154 and mod.grid(100)[:6] == (5, 10, 15, 20, 25, 30)
 
 
+def test_items_needed_pools_the_splits_by_hand():
+    mod = _script("adaptive_items_needed")
+    d = pd.DataFrame(
+        {
+            "static_mae": [0.035, 0.030],
+            "items_needed": [10.0, 20.0],  # each split's own first crossing
+            "curve": ["5:0.05;10:0.03;20:0.02", "5:0.04;10:0.05;20:0.01"],
+        }
+    )
+    # pooled static 0.0325; pooled curve 0.045, 0.040, 0.015: first at or under it at 20
+    need, mae = mod.pooled_need(d)
+    assert need == 20 and mae == pytest.approx(0.015)
+    assert mod.pooled_need(d.assign(static_mae=[0.01, 0.01])) == (
+        None,
+        pytest.approx(np.nan, nan_ok=True),
+    )
+
+
 def test_adaptive_speed_table_is_the_benchmark_output():
     mod = _script("adaptive_speed")
     doc = json.loads((RESULTS / "adaptive_speed.json").read_text("utf-8"))
