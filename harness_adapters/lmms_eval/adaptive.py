@@ -11,9 +11,8 @@ and per-item scoring. Every item's ``primebench_item`` score is appended to ``RU
 as the round ends (an item the task scored with nothing is recorded ``failed``), so a killed run
 resumes from the last finished round.
 
-VLMEvalKit has no such entry: its ``run.py`` builds a dataset per invocation and its inference
-writes one result file per (model, dataset), so a round would be a new dataset and a new process
-with the model loaded again; use ``primebench run --adaptive`` on vLLM for a VLMEvalKit model.
+VLMEvalKit's counterpart is :mod:`harness_adapters.vlmeval.adaptive` (``primebench adaptive
+vlmeval``).
 """
 
 from __future__ import annotations

@@ -93,25 +93,35 @@ class _Pool:
         return {d.item_id: k for k, d in enumerate(self.docs)}
 
 
+PoolDocuments = Callable[[Panel, str, str], list[SuiteDoc]]
+"""(panel, benchmark, category) → every pool item's document, in the panel's item order."""
+
+
 def item_pools(
     manifest: Mapping[str, Any],
     panels: Mapping[str, Panel],
     settings: AdaptiveSettings,
     cache_dir: Path | None = None,
     data: Mapping[str, str | Path] | None = None,
+    documents: PoolDocuments | None = None,
 ) -> list[_Pool]:
     """Every suite benchmark's pool: every item of its reference panel, asked from the panel's
     content or — a benchmark whose items live in an upstream lmms-eval dataset (the flagship's
     MathVista, MMMU, BLINK) — from that dataset (``data``: upstream task → a local copy, else the
     hub), which must hold every pool item (:func:`~harness_adapters.suite_docs.pool_documents`);
     ``cache_dir``: where each test keeps its calibration (a resumed run reads it instead of
-    replaying it)."""
+    replaying it); ``documents``: another harness's documents of a pool (the VLMEvalKit
+    driver's, from the user's TSVs), given the panel, benchmark and category."""
     pools = []
     suite = as_suite(manifest)
     for category, by_b in manifest_items(manifest).items():
         for b in by_b:
             panel = panels[b]
-            docs = pool_documents(panel, b, category, suite.entry(b).lmms_eval_task, data)
+            docs = (
+                documents(panel, b, category)
+                if documents is not None
+                else pool_documents(panel, b, category, suite.entry(b).lmms_eval_task, data)
+            )
             Y = panel.matrix(b).astype(float)
             if Y.shape[1] != len(docs):
                 raise BackendError(
@@ -199,11 +209,13 @@ def run_adaptive(
     *,
     executor: RoundExecutor | None = None,
     spec: dict[str, Any] | None = None,
+    documents: PoolDocuments | None = None,
 ) -> dict[str, Any]:
     """Run every variant of ``req`` adaptively on the suite's benchmarks; writes the records and
     ``adaptive.json``/``adaptive.md``; returns the report (see the module docstring). The rounds
     go to the vLLM engine or server (``backend``, built on the first round), or to ``executor``
-    with its run ``spec`` (another harness: the lmms-eval driver)."""
+    with its run ``spec`` (another harness: the lmms-eval and VLMEvalKit drivers; ``documents``:
+    that harness's pool documents, :func:`item_pools`)."""
     say = progress or (lambda _m: None)
     if executor is None:
         adapters, plan = check_inputs(req)
@@ -211,7 +223,7 @@ def run_adaptive(
         executor = vllm_executor(req, adapters, backend)
     assert spec is not None
     # the calibration beside the records: a resumed run reads it instead of replaying it
-    pools = item_pools(req.suite, panels, settings, req.out / "calibration", req.data)
+    pools = item_pools(req.suite, panels, settings, req.out / "calibration", req.data, documents)
     req.out.mkdir(parents=True, exist_ok=True)
     policy = asdict(pools[0].bench.policy)  # one policy for every pool (item_pools' default)
     documents = documents_digest([d for p in pools for d in p.docs])

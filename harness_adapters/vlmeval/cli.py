@@ -1,6 +1,7 @@
 """``primebench`` sub-commands of the VLMEvalKit adapter (a ``primebench.commands`` plugin):
 ``vlmeval export`` (a suite's rows as LMUData TSVs), ``vlmeval run`` (VLMEvalKit's ``run.py``
-with the suite's datasets registered) and ``ingest vlmeval`` (results into a panel).
+with the suite's datasets registered), ``ingest vlmeval`` (results into a panel) and ``adaptive
+vlmeval`` (the adaptive test through VLMEvalKit's inference, the model built once).
 ``primebench place --vlmeval`` is in :mod:`harness_adapters.placement`."""
 
 from __future__ import annotations
@@ -128,6 +129,32 @@ def cmd_vlmeval_import_records(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_adaptive_vlmeval(args: argparse.Namespace) -> int:
+    import importlib
+
+    from harness_adapters.placement import reference_panels
+    from harness_adapters.released import resolve_suite
+    from harness_adapters.vllm.cli_options import adaptive_settings
+    from harness_adapters.vlmeval.adaptive import run_adaptive_vlmeval
+
+    for mod in args.import_ or []:
+        importlib.import_module(mod)
+    suite = resolve_suite(args.suite)
+    run_adaptive_vlmeval(
+        args.model,
+        suite,
+        reference_panels(suite, None),
+        args.source_tsv,
+        args.out,
+        adaptive_settings(args),
+        judge=args.judge,
+        api_nproc=args.api_nproc,
+        progress=lambda m: print(f"[primebench] {m}", file=sys.stderr, flush=True),
+    )
+    print((Path(args.out) / "adaptive.md").read_text("utf-8"))
+    return 0
+
+
 def add_commands(tree: CommandTree) -> None:
     from harness_adapters.vlmeval.help import EXAMPLES, OPTION_HELP
 
@@ -234,3 +261,33 @@ def add_commands(tree: CommandTree) -> None:
     )
     p.add_argument("run_args", nargs=argparse.REMAINDER, help="run.py's arguments, after --")
     p.set_defaults(func=cmd_vlmeval_run)
+
+    from harness_adapters.vllm.cli_options import adaptive_budget_options
+
+    adaptive = tree.group("adaptive", "adaptive evaluation inside a harness")
+    p = adaptive.add_parser(
+        "vlmeval",
+        help="ask a VLMEvalKit model, in rounds, the items that tell the most (model built once)",
+        description="Each round's items are exported as VLMEvalKit datasets from your upstream "
+        "TSVs and run by VLMEvalKit's own inference and evaluation with the model built once; "
+        "records, stopping rule and report as `primebench run --adaptive`.",
+    )
+    p.add_argument("--model", required=True, help="a VLMEvalKit model name (run.py --model)")
+    p.add_argument("--suite", required=True, help="suite manifest JSON or a released suite's name")
+    p.add_argument(
+        "--source-tsv",
+        required=True,
+        help="folder of the upstream VLMEvalKit TSVs (LMUData): every pool item must be a row",
+    )
+    p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
+    p.add_argument("--judge", default="exact_matching", help="as run.py --judge")
+    p.add_argument("--api-nproc", type=int, default=1, help="as run.py --api-nproc")
+    p.add_argument(
+        "--import",
+        dest="import_",
+        action="append",
+        metavar="MODULE",
+        help="import MODULE first (to register your own VLMEvalKit model)",
+    )
+    adaptive_budget_options(p, True, "one VLMEvalKit inference and evaluation per round")
+    p.set_defaults(func=cmd_adaptive_vlmeval)

@@ -8,4 +8,6 @@ EXAMPLES: dict[str, str] = {
     "vlmeval export": "primebench vlmeval export --suite primebench --source-tsv $LMUData --lmudata "
     "$LMUData",
     "vlmeval run": "primebench vlmeval run -- --data PrimeBench_MMMU_DEV_VAL --model M",
+    "adaptive vlmeval": "primebench adaptive vlmeval --model Qwen2-VL-2B-Instruct --suite "
+    "primebench_vlmeval --source-tsv $LMUData --out RUN",
 }

@@ -1,0 +1,252 @@
+"""Adaptive evaluation inside VLMEvalKit: ``primebench adaptive vlmeval --model M --source-tsv
+DIR --suite S --out RUN``.
+
+VLMEvalKit's ``run.py`` builds its datasets once per invocation, but its Python API takes a model
+instance: ``vlmeval.inference.infer_data_job(model, work_dir, model_name, dataset)``, then
+``dataset.evaluate(prediction_file, model=<judge>)`` — what ``run.py`` itself calls. So the model
+is built once (``supported_VLM[M]()``, or an instance the caller gives) and each round of the
+adaptive test (:mod:`harness_adapters.vllm.adaptive_session`: the same policy, stopping rule,
+records and report as ``primebench run --adaptive``) is exported as VLMEvalKit datasets of just
+the round's items (``primebench vlmeval export`` on a manifest of those items, from the user's
+upstream TSVs — every item of a benchmark's pool is a row there), registered
+(:func:`~harness_adapters.vlmeval.datasets.register`: the upstream dataset's own class, so prompts,
+answer extraction and metrics are VLMEvalKit's), inferred and evaluated in ``RUN/rounds/rNNN``;
+each item's score, read from VLMEvalKit's own per-row result as ``primebench place --vlmeval``
+reads it (:func:`~harness_adapters.vlmeval.ingest.read_work_dir`), is appended to
+``RUN/records.jsonl`` as the round ends (an item VLMEvalKit scored with nothing is recorded
+``failed``), so a killed run resumes from the last finished round.
+
+The pool of a benchmark is its reference panel's items; their documents here are the upstream
+TSV's rows (the key column as the export finds it; a pool item missing from the TSV is refused
+before anything runs, named): the run spec's digest covers their questions, options and answers.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from harness_adapters.suite_docs import SuiteDoc
+from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
+from harness_adapters.vllm.records import RecordFile, variant_name
+from harness_adapters.vllm.session import RUN_SCHEMA, RunRequest
+from harness_adapters.vlmeval.export import export_suite, key_column, read_tsv
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import InputError, PrimeBenchError
+from primebench_tasks.suite.manifest import as_suite
+
+OPTION_LETTERS = "ABCDEFGHIJ"
+
+
+class TsvSource:
+    """A VLMEvalKit TSV row as a pool document: its question (with hint and options) and answer
+    are what the run spec's digest covers; VLMEvalKit builds the prompt and scores the answer
+    (:func:`vlmeval_executor`), so this source neither asks nor scores."""
+
+    def text(self, doc: dict[str, Any]) -> str:
+        lines = [doc.get("hint") or "", doc.get("question") or ""]
+        lines += [f"{c}. {doc[c]}" for c in OPTION_LETTERS if doc.get(c)]
+        return "\n".join(x for x in lines if x)
+
+    def visuals(self, doc: dict[str, Any]) -> list[Any]:
+        raise PrimeBenchError("a VLMEvalKit pool item is asked by VLMEvalKit, not by primebench")
+
+    def score(self, doc: dict[str, Any], response: str) -> float | None:
+        raise PrimeBenchError("a VLMEvalKit pool item is scored by VLMEvalKit, not by primebench")
+
+    def answer(self, doc: dict[str, Any]) -> str:
+        return str(doc.get("answer", ""))
+
+
+TSV_SOURCE = TsvSource()
+
+
+def tsv_pool_documents(
+    suite: Mapping[str, Any], source_tsv: str | Path
+) -> Callable[[Panel, str, str], list[SuiteDoc]]:
+    """The pool documents of a suite benchmark from ``source_tsv/<vlmeval_dataset>.tsv``: every
+    item of its reference panel, in the panel's order, keyed as the export keys it (the suite's
+    ``vlmeval.key``, else the column that holds every id once; a missing item is refused)."""
+    sm = as_suite(suite)
+    read: dict[tuple[str, str], list[SuiteDoc]] = {}
+
+    def documents(panel: Panel, benchmark: str, category: str) -> list[SuiteDoc]:
+        if (panel.name, benchmark) not in read:
+            read[(panel.name, benchmark)] = _documents(panel, benchmark, category)
+        return read[(panel.name, benchmark)]
+
+    def _documents(panel: Panel, benchmark: str, category: str) -> list[SuiteDoc]:
+        entry = sm.entry(benchmark)
+        if not entry.vlmeval_dataset:
+            raise InputError(
+                f"benchmark {benchmark!r} has no VLMEvalKit dataset name", field="vlmeval_dataset"
+            )
+        tsv = Path(source_tsv) / f"{entry.vlmeval_dataset}.tsv"
+        if not tsv.exists():
+            raise InputError(f"upstream TSV of {entry.vlmeval_dataset} not found", file=str(tsv))
+        ids = [str(i) for i in panel.item_ids(benchmark)]
+        df = read_tsv(tsv)
+        forced = (entry.vlmeval or {}).get("key")
+        col = key_column(df, ids, tsv, str(forced) if forced else None)
+        rows = {
+            str(r[col]): r for r in df.drop(columns=["image"], errors="ignore").to_dict("records")
+        }
+        return [SuiteDoc(i, benchmark, category, {**rows[i], "id": i}, TSV_SOURCE) for i in ids]
+
+    return documents
+
+
+@contextmanager
+def _lmudata(path: Path) -> Iterator[None]:
+    """VLMEvalKit reads its datasets from ``$LMUData``: this round's export, for the round."""
+    old = os.environ.get("LMUData")
+    os.environ["LMUData"] = str(path)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("LMUData", None)
+        else:
+            os.environ["LMUData"] = old
+
+
+def vlmeval_executor(
+    model: Any,
+    req: RunRequest,
+    source_tsv: str | Path,
+    judge: str = "exact_matching",
+    api_nproc: int = 1,
+) -> Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None]:
+    """A round executor for :func:`~harness_adapters.vllm.adaptive_session.run_adaptive` that
+    exports each round's items as VLMEvalKit datasets and runs them through VLMEvalKit's own
+    inference and evaluation with the model instance ``model`` (built once)."""
+
+    def execute(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
+        from harness_adapters.vlmeval.datasets import register
+        from harness_adapters.vlmeval.ingest import read_work_dir
+
+        docs = asks.get(None, [])
+        if not docs:
+            return
+        rounds = req.out / "rounds"
+        k = len(list(rounds.glob("r*"))) + 1 if rounds.exists() else 1
+        ids: dict[str, list[str]] = {}
+        for d in docs:
+            ids.setdefault(d.benchmark, []).append(d.item_id)
+        sm = as_suite(req.suite)
+        manifest = sm.asking(ids, name=f"{sm.name}_adaptive_r{k:03d}")
+        folder = rounds / f"r{k:03d}"
+        lmu, work = folder / "LMUData", folder / "outputs" / req.model_name
+        keys = {
+            e.name: str(e.vlmeval["key"])
+            for e in manifest.benchmarks
+            if e.vlmeval and e.vlmeval.get("key")
+        }
+        names = export_suite(manifest, source_tsv, lmu, keys)
+        work.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        with _lmudata(lmu):
+            register(lmu)
+            from vlmeval.dataset import build_dataset
+            from vlmeval.inference import infer_data_job
+            from vlmeval.smp import get_pred_file_path
+
+            for name in names:
+                dataset = build_dataset(name)
+                if dataset is None:
+                    raise PrimeBenchError(f"VLMEvalKit could not build round dataset {name}")
+                infer_data_job(model, str(work), req.model_name, dataset, api_nproc=api_nproc)
+                pred = get_pred_file_path(str(work), req.model_name, name)
+                dataset.evaluate(pred, model=judge, nproc=api_nproc, verbose=False, retry=3)
+        per_item = (time.perf_counter() - t0) / len(docs)
+        scored, _ = read_work_dir(work, req.model_name)
+        score = {(r.benchmark, str(r.item_id)): r.score for r in scored.itertuples()}
+        name = variant_name(req.model_name, None)
+        rows = []
+        for d in docs:
+            s = score.get((d.benchmark, d.item_id))
+            ok = s is not None and s == s  # NaN: VLMEvalKit scored it with nothing
+            rows.append(
+                {
+                    "model": name,
+                    "adapter": None,
+                    "benchmark": d.benchmark,
+                    "category": d.category,
+                    "item_id": d.item_id,
+                    "answer": d.answer(),
+                    "condition": "vl",
+                    "suite": req.suite["version"],
+                    "status": "ok" if ok else "failed",
+                    "response": None,
+                    "score": float(s) if ok else None,
+                    "error": None if ok else "VLMEvalKit gave this item no per-row score",
+                    "seconds": round(per_item, 4) if ok else None,
+                }
+            )
+        records.append(rows)
+
+    return execute
+
+
+def load_model(model: str) -> Any:
+    """VLMEvalKit's model ``model`` (``vlmeval.config.supported_VLM``), built once."""
+    from vlmeval.config import supported_VLM
+
+    if model not in supported_VLM:
+        raise InputError(f"VLMEvalKit has no model {model!r}", field="--model")
+    return supported_VLM[model]()
+
+
+def run_adaptive_vlmeval(
+    model: str,
+    suite: Mapping[str, Any],
+    panels: Mapping[str, Panel],
+    source_tsv: str | Path,
+    out: str | Path,
+    settings: AdaptiveSettings,
+    *,
+    judge: str = "exact_matching",
+    api_nproc: int = 1,
+    progress: Callable[[str], None] | None = None,
+    instance: Any = None,
+) -> dict[str, Any]:
+    """Build VLMEvalKit's ``model`` once (unless ``instance`` is given) and run the adaptive test
+    of the suite's benchmarks through VLMEvalKit round by round, the pools' rows read from
+    ``source_tsv`` (VLMEvalKit's ``LMUData`` TSVs of the upstream datasets); returns the report."""
+    req = RunRequest(model=model, suite=dict(suite), out=Path(out), name=model)
+    spec = {
+        "schema": RUN_SCHEMA,
+        "suite": suite["version"],
+        "suite_name": suite["name"],
+        "model": req.model_name,
+        "model_path": f"vlmeval:{model}",
+        "prompt_kwargs": "VLMEvalKit's datasets",
+        "generation": {"vlmeval_judge": judge},
+        "adapters": {},
+    }
+    documents = tsv_pool_documents(suite, source_tsv)
+    for category, by_b in as_suite(suite).item_ids().items():  # refuse a missing row before
+        for b in by_b:  # the model is built
+            documents(panels[b], b, category)
+    instance = instance if instance is not None else load_model(model)
+    return run_adaptive(
+        req,
+        panels,
+        settings,
+        progress,
+        executor=vlmeval_executor(instance, req, source_tsv, judge, api_nproc),
+        spec=spec,
+        documents=documents,
+    )
+
+
+__all__ = [
+    "TsvSource",
+    "run_adaptive_vlmeval",
+    "tsv_pool_documents",
+    "vlmeval_executor",
+]
