@@ -34,7 +34,7 @@ from harness_adapters.suite_docs import SuiteDoc
 from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.session import RUN_SCHEMA, RunRequest
-from harness_adapters.vlmeval.export import export_suite, key_column, read_tsv
+from harness_adapters.vlmeval.export import export_suite, key_column, read_config, read_tsv
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError, PrimeBenchError
 from primebench_tasks.suite.manifest import as_suite
@@ -100,6 +100,11 @@ def tsv_pool_documents(
     return documents
 
 
+def _index(x: Any) -> str:
+    """A VLMEvalKit index as the export's config keys it (a float-read integer as an integer)."""
+    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
+
+
 @contextmanager
 def _lmudata(path: Path) -> Iterator[None]:
     """VLMEvalKit reads its datasets from ``$LMUData``: this round's export, for the round."""
@@ -153,8 +158,10 @@ def vlmeval_executor(
             register(lmu)
             from vlmeval.dataset import build_dataset
             from vlmeval.inference import infer_data_job
-            from vlmeval.smp import get_pred_file_path
+            from vlmeval.smp import get_pred_file_path, load
 
+            responses: dict[tuple[str, str], str] = {}
+            config = read_config(lmu)["data"]
             for name in names:
                 dataset = build_dataset(name)
                 if dataset is None:
@@ -162,6 +169,11 @@ def vlmeval_executor(
                 infer_data_job(model, str(work), req.model_name, dataset, api_nproc=api_nproc)
                 pred = get_pred_file_path(str(work), req.model_name, name)
                 dataset.evaluate(pred, model=judge, nproc=api_nproc, verbose=False, retry=3)
+                spec = config[name]
+                predicted = load(pred)
+                for idx, text in zip(predicted["index"], predicted["prediction"], strict=True):
+                    item = spec["index_to_item"][_index(idx)]
+                    responses[(spec["benchmark"], str(item))] = str(text)
         per_item = (time.perf_counter() - t0) / len(docs)
         scored, _ = read_work_dir(work, req.model_name)
         score = {(r.benchmark, str(r.item_id)): r.score for r in scored.itertuples()}
@@ -181,7 +193,7 @@ def vlmeval_executor(
                     "condition": "vl",
                     "suite": req.suite["version"],
                     "status": "ok" if ok else "failed",
-                    "response": None,
+                    "response": responses.get((d.benchmark, d.item_id)),
                     "score": float(s) if ok else None,
                     "error": None if ok else "VLMEvalKit gave this item no per-row score",
                     "seconds": round(per_item, 4) if ok else None,

@@ -81,6 +81,7 @@ def test_adaptive_rounds_run_through_vlmevalkit_and_resume(realworldqa, tmp_path
     assert set(asked) - set(suite.entry(BENCH).item_ids), "the pool, not only the suite"
     # every item scored by VLMEvalKit's own evaluation, as the fake model answered it
     assert {r["item_id"]: r["score"] for r in recs} == {i: float(right[i]) for i in asked}
+    assert all(r["status"] == "ok" and r["response"] in set("ABCD") for r in recs)
     assert sorted(p.name for p in (out / "rounds").iterdir()) == ["r001", "r002", "r003"]
     e = doc["models"]["FakeVLM"]["benchmarks"][BENCH]
     assert e["items"] == 15 and e["pool"] == len(pool)
