@@ -24,8 +24,12 @@ from typing import Any
 
 from harness_adapters.lmms_eval.taskgen import generate_tasks, suite_task_name
 from harness_adapters.suite_docs import SuiteDoc
-from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
-from harness_adapters.vllm.records import RecordFile, variant_name
+from harness_adapters.vllm.adaptive_session import (
+    AdaptiveSettings,
+    harness_round_records,
+    run_adaptive,
+)
+from harness_adapters.vllm.records import RecordFile
 from harness_adapters.vllm.session import RUN_SCHEMA, RunRequest
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import PrimeBenchError
@@ -105,29 +109,7 @@ def lmms_executor(
                     float(score) if isinstance(score, (int, float)) else None,
                     None if text is None else str(text),
                 )
-        name = variant_name(req.model_name, None)
-        rows = []
-        for d in docs:
-            score, text = scored.get((d.benchmark, d.item_id), (None, None))
-            ok = score is not None
-            rows.append(
-                {
-                    "model": name,
-                    "adapter": None,
-                    "benchmark": d.benchmark,
-                    "category": d.category,
-                    "item_id": d.item_id,
-                    "answer": str(d.doc["answer"]),
-                    "condition": "vl",
-                    "suite": req.suite["version"],
-                    "status": "ok" if ok else "failed",
-                    "response": text,
-                    "score": score,
-                    "error": None if ok else "lmms-eval gave this item no per-item score",
-                    "seconds": round(per_item, 4) if ok else None,
-                }
-            )
-        records.append(rows)
+        records.append(harness_round_records(req, docs, scored, per_item, "lmms-eval"))
 
     return execute
 

@@ -173,6 +173,41 @@ RoundExecutor = Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None
 """Runs one round — variant → the documents to ask it — and appends their records."""
 
 
+def harness_round_records(
+    req: RunRequest,
+    docs: Sequence[SuiteDoc],
+    scored: Mapping[tuple[str, str], tuple[float | None, str | None]],
+    seconds_per_item: float,
+    harness: str,
+) -> list[dict[str, Any]]:
+    """The record lines of one round that another harness ran for the base model: per document,
+    ``ok`` with its (score, response) from ``scored`` ((benchmark, item id) → ...), or ``failed``
+    (missing, never 0) where ``harness`` gave it no score."""
+    name = variant_name(req.model_name, None)
+    rows = []
+    for d in docs:
+        score, text = scored.get((d.benchmark, d.item_id), (None, None))
+        ok = score is not None
+        rows.append(
+            {
+                "model": name,
+                "adapter": None,
+                "benchmark": d.benchmark,
+                "category": d.category,
+                "item_id": d.item_id,
+                "answer": d.answer(),
+                "condition": "vl",
+                "suite": req.suite["version"],
+                "status": "ok" if ok else "failed",
+                "response": text,
+                "score": score,
+                "error": None if ok else f"{harness} gave this item no per-item score",
+                "seconds": round(seconds_per_item, 4) if ok else None,
+            }
+        )
+    return rows
+
+
 def vllm_executor(
     req: RunRequest, adapters: Sequence[Adapter], backend: Any = None
 ) -> RoundExecutor:
@@ -226,10 +261,10 @@ def run_adaptive(
     pools = item_pools(req.suite, panels, settings, req.out / "calibration", req.data, documents)
     req.out.mkdir(parents=True, exist_ok=True)
     policy = asdict(pools[0].bench.policy)  # one policy for every pool (item_pools' default)
-    documents = documents_digest([d for p in pools for d in p.docs])
+    digest = documents_digest([d for p in pools for d in p.docs])
     freeze_spec(
         req.out,
-        {**spec, "adaptive": {**asdict(settings), "policy": policy, "documents": documents}},
+        {**spec, "adaptive": {**asdict(settings), "policy": policy, "documents": digest}},
     )
     records = RecordFile(req.out / "records.jsonl")
     variants = req.variants()

@@ -31,8 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from harness_adapters.suite_docs import SuiteDoc
-from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
-from harness_adapters.vllm.records import RecordFile, variant_name
+from harness_adapters.vllm.adaptive_session import (
+    AdaptiveSettings,
+    harness_round_records,
+    run_adaptive,
+)
+from harness_adapters.vllm.records import RecordFile
 from harness_adapters.vllm.session import RUN_SCHEMA, RunRequest
 from harness_adapters.vlmeval.export import export_suite, key_column, read_config, read_tsv
 from primebench_tasks.data.panel import Panel
@@ -176,30 +180,13 @@ def vlmeval_executor(
                     responses[(spec["benchmark"], str(item))] = str(text)
         per_item = (time.perf_counter() - t0) / len(docs)
         scored, _ = read_work_dir(work, req.model_name)
-        score = {(r.benchmark, str(r.item_id)): r.score for r in scored.itertuples()}
-        name = variant_name(req.model_name, None)
-        rows = []
-        for d in docs:
-            s = score.get((d.benchmark, d.item_id))
-            ok = s is not None and s == s  # NaN: VLMEvalKit scored it with nothing
-            rows.append(
-                {
-                    "model": name,
-                    "adapter": None,
-                    "benchmark": d.benchmark,
-                    "category": d.category,
-                    "item_id": d.item_id,
-                    "answer": d.answer(),
-                    "condition": "vl",
-                    "suite": req.suite["version"],
-                    "status": "ok" if ok else "failed",
-                    "response": responses.get((d.benchmark, d.item_id)),
-                    "score": float(s) if ok else None,
-                    "error": None if ok else "VLMEvalKit gave this item no per-row score",
-                    "seconds": round(per_item, 4) if ok else None,
-                }
-            )
-        records.append(rows)
+        results: dict[tuple[str, str], tuple[float | None, str | None]] = {}
+        for r in scored.itertuples():
+            key = (str(r.benchmark), str(r.item_id))
+            s = float(r.score)
+            # NaN: VLMEvalKit scored it with nothing (recorded failed)
+            results[key] = (s if s == s else None, responses.get(key))
+        records.append(harness_round_records(req, docs, results, per_item, "VLMEvalKit"))
 
     return execute
 
