@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from harness_adapters.suite_docs import SuiteDoc
 from harness_adapters.vllm.adaptive_session import (
     AdaptiveSettings,
@@ -70,11 +72,15 @@ TSV_SOURCE = TsvSource()
 
 
 def tsv_pool_documents(
-    suite: Mapping[str, Any], source_tsv: str | Path
+    suite: Mapping[str, Any],
+    source_tsv: str | Path,
+    tables: dict[Path, pd.DataFrame] | None = None,
 ) -> Callable[[Panel, str, str], list[SuiteDoc]]:
     """The pool documents of a suite benchmark from ``source_tsv/<vlmeval_dataset>.tsv``: every
     item of its reference panel, in the panel's order, keyed as the export keys it (the suite's
-    ``vlmeval.key``, else the column that holds every id once; a missing item is refused)."""
+    ``vlmeval.key``, else the column that holds every id once; a missing item is refused);
+    ``tables``: the TSVs already read (path → frame), where a TSV read here is kept."""
+    tables = {} if tables is None else tables
     sm = as_suite(suite)
     read: dict[tuple[str, str], list[SuiteDoc]] = {}
 
@@ -93,7 +99,9 @@ def tsv_pool_documents(
         if not tsv.exists():
             raise InputError(f"upstream TSV of {entry.vlmeval_dataset} not found", file=str(tsv))
         ids = [str(i) for i in panel.item_ids(benchmark)]
-        df = read_tsv(tsv)
+        if tsv not in tables:
+            tables[tsv] = read_tsv(tsv)
+        df = tables[tsv]
         forced = (entry.vlmeval or {}).get("key")
         col = key_column(df, ids, tsv, str(forced) if forced else None)
         rows = {
@@ -129,10 +137,13 @@ def vlmeval_executor(
     source_tsv: str | Path,
     judge: str = "exact_matching",
     api_nproc: int = 1,
+    tables: dict[Path, pd.DataFrame] | None = None,
 ) -> Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None]:
     """A round executor for :func:`~harness_adapters.vllm.adaptive_session.run_adaptive` that
     exports each round's items as VLMEvalKit datasets and runs them through VLMEvalKit's own
-    inference and evaluation with the model instance ``model`` (built once)."""
+    inference and evaluation with the model instance ``model`` (built once); ``tables``: the
+    upstream TSVs read so far (path → frame), so each is read once per run, not per round."""
+    tables = {} if tables is None else tables
 
     def execute(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
         from harness_adapters.vlmeval.datasets import register
@@ -155,7 +166,7 @@ def vlmeval_executor(
             for e in manifest.benchmarks
             if e.vlmeval and e.vlmeval.get("key")
         }
-        names = export_suite(manifest, source_tsv, lmu, keys)
+        names = export_suite(manifest, source_tsv, lmu, keys, tables=tables)
         work.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         with _lmudata(lmu):
@@ -227,7 +238,8 @@ def run_adaptive_vlmeval(
         "generation": {"vlmeval_judge": judge},
         "adapters": {},
     }
-    documents = tsv_pool_documents(suite, source_tsv)
+    tables: dict[Path, pd.DataFrame] = {}  # each upstream TSV read once for the whole run
+    documents = tsv_pool_documents(suite, source_tsv, tables)
     for category, by_b in as_suite(suite).item_ids().items():  # refuse a missing row before
         for b in by_b:  # the model is built
             documents(panels[b], b, category)
@@ -237,7 +249,7 @@ def run_adaptive_vlmeval(
         panels,
         settings,
         progress,
-        executor=vlmeval_executor(instance, req, source_tsv, judge, api_nproc),
+        executor=vlmeval_executor(instance, req, source_tsv, judge, api_nproc, tables),
         spec=spec,
         documents=documents,
     )

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -118,11 +118,14 @@ def export_suite(
     lmudata: str | Path,
     keys: dict[str, str] | None = None,
     only: list[str] | None = None,
+    tables: MutableMapping[Path, pd.DataFrame] | None = None,
 ) -> dict[str, Path]:
     """Write the suite's TSVs and the config; returns dataset name → TSV path.
 
     ``keys`` forces the key column of a benchmark; ``only`` exports just those benchmarks (the
-    others of the suite are then not runnable in VLMEvalKit, which the config records)."""
+    others of the suite are then not runnable in VLMEvalKit, which the config records);
+    ``tables``: upstream TSV path → its frame, read once and kept there (the adaptive driver
+    exports a round at a time from the same TSVs)."""
     src, dst = Path(source), Path(lmudata)
     keys = dict(keys or {})
     suite = as_suite(manifest)
@@ -165,7 +168,12 @@ def export_suite(
             raise InputError(
                 f"upstream TSV of {vds} not found (leave {b} out with --only)", file=str(tsv)
             )
-        df = read_tsv(tsv)
+        if tables is None:
+            df = read_tsv(tsv)
+        elif tsv in tables:
+            df = tables[tsv]
+        else:
+            df = tables[tsv] = read_tsv(tsv)
         if "index" not in df.columns:
             raise InputError("no 'index' column", file=str(tsv), row=1, field="index")
         if df["index"].duplicated().any():

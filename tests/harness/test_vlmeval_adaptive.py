@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -62,8 +63,21 @@ def test_adaptive_rounds_run_through_vlmevalkit_and_resume(realworldqa, tmp_path
     suite, panel, pool, src, model, right = realworldqa
     out = tmp_path / "run"
     settings = AdaptiveSettings(target_width=None, max_items=10, round_size=5)
+    import harness_adapters.vlmeval.adaptive as driver
+    import harness_adapters.vlmeval.export as export
+
+    reads: list[str] = []
+    read_tsv = export.read_tsv
+
+    def counted(path):
+        reads.append(Path(path).name)
+        return read_tsv(path)
+
+    monkeypatch.setattr(driver, "read_tsv", counted)
+    monkeypatch.setattr(export, "read_tsv", counted)
     # two rounds in Python with a model instance, then "killed": resumed by the CLI below
     run_adaptive_vlmeval("FakeVLM", suite, {BENCH: panel}, src, out, settings, instance=model)
+    assert reads == ["RealWorldQA.tsv"]  # read once for the pools and both rounds' exports
     suite_file = tmp_path / "suite.json"
     suite_file.write_text(suite.to_json())
     # --import runs the fixture module afresh, which registers FakeVLM with VLMEvalKit
