@@ -27,25 +27,16 @@ from harness_adapters.suite_docs import SuiteDoc
 from harness_adapters.vllm.adaptive_session import (
     AdaptiveSettings,
     harness_round_records,
+    next_round,
     run_adaptive,
 )
 from harness_adapters.vllm.records import RecordFile
 from harness_adapters.vllm.session import RUN_SCHEMA, RunRequest
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import PrimeBenchError
-from primebench_tasks.suite.manifest import SuiteManifest, as_suite
+from primebench_tasks.suite.manifest import as_suite
 
 ITEM_METRIC = "primebench_item"
-
-
-def round_manifest(suite: Mapping[str, Any], docs: list[SuiteDoc], k: int) -> SuiteManifest:
-    """The suite's manifest with just ``docs`` — items of each benchmark's pool, the static
-    suite's or not — as its items, named ``<suite>_adaptive_rNNN``."""
-    sm = as_suite(suite)
-    ids: dict[str, list[str]] = {}
-    for d in docs:
-        ids.setdefault(d.benchmark, []).append(d.item_id)
-    return sm.asking(ids, name=f"{sm.name}_adaptive_r{k:03d}")
 
 
 def load_model(
@@ -68,7 +59,6 @@ def lmms_executor(
     """A round executor for :func:`~harness_adapters.vllm.adaptive_session.run_adaptive` that
     runs each round through lmms-eval with the loaded model ``lm`` (an upstream task's data from
     ``req.data``, else the hub)."""
-    rounds = [0]
 
     def execute(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
         from lmms_eval.evaluator import simple_evaluate
@@ -77,10 +67,7 @@ def lmms_executor(
         docs = asks.get(None, [])
         if not docs:
             return
-        rounds[0] += 1
-        k = len(list((req.out / "rounds").glob("r*"))) + 1 if (req.out / "rounds").exists() else 1
-        manifest = round_manifest(req.suite, docs, k)
-        folder = req.out / "rounds" / f"r{k:03d}"
+        k, folder, manifest = next_round(req, docs)
         generate_tasks(manifest, dict(panels), folder, datasets=req.data or None)
         t0 = time.perf_counter()
         res = simple_evaluate(

@@ -64,7 +64,7 @@ from primebench_tasks.evaluate.defaults import (
 )
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.report.tables import markdown_table
-from primebench_tasks.suite.manifest import as_suite
+from primebench_tasks.suite.manifest import SuiteManifest, as_suite
 
 SCHEMA = "primebench.adaptive/1"
 
@@ -171,6 +171,21 @@ def _states(
 
 RoundExecutor = Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None]
 """Runs one round — variant → the documents to ask it — and appends their records."""
+
+
+def next_round(req: RunRequest, docs: Sequence[SuiteDoc]) -> tuple[int, Path, SuiteManifest]:
+    """The next round of a run that another harness executes: its number k (one past the
+    folders under ``RUN/rounds``, so a resumed run never reuses a killed round's folder), its
+    folder ``RUN/rounds/rNNN`` and the suite's manifest with just ``docs`` — items of each
+    benchmark's pool, the static suite's or not — as its items, named
+    ``<suite>_adaptive_rNNN`` (so it never shadows a released task)."""
+    rounds = req.out / "rounds"
+    k = len(list(rounds.glob("r*"))) + 1 if rounds.exists() else 1
+    sm = as_suite(req.suite)
+    ids: dict[str, list[str]] = {}
+    for d in docs:
+        ids.setdefault(d.benchmark, []).append(d.item_id)
+    return k, rounds / f"r{k:03d}", sm.asking(ids, name=f"{sm.name}_adaptive_r{k:03d}")
 
 
 def harness_round_records(

@@ -36,6 +36,7 @@ from harness_adapters.suite_docs import SuiteDoc
 from harness_adapters.vllm.adaptive_session import (
     AdaptiveSettings,
     harness_round_records,
+    next_round,
     run_adaptive,
 )
 from harness_adapters.vllm.records import RecordFile
@@ -99,9 +100,7 @@ def tsv_pool_documents(
         if not tsv.exists():
             raise InputError(f"upstream TSV of {entry.vlmeval_dataset} not found", file=str(tsv))
         ids = [str(i) for i in panel.item_ids(benchmark)]
-        if tsv not in tables:
-            tables[tsv] = read_tsv(tsv)
-        df = tables[tsv]
+        df = read_tsv(tsv, tables)
         forced = (entry.vlmeval or {}).get("key")
         col = key_column(df, ids, tsv, str(forced) if forced else None)
         rows = {
@@ -110,11 +109,6 @@ def tsv_pool_documents(
         return [SuiteDoc(i, benchmark, category, {**rows[i], "id": i}, TSV_SOURCE) for i in ids]
 
     return documents
-
-
-def _index(x: Any) -> str:
-    """A VLMEvalKit index as the export's config keys it (a float-read integer as an integer)."""
-    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
 
 
 @contextmanager
@@ -147,19 +141,12 @@ def vlmeval_executor(
 
     def execute(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
         from harness_adapters.vlmeval.datasets import register
-        from harness_adapters.vlmeval.ingest import read_work_dir
+        from harness_adapters.vlmeval.ingest import index_key, read_work_dir
 
         docs = asks.get(None, [])
         if not docs:
             return
-        rounds = req.out / "rounds"
-        k = len(list(rounds.glob("r*"))) + 1 if rounds.exists() else 1
-        ids: dict[str, list[str]] = {}
-        for d in docs:
-            ids.setdefault(d.benchmark, []).append(d.item_id)
-        sm = as_suite(req.suite)
-        manifest = sm.asking(ids, name=f"{sm.name}_adaptive_r{k:03d}")
-        folder = rounds / f"r{k:03d}"
+        _, folder, manifest = next_round(req, docs)
         lmu, work = folder / "LMUData", folder / "outputs" / req.model_name
         keys = {
             e.name: str(e.vlmeval["key"])
@@ -187,7 +174,7 @@ def vlmeval_executor(
                 spec = config[name]
                 predicted = load(pred)
                 for idx, text in zip(predicted["index"], predicted["prediction"], strict=True):
-                    item = spec["index_to_item"][_index(idx)]
+                    item = spec["index_to_item"][index_key(idx)]
                     responses[(spec["benchmark"], str(item))] = str(text)
         per_item = (time.perf_counter() - t0) / len(docs)
         scored, _ = read_work_dir(work, req.model_name)

@@ -51,9 +51,14 @@ def dataset_name(benchmark: str) -> str:
     return PREFIX + benchmark.replace("/", "_")
 
 
-def read_tsv(path: Path) -> pd.DataFrame:
+def read_tsv(path: Path, tables: MutableMapping[Path, pd.DataFrame] | None = None) -> pd.DataFrame:
     """A VLMEvalKit TSV as strings, nothing converted (VLMEvalKit's loader reads the exported
-    file itself, with its own rules)."""
+    file itself, with its own rules); ``tables``: the TSVs read so far (path → frame), where a
+    TSV is looked up first and kept once read."""
+    if tables is not None:
+        if path not in tables:
+            tables[path] = read_tsv(path)
+        return tables[path]
     try:
         return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
     except (OSError, ValueError, pd.errors.ParserError) as exc:
@@ -168,12 +173,7 @@ def export_suite(
             raise InputError(
                 f"upstream TSV of {vds} not found (leave {b} out with --only)", file=str(tsv)
             )
-        if tables is None:
-            df = read_tsv(tsv)
-        elif tsv in tables:
-            df = tables[tsv]
-        else:
-            df = tables[tsv] = read_tsv(tsv)
+        df = read_tsv(tsv, tables)
         if "index" not in df.columns:
             raise InputError("no 'index' column", file=str(tsv), row=1, field="index")
         if df["index"].duplicated().any():

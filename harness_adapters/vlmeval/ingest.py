@@ -97,6 +97,12 @@ def _ocrbench_scores(df: pd.DataFrame, path: Path) -> list[float]:
     return out
 
 
+def index_key(x: Any) -> str:
+    """A VLMEvalKit ``index`` as the export's ``index_to_item`` keys it: a result table read
+    back with the index as floats gives ``5.0`` for row ``5``."""
+    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
+
+
 def read_sidecar(path: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     """One evaluation's records from its sidecar and result table."""
     doc = read_json_document(path, "PrimeBench VLMEvalKit result", SIDECAR_SCHEMA)
@@ -141,7 +147,7 @@ def read_sidecar(path: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     if "index" not in df.columns:
         raise InputError("no 'index' column", file=str(table), row=1, field="index")
     imap = doc["index_to_item"]
-    idx = [str(int(x)) if isinstance(x, float) and x.is_integer() else str(x) for x in df["index"]]
+    idx = [index_key(x) for x in df["index"]]
     stray = [i for i in idx if i not in imap]
     if stray:
         raise InputError(

@@ -63,18 +63,15 @@ def test_adaptive_rounds_run_through_vlmevalkit_and_resume(realworldqa, tmp_path
     suite, panel, pool, src, model, right = realworldqa
     out = tmp_path / "run"
     settings = AdaptiveSettings(target_width=None, max_items=10, round_size=5)
-    import harness_adapters.vlmeval.adaptive as driver
-    import harness_adapters.vlmeval.export as export
+    reads: list[str] = []  # the upstream TSV read from src, by anyone
+    read_csv = pd.read_csv
 
-    reads: list[str] = []
-    read_tsv = export.read_tsv
+    def counted(path, *args, **kwargs):
+        if Path(str(path)).parent == src:
+            reads.append(Path(path).name)
+        return read_csv(path, *args, **kwargs)
 
-    def counted(path):
-        reads.append(Path(path).name)
-        return read_tsv(path)
-
-    monkeypatch.setattr(driver, "read_tsv", counted)
-    monkeypatch.setattr(export, "read_tsv", counted)
+    monkeypatch.setattr(pd, "read_csv", counted)
     # two rounds in Python with a model instance, then "killed": resumed by the CLI below
     run_adaptive_vlmeval("FakeVLM", suite, {BENCH: panel}, src, out, settings, instance=model)
     assert reads == ["RealWorldQA.tsv"]  # read once for the pools and both rounds' exports
