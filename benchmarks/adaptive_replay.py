@@ -5,9 +5,12 @@ selection of the same number of items (``cross_validated`` + the default p-IRT e
     python benchmarks/adaptive_replay.py [--splits 10]
     python benchmarks/adaptive_replay.py --render   # the tables from the committed CSVs
 
-Panels with ≥ 40 models: AutoJudger (AI2D, MMMU) and — never used to choose anything — VLMEvalKit's
-published records of BLINK, OCRBench and RealWorldQA. Hold-outs: ``random`` (20 % of the models,
-``--splits`` seeds) and ``frontier`` (the strongest 15 %). Reported at 25 / 50 / 100 items: the
+Panels with ≥ 40 models: AutoJudger (AI2D, MMMU) and VLMEvalKit's published records of BLINK,
+OCRBench and RealWorldQA (used to choose nothing of the static path; the adaptive policy and its
+interval calibration were chosen on all five by leave-one-panel-out — ``adaptive_choice.py``,
+``adaptive_interval_choice.py`` — so each panel's evidence there is the fold that left it out).
+Hold-outs: ``random`` (20 % of the models, ``--splits`` seeds) and ``frontier`` (the strongest
+15 %). Reported at 25 / 50 / 100 items: the
 full-score MAE of the adaptive and of the static selection, their ratio (the issue's goal: ≤ 0.7)
 with its bootstrap range over the held-out models, and the coverage of the adaptive 90 % interval.
 Writes ``benchmarks/results/adaptive_replay.{csv,md}`` (the table in docs/results.md, checked by a

@@ -1,6 +1,6 @@
 """What an adaptive test costs before its first item: building an ``AdaptiveBenchmark`` (the 2PL
-fit and the calibration of the intervals: the default policy replayed on the reference models, 5
-random and 3 frontier folds, at every count up to 100 items) for each benchmark of the AutoJudger
+fit and the calibration of the intervals: the default policy replayed on the reference models, 10
+random folds (``ADAPTIVE_FOLDS``) and 3 frontier folds, at every count up to 100 items) for each benchmark of the AutoJudger
 panel — done once per run, at its first stop decision — and reading that calibration back from
 the run's ``calibration/`` (what a resumed run does instead).
 

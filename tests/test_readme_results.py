@@ -176,6 +176,42 @@ def test_adaptive_predictor_is_the_one_the_committed_procedure_chooses():
     assert mod.choose(c, panels) == chosen and f"**`{chosen}`**" in text
 
 
+def test_adaptive_interval_is_the_one_the_committed_procedure_chooses():
+    """benchmarks/adaptive_interval_choice.py: the table is rendered from its committed CSV, and
+    the library's calibration folds and top-of-panel hull are the candidate it chooses."""
+    import inspect
+
+    from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark
+    from primebench_tasks.evaluate.defaults import ADAPTIVE_FOLDS
+
+    mod = _script("adaptive_interval_choice")
+    df = pd.read_csv(RESULTS / "adaptive_interval_choice.csv")
+    text = mod.table(df)
+    assert text == (RESULTS / "adaptive_interval_choice.md").read_text("utf-8")
+    assert _readme_block("adaptive-interval-choice") == text
+    assert set(df["candidate"]) == {mod.label(*c) for c in mod.CANDIDATES}
+    params = inspect.signature(AdaptiveBenchmark).parameters
+    default = (params["folds"].default, params["frontier_at_top"].default)
+    assert default == (ADAPTIVE_FOLDS, True)
+    assert f"**{mod.label(*default)}**" in text
+
+
+def test_interval_choice_loss_and_tie_break_by_hand():
+    """Coverage 0.95 on random hold-outs is 0.03 over the band, 0.80 on the frontier 0.05
+    under its floor; a tie goes to the later candidate."""
+    mod = _script("adaptive_interval_choice")
+    a, b = (mod.label(*c) for c in mod.CANDIDATES[:2])
+    idx = pd.MultiIndex.from_tuples(
+        [("p", "random"), ("p", "frontier"), ("q", "random"), ("q", "frontier")],
+        names=["benchmark", "protocol"],
+    )
+    cover = pd.DataFrame({a: [0.95, 0.80, 0.90, 0.90], b: [0.90, 0.90, 0.90, 0.85]}, index=idx)
+    loss = mod.losses(cover, ["p", "q"])
+    assert loss[a] == pytest.approx(0.08) and loss[b] == pytest.approx(0.0)
+    assert mod.choose(loss) == b
+    assert mod.choose(mod.losses(cover, ["q"])) == b  # 0 and 0: the later
+
+
 def test_adaptive_items_needed_table_is_rendered_from_the_committed_csv():
     mod = _script("adaptive_items_needed")
     df = pd.read_csv(RESULTS / "adaptive_items_needed.csv")

@@ -82,6 +82,7 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong,
         predict_adaptive,
     )
     from primebench_tasks.evaluate.calibration import FRONTIER_FOLDS
+    from primebench_tasks.evaluate.defaults import ADAPTIVE_FOLDS
     from primebench_tasks.evaluate.placement import (
         conformal_bounds,
         placement_regime,
@@ -105,7 +106,7 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong,
     raw = predict_adaptive(raw, ref, full, seen, answers, predictor)
     regime = placement_regime(np.array([raw]), full)[0]
     errors, _, regimes, frontier = _calibration_runs(
-        ref, bench.counts, 5, 5, 0, FRONTIER_FOLDS, policy
+        ref, bench.counts, 5, ADAPTIVE_FOLDS, 0, FRONTIER_FOLDS, policy
     )
     assert frontier.sum() == len(errors) - 60 > 0  # the random folds' 60 rows first
     j = bench.counts.index(20)
@@ -123,6 +124,10 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong,
     col = col[alike] if regime == "interior" else col
     plo, phi = conformal_bounds(np.array([raw]), col[np.isfinite(col)], 0.90)
     lo, hi = np.minimum(lo, plo), np.maximum(hi, phi)
+    if regime == "top":  # and the frontier folds' own interval
+        fe = errors[frontier, j]
+        flo, fhi = conformal_bounds(np.array([raw]), fe[np.isfinite(fe)], 0.90)
+        lo, hi = np.minimum(lo, flo), np.maximum(hi, fhi)
     assert est.count == 20 and est.regime == regime
     assert (regime != "interior") == strong
     assert np.isclose(est.lo, max(0, lo[0])) and np.isclose(est.hi, min(1, hi[0]))
@@ -133,6 +138,47 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong,
         assert np.median(errs) != 0 and est.predicted == pytest.approx(raw)
     assert est.rank == 1 + (full > est.predicted).sum() and est.n_reference == 60
     assert est.rank_lo <= est.rank <= est.rank_hi
+
+
+@pytest.mark.parametrize("frontier_at_top", [True, False])
+def test_interval_at_the_top_holds_the_frontier_folds_by_hand(frontier_at_top):
+    """A prediction at the top of the panel, with a calibration written by hand: 20 random-fold
+    errors in the top regime (−0.02 … 0.02), 10 random-fold errors of 0 inside the panel, 10
+    frontier-fold errors beyond it (0.03, 0.04, … 0.12). At the 90 % level the regime's interval
+    is its extremes (k = ⌈21·0.95⌉ = 20 = n), the pooled one (all 40) the second smallest and
+    second largest errors (k = ⌈41·0.95⌉ = 39): [−0.02 + 0.04/19, 0.11]; the frontier folds'
+    own, their extremes [0.03, 0.12]. The hull: [−0.02, 0.11], or with the frontier folds at the
+    top [−0.02, 0.12]; the point moves by the regime's median error, 0."""
+    from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark
+
+    ref = _sim()[:60]
+    bench = AdaptiveBenchmark(ref, max_items=10, batch=5, frontier_at_top=frontier_at_top)
+    top_errors = np.linspace(-0.02, 0.02, 20)
+    frontier_errors = np.arange(3, 13) / 100
+    col = np.concatenate([top_errors, np.zeros(10), frontier_errors])
+    regimes = np.array(["top"] * 20 + ["interior"] * 10 + ["beyond"] * 10, dtype=object)
+    frontier = np.array([False] * 30 + [True] * 10)
+    C = len(bench.counts)
+    bench.__dict__["calibration"] = (  # the cached property, set by hand
+        np.repeat(col[:, None], C, axis=1),
+        np.repeat(regimes[:, None], C, axis=1),
+        frontier,
+    )
+    best = float(np.max(bench.reference_full))  # at the top, not beyond it
+    assert best + 0.12 < 1
+    pred, lo, hi, regime = bench.interval(best, 5)
+    assert regime == "top"
+    assert lo == pytest.approx(best - 0.02)
+    assert hi == pytest.approx(best + (0.12 if frontier_at_top else 0.11))
+    assert pred == pytest.approx(best)
+    # inside the panel neither changes anything: the random folds' errors alone
+    mid = float(np.median(bench.reference_full))
+    p_mid, lo_mid, hi_mid, regime_mid = bench.interval(mid, 5)
+    assert regime_mid == "interior" and p_mid == pytest.approx(mid)
+    assert (lo_mid, hi_mid) == pytest.approx((mid - 0.02, mid + 0.02))
+    # before the first round's count: no interval
+    p0, lo0, hi0, _ = bench.interval(mid, 4)
+    assert p0 == mid and np.isnan(lo0) and np.isnan(hi0)
 
 
 def test_ridge_full_by_hand_and_against_scikit_learn():
