@@ -40,7 +40,7 @@ from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptiveProced
 from primebench_tasks.evaluate.defaults import ADAPTIVE_MAX_ITEMS, ADAPTIVE_TARGET_WIDTH
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from adaptive_replay import RESULTS, benchmarks, hold_out, run_parallel  # noqa: E402
+from adaptive_replay import RESULTS, benchmarks, hold_out, hold_outs, run_parallel  # noqa: E402
 
 CANDIDATES = ((5, False), (5, True), (10, False), (10, True))
 """(random folds, frontier_at_top), in tie-break order (a tie goes to the later)."""
@@ -167,11 +167,7 @@ def main() -> None:
     if args.render:
         df = pd.read_csv(RESULTS / "adaptive_interval_choice.csv")
     else:
-        jobs = [
-            (measure, (n, X, p, s))
-            for n, X in benchmarks()
-            for p, s in [*(("random", s) for s in range(args.splits)), ("frontier", 0)]
-        ]
+        jobs = [(measure, (n, X, p, s)) for n, X in benchmarks() for p, s in hold_outs(args.splits)]
         out = run_parallel(jobs, args.workers, "adaptive interval choice")
         df = pd.DataFrame([r for got in out for r in got])
         RESULTS.mkdir(exist_ok=True)

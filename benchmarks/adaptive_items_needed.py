@@ -150,7 +150,7 @@ def main() -> None:
     jobs = [
         (measure, (n, X, p, s))
         for n, X in benchmarks()
-        for p, s in [*(("random", s) for s in range(args.splits)), ("frontier", 0)]
+        for p, s in _replay_script().hold_outs(args.splits)
     ]
     rows = _replay_script().run_parallel(jobs, args.workers, "adaptive items needed")
     df = pd.DataFrame(rows)

@@ -69,6 +69,11 @@ def hold_out(X: np.ndarray, protocol: str, seed: int) -> tuple[np.ndarray, np.nd
     return held[answered[held]], np.setdiff1d(np.arange(M), held)
 
 
+def hold_outs(splits: int) -> list[tuple[str, int]]:
+    """(protocol, seed) of every hold-out replayed: ``splits`` random ones, then the frontier."""
+    return [*(("random", s) for s in range(splits)), ("frontier", 0)]
+
+
 def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     M = len(X)
     held, build = hold_out(X, protocol, seed)
@@ -306,11 +311,9 @@ def main() -> None:
         df, rf = (pd.read_csv(RESULTS / f) for f in ("adaptive_replay.csv", "adaptive_races.csv"))
     else:
         panels = benchmarks()
-        jobs = [
-            (measure, (n, X, p, s))
-            for n, X in panels
-            for p, s in [*(("random", s) for s in range(args.splits)), ("frontier", 0)]
-        ] + [(races, (n, X)) for n, X in panels]
+        jobs = [(measure, (n, X, p, s)) for n, X in panels for p, s in hold_outs(args.splits)] + [
+            (races, (n, X)) for n, X in panels
+        ]
         out = run_parallel(jobs, args.workers, "adaptive replay")
         rows = [r for (f, _), got in zip(jobs, out, strict=True) if f is measure for r in got]
         race_rows = [r for (f, _), got in zip(jobs, out, strict=True) if f is races for r in got]
