@@ -1,7 +1,7 @@
 """How the adaptive test's interval calibration was chosen (issue #29): a committed procedure with
 leave-one-panel-out evidence, as for its policy (``benchmarks/adaptive_choice.py``).
 
-    python benchmarks/adaptive_interval_choice.py            # replay (~10 min, 2 cores)
+    python benchmarks/adaptive_interval_choice.py            # replay (~15 min, 2 cores)
     python benchmarks/adaptive_interval_choice.py --render   # the table from the committed CSV
 
 Candidates (:data:`CANDIDATES`): the random folds of the calibration (5, the earlier default, or
