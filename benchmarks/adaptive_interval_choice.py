@@ -40,7 +40,14 @@ from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptiveProced
 from primebench_tasks.evaluate.defaults import ADAPTIVE_MAX_ITEMS, ADAPTIVE_TARGET_WIDTH
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from adaptive_replay import RESULTS, benchmarks, hold_out, hold_outs, run_parallel  # noqa: E402
+from adaptive_replay import (  # noqa: E402
+    RESULTS,
+    benchmarks,
+    hold_out,
+    hold_out_options,
+    hold_outs,
+    run_parallel,
+)
 
 CANDIDATES = ((5, False), (5, True), (10, False), (10, True))
 """(random folds, frontier_at_top), in tie-break order (a tie goes to the later)."""
@@ -160,8 +167,7 @@ def table(df: pd.DataFrame) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--splits", type=int, default=10)
-    ap.add_argument("--workers", type=int, default=2, help="hold-outs replayed in parallel")
+    hold_out_options(ap)
     ap.add_argument("--render", action="store_true", help="the table from the committed CSV")
     args = ap.parse_args()
     if args.render:

@@ -144,8 +144,7 @@ def table(df: pd.DataFrame) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--splits", type=int, default=10)
-    ap.add_argument("--workers", type=int, default=2, help="hold-outs replayed in parallel")
+    _replay_script().hold_out_options(ap)
     args = ap.parse_args()
     jobs = [
         (measure, (n, X, p, s))

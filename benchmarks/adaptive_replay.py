@@ -301,10 +301,16 @@ def run_parallel(jobs: list[tuple[Any, tuple]], workers: int, what: str) -> list
     return [done[j] for j in range(len(jobs))]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def hold_out_options(ap: argparse.ArgumentParser) -> None:
+    """``--splits`` (random hold-outs, 10 by default) and ``--workers`` on ``ap``: the replay
+    scripts' common options, so they replay the same hold-outs."""
     ap.add_argument("--splits", type=int, default=10)
     ap.add_argument("--workers", type=int, default=2, help="hold-outs replayed in parallel")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    hold_out_options(ap)
     ap.add_argument("--render", action="store_true", help="the tables from the committed CSVs")
     args = ap.parse_args()
     if args.render:
