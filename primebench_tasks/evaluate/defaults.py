@@ -37,7 +37,7 @@ ADAPTIVE_FOLDS = 10
 panel where the deployed test fits on all of it, so the calibration's errors were larger than the
 test's and its 90 % intervals covered 93 % of random hold-outs at stop on three of five replay
 panels; with 10 folds, 90–92 % (``benchmarks/adaptive_replay.py``). Chosen with the frontier hull
-of :meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.estimate` by leave-one-panel-out
+of :meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval` by leave-one-panel-out
 (``benchmarks/adaptive_interval_choice.py``)."""
 
 ADAPTIVE_PREDICTORS = (
