@@ -138,6 +138,23 @@ def test_adaptive_replay_table_is_rendered_from_the_committed_csv():
     assert {"random", "frontier"} <= set(df["protocol"]) and set(df["items"]) == {25, 50, 100}
 
 
+def test_readme_holds_the_adaptive_summary_rendered_from_the_committed_csvs():
+    mod = _script("adaptive_replay")
+    df = pd.read_csv(RESULTS / "adaptive_replay.csv")
+    rf = pd.read_csv(RESULTS / "adaptive_races.csv")
+    text = mod.summary(df, rf)
+    assert text == (RESULTS / "adaptive_summary.md").read_text("utf-8")
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert _readme_block("adaptive-summary") == text and text in readme  # verbatim, no include
+    # the summary's figures are the full table's: every panel, and the goal count
+    every = mod.cells(df)
+    goal = every[every["items"].isin([50, 100]) & (every.models >= 100)]
+    assert f"met (bold) in {int((goal.ratio <= 0.7).sum())} of {len(goal)} cells" in text
+    assert text.count("**") == 2 * int((goal.ratio <= 0.7).sum())
+    for b in df.benchmark.unique():
+        assert f"| {b} (" in text
+
+
 def test_ratio_range_is_the_paired_bootstrap_by_hand():
     """Equal errors: every resample's ratio is 1. One split, adaptive (1, 0) and static (1, 1):
     a resample's ratio is 1, ½ or 0 with probability ¼, ½, ¼, so its 5 % and 95 % quantiles
