@@ -25,10 +25,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.evaluate.adaptive import replay
-from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
-from primebench_tasks.evaluate.estimators import make_estimator
-from primebench_tasks.select.default import DEFAULT_SELECTOR, FLOOR, RETENTION
-from primebench_tasks.select.registry import SELECTORS, SelectorContext
+from primebench_tasks.select.default import FLOOR, RETENTION
 from primebench_tasks.select.vaw import category_budget
 
 RESULTS = Path(__file__).parent / "results"
@@ -63,12 +60,11 @@ def grid(k_static: int) -> tuple[int, ...]:
 
 def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> dict:
     M, n = X.shape
-    held, build = _replay_script().hold_out(X, protocol, seed)
+    script = _replay_script()
+    held, build = script.hold_out(X, protocol, seed)
     k = category_budget(n, RETENTION, FLOOR)
-    sel = SELECTORS[DEFAULT_SELECTOR](k, seed, SelectorContext()).fit(X[build])
-    est = make_estimator(DEFAULT_ESTIMATOR).fit(X[build], sel.indices_)
     true = np.nanmean(X[held], axis=1)
-    static_mae = float(np.mean(np.abs(est.predict(X[held][:, sel.indices_]) - true)))
+    static_mae = float(np.mean(np.abs(script.static_prediction(X[build], X[held], k, seed) - true)))
     g = grid(k)
     r = replay(X[build], X[held], g, seed=seed)
     mae = np.nanmean(np.abs(r["predicted"] - r["true"][:, None]), axis=0)

@@ -74,15 +74,23 @@ def hold_outs(splits: int) -> list[tuple[str, int]]:
     return [*(("random", s) for s in range(splits)), ("frontier", 0)]
 
 
+def static_prediction(X_build: np.ndarray, X_held: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """The static default suite's full-score predictions (V,) for the held-out models ``X_held``
+    (V, n): the default selector's ``k`` items on the build models ``X_build`` (M, n) (seed
+    ``seed``) and the default estimator fitted there — the baseline every adaptive ratio is
+    taken against."""
+    sel = SELECTORS[DEFAULT_SELECTOR](k, seed, SelectorContext()).fit(X_build)
+    est = make_estimator(DEFAULT_ESTIMATOR).fit(X_build, sel.indices_)
+    return np.asarray(est.predict(X_held[:, sel.indices_]), float)
+
+
 def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     M = len(X)
     held, build = hold_out(X, protocol, seed)
     r = replay(X[build], X[held], CHECKPOINTS, seed=seed, target_width=ADAPTIVE_TARGET_WIDTH)
     rows = []
     for j, k in enumerate(CHECKPOINTS):
-        sel = SELECTORS[DEFAULT_SELECTOR](k, seed, SelectorContext()).fit(X[build])
-        est = make_estimator(DEFAULT_ESTIMATOR).fit(X[build], sel.indices_)
-        static = est.predict(X[held][:, sel.indices_])
+        static = static_prediction(X[build], X[held], k, seed)
         for v in range(len(held)):
             t = r["true"][v]
             rows.append(

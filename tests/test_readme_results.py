@@ -229,13 +229,70 @@ def test_interval_choice_loss_and_tie_break_by_hand():
     assert mod.choose(mod.losses(cover, ["q"])) == b  # 0 and 0: the later
 
 
-def test_adaptive_items_needed_table_is_rendered_from_the_committed_csv():
-    mod = _script("adaptive_items_needed")
-    df = pd.read_csv(RESULTS / "adaptive_items_needed.csv")
+def _rendered(name: str, marker: str):
+    """The script ``name`` and its committed CSV, after checking that its ``table`` of the CSV
+    is the committed markdown and the docs' block ``marker``."""
+    mod = _script(name)
+    df = pd.read_csv(RESULTS / f"{name}.csv")
     text = mod.table(df)
-    assert text == (RESULTS / "adaptive_items_needed.md").read_text("utf-8")
-    assert _readme_block("adaptive-items-needed") == text
+    assert text == (RESULTS / f"{name}.md").read_text("utf-8")
+    assert _readme_block(marker) == text
+    return mod, df
+
+
+def test_adaptive_items_needed_table_is_rendered_from_the_committed_csv():
+    mod, _ = _rendered("adaptive_items_needed", "adaptive-items-needed")
     assert mod.grid(154)[-1] == 154 and mod.grid(100)[:6] == (5, 10, 15, 20, 25, 30)
+
+
+def test_top_shift_table_is_rendered_from_the_committed_csv():
+    mod, df = _rendered("adaptive_top_shift", "adaptive-top-shift")
+    assert set(df.rule) == set(mod.RULES)
+
+
+def _deployed_top_rule() -> str:
+    from primebench_tasks.evaluate.defaults import ADAPTIVE_NEAREST_SHIFT
+
+    return "all rows" if ADAPTIVE_NEAREST_SHIFT is None else f"nearest {ADAPTIVE_NEAREST_SHIFT}"
+
+
+def test_top_rule_is_the_one_the_committed_procedure_chooses():
+    mod = _script("adaptive_top_shift")
+    r = mod.ratios(pd.read_csv(RESULTS / "adaptive_top_shift.csv"))
+    assert mod.chosen(r) == _deployed_top_rule()
+    assert f"On all five: **`{_deployed_top_rule()}`**" in _readme_block("adaptive-top-shift")
+
+
+def test_top_rule_loss_and_leave_one_out_by_hand():
+    mod = _script("adaptive_top_shift")
+    rules = list(mod.RULES)
+    # two panels, one cell each; rule 1 wins on P (ratio 0.5 against 1.0), rule 0 on Q
+    # (e^-1 against e^-0.2); over both, rule 0: (log 1 − 1) / 2 = −0.5, rule 1:
+    # (log 0.5 − 0.2) / 2 = −0.447, every other rule 0 (ratio 1)
+    rows = []
+    for p, ratio in (("P", {0: 1.0, 1: 0.5}), ("Q", {0: np.exp(-1), 1: np.exp(-0.2)})):
+        for k, rule in enumerate(rules):
+            rows.append({"panel": p, "rule": rule, "ratio": ratio.get(k, 1.0)})
+    r = pd.DataFrame(rows)
+    assert mod.losses(r).loc["P", rules[1]] == pytest.approx(np.log(0.5))
+    assert mod.chosen(r) == rules[0]
+    assert mod.lopo(r) == {"P": rules[0], "Q": rules[1]}  # each chosen on the other panel
+
+
+def test_top_shift_deployed_rule_is_the_replays():
+    """The comparison's deployed rule is the library's: on every panel, hold-out, split and item
+    count its errors sum to the adaptive replay's (both committed, 6 decimals)."""
+    top = pd.read_csv(RESULTS / "adaptive_top_shift.csv")
+    rep = pd.read_csv(RESULTS / "adaptive_replay.csv")
+    keys = ["benchmark", "protocol", "split", "items"]
+    replayed = rep.groupby(keys).adaptive_err.sum()
+    static = rep.groupby(keys).static_err.sum()
+    dep = top[top.rule == _deployed_top_rule()].rename(columns={"panel": "benchmark"})
+    dep = dep.set_index(keys)
+    assert len(dep) == len(replayed)
+    tol = 1e-6 * (dep.held_out + 1)
+    assert (abs(dep.abs_err_sum - replayed.loc[dep.index]) <= tol).all()
+    assert (abs(dep.static_abs_err_sum - static.loc[dep.index]) <= tol).all()
 
 
 def test_items_needed_pools_the_splits_by_hand():

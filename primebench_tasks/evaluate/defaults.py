@@ -40,6 +40,19 @@ panels; with 10 folds, 90–92 % (``benchmarks/adaptive_replay.py``). Chosen wit
 of :meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval` by leave-one-panel-out
 (``benchmarks/adaptive_interval_choice.py``)."""
 
+ADAPTIVE_NEAREST_SHIFTS = (20, 40, 80)
+"""Adaptive evaluation: the numbers of calibration rows compared for the point's move at the top
+of the panel or beyond it (``benchmarks/adaptive_top_shift.py``)."""
+
+ADAPTIVE_NEAREST_SHIFT: int | None = 80
+"""Adaptive evaluation: at the top of the panel or beyond it, the calibrated point moves by the
+median error of this many calibration rows — of either kind, random or frontier fold — whose
+predictions stood nearest in position among their fitting models
+(:func:`~primebench_tasks.evaluate.placement.placement_position`); None: by the median error of
+the regime's rows (every row at the top, the frontier folds' beyond it), the earlier rule.
+Chosen by leave-one-panel-out among :data:`ADAPTIVE_NEAREST_SHIFTS`, the earlier rule and two
+others (``benchmarks/adaptive_top_shift.py``)."""
+
 ADAPTIVE_PREDICTORS = (
     "pirt",
     "ridge",

@@ -73,6 +73,12 @@ _BORROW = {
 }
 
 
+def _top_cut(ref: np.ndarray) -> float:
+    """The order statistic of the sorted finite ``ref`` at the (1 − TOP_SHARE) quantile, without
+    interpolation: where the ``top`` regime starts."""
+    return float(ref[min(len(ref) - 1, int(np.floor((1 - TOP_SHARE) * len(ref))))])
+
+
 def placement_regime(point: np.ndarray, reference_full: np.ndarray) -> np.ndarray:
     """The regime (:data:`REGIMES`) of each predicted full score (V,) among the reference
     models' full scores (M,); a NaN point is ``interior``."""
@@ -81,11 +87,24 @@ def placement_regime(point: np.ndarray, reference_full: np.ndarray) -> np.ndarra
     out = np.full(len(point), "interior", dtype=object)
     if len(ref) == 0:
         return out
-    # the order statistic at the (1 − TOP_SHARE) quantile, without interpolation
-    cut = ref[min(len(ref) - 1, int(np.floor((1 - TOP_SHARE) * len(ref))))]
+    cut = _top_cut(ref)
     out[point >= cut] = "top"
     out[point > ref[-1]] = "beyond"
     return out
+
+
+def placement_position(point: np.ndarray, reference_full: np.ndarray) -> np.ndarray:
+    """Where each predicted full score (any shape) stands among the reference models' full
+    scores (M,), in units of the panel's top: z = (point − cut) / (best − cut), cut the start of
+    :func:`placement_regime`'s ``top`` — z < 0 inside the panel, 0 ≤ z ≤ 1 at its top, z > 1
+    beyond it (NaN where the point is NaN or there is no reference model; a top of zero width
+    counts as 1e-12)."""
+    ref = np.sort(np.asarray(reference_full, float)[np.isfinite(reference_full)])
+    point = np.asarray(point, float)
+    if len(ref) == 0:
+        return np.full(point.shape, np.nan)
+    cut = _top_cut(ref)
+    return (point - cut) / max(float(ref[-1]) - cut, 1e-12)
 
 
 def regime_residuals(regimes: dict[str, list[float]], regime: str) -> np.ndarray:

@@ -82,9 +82,10 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong,
         predict_adaptive,
     )
     from primebench_tasks.evaluate.calibration import FRONTIER_FOLDS
-    from primebench_tasks.evaluate.defaults import ADAPTIVE_FOLDS
+    from primebench_tasks.evaluate.defaults import ADAPTIVE_FOLDS, ADAPTIVE_NEAREST_SHIFT
     from primebench_tasks.evaluate.placement import (
         conformal_bounds,
+        placement_position,
         placement_regime,
         regime_residuals,
     )
@@ -105,7 +106,7 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong,
     raw = np.where(asked, answers, p).mean()
     raw = predict_adaptive(raw, ref, full, seen, answers, predictor)
     regime = placement_regime(np.array([raw]), full)[0]
-    errors, _, regimes, frontier = _calibration_runs(
+    errors, _, regimes, frontier, positions = _calibration_runs(
         ref, bench.counts, 5, ADAPTIVE_FOLDS, 0, FRONTIER_FOLDS, policy
     )
     assert frontier.sum() == len(errors) - 60 > 0  # the random folds' 60 rows first
@@ -131,8 +132,15 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong,
     assert est.count == 20 and est.regime == regime
     assert (regime != "interior") == strong
     assert np.isclose(est.lo, max(0, lo[0])) and np.isclose(est.hi, min(1, hi[0]))
-    # the point moves by the regime's median error: everywhere, or only outside the panel
-    moved = raw + np.median(errs) if shift == "all" or strong else raw
+    # the point moves by the regime's median error inside the panel (or not at all, shift
+    # "outside"); outside it by the median error of the calibration rows nearest in position
+    z = placement_position(np.array([raw]), full)[0]
+    near = np.argsort(np.abs(positions[:, j] - z), kind="stable")[:ADAPTIVE_NEAREST_SHIFT]
+    assert np.isfinite(errors[:, j]).all() and ADAPTIVE_NEAREST_SHIFT is not None
+    if strong:
+        moved = raw + np.median(errors[near, j])
+    else:
+        moved = raw + np.median(errs) if shift == "all" else raw
     assert np.isclose(est.predicted, np.clip(moved, est.lo, est.hi))
     if shift == "outside" and not strong:
         assert np.median(errs) != 0 and est.predicted == pytest.approx(raw)
@@ -140,29 +148,38 @@ def test_estimate_is_the_regime_calibrated_prediction_by_hand(predictor, strong,
     assert est.rank_lo <= est.rank <= est.rank_hi
 
 
+@pytest.mark.parametrize("nearest", [None, 4])
 @pytest.mark.parametrize("frontier_at_top", [True, False])
-def test_interval_at_the_top_holds_the_frontier_folds_by_hand(frontier_at_top):
+def test_interval_at_the_top_holds_the_frontier_folds_by_hand(frontier_at_top, nearest):
     """A prediction at the top of the panel, with a calibration written by hand: 20 random-fold
     errors in the top regime (−0.02 … 0.02), 10 random-fold errors of 0 inside the panel, 10
     frontier-fold errors beyond it (0.03, 0.04, … 0.12). At the 90 % level the regime's interval
     is its extremes (k = ⌈21·0.95⌉ = 20 = n), the pooled one (all 40) the second smallest and
     second largest errors (k = ⌈41·0.95⌉ = 39): [−0.02 + 0.04/19, 0.11]; the frontier folds'
     own, their extremes [0.03, 0.12]. The hull: [−0.02, 0.11], or with the frontier folds at the
-    top [−0.02, 0.12]; the point moves by the regime's median error, 0."""
+    top [−0.02, 0.12]. The point moves by the regime's median error, 0 — or (``nearest`` = 4) by
+    the median error of the 4 rows nearest in position: the top rows stand at z = 0, 1/19, …, 1
+    (in the order of their errors), the frontier rows at 1.05, 1.10, … 1.50, the prediction (the
+    panel's best) at z = 1; nearest: z = 1 (0.02), 1.05 (0.03), 18/19 (0.02 − 0.04/19) and 1.10
+    (0.04) — median (0.02 + 0.03)/2 = 0.025."""
     from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark
 
     ref = _sim()[:60]
-    bench = AdaptiveBenchmark(ref, max_items=10, batch=5, frontier_at_top=frontier_at_top)
+    bench = AdaptiveBenchmark(
+        ref, max_items=10, batch=5, frontier_at_top=frontier_at_top, nearest_shift=nearest
+    )
     top_errors = np.linspace(-0.02, 0.02, 20)
     frontier_errors = np.arange(3, 13) / 100
     col = np.concatenate([top_errors, np.zeros(10), frontier_errors])
     regimes = np.array(["top"] * 20 + ["interior"] * 10 + ["beyond"] * 10, dtype=object)
     frontier = np.array([False] * 30 + [True] * 10)
+    z = np.concatenate([np.arange(20) / 19, np.full(10, -1.0), 1 + np.arange(1, 11) / 20])
     C = len(bench.counts)
     bench.__dict__["calibration"] = (  # the cached property, set by hand
         np.repeat(col[:, None], C, axis=1),
         np.repeat(regimes[:, None], C, axis=1),
         frontier,
+        np.repeat(z[:, None], C, axis=1),
     )
     best = float(np.max(bench.reference_full))  # at the top, not beyond it
     assert best + 0.12 < 1
@@ -170,8 +187,8 @@ def test_interval_at_the_top_holds_the_frontier_folds_by_hand(frontier_at_top):
     assert regime == "top"
     assert lo == pytest.approx(best - 0.02)
     assert hi == pytest.approx(best + (0.12 if frontier_at_top else 0.11))
-    assert pred == pytest.approx(best)
-    # inside the panel neither changes anything: the random folds' errors alone
+    assert pred == pytest.approx(best + (0.025 if nearest else 0.0))
+    # inside the panel none of these changes anything: the random folds' errors alone
     mid = float(np.median(bench.reference_full))
     p_mid, lo_mid, hi_mid, regime_mid = bench.interval(mid, 5)
     assert regime_mid == "interior" and p_mid == pytest.approx(mid)
@@ -296,8 +313,9 @@ def test_kept_calibration_does_not_carry_the_blas_kernels_last_bits(tmp_path, mo
     real = adaptive._calibration_runs
 
     def other_kernel(*a, **k):
-        e, p, g, f = real(*a, **k)
-        return e + 4e-12 * np.cos(np.arange(e.size)).reshape(e.shape), p, g, f
+        e, p, g, f, z = real(*a, **k)
+        wobble = 4e-12 * np.cos(np.arange(e.size)).reshape(e.shape)
+        return e + wobble, p, g, f, z + wobble
 
     monkeypatch.setattr(adaptive, "_calibration_runs", other_kernel)
     second = adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "b", **kw)
@@ -314,7 +332,7 @@ def test_calibration_is_kept_and_read_back_not_replayed(tmp_path, monkeypatch):
     X[3, 7] = np.nan  # a missing reference answer is part of the inputs
     kw = {"max_items": 20, "batch": 5}
     first = adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw)
-    errors, regimes, frontier = first.calibration
+    errors, regimes, frontier, positions = first.calibration
     path = first.calibration_file
     assert path is not None and path.parent == tmp_path / "a" and path.exists()
     assert errors.shape == (len(frontier), len(first.counts)) and frontier.any()
@@ -330,8 +348,9 @@ def test_calibration_is_kept_and_read_back_not_replayed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(adaptive, "_calibration_runs", refuse)
     back = adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw)
-    e2, r2, f2 = back.calibration
+    e2, r2, f2, z2 = back.calibration
     assert np.array_equal(e2, errors, equal_nan=True) and (f2 == frontier).all()
+    assert np.array_equal(z2, positions, equal_nan=True) and np.isfinite(positions).all()
     assert r2.dtype == object and (r2 == regimes).all()
     y = X[5]
     asked = np.zeros(60, bool)
@@ -363,6 +382,11 @@ def test_calibration_is_kept_and_read_back_not_replayed(tmp_path, monkeypatch):
         adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw).calibration  # noqa: B018
     path.write_text(text.replace('"interior"', '"inside"', 1))  # not a placement regime
     with pytest.raises(InputError, match="field 'regimes'"):
+        adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw).calibration  # noqa: B018
+    path.write_text(
+        text.replace('"positions": [\n    [\n', '"positions": [\n    [\n      true,\n', 1)
+    )
+    with pytest.raises(InputError, match=r"row positions\[0\], field 'positions'"):
         adaptive.AdaptiveBenchmark(X, cache_dir=tmp_path / "a", **kw).calibration  # noqa: B018
 
 

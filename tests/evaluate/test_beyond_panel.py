@@ -9,6 +9,7 @@ from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.placement import (
     MIN_REGIME_RESIDUALS,
     place_models,
+    placement_position,
     placement_regime,
     regime_residuals,
 )
@@ -25,6 +26,21 @@ def test_regime_by_hand():
     ref = np.arange(1, 21) / 20.0  # 0.05 .. 1.00; 85th percentile order statistic: ref[17] = .9
     got = placement_regime(np.array([0.5, 0.9, 0.95, 1.0, 1.01, np.nan]), ref)
     assert got.tolist() == ["interior", "top", "top", "top", "beyond", "interior"]
+
+
+def test_position_by_hand():
+    ref = np.arange(1, 21) / 20.0  # the top starts at ref[17] = 0.90, the best is 1.00
+    got = placement_position(np.array([0.8, 0.9, 0.95, 1.0, 1.05, np.nan]), ref)
+    assert np.allclose(got[:5], [-1.0, 0.0, 0.5, 1.0, 1.5]) and np.isnan(got[5])
+    # its signs are the regimes: < 0 inside, 0–1 at the top, > 1 beyond
+    assert placement_regime(np.array([0.8, 0.9, 1.0, 1.05]), ref).tolist() == [
+        "interior",
+        "top",
+        "top",
+        "beyond",
+    ]
+    assert np.isnan(placement_position(np.array([0.5]), np.array([np.nan]))).all()
+    assert placement_position(np.array([[0.9, 1.0]]), ref).shape == (1, 2)
 
 
 def test_regime_residuals_borrow_outward_first():

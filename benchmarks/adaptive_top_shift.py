@@ -1,0 +1,259 @@
+"""Where the adaptive point moves at the top of the panel or beyond it: how the rule was chosen
+(issue #29), by a committed procedure with leave-one-panel-out evidence, after the policy
+(``adaptive_choice.py``) and the interval (``adaptive_interval_choice.py``).
+
+    python benchmarks/adaptive_top_shift.py [--splits 10]   # ~14 min, 2 cores
+    python benchmarks/adaptive_top_shift.py --render        # the table from the committed CSV
+
+The calibrated point is the raw prediction moved by a median calibration error
+(:meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval`). At the top of the
+panel the calibration rows are of two kinds: reference models held out at random (their errors
+centre near 0) and the frontier folds' models, which stood above the models they were fitted on
+(their predictions fall short: errors > 0). A new model predicted at the top may be either.
+Candidates — the default policy, calibration and item choice for all; only the point at the top
+or beyond changes, and no interval does:
+
+- ``all rows`` (the earlier rule): the median error of every calibration row at the top (of the
+  frontier folds' rows beyond it);
+- ``random-fold rows``: at the top, of the random folds' rows only (no frontier correction);
+- ``no shift``: at the top, the raw prediction;
+- ``nearest k`` (k in :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_NEAREST_SHIFTS`):
+  at the top or beyond, the median error of the k calibration rows, of either kind, whose
+  predictions stood nearest in position among their fitting models
+  (:func:`~primebench_tasks.evaluate.placement.placement_position`) — whether the position
+  tells the two kinds apart.
+
+Inside the panel every candidate moves the point by the random folds' interior median error, as
+deployed. A candidate's loss on a set of panels is its mean log MAE ratio to the static default
+suite over their cells (25 / 50 / 100 items, random and frontier hold-outs), as in the policy's
+choice; leave one panel out: the candidate with the least loss on the other four. The default
+(:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_NEAREST_SHIFT`) is the candidate chosen on
+all five; a test checks it, and that the deployed rule's errors are the replay's. k = 40 alone
+was tried first, in an uncommitted pilot on these panels (with k = 10 and 20), before this grid.
+Writes ``benchmarks/results/adaptive_top_shift.{csv,md}`` (included in docs/results.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from adaptive_replay import (  # noqa: E402
+    CHECKPOINTS,
+    GOAL_RATIO,
+    RESULTS,
+    benchmarks,
+    hold_out,
+    hold_out_options,
+    hold_outs,
+    run_parallel,
+    static_prediction,
+)
+
+from primebench_tasks.evaluate.adaptive import (  # noqa: E402
+    CALIBRATION_DECIMALS,
+    AdaptiveBenchmark,
+    _calibration_runs,
+    _run,
+)
+from primebench_tasks.evaluate.calibration import FRONTIER_FOLDS  # noqa: E402
+from primebench_tasks.evaluate.defaults import ADAPTIVE_NEAREST_SHIFTS  # noqa: E402
+from primebench_tasks.evaluate.placement import (  # noqa: E402
+    REGIMES,
+    placement_position,
+    placement_regime,
+    regime_residuals,
+)
+from primebench_tasks.metrics import nanmean_rows  # noqa: E402
+
+NEAREST = ADAPTIVE_NEAREST_SHIFTS
+"""The k of the ``nearest k`` rules: calibration rows whose median error moves the point."""
+RULES = ("all rows", "random-fold rows", "no shift", *(f"nearest {k}" for k in NEAREST))
+
+
+def points(bench: AdaptiveBenchmark, raw: np.ndarray, z_cal: np.ndarray) -> dict[str, np.ndarray]:
+    """Every rule's point (V, C) from the raw predictions ``raw`` (V, C) at :data:`CHECKPOINTS`,
+    with ``bench``'s calibration and its rows' positions ``z_cal`` (R, C); inside the panel
+    every rule moves the point as the deployed one did before (the random folds' interior
+    errors), and every point is clipped into the deployed interval, which no rule changes."""
+    errors, regimes, frontier = bench.calibration[:3]
+    ref = bench.reference_full[np.isfinite(bench.reference_full)]
+    out = {r: np.full(raw.shape, np.nan) for r in RULES}
+    for c, count in enumerate(CHECKPOINTS):
+        j = int(np.searchsorted(bench.counts, count, side="right")) - 1
+        col, ok = errors[:, j], np.isfinite(errors[:, j])
+        for v, pred in enumerate(raw[:, c]):
+            _, lo, hi, regime = bench.interval(float(pred), count)
+
+            def moved(rows: np.ndarray) -> float:
+                return median_error(col[ok & rows], regimes[ok & rows, j], regime)  # noqa: B023
+
+            if regime == "interior":
+                for rule in RULES:
+                    out[rule][v, c] = np.clip(pred + moved(~frontier), lo, hi)
+                continue
+            if regime == "top":
+                out["all rows"][v, c] = np.clip(pred + moved(np.ones(len(col), bool)), lo, hi)
+                out["random-fold rows"][v, c] = np.clip(pred + moved(~frontier), lo, hi)
+                out["no shift"][v, c] = np.clip(pred, lo, hi)
+            else:  # beyond: the frontier folds' errors, as deployed
+                for rule in RULES[:3]:
+                    out[rule][v, c] = np.clip(pred + moved(frontier), lo, hi)
+            z = placement_position(np.array([pred]), ref)[0]
+            idx = np.flatnonzero(ok)
+            by_distance = idx[np.argsort(np.abs(z_cal[idx, c] - z), kind="stable")]
+            for k in NEAREST:
+                shift = float(np.median(col[by_distance[:k]]))
+                out[f"nearest {k}"][v, c] = np.clip(pred + shift, lo, hi)
+    return out
+
+
+def median_error(errors: np.ndarray, regimes: np.ndarray, regime: str) -> float:
+    """The median of the calibration ``errors`` (R,) of ``regime`` among their ``regimes`` (R,),
+    neighbouring regimes borrowed as the deployed interval does
+    (:func:`~primebench_tasks.evaluate.placement.regime_residuals`)."""
+    by = {g: list(errors[regimes == g]) for g in REGIMES}
+    return float(np.median(regime_residuals(by, regime)))
+
+
+def losses(r: pd.DataFrame) -> pd.DataFrame:
+    """Each panel's (rows) loss of each rule (columns, in :data:`RULES`' order): the mean log
+    MAE ratio over its cells (``ratios``' rows)."""
+    loss = r.assign(lr=np.log(r.ratio)).groupby(["panel", "rule"], sort=False).lr.mean()
+    return loss.unstack()[list(RULES)]
+
+
+def chosen(r: pd.DataFrame, panels: list[str] | None = None) -> str:
+    """The rule with the least mean loss over ``panels`` (every panel if None; ties → the
+    earlier rule in :data:`RULES`)."""
+    loss = losses(r)
+    return str(loss.loc[list(loss.index) if panels is None else panels].mean().idxmin())
+
+
+def lopo(r: pd.DataFrame) -> dict[str, str]:
+    """Leave one panel out: for each panel, the rule chosen on the other panels."""
+    every = list(losses(r).index)
+    return {p: chosen(r, [q for q in every if q != p]) for p in every}
+
+
+def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
+    """Every rule's and the static suite's absolute errors on one hold-out of one panel."""
+    held, build = hold_out(X, protocol, seed)
+    Y = X[build]
+    bench = AdaptiveBenchmark(Y, max_items=max(CHECKPOINTS), seed=seed)
+    errors, _, regimes, frontier, positions = _calibration_runs(
+        Y, bench.counts, bench.batch, bench._folds, seed, FRONTIER_FOLDS, bench.policy
+    )
+    # the deployed calibration, computed once here (the same call, the same rounding)
+    rounded = (np.round(errors, CALIBRATION_DECIMALS), np.round(positions, CALIBRATION_DECIMALS))
+    bench.__dict__["calibration"] = (rounded[0], regimes, frontier, rounded[1])
+    full = nanmean_rows(Y)
+    at = [int(np.searchsorted(bench.counts, c, side="right")) - 1 for c in CHECKPOINTS]
+    z_cal = positions[:, at]
+    raw, _ = _run(bench.procedure, X[held], CHECKPOINTS, bench.batch)
+    true = nanmean_rows(X[held])
+    got = points(bench, raw, z_cal)
+    rows = []
+    for c, k in enumerate(CHECKPOINTS):
+        static = np.abs(static_prediction(Y, X[held], k, seed) - true)
+        for rule in RULES:
+            err = np.abs(got[rule][:, c] - true)
+            top = placement_regime(raw[:, c], full) != "interior"
+            rows.append(
+                {
+                    "panel": name,
+                    "models": len(X),
+                    "protocol": protocol,
+                    "split": seed,
+                    "items": k,
+                    "rule": rule,
+                    "abs_err_sum": float(err.sum()),
+                    "static_abs_err_sum": float(static.sum()),
+                    "held_out": len(held),
+                    "at_top": int(top.sum()),
+                }
+            )
+    return rows
+
+
+def ratios(df: pd.DataFrame) -> pd.DataFrame:
+    """The MAE ratio (Σ adaptive / Σ static absolute errors over the splits) per panel,
+    hold-out, items and rule."""
+    g = df.groupby(["panel", "models", "protocol", "items", "rule"], sort=False)
+    return (g.abs_err_sum.sum() / g.static_abs_err_sum.sum()).rename("ratio").reset_index()
+
+
+def table(df: pd.DataFrame) -> str:
+    r = ratios(df)
+    lines = [
+        "| panel (models) | " + " | ".join(f"{rule}: random · frontier" for rule in RULES) + " |",
+        "|---|" + "---|" * len(RULES),
+    ]
+    for (panel, models), d in r.groupby(["panel", "models"], sort=False):
+        cells = []
+        for rule in RULES:
+            e = d[(d.rule == rule) & d["items"].isin([50, 100])]
+            part = {
+                p: " / ".join(f"{x:.2f}" for x in e[e.protocol == p].ratio)
+                for p in ("random", "frontier")
+            }
+            cells.append(f"{part['random']} · {part['frontier']}")
+        lines.append(f"| {panel} ({models}) | " + " | ".join(cells) + " |")
+    summary = []
+    for rule in RULES:
+        e = r[r.rule == rule]
+        goal = e[e["items"].isin([50, 100]) & (e.models >= 100)]
+        summary.append(
+            f"`{rule}` {np.log(e.ratio).mean():.3f} ({int((goal.ratio <= GOAL_RATIO).sum())} of "
+            f"{len(goal)})"
+        )
+    tops = (
+        df[(df.rule == RULES[0]) & (df["items"] == max(CHECKPOINTS))]
+        .groupby("protocol")
+        .apply(lambda d: d.at_top.sum() / d.held_out.sum(), include_groups=False)
+    )
+    lines += [
+        "",
+        "Leave one panel out (the rule with the least mean log ratio on the other four): "
+        + "; ".join(f"{p} → `{rule}`" for p, rule in lopo(r).items())
+        + f". On all five: **`{chosen(r)}`**.",
+    ]
+    lines += [
+        "",
+        "MAE ÷ the static default suite's at 50 / 100 items (random hold-outs · the frontier "
+        "hold-out). Mean log ratio over every cell, and in brackets the goal cells met "
+        f"(≤ {GOAL_RATIO:g} at 50 and 100 items, panels with ≥ 100 models): "
+        + ", ".join(summary)
+        + f". Predicted at the top of the panel or beyond it at 100 items: "
+        f"{100 * tops.get('random', float('nan')):.0f} % of the random hold-outs' models, "
+        f"{100 * tops.get('frontier', float('nan')):.0f} % of the frontier's.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    hold_out_options(ap)
+    ap.add_argument("--render", action="store_true", help="the table from the committed CSV")
+    args = ap.parse_args()
+    path = RESULTS / "adaptive_top_shift.csv"
+    if args.render:
+        df = pd.read_csv(path)
+    else:
+        jobs = [(measure, (n, X, p, s)) for n, X in benchmarks() for p, s in hold_outs(args.splits)]
+        out = run_parallel(jobs, args.workers, "top-of-panel shift")
+        df = pd.DataFrame([row for got in out for row in got])
+        df.to_csv(path, index=False, float_format="%.6f")
+    text = table(df)
+    (RESULTS / "adaptive_top_shift.md").write_text(text, "utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
