@@ -56,17 +56,10 @@ from adaptive_replay import (  # noqa: E402
     static_prediction,
 )
 
-from primebench_tasks.evaluate.adaptive import (  # noqa: E402
-    CALIBRATION_DECIMALS,
-    AdaptiveBenchmark,
-    _calibration_runs,
-    _run,
-)
-from primebench_tasks.evaluate.calibration import FRONTIER_FOLDS  # noqa: E402
+from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, _run  # noqa: E402
 from primebench_tasks.evaluate.defaults import ADAPTIVE_NEAREST_SHIFTS  # noqa: E402
 from primebench_tasks.evaluate.placement import (  # noqa: E402
     REGIMES,
-    placement_position,
     placement_regime,
     regime_residuals,
 )
@@ -77,40 +70,30 @@ NEAREST = ADAPTIVE_NEAREST_SHIFTS
 RULES = ("all rows", "random-fold rows", "no shift", *(f"nearest {k}" for k in NEAREST))
 
 
-def points(bench: AdaptiveBenchmark, raw: np.ndarray, z_cal: np.ndarray) -> dict[str, np.ndarray]:
+def points(bench: AdaptiveBenchmark, raw: np.ndarray) -> dict[str, np.ndarray]:
     """Every rule's point (V, C) from the raw predictions ``raw`` (V, C) at :data:`CHECKPOINTS`,
-    with ``bench``'s calibration and its rows' positions ``z_cal`` (R, C); inside the panel
-    every rule moves the point as the deployed one did before (the random folds' interior
-    errors), and every point is clipped into the deployed interval, which no rule changes."""
-    errors, regimes, frontier = bench.calibration[:3]
-    ref = bench.reference_full[np.isfinite(bench.reference_full)]
+    with ``bench``'s calibration. The earlier rule and the ``nearest k`` rules are the library's
+    own (:meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval` with
+    ``nearest_shift`` None or k); the two others differ from the earlier rule only at the top.
+    No rule changes the interval, into which every point is clipped."""
+    errors, regimes, frontier, _ = bench.calibration
+    library = {"all rows": None, **{f"nearest {k}": k for k in NEAREST}}
+    deployed = bench.nearest_shift
     out = {r: np.full(raw.shape, np.nan) for r in RULES}
     for c, count in enumerate(CHECKPOINTS):
         j = int(np.searchsorted(bench.counts, count, side="right")) - 1
-        col, ok = errors[:, j], np.isfinite(errors[:, j])
         for v, pred in enumerate(raw[:, c]):
-            _, lo, hi, regime = bench.interval(float(pred), count)
-
-            def moved(rows: np.ndarray) -> float:
-                return median_error(col[ok & rows], regimes[ok & rows, j], regime)  # noqa: B023
-
-            if regime == "interior":
-                for rule in RULES:
-                    out[rule][v, c] = np.clip(pred + moved(~frontier), lo, hi)
-                continue
+            for rule, k in library.items():
+                bench.nearest_shift = k
+                out[rule][v, c], lo, hi, regime = bench.interval(float(pred), count)
+            for rule in ("random-fold rows", "no shift"):
+                out[rule][v, c] = out["all rows"][v, c]
             if regime == "top":
-                out["all rows"][v, c] = np.clip(pred + moved(np.ones(len(col), bool)), lo, hi)
-                out["random-fold rows"][v, c] = np.clip(pred + moved(~frontier), lo, hi)
+                rows = np.isfinite(errors[:, j]) & ~frontier
+                shift = median_error(errors[rows, j], regimes[rows, j], regime)
+                out["random-fold rows"][v, c] = np.clip(pred + shift, lo, hi)
                 out["no shift"][v, c] = np.clip(pred, lo, hi)
-            else:  # beyond: the frontier folds' errors, as deployed
-                for rule in RULES[:3]:
-                    out[rule][v, c] = np.clip(pred + moved(frontier), lo, hi)
-            z = placement_position(np.array([pred]), ref)[0]
-            idx = np.flatnonzero(ok)
-            by_distance = idx[np.argsort(np.abs(z_cal[idx, c] - z), kind="stable")]
-            for k in NEAREST:
-                shift = float(np.median(col[by_distance[:k]]))
-                out[f"nearest {k}"][v, c] = np.clip(pred + shift, lo, hi)
+    bench.nearest_shift = deployed
     return out
 
 
@@ -147,18 +130,10 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     held, build = hold_out(X, protocol, seed)
     Y = X[build]
     bench = AdaptiveBenchmark(Y, max_items=max(CHECKPOINTS), seed=seed)
-    errors, _, regimes, frontier, positions = _calibration_runs(
-        Y, bench.counts, bench.batch, bench._folds, seed, FRONTIER_FOLDS, bench.policy
-    )
-    # the deployed calibration, computed once here (the same call, the same rounding)
-    rounded = (np.round(errors, CALIBRATION_DECIMALS), np.round(positions, CALIBRATION_DECIMALS))
-    bench.__dict__["calibration"] = (rounded[0], regimes, frontier, rounded[1])
     full = nanmean_rows(Y)
-    at = [int(np.searchsorted(bench.counts, c, side="right")) - 1 for c in CHECKPOINTS]
-    z_cal = positions[:, at]
     raw, _ = _run(bench.procedure, X[held], CHECKPOINTS, bench.batch)
     true = nanmean_rows(X[held])
-    got = points(bench, raw, z_cal)
+    got = points(bench, raw)
     rows = []
     for c, k in enumerate(CHECKPOINTS):
         static = np.abs(static_prediction(Y, X[held], k, seed) - true)

@@ -562,8 +562,9 @@ class AdaptiveBenchmark:
     def calibration(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The intervals' calibration: held-out errors (true − predicted) and placement regimes
         (R, len(counts)) of :func:`_calibration_runs`, which rows (R,) come from a frontier
-        fold, and the predictions' positions among their fitting models (R, len(counts)). Replayed when first needed (the first :meth:`estimate` after ``batch`` answers),
-        not when the test is built: a race (:func:`race_variants`) needs only the 2PL. With a
+        fold, and the predictions' positions among their fitting models (R, len(counts)).
+        Replayed when first needed (the first :meth:`estimate` after ``batch`` answers), not
+        when the test is built: a race (:func:`race_variants`) needs only the 2PL. With a
         ``cache_dir`` it is read from :attr:`calibration_file` when there (a resumed run does not
         replay it), else replayed and written there atomically."""
         path = self.calibration_file
@@ -717,19 +718,17 @@ class AdaptiveBenchmark:
         lo, hi = max(0.0, lo), min(1.0, hi)
         # the point moves by the regime's median error — the predictor's bias there —
         # everywhere, or (shift "outside") only at the top or beyond the panel
-        moves = self.policy.shift == "all" or regime != "interior"
-        shift = float(np.median(errs)) if moves else 0.0
         if regime != "interior" and self.nearest_shift is not None:
             # at the top both kinds of held-out model land (random folds' errors centre near
             # 0, frontier folds' fall short), and one regime's median gave a random model at
             # the top the frontier's correction: the rows whose predictions stood nearest in
             # position (replay: mean log MAE ratio −0.566 → −0.585; adaptive_top_shift.py)
-            shift = nearest_shift(
-                col,
-                positions[:, j],
-                float(placement_position(np.array([pred]), ref)[0]),
-                self.nearest_shift,
-            )
+            z = float(placement_position(np.array([pred]), ref)[0])
+            shift = nearest_shift(col, positions[:, j], z, self.nearest_shift)
+        elif self.policy.shift == "all" or regime != "interior":
+            shift = float(np.median(errs))
+        else:
+            shift = 0.0
         pred = float(np.clip(pred + shift, lo, hi))
         return pred, lo, hi, regime
 
