@@ -295,6 +295,78 @@ def test_top_shift_deployed_rule_is_the_replays():
     assert (abs(dep.static_abs_err_sum - static.loc[dep.index]) <= tol).all()
 
 
+def test_alpha_choice_table_is_rendered_and_keeps_one_alpha():
+    """benchmarks/adaptive_alpha_choice.py: the table is rendered from its committed CSV; the
+    library's α is the better fixed candidate, and no calibrated rule gains 0.001 in mean log
+    ratio over it (why the library keeps one α, docs/results.md)."""
+    from primebench_tasks.evaluate.defaults import ADAPTIVE_RIDGE_ALPHA
+
+    mod, df = _rendered("adaptive_alpha_choice", "adaptive-alpha-choice")
+    assert set(df.alpha) == set(mod.ALPHAS) and ADAPTIVE_RIDGE_ALPHA in mod.ALPHAS
+    loss = mod.losses(mod.ratios(df)).mean()
+    fixed = [f"α={a:g}" for a in mod.ALPHAS]
+    assert loss[fixed].idxmin() == f"α={ADAPTIVE_RIDGE_ALPHA:g}"
+    for rule in mod.RULES:
+        assert loss[rule] > loss[f"α={ADAPTIVE_RIDGE_ALPHA:g}"] - 0.001
+
+
+def test_alpha_choice_deployed_alpha_is_the_replays():
+    """The comparison's deployed α replays the library's test: its errors are the top-of-panel
+    comparison's deployed rule's, hold-out by hold-out (both committed, 6 decimals)."""
+    from primebench_tasks.evaluate.defaults import ADAPTIVE_RIDGE_ALPHA
+
+    alpha = pd.read_csv(RESULTS / "adaptive_alpha_choice.csv")
+    top = pd.read_csv(RESULTS / "adaptive_top_shift.csv")
+    keys = ["panel", "protocol", "split", "items"]
+    a = alpha[alpha.alpha == ADAPTIVE_RIDGE_ALPHA].set_index(keys).sort_index()
+    t = top[top.rule == _deployed_top_rule()].set_index(keys).sort_index()
+    assert list(a.index) == list(t.index)
+    tol = 1e-6 * (a.held_out + 1)
+    assert (abs(a.abs_err_sum - t.abs_err_sum) <= tol).all()
+    assert (abs(a.static_abs_err_sum - t.static_abs_err_sum) <= tol).all()
+
+
+def test_alpha_choice_calibration_loss_and_pick_by_hand():
+    """Random-fold errors at one count (0.1, 0.3, 0.2): median 0.2, deviations (0.1, 0.1, 0) →
+    1/15; at another (0, 0, 0.3) → median 0, 0.1; the mean over counts 1/12. With the frontier
+    rows (0.5, 0.7) (median 0.6, deviations 0.1, 0.1) and (NaN, 0.4) (0.4: deviation 0): counts
+    (0.1 + 0.1 + 0.2)/5 = 0.08 and 0.3/4 = 0.075. A calibrated rule takes the α with the least
+    loss, the smaller on a tie."""
+    mod = _script("adaptive_alpha_choice")
+
+    class Bench:
+        calibration = (
+            np.array([[0.1, 0.0], [0.3, 0.0], [0.2, 0.3], [0.5, np.nan], [0.7, 0.4]]),
+            None,
+            np.array([False, False, False, True, True]),
+            None,
+        )
+
+    assert mod.calibration_loss(Bench()) == pytest.approx((1 / 15 + 0.1) / 2)
+    assert mod.calibration_loss(Bench(), all_rows=True) == pytest.approx((0.08 + 0.075) / 2)
+    rows = []
+    for split, losses in ((0, (0.2, 0.1)), (1, (0.1, 0.1))):
+        for a, loss in zip(mod.ALPHAS, losses, strict=True):
+            rows.append(
+                {
+                    "panel": "P",
+                    "models": 9,
+                    "protocol": "random",
+                    "split": split,
+                    "items": 25,
+                    "alpha": a,
+                    "loss_random": loss,
+                    "loss_all": 0.0,
+                    "abs_err_sum": a,
+                    "static_abs_err_sum": 1.0,
+                    "held_out": 1,
+                }
+            )
+    picks = mod.by_rule(pd.DataFrame(rows))
+    got = picks[picks.rule == "calibrated: random folds"].set_index("split").alpha
+    assert got.to_dict() == {0: mod.ALPHAS[1], 1: mod.ALPHAS[0]}
+
+
 def test_items_needed_pools_the_splits_by_hand():
     mod = _script("adaptive_items_needed")
     d = pd.DataFrame(
