@@ -46,9 +46,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from adaptive_replay import (  # noqa: E402
     CHECKPOINTS,
+    GOAL_ITEMS,
     GOAL_RATIO,
     RESULTS,
     benchmarks,
+    goal_cells,
+    goal_text,
     hold_out,
     hold_out_options,
     hold_outs,
@@ -173,7 +176,7 @@ def table(df: pd.DataFrame) -> str:
     for (panel, models), d in r.groupby(["panel", "models"], sort=False):
         cells = []
         for rule in RULES:
-            e = d[(d.rule == rule) & d["items"].isin([50, 100])]
+            e = d[(d.rule == rule) & d["items"].isin(GOAL_ITEMS)]
             part = {
                 p: " / ".join(f"{x:.2f}" for x in e[e.protocol == p].ratio)
                 for p in ("random", "frontier")
@@ -183,7 +186,7 @@ def table(df: pd.DataFrame) -> str:
     summary = []
     for rule in RULES:
         e = r[r.rule == rule]
-        goal = e[e["items"].isin([50, 100]) & (e.models >= 100)]
+        goal = goal_cells(e)
         summary.append(
             f"`{rule}` {np.log(e.ratio).mean():.3f} ({int((goal.ratio <= GOAL_RATIO).sum())} of "
             f"{len(goal)})"
@@ -203,7 +206,7 @@ def table(df: pd.DataFrame) -> str:
         "",
         "MAE ÷ the static default suite's at 50 / 100 items (random hold-outs · the frontier "
         "hold-out). Mean log ratio over every cell, and in brackets the goal cells met "
-        f"(≤ {GOAL_RATIO:g} at 50 and 100 items, panels with ≥ 100 models): "
+        f"({goal_text()}): "
         + ", ".join(summary)
         + f". Predicted at the top of the panel or beyond it at 100 items: "
         f"{100 * tops.get('random', float('nan')):.0f} % of the random hold-outs' models, "

@@ -148,7 +148,7 @@ def test_readme_holds_the_adaptive_summary_rendered_from_the_committed_csvs():
     assert _readme_block("adaptive-summary") == text and text in readme  # verbatim, no include
     # the summary's figures are the full table's: every panel, and the goal count
     every = mod.cells(df)
-    goal = every[every["items"].isin([50, 100]) & (every.models >= 100)]
+    goal = mod.goal_cells(every)
     assert f"met (bold) in {int((goal.ratio <= 0.7).sum())} of {len(goal)} cells" in text
     assert text.count("**") == 2 * int((goal.ratio <= 0.7).sum())
     for b in df.benchmark.unique():
