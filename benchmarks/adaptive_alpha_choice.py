@@ -36,7 +36,6 @@ rules' gain is below 0.001). Writes ``benchmarks/results/adaptive_alpha_choice.{
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -46,20 +45,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from adaptive_replay import (  # noqa: E402
-    CHECKPOINTS,
-    GOAL_ITEMS,
-    GOAL_RATIO,
-    RESULTS,
-    benchmarks,
-    goal_cells,
-    goal_text,
-    hold_out,
-    hold_out_options,
-    hold_outs,
-    run_parallel,
-    static_prediction,
-)
+import adaptive_replay as replay  # noqa: E402
+import adaptive_rules as comparison  # noqa: E402
 
 from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptivePolicy, _run  # noqa: E402
 from primebench_tasks.evaluate.defaults import ADAPTIVE_RIDGE_ALPHA  # noqa: E402
@@ -95,32 +82,33 @@ def calibration_loss(bench: AdaptiveBenchmark, all_rows: bool = False) -> float:
 def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     """Every candidate α's absolute errors on one hold-out of one panel, with its calibration
     loss (random folds, all rows), and the static suite's."""
-    held, build = hold_out(X, protocol, seed)
+    held, build = replay.hold_out(X, protocol, seed)
     Y = X[build]
     true = nanmean_rows(X[held])
-    static = {k: np.abs(static_prediction(Y, X[held], k, seed) - true) for k in CHECKPOINTS}
+    static = {
+        k: np.abs(replay.static_prediction(Y, X[held], k, seed) - true) for k in replay.CHECKPOINTS
+    }
     rows = []
     for a in ALPHAS:
         policy = replace(AdaptivePolicy(), ridge_alpha=float(a))
-        bench = AdaptiveBenchmark(Y, max_items=max(CHECKPOINTS), seed=seed, policy=policy)
+        bench = AdaptiveBenchmark(Y, max_items=max(replay.CHECKPOINTS), seed=seed, policy=policy)
         loss = {c: calibration_loss(bench, c == "all rows") for c in CALIBRATED}
-        raw, _ = _run(bench.procedure, X[held], CHECKPOINTS, bench.batch)
-        for c, k in enumerate(CHECKPOINTS):
+        raw, _ = _run(bench.procedure, X[held], replay.CHECKPOINTS, bench.batch)
+        for c, k in enumerate(replay.CHECKPOINTS):
             point = np.array([bench.interval(float(p), k)[0] for p in raw[:, c]])
             rows.append(
-                {
-                    "panel": name,
-                    "models": len(X),
-                    "protocol": protocol,
-                    "split": seed,
-                    "items": k,
-                    "alpha": float(a),
-                    "loss_random": loss["random folds"],
-                    "loss_all": loss["all rows"],
-                    "abs_err_sum": float(np.abs(point - true).sum()),
-                    "static_abs_err_sum": float(static[k].sum()),
-                    "held_out": len(held),
-                }
+                comparison.cell_row(
+                    name,
+                    X,
+                    protocol,
+                    seed,
+                    k,
+                    np.abs(point - true),
+                    static[k],
+                    alpha=float(a),
+                    loss_random=loss["random folds"],
+                    loss_all=loss["all rows"],
+                )
             )
     return rows
 
@@ -137,73 +125,31 @@ def by_rule(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def ratios(df: pd.DataFrame) -> pd.DataFrame:
-    """The MAE ratio (Σ adaptive / Σ static absolute errors over the splits) per panel,
-    hold-out, items and rule."""
-    g = by_rule(df).groupby(["panel", "models", "protocol", "items", "rule"], sort=False)
-    return (g.abs_err_sum.sum() / g.static_abs_err_sum.sum()).rename("ratio").reset_index()
-
-
-def losses(r: pd.DataFrame) -> pd.DataFrame:
-    """Each panel's (rows) loss of each rule (columns, in :data:`RULES`' order): the mean log
-    MAE ratio over its cells."""
-    loss = r.assign(lr=np.log(r.ratio)).groupby(["panel", "rule"], sort=False).lr.mean()
-    return loss.unstack()[list(RULES)]
-
-
-def chosen(r: pd.DataFrame, panels: list[str] | None = None) -> str:
-    """The rule with the least mean loss over ``panels`` (every panel if None; ties → the
-    earlier rule in :data:`RULES`)."""
-    loss = losses(r)
-    return str(loss.loc[list(loss.index) if panels is None else panels].mean().idxmin())
-
-
-def lopo(r: pd.DataFrame) -> dict[str, str]:
-    """Leave one panel out: for each panel, the rule chosen on the other panels."""
-    every = list(losses(r).index)
-    return {p: chosen(r, [q for q in every if q != p]) for p in every}
+    """The MAE ratio per panel, hold-out, items and rule (:func:`by_rule`)."""
+    return comparison.rule_ratios(by_rule(df))
 
 
 def table(df: pd.DataFrame) -> str:
     r = ratios(df)
-    lines = [
-        "| panel (models) | " + " | ".join(f"{rule}: random · frontier" for rule in RULES) + " |",
-        "|---|" + "---|" * len(RULES),
-    ]
-    for (panel, models), d in r.groupby(["panel", "models"], sort=False):
-        cells = []
-        for rule in RULES:
-            e = d[(d.rule == rule) & d["items"].isin(GOAL_ITEMS)]
-            part = {
-                p: " / ".join(f"{x:.2f}" for x in e[e.protocol == p].ratio)
-                for p in ("random", "frontier")
-            }
-            cells.append(f"{part['random']} · {part['frontier']}")
-        lines.append(f"| {panel} ({models}) | " + " | ".join(cells) + " |")
-    summary = []
-    for rule in RULES:
-        e = r[r.rule == rule]
-        goal = goal_cells(e)
-        summary.append(
-            f"`{rule}` {np.log(e.ratio).mean():.3f} ({int((goal.ratio <= GOAL_RATIO).sum())} of "
-            f"{len(goal)})"
-        )
+    lines = comparison.rule_grid(r, RULES)
     picks = by_rule(df)
-    picks = picks[picks.rule.str.startswith("calibrated") & (picks["items"] == CHECKPOINTS[0])]
+    picks = picks[
+        picks.rule.str.startswith("calibrated") & (picks["items"] == replay.CHECKPOINTS[0])
+    ]
     share = picks.groupby(["panel", "rule"], sort=False).alpha.agg(
         lambda a: "/".join(f"{(a == x).sum()}" for x in ALPHAS)
     )
     lines += [
         "",
-        "Leave one panel out (the rule with the least mean log ratio on the other four): "
-        + "; ".join(f"{p} → `{rule}`" for p, rule in lopo(r).items())
-        + f". On all five: `{chosen(r)}`. Mean log ratio of each rule over every cell: "
-        + ", ".join(f"`{rule}` {x:.4f}" for rule, x in losses(r).mean().items())
+        comparison.lopo_sentence(r, RULES)
+        + f". On all five: `{comparison.chosen_rule(r, RULES)}`. Mean log ratio of each rule over every "
+        "cell: "
+        + ", ".join(
+            f"`{rule}` {x:.4f}" for rule, x in comparison.rule_losses(r, RULES).mean().items()
+        )
         + f"; deployed: `α={ADAPTIVE_RIDGE_ALPHA:g}`.",
         "",
-        "MAE ÷ the static default suite's at 50 / 100 items (random hold-outs · the frontier "
-        "hold-out). Mean log ratio over every cell, and in brackets the goal cells met "
-        f"({goal_text()}): "
-        + ", ".join(summary)
+        comparison.rule_summary(r, RULES)
         + ". How often each calibrated rule chose "
         + " / ".join(f"α={a:g}" for a in ALPHAS)
         + " (hold-outs): "
@@ -214,21 +160,7 @@ def table(df: pd.DataFrame) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    hold_out_options(ap)
-    ap.add_argument("--render", action="store_true", help="the table from the committed CSV")
-    args = ap.parse_args()
-    path = RESULTS / "adaptive_alpha_choice.csv"
-    if args.render:
-        df = pd.read_csv(path)
-    else:
-        jobs = [(measure, (n, X, p, s)) for n, X in benchmarks() for p, s in hold_outs(args.splits)]
-        out = run_parallel(jobs, args.workers, "α per benchmark")
-        df = pd.DataFrame([row for got in out for row in got])
-        df.to_csv(path, index=False, float_format="%.6f")
-    text = table(df)
-    (RESULTS / "adaptive_alpha_choice.md").write_text(text, "utf-8")
-    print(text)
+    comparison.compare("adaptive_alpha_choice", measure, table, "α per benchmark")
 
 
 if __name__ == "__main__":

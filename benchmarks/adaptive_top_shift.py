@@ -35,7 +35,6 @@ Writes ``benchmarks/results/adaptive_top_shift.{csv,md}`` (included in docs/resu
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -44,20 +43,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from adaptive_replay import (  # noqa: E402
-    CHECKPOINTS,
-    GOAL_ITEMS,
-    GOAL_RATIO,
-    RESULTS,
-    benchmarks,
-    goal_cells,
-    goal_text,
-    hold_out,
-    hold_out_options,
-    hold_outs,
-    run_parallel,
-    static_prediction,
-)
+import adaptive_replay as replay  # noqa: E402
+import adaptive_rules as comparison  # noqa: E402
 
 from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, _run  # noqa: E402
 from primebench_tasks.evaluate.defaults import ADAPTIVE_NEAREST_SHIFTS  # noqa: E402
@@ -74,7 +61,8 @@ RULES = ("all rows", "random-fold rows", "no shift", *(f"nearest {k}" for k in N
 
 
 def points(bench: AdaptiveBenchmark, raw: np.ndarray) -> dict[str, np.ndarray]:
-    """Every rule's point (V, C) from the raw predictions ``raw`` (V, C) at :data:`CHECKPOINTS`,
+    """Every rule's point (V, C) from the raw predictions ``raw`` (V, C) at
+    :data:`adaptive_replay.CHECKPOINTS`,
     with ``bench``'s calibration. The earlier rule and the ``nearest k`` rules are the library's
     own (:meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval` with
     ``nearest_shift`` None or k); the two others differ from the earlier rule only at the top.
@@ -83,7 +71,7 @@ def points(bench: AdaptiveBenchmark, raw: np.ndarray) -> dict[str, np.ndarray]:
     library = {"all rows": None, **{f"nearest {k}": k for k in NEAREST}}
     deployed = bench.nearest_shift
     out = {r: np.full(raw.shape, np.nan) for r in RULES}
-    for c, count in enumerate(CHECKPOINTS):
+    for c, count in enumerate(replay.CHECKPOINTS):
         j = int(np.searchsorted(bench.counts, count, side="right")) - 1
         for v, pred in enumerate(raw[:, c]):
             for rule, k in library.items():
@@ -109,105 +97,62 @@ def median_error(errors: np.ndarray, regimes: np.ndarray, regime: str) -> float:
 
 
 def losses(r: pd.DataFrame) -> pd.DataFrame:
-    """Each panel's (rows) loss of each rule (columns, in :data:`RULES`' order): the mean log
-    MAE ratio over its cells (``ratios``' rows)."""
-    loss = r.assign(lr=np.log(r.ratio)).groupby(["panel", "rule"], sort=False).lr.mean()
-    return loss.unstack()[list(RULES)]
+    """Each panel's (rows) loss of each rule (columns, in :data:`RULES`' order)."""
+    return comparison.rule_losses(r, RULES)
 
 
 def chosen(r: pd.DataFrame, panels: list[str] | None = None) -> str:
     """The rule with the least mean loss over ``panels`` (every panel if None; ties → the
     earlier rule in :data:`RULES`)."""
-    loss = losses(r)
-    return str(loss.loc[list(loss.index) if panels is None else panels].mean().idxmin())
+    return comparison.chosen_rule(r, RULES, panels)
 
 
 def lopo(r: pd.DataFrame) -> dict[str, str]:
     """Leave one panel out: for each panel, the rule chosen on the other panels."""
-    every = list(losses(r).index)
-    return {p: chosen(r, [q for q in every if q != p]) for p in every}
+    return comparison.rule_lopo(r, RULES)
 
 
 def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     """Every rule's and the static suite's absolute errors on one hold-out of one panel."""
-    held, build = hold_out(X, protocol, seed)
+    held, build = replay.hold_out(X, protocol, seed)
     Y = X[build]
-    bench = AdaptiveBenchmark(Y, max_items=max(CHECKPOINTS), seed=seed)
+    bench = AdaptiveBenchmark(Y, max_items=max(replay.CHECKPOINTS), seed=seed)
     full = nanmean_rows(Y)
-    raw, _ = _run(bench.procedure, X[held], CHECKPOINTS, bench.batch)
+    raw, _ = _run(bench.procedure, X[held], replay.CHECKPOINTS, bench.batch)
     true = nanmean_rows(X[held])
     got = points(bench, raw)
     rows = []
-    for c, k in enumerate(CHECKPOINTS):
-        static = np.abs(static_prediction(Y, X[held], k, seed) - true)
+    for c, k in enumerate(replay.CHECKPOINTS):
+        static = np.abs(replay.static_prediction(Y, X[held], k, seed) - true)
         for rule in RULES:
             err = np.abs(got[rule][:, c] - true)
             top = placement_regime(raw[:, c], full) != "interior"
             rows.append(
-                {
-                    "panel": name,
-                    "models": len(X),
-                    "protocol": protocol,
-                    "split": seed,
-                    "items": k,
-                    "rule": rule,
-                    "abs_err_sum": float(err.sum()),
-                    "static_abs_err_sum": float(static.sum()),
-                    "held_out": len(held),
-                    "at_top": int(top.sum()),
-                }
+                comparison.cell_row(
+                    name, X, protocol, seed, k, err, static, rule=rule, at_top=int(top.sum())
+                )
             )
     return rows
 
 
 def ratios(df: pd.DataFrame) -> pd.DataFrame:
-    """The MAE ratio (Σ adaptive / Σ static absolute errors over the splits) per panel,
-    hold-out, items and rule."""
-    g = df.groupby(["panel", "models", "protocol", "items", "rule"], sort=False)
-    return (g.abs_err_sum.sum() / g.static_abs_err_sum.sum()).rename("ratio").reset_index()
+    """The MAE ratio per panel, hold-out, items and rule."""
+    return comparison.rule_ratios(df)
 
 
 def table(df: pd.DataFrame) -> str:
     r = ratios(df)
-    lines = [
-        "| panel (models) | " + " | ".join(f"{rule}: random · frontier" for rule in RULES) + " |",
-        "|---|" + "---|" * len(RULES),
-    ]
-    for (panel, models), d in r.groupby(["panel", "models"], sort=False):
-        cells = []
-        for rule in RULES:
-            e = d[(d.rule == rule) & d["items"].isin(GOAL_ITEMS)]
-            part = {
-                p: " / ".join(f"{x:.2f}" for x in e[e.protocol == p].ratio)
-                for p in ("random", "frontier")
-            }
-            cells.append(f"{part['random']} · {part['frontier']}")
-        lines.append(f"| {panel} ({models}) | " + " | ".join(cells) + " |")
-    summary = []
-    for rule in RULES:
-        e = r[r.rule == rule]
-        goal = goal_cells(e)
-        summary.append(
-            f"`{rule}` {np.log(e.ratio).mean():.3f} ({int((goal.ratio <= GOAL_RATIO).sum())} of "
-            f"{len(goal)})"
-        )
+    lines = comparison.rule_grid(r, RULES)
     tops = (
-        df[(df.rule == RULES[0]) & (df["items"] == max(CHECKPOINTS))]
+        df[(df.rule == RULES[0]) & (df["items"] == max(replay.CHECKPOINTS))]
         .groupby("protocol")
         .apply(lambda d: d.at_top.sum() / d.held_out.sum(), include_groups=False)
     )
     lines += [
         "",
-        "Leave one panel out (the rule with the least mean log ratio on the other four): "
-        + "; ".join(f"{p} → `{rule}`" for p, rule in lopo(r).items())
-        + f". On all five: **`{chosen(r)}`**.",
-    ]
-    lines += [
+        comparison.lopo_sentence(r, RULES) + f". On all five: **`{chosen(r)}`**.",
         "",
-        "MAE ÷ the static default suite's at 50 / 100 items (random hold-outs · the frontier "
-        "hold-out). Mean log ratio over every cell, and in brackets the goal cells met "
-        f"({goal_text()}): "
-        + ", ".join(summary)
+        comparison.rule_summary(r, RULES)
         + f". Predicted at the top of the panel or beyond it at 100 items: "
         f"{100 * tops.get('random', float('nan')):.0f} % of the random hold-outs' models, "
         f"{100 * tops.get('frontier', float('nan')):.0f} % of the frontier's.",
@@ -216,21 +161,7 @@ def table(df: pd.DataFrame) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    hold_out_options(ap)
-    ap.add_argument("--render", action="store_true", help="the table from the committed CSV")
-    args = ap.parse_args()
-    path = RESULTS / "adaptive_top_shift.csv"
-    if args.render:
-        df = pd.read_csv(path)
-    else:
-        jobs = [(measure, (n, X, p, s)) for n, X in benchmarks() for p, s in hold_outs(args.splits)]
-        out = run_parallel(jobs, args.workers, "top-of-panel shift")
-        df = pd.DataFrame([row for got in out for row in got])
-        df.to_csv(path, index=False, float_format="%.6f")
-    text = table(df)
-    (RESULTS / "adaptive_top_shift.md").write_text(text, "utf-8")
-    print(text)
+    comparison.compare("adaptive_top_shift", measure, table, "top-of-panel shift")
 
 
 if __name__ == "__main__":

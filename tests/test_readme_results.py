@@ -303,7 +303,7 @@ def test_alpha_choice_table_is_rendered_and_keeps_one_alpha():
 
     mod, df = _rendered("adaptive_alpha_choice", "adaptive-alpha-choice")
     assert set(df.alpha) == set(mod.ALPHAS) and ADAPTIVE_RIDGE_ALPHA in mod.ALPHAS
-    loss = mod.losses(mod.ratios(df)).mean()
+    loss = mod.comparison.rule_losses(mod.ratios(df), mod.RULES).mean()
     fixed = [f"α={a:g}" for a in mod.ALPHAS]
     assert loss[fixed].idxmin() == f"α={ADAPTIVE_RIDGE_ALPHA:g}"
     for rule in mod.RULES:
