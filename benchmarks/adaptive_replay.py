@@ -203,12 +203,16 @@ def goal_cells(cells: pd.DataFrame) -> pd.DataFrame:
     return cells[cells["items"].isin(GOAL_ITEMS) & (cells.models >= GOAL_MODELS)]
 
 
+def goal_scope() -> str:
+    """Where the MAE goal is set, in words: the item counts and the panels."""
+    return (
+        f"at {' and '.join(map(str, GOAL_ITEMS))} items on the panels with ≥ {GOAL_MODELS} models"
+    )
+
+
 def goal_text() -> str:
     """The MAE goal in words, as the tables state it."""
-    return (
-        f"≤ {GOAL_RATIO:g} at {' and '.join(map(str, GOAL_ITEMS))} items on the panels with "
-        f"≥ {GOAL_MODELS} models"
-    )
+    return f"≤ {GOAL_RATIO:g} {goal_scope()}"
 
 
 def ratio_range(
@@ -272,7 +276,8 @@ def table(df: pd.DataFrame) -> str:
         f"The ratio's range is the 5–95 % range over {RATIO_BOOT} paired bootstrap resamples of "
         "the held-out models (within each split; a model held out in several random splits "
         "counts each time, so the real range is wider): how much of a ratio is which models "
-        f"happened to be held out. The goal ({goal_text()}) is met in {int(met.sum())} of {len(goal)} cells; of the "
+        f"happened to be held out. The goal ({goal_text()}) is met in {int(met.sum())} of "
+        f"{len(goal)} cells; of the "
         f"{int((~met).sum())} others, {int(unclear.sum())} have a range that reaches "
         f"{GOAL_RATIO:g} and {int((~met & ~unclear).sum())} lie wholly above it.",
     ]
@@ -339,8 +344,8 @@ def summary(df: pd.DataFrame, rf: pd.DataFrame) -> str:
     met = int((goal.ratio <= GOAL_RATIO).sum())
     lines += [
         "",
-        f"Goals: MAE ≤ {GOAL_RATIO:g} × the static suite's at "
-        f"{' and '.join(map(str, GOAL_ITEMS))} items on the panels with ≥ {GOAL_MODELS} models — met (bold) in {met} of {len(goal)} cells; 88–92 % coverage at "
+        f"Goals: MAE ≤ {GOAL_RATIO:g} × the static suite's {goal_scope()} — met (bold) in "
+        f"{met} of {len(goal)} cells; 88–92 % coverage at "
         "stop on random hold-outs, ≥ 85 % on frontier ones; ≤ 5 % wrong separations. The test "
         f"stops when the 90 % interval is narrower than {ADAPTIVE_TARGET_WIDTH:g}, or at "
         f"{max(CHECKPOINTS)} items.",

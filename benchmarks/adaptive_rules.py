@@ -17,7 +17,6 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adaptive_replay as replay  # noqa: E402
-from adaptive_replay import GOAL_ITEMS, GOAL_RATIO, goal_cells, goal_text  # noqa: E402
 
 
 def cell_row(
@@ -84,7 +83,7 @@ def rule_grid(r: pd.DataFrame, rules: Sequence[str]) -> list[str]:
     for (panel, models), d in r.groupby(["panel", "models"], sort=False):
         cells = []
         for rule in rules:
-            e = d[(d.rule == rule) & d["items"].isin(GOAL_ITEMS)]
+            e = d[(d.rule == rule) & d["items"].isin(replay.GOAL_ITEMS)]
             part = {
                 p: " / ".join(f"{x:.2f}" for x in e[e.protocol == p].ratio)
                 for p in ("random", "frontier")
@@ -100,15 +99,13 @@ def rule_summary(r: pd.DataFrame, rules: Sequence[str]) -> str:
     summary = []
     for rule in rules:
         e = r[r.rule == rule]
-        goal = goal_cells(e)
-        summary.append(
-            f"`{rule}` {np.log(e.ratio).mean():.3f} ({int((goal.ratio <= GOAL_RATIO).sum())} of "
-            f"{len(goal)})"
-        )
+        goal = replay.goal_cells(e)
+        met = int((goal.ratio <= replay.GOAL_RATIO).sum())
+        summary.append(f"`{rule}` {np.log(e.ratio).mean():.3f} ({met} of {len(goal)})")
     return (
         "MAE ÷ the static default suite's at 50 / 100 items (random hold-outs · the frontier "
         "hold-out). Mean log ratio over every cell, and in brackets the goal cells met "
-        f"({goal_text()}): " + ", ".join(summary)
+        f"({replay.goal_text()}): " + ", ".join(summary)
     )
 
 

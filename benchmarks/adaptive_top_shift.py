@@ -62,9 +62,9 @@ RULES = ("all rows", "random-fold rows", "no shift", *(f"nearest {k}" for k in N
 
 def points(bench: AdaptiveBenchmark, raw: np.ndarray) -> dict[str, np.ndarray]:
     """Every rule's point (V, C) from the raw predictions ``raw`` (V, C) at
-    :data:`adaptive_replay.CHECKPOINTS`,
-    with ``bench``'s calibration. The earlier rule and the ``nearest k`` rules are the library's
-    own (:meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval` with
+    :data:`adaptive_replay.CHECKPOINTS`, with ``bench``'s calibration. The earlier rule and the
+    ``nearest k`` rules are the library's own
+    (:meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval` with
     ``nearest_shift`` None or k); the two others differ from the earlier rule only at the top.
     No rule changes the interval, into which every point is clipped."""
     errors, regimes, frontier, _ = bench.calibration
