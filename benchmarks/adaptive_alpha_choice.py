@@ -141,13 +141,7 @@ def table(df: pd.DataFrame) -> str:
     )
     lines += [
         "",
-        comparison.lopo_sentence(r, RULES)
-        + f". On all five: `{comparison.chosen_rule(r, RULES)}`. Mean log ratio of each rule "
-        "over every cell: "
-        + ", ".join(
-            f"`{rule}` {x:.4f}" for rule, x in comparison.rule_losses(r, RULES).mean().items()
-        )
-        + f"; deployed: `α={ADAPTIVE_RIDGE_ALPHA:g}`.",
+        comparison.loss_sentence(r, RULES) + f"; deployed: `α={ADAPTIVE_RIDGE_ALPHA:g}`.",
         "",
         comparison.rule_summary(r, RULES)
         + ". How often each calibrated rule chose "

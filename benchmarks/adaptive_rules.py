@@ -1,8 +1,9 @@
 """The comparison of candidate rules that the adaptive choices after the policy share
-(``adaptive_top_shift.py``, ``adaptive_alpha_choice.py``): per panel, hold-out, item count and
-rule the MAE ratio to the static default suite; a rule's loss on a set of panels is its mean log
-ratio over their cells, as in the policy's choice (``adaptive_choice.py``); leave one panel out:
-the rule with the least loss on the other panels."""
+(``adaptive_top_shift.py``, ``adaptive_alpha_choice.py``, ``adaptive_slip_probe.py``): per panel,
+hold-out, item count and rule the MAE ratio to the static default suite; a rule's loss on a set
+of panels is its mean log ratio over their cells, as in the policy's choice
+(``adaptive_choice.py``); leave one panel out: the rule with the least loss on the other
+panels."""
 
 from __future__ import annotations
 
@@ -113,6 +114,17 @@ def lopo_sentence(r: pd.DataFrame, rules: Sequence[str]) -> str:
     """The leave-one-panel-out folds' choices, in words."""
     return "Leave one panel out (the rule with the least mean log ratio on the other four): " + (
         "; ".join(f"{p} → `{rule}`" for p, rule in rule_lopo(r, rules).items())
+    )
+
+
+def loss_sentence(r: pd.DataFrame, rules: Sequence[str]) -> str:
+    """The leave-one-panel-out folds' choices, the rule chosen on every panel, and each rule's
+    mean log ratio over every cell, in words (no closing full stop)."""
+    losses = rule_losses(r, rules).mean()
+    return (
+        lopo_sentence(r, rules)
+        + f". On all five: `{chosen_rule(r, rules)}`. Mean log ratio of each rule over every "
+        "cell: " + ", ".join(f"`{rule}` {x:.4f}" for rule, x in losses.items())
     )
 
 

@@ -367,6 +367,82 @@ def test_alpha_choice_calibration_loss_and_pick_by_hand():
     assert got.to_dict() == {0: mod.ALPHAS[1], 1: mod.ALPHAS[0]}
 
 
+def test_slip_probe_table_is_rendered_and_its_deployed_rule_is_the_replays():
+    """benchmarks/adaptive_slip_probe.py: the table is rendered from its committed CSV; its
+    ``deployed`` rule replays the library's test (its errors are the top-of-panel comparison's
+    deployed rule's, hold-out by hold-out); and no probing rule is better over every cell than
+    the test the library keeps (why it asks no probes, docs/results.md)."""
+    mod, df = _rendered("adaptive_slip_probe", "adaptive-slip-probe")
+    assert set(df.rule) == set(mod.RULES)
+    top = pd.read_csv(RESULTS / "adaptive_top_shift.csv")
+    keys = ["panel", "protocol", "split", "items"]
+    a = df[df.rule == "deployed"].set_index(keys).sort_index()
+    t = top[top.rule == _deployed_top_rule()].set_index(keys).sort_index()
+    assert list(a.index) == list(t.index)
+    tol = 1e-6 * (a.held_out + 1)
+    assert (abs(a.abs_err_sum - t.abs_err_sum) <= tol).all()
+    assert (abs(a.static_abs_err_sum - t.static_abs_err_sum) <= tol).all()
+    loss = mod.comparison.rule_losses(mod.comparison.rule_ratios(df), mod.RULES).mean()
+    assert loss.idxmin() == "deployed"
+
+
+def test_slip_posterior_and_point_by_hand():
+    """One slip rate 0.5 against none, prior ½. A probe passed by a typical model with
+    probability 0.8 and failed: likelihoods 0.2 (f = 0) and 0.6 (f = ½) → posterior ¼ / ¾,
+    E[1 − f] = ¼ + ¾·½ = 0.625. Two passed (0.8, 0.5): 0.4 and 0.4·0.25 = 0.1 → 0.8 / 0.2,
+    E[1 − f] = 0.9. The slipped point (3 + 4 + 0.5·10) / 20 = 0.6."""
+    mod = _script("adaptive_slip_probe")
+    grid = np.array([0.5])
+    assert mod.slip_posterior(np.array([0.8]), np.array([0.0]), 0.5, grid) == pytest.approx(
+        (0.625, 0.75)
+    )
+    got = mod.slip_posterior(np.array([0.8, 0.5]), np.array([1.0, 1.0]), 0.5, grid)
+    assert got == pytest.approx((0.9, 0.2))
+    assert mod.slipped_point(3.0, 4.0, 10.0, 0.5, 20) == pytest.approx(0.6)
+    # the defaults: probes all passed leave a typical model typical; all failed, a slipper
+    ceiling, slip = mod.slip_posterior(np.full(5, 0.97), np.ones(5))
+    assert ceiling > 0.99 and slip < 0.02
+    ceiling, slip = mod.slip_posterior(np.full(5, 0.97), np.zeros(5))
+    assert ceiling < 0.5 and slip > 0.99
+
+
+def test_slip_probes_ask_the_neighbours_surest_items_and_correct_a_slipper():
+    """On a simulated 2PL panel: the probing round asks, once the test has PROBE_AT answers,
+    the unasked items the model's neighbours pass most often; later rounds never ask them again;
+    a model that fails every probe is probed again and predicted lower than the same answers
+    with the probes passed, and with the probes kept out (no correction) the two differ only by
+    the probes' own answers."""
+    from primebench_tasks.evaluate.adaptive import AdaptivePolicy
+
+    mod = _script("adaptive_slip_probe")
+    rng = np.random.default_rng(0)
+    theta, b = rng.normal(size=60), rng.normal(size=120)
+    X = (rng.random((60, 120)) < 1 / (1 + np.exp(b[None, :] - theta[:, None]))).astype(float)
+    proc = mod.SlipProbes(X[1:], AdaptivePolicy())
+    y = X[0]
+    asked, answers = np.zeros(120, bool), np.full(120, np.nan)
+    while asked.sum() < mod.SlipProbes.at:
+        pick = proc.pick(answers, asked, 5)
+        asked[pick], answers[pick] = True, y[pick]
+    rate = proc._typical(answers, asked)
+    probes = proc.pick(answers, asked, 5)
+    unasked = np.flatnonzero(~asked)
+    assert set(probes) == set(unasked[np.argsort(-rate[unasked], kind="stable")[: mod.PROBES]])
+    asked[probes] = True
+    passed, failed = answers.copy(), answers.copy()
+    passed[probes], failed[probes] = 1.0, 0.0
+    point_passed = proc.point(passed, asked)[1]
+    again = proc.pick(failed, asked, 5)  # every probe failed: the posterior says slip
+    assert len(proc.probes) == mod.PROBES + mod.EXTRA and not set(again) & set(probes)
+    asked[again], failed[again] = True, 0.0
+    assert proc.point(failed, asked)[1] < point_passed - 0.05
+    kept = mod.KeptOut(X[1:], AdaptivePolicy())
+    kept.probes = proc.probes[: mod.PROBES]
+    asked[again] = False
+    diff = kept.point(passed, asked)[1] - kept.point(np.where(asked, failed, np.nan), asked)[1]
+    assert diff == pytest.approx(mod.PROBES / 120)
+
+
 def test_items_needed_pools_the_splits_by_hand():
     mod = _script("adaptive_items_needed")
     d = pd.DataFrame(

@@ -371,6 +371,7 @@ def _calibration_runs(
     seed: int,
     frontier_folds: int = 0,
     policy: AdaptivePolicy | None = None,
+    procedure: type[AdaptiveProcedure] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The adaptive procedure replayed on reference models held out of the 2PL fit: ``folds``
     random folds (every model once), then ``frontier_folds`` nested frontier folds as the static
@@ -381,8 +382,10 @@ def _calibration_runs(
     the random folds, then the frontier folds' rows — each prediction's placement regime among
     the fitting models' full scores (``""`` where there is none), which rows (R,) come from a
     frontier fold, and each prediction's position among the fitting models (R, C;
-    :func:`~primebench_tasks.evaluate.placement.placement_position`)."""
+    :func:`~primebench_tasks.evaluate.placement.placement_position`). ``procedure``: the class
+    replayed (:class:`AdaptiveProcedure` by default; a comparison script's variant)."""
     policy = AdaptivePolicy() if policy is None else policy
+    procedure = AdaptiveProcedure if procedure is None else procedure
     M = len(Y_ref)
     full = nanmean_rows(Y_ref)
     order = np.random.default_rng(seed).permutation(M)
@@ -403,7 +406,7 @@ def _calibration_runs(
         fit = np.setdiff1d(np.arange(M), held) if fit is None else fit
         if len(fit) < 4 or len(held) == 0:
             continue
-        pred, _ = _run(AdaptiveProcedure(Y_ref[fit], policy), Y_ref[held], checkpoints, batch)
+        pred, _ = _run(procedure(Y_ref[fit], policy), Y_ref[held], checkpoints, batch)
         rows_f.append(np.full(len(held), frontier))
         rows_e.append(full[held, None] - pred)
         rows_p.append(pred)
@@ -493,6 +496,11 @@ class AdaptiveBenchmark:
     (:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_NEAREST_SHIFT`; None: of the regime's
     errors, as inside)."""
 
+    procedure_class: type[AdaptiveProcedure] = AdaptiveProcedure
+    """The procedure asked and calibrated: the library's; a comparison script's subclass may
+    replace it (``benchmarks/adaptive_slip_probe.py``), and it then enters
+    :attr:`calibration_key`."""
+
     def __init__(
         self,
         Y_ref: np.ndarray,
@@ -516,7 +524,7 @@ class AdaptiveBenchmark:
         self.n = self.Y_ref.shape[1]
         self.batch, self.level = int(batch), float(level)
         self.max_items = int(min(max_items, self.n))
-        self.procedure = AdaptiveProcedure(self.Y_ref, self.policy)
+        self.procedure = self.procedure_class(self.Y_ref, self.policy)
         self.model = self.procedure.model
         self.reference_full = self.procedure.full_fit
         self.counts = tuple(range(self.batch, self.max_items + 1, self.batch)) or (self.max_items,)
@@ -543,6 +551,9 @@ class AdaptiveBenchmark:
             "frontier_share": FRONTIER_SHARE,
             "policy": asdict(self.policy),
         }
+        if self.procedure_class is not AdaptiveProcedure:  # a comparison's variant
+            cls = self.procedure_class
+            spec["procedure"] = f"{cls.__module__}.{cls.__qualname__}"
         data = (
             json.dumps(spec, sort_keys=True).encode()
             + np.packbits(finite).tobytes()
@@ -578,6 +589,7 @@ class AdaptiveBenchmark:
             self._seed,
             FRONTIER_FOLDS,
             self.policy,
+            self.procedure_class,
         )
         errors = np.round(errors, CALIBRATION_DECIMALS)
         positions = np.round(positions, CALIBRATION_DECIMALS)

@@ -404,6 +404,32 @@ with tempfile.TemporaryDirectory() as d:
 
 
 @pytest.mark.slow  # three replays of MMMU's calibration (~8 s each)
+def test_procedure_class_is_asked_calibrated_and_keyed():
+    """A subclass's ``procedure_class`` (a comparison script's variant) is the procedure the test
+    asks and the one its calibration replays, and it enters the calibration's key; the library's
+    own key is unchanged by the hook."""
+    from primebench_tasks.evaluate import adaptive
+
+    built = []
+
+    class Counting(adaptive.AdaptiveProcedure):
+        def __init__(self, Y_fit, policy):
+            super().__init__(Y_fit, policy)
+            built.append(len(Y_fit))
+
+    class Variant(adaptive.AdaptiveBenchmark):
+        procedure_class = Counting
+
+    X = _sim(M=30, n=40)
+    kw = {"max_items": 10, "batch": 5}
+    plain, variant = adaptive.AdaptiveBenchmark(X, **kw), Variant(X, **kw)
+    assert type(variant.procedure) is Counting and built == [30]
+    variant.calibration  # noqa: B018
+    assert len(built) > 1 and max(built[1:]) < 30  # the folds' fits, each without its held-out
+    assert variant.calibration_key != plain.calibration_key
+    assert type(plain.procedure) is adaptive.AdaptiveProcedure
+
+
 def test_kept_calibration_is_the_same_bytes_under_every_blas_kernel():
     """The real panel's kept calibration (MMMU, 169 models: at 100 items three quarters of its
     unrounded errors differ, by up to 9e-12, between the native and Sandybridge kernels) has the
