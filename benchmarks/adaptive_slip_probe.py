@@ -37,8 +37,8 @@ tests (AI2D 37 of 340, where 8 of the 169 models slip by the measure above), typ
 that failed a probe among them, and the probes' items are lost to every model: AI2D random
 0.75 / 0.76 → 0.76 / 0.79 at 50 / 100 items, BLINK 0.42 → 0.50 at 50. (On AI2D's first split alone it had looked better, 0.0233 → 0.0207 at 50 items; over ten it
 is not.) An asked-item trigger (the slip posterior of the items the test chose, so that only
-suspect models would be probed) was piloted on three splits of AI2D and RealWorldQA: it flagged
-none of the atypical models. So the library asks no probes.
+suspect models would be probed) flags none of the tests of models that slip
+(``adaptive_slip_trigger.py``). So the library asks no probes.
 
 Writes ``benchmarks/results/adaptive_slip_probe.{csv,md}`` (included in docs/results.md).
 """

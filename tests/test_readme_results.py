@@ -386,6 +386,17 @@ def test_slip_probe_table_is_rendered_and_its_deployed_rule_is_the_replays():
     assert loss.idxmin() == "deployed"
 
 
+def test_slip_trigger_table_is_rendered_and_flags_no_slipping_model():
+    """benchmarks/adaptive_slip_trigger.py: the table is rendered from its committed CSV, every
+    hold-out of the replay is in it, and the asked items' slip posterior flags under 10 % of
+    the tests of models that slip (why only probes could see a slip, docs/results.md)."""
+    mod, df = _rendered("adaptive_slip_trigger", "adaptive-slip-trigger")
+    assert df.slips.any() and set(df.protocol) == {"random", "frontier"}
+    assert df.split[df.protocol == "random"].nunique() == 10
+    for c in mod.COUNTS:
+        assert (df[f"posterior_{c}"][df.slips] > mod.FLAG).mean() < 0.1
+
+
 def test_slip_posterior_and_point_by_hand():
     """One slip rate 0.5 against none, prior ½. A probe passed by a typical model with
     probability 0.8 and failed: likelihoods 0.2 (f = 0) and 0.6 (f = ½) → posterior ¼ / ¾,
