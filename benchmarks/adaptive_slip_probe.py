@@ -132,6 +132,15 @@ def slipped_point(
     return (asked_sum + probe_sum + ceiling * unasked) / n
 
 
+def neighbour_pass_rate(
+    procedure: AdaptiveProcedure, answers: np.ndarray, asked: np.ndarray
+) -> np.ndarray:
+    """Each item's pass rate (n,) among the neighbours of a model with ``answers`` on the items
+    ``asked``: the local model's weighted mean of the reference answers (a local policy)."""
+    assert procedure.local is not None
+    return procedure.local._basis(procedure.state(answers, asked)[1])[0]
+
+
 class SlipProbes(AdaptiveProcedure):
     """The deployed procedure with probes (:data:`PROBES` once ``at`` items are answered), kept
     out of the model's fit; ``correct``: with :data:`EXTRA` more on suspicion and the slip
@@ -154,10 +163,8 @@ class SlipProbes(AdaptiveProcedure):
         return answers, asked
 
     def _typical(self, answers: np.ndarray, asked: np.ndarray) -> np.ndarray:
-        """Each item's pass rate (n,) among the model's neighbours (the local weighted mean)."""
-        assert self.local is not None
-        y, a = self._mask(answers, asked)
-        return self.local._basis(self.state(y, a)[1])[0]
+        """:func:`neighbour_pass_rate` of the answers without the probes."""
+        return neighbour_pass_rate(self, *self._mask(answers, asked))
 
     def pick(
         self, answers: np.ndarray, asked: np.ndarray, k: int, exclude: np.ndarray | None = None

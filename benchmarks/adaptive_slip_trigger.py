@@ -33,7 +33,12 @@ import adaptive_replay as replay  # noqa: E402
 import adaptive_rules as comparison  # noqa: E402
 import adaptive_slip_probe as probe  # noqa: E402
 
-from primebench_tasks.evaluate.adaptive import AdaptivePolicy, AdaptiveProcedure, _run  # noqa: E402
+from primebench_tasks.evaluate.adaptive import (  # noqa: E402
+    BATCH,
+    AdaptivePolicy,
+    AdaptiveProcedure,
+    _run,
+)
 
 COUNTS = (20, 50)
 """The asked items the posterior is taken on."""
@@ -46,8 +51,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     the items the deployed test asked it by each of :data:`COUNTS`."""
     held, build = replay.hold_out(X, protocol, seed)
     procedure = AdaptiveProcedure(X[build], AdaptivePolicy())
-    assert procedure.local is not None
-    _, order = _run(procedure, X[held], (max(COUNTS),), 5)
+    _, order = _run(procedure, X[held], (max(COUNTS),), BATCH)
     slipping = set(probe.slipping_models(X).tolist())
     n = X.shape[1]
     rows = []
@@ -65,7 +69,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
             asked = np.zeros(n, bool)
             asked[items] = True
             answers = np.where(asked, X[model], np.nan)
-            rate = procedure.local._basis(procedure.state(answers, asked)[1])[0]
+            rate = probe.neighbour_pass_rate(procedure, answers, asked)
             row[f"posterior_{count}"] = probe.slip_posterior(rate[items], X[model, items])[1]
         rows.append(row)
     return rows
