@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adaptive_replay as replay  # noqa: E402
 import adaptive_rules as comparison  # noqa: E402
 
-from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptivePolicy, _run  # noqa: E402
+from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, _run  # noqa: E402
 from primebench_tasks.evaluate.defaults import ADAPTIVE_RIDGE_ALPHA  # noqa: E402
 from primebench_tasks.metrics import nanmean_rows  # noqa: E402
 
@@ -90,7 +90,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     }
     rows = []
     for a in ALPHAS:
-        policy = replace(AdaptivePolicy(), ridge_alpha=float(a))
+        policy = replace(replay.BLEND_POLICY, ridge_alpha=float(a))
         bench = AdaptiveBenchmark(Y, max_items=max(replay.CHECKPOINTS), seed=seed, policy=policy)
         loss = {c: calibration_loss(bench, c == "all rows") for c in CALIBRATED}
         raw, _ = _run(bench.procedure, X[held], replay.CHECKPOINTS, bench.batch)

@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from adaptive_replay import (  # noqa: E402
+    BLEND_POLICY,
     CHECKPOINTS,
     RESULTS,
     benchmarks,
@@ -85,57 +87,60 @@ _HALF = ADAPTIVE_PIRT_WEIGHTS[0]
 _ALL = ADAPTIVE_SHIFTS[0]
 """Where the point moves by its regime's median error, for every candidate but the shift's own:
 everywhere."""
-CANDIDATES = (
-    AdaptivePolicy("pirt", "fisher", shift=_ALL),
-    AdaptivePolicy("blend", "fisher", _ALPHA, shift=_ALL),
-    AdaptivePolicy("regime_blend", "fisher", _ALPHA, shift=_ALL),
-    AdaptivePolicy(
-        "local_blend",
-        "local",
-        agreement=ADAPTIVE_AGREEMENTS[-1],
-        pirt_weight=_HALF,
-        shift=_ALL,
-        **_LOCAL,
-    ),
-    *(
+CANDIDATES = tuple(
+    replace(policy, beyond_weight=BLEND_POLICY.beyond_weight)  # chosen before the weight beyond
+    for policy in (
+        AdaptivePolicy("pirt", "fisher", shift=_ALL),
+        AdaptivePolicy("blend", "fisher", _ALPHA, shift=_ALL),
+        AdaptivePolicy("regime_blend", "fisher", _ALPHA, shift=_ALL),
         AdaptivePolicy(
-            "regime_local",
-            "regime",
-            agreement=g,
-            ridge_alpha=_ALPHA,
-            bandwidth=h,
+            "local_blend",
+            "local",
+            agreement=ADAPTIVE_AGREEMENTS[-1],
             pirt_weight=_HALF,
             shift=_ALL,
-        )
-        for h in ADAPTIVE_BANDWIDTHS
-        for g in ADAPTIVE_AGREEMENTS
-    ),
-    *(  # every other weight and shift at h = 0.5, λ = 0.15 (½ and "all" are the grid's above)
-        AdaptivePolicy(
-            "regime_local",
-            "regime",
-            agreement=ADAPTIVE_AGREEMENTS[-1],
-            pirt_weight=w,
-            shift=shift,
             **_LOCAL,
-        )
-        for shift in ADAPTIVE_SHIFTS
-        for w in ADAPTIVE_PIRT_WEIGHTS
-        if (w, shift) != (_HALF, _ALL)
-    ),
-    *(  # every other α at h = 0.5, λ = 0.15, w = ¼, shift everywhere
-        AdaptivePolicy(
-            "regime_local",
-            "regime",
-            ridge_alpha=a,
-            bandwidth=ADAPTIVE_BANDWIDTHS[0],
-            agreement=ADAPTIVE_AGREEMENTS[-1],
-            pirt_weight=ADAPTIVE_PIRT_WEIGHTS[-1],
-            shift=_ALL,
-        )
-        for a in ADAPTIVE_RIDGE_ALPHAS
-        if a != _ALPHA
-    ),
+        ),
+        *(
+            AdaptivePolicy(
+                "regime_local",
+                "regime",
+                agreement=g,
+                ridge_alpha=_ALPHA,
+                bandwidth=h,
+                pirt_weight=_HALF,
+                shift=_ALL,
+            )
+            for h in ADAPTIVE_BANDWIDTHS
+            for g in ADAPTIVE_AGREEMENTS
+        ),
+        *(  # every other weight and shift at h = 0.5, λ = 0.15 (½ and "all" are the grid's above)
+            AdaptivePolicy(
+                "regime_local",
+                "regime",
+                agreement=ADAPTIVE_AGREEMENTS[-1],
+                pirt_weight=w,
+                shift=shift,
+                **_LOCAL,
+            )
+            for shift in ADAPTIVE_SHIFTS
+            for w in ADAPTIVE_PIRT_WEIGHTS
+            if (w, shift) != (_HALF, _ALL)
+        ),
+        *(  # every other α at h = 0.5, λ = 0.15, w = ¼, shift everywhere
+            AdaptivePolicy(
+                "regime_local",
+                "regime",
+                ridge_alpha=a,
+                bandwidth=ADAPTIVE_BANDWIDTHS[0],
+                agreement=ADAPTIVE_AGREEMENTS[-1],
+                pirt_weight=ADAPTIVE_PIRT_WEIGHTS[-1],
+                shift=_ALL,
+            )
+            for a in ADAPTIVE_RIDGE_ALPHAS
+            if a != _ALPHA
+        ),
+    )
 )
 """The policies compared (``label`` names them in the table)."""
 BASELINE = CANDIDATES[0].label
@@ -254,7 +259,7 @@ def main() -> None:
     (RESULTS / "adaptive_choice.md").write_text(text, encoding="utf-8")
     print(text)
     chosen = choose(cells(pd.read_csv(csv)), list(dict.fromkeys(pd.read_csv(csv)["panel"])))
-    default = AdaptivePolicy().label
+    default = replace(AdaptivePolicy(), beyond_weight=BLEND_POLICY.beyond_weight).label
     if chosen != default:
         print(f"note: the procedure chooses {chosen!r}; the default is {default!r}")
 

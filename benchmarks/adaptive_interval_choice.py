@@ -41,6 +41,7 @@ from primebench_tasks.evaluate.defaults import ADAPTIVE_MAX_ITEMS, ADAPTIVE_TARG
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adaptive_replay import (  # noqa: E402
+    BLEND_POLICY,
     RESULTS,
     benchmarks,
     hold_out,
@@ -69,7 +70,12 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
             # chosen before the point rule at the top (adaptive_top_shift.py), which moves no
             # interval: the stop's error column is the earlier rule's
             benches[folds] = AdaptiveBenchmark(
-                X[build], max_items=ADAPTIVE_MAX_ITEMS, folds=folds, seed=seed, nearest_shift=None
+                X[build],
+                max_items=ADAPTIVE_MAX_ITEMS,
+                folds=folds,
+                seed=seed,
+                nearest_shift=None,
+                policy=BLEND_POLICY,
             )
         bench = benches[folds]
         bench.frontier_at_top = frontier_at_top  # the interval's rule, not its calibration

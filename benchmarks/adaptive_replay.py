@@ -28,7 +28,12 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, race_variants, replay
+from primebench_tasks.evaluate.adaptive import (
+    AdaptiveBenchmark,
+    AdaptivePolicy,
+    race_variants,
+    replay,
+)
 from primebench_tasks.evaluate.defaults import ADAPTIVE_TARGET_WIDTH, DEFAULT_ESTIMATOR
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.progress import progress_bar
@@ -37,6 +42,13 @@ from primebench_tasks.select.registry import SELECTORS, SelectorContext
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CHECKPOINTS = (25, 50, 100)
+
+BLEND_POLICY = AdaptivePolicy(beyond_weight=0.5)
+"""The library's policy as it stood before p-IRT's weight beyond the panel was chosen
+(``adaptive_outside_weight.py``): the blend (p-IRT + ridge)/2 at the top and beyond. The
+comparisons made before that choice (the policy's, the interval's, the top shift's, α's, the slip
+probes') ran under it and run under it still, so that rerun they reproduce their committed
+figures; their ``deployed`` rows are ``adaptive_outside_weight.py``'s ``w=0.5`` rows."""
 
 
 def benchmarks() -> list[tuple[str, np.ndarray]]:

@@ -255,7 +255,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     }
     rows = []
     for rule, cls in BENCHMARKS.items():
-        bench = cls(Y, max_items=max(replay.CHECKPOINTS), seed=seed)
+        bench = cls(Y, max_items=max(replay.CHECKPOINTS), seed=seed, policy=replay.BLEND_POLICY)
         raw, _ = _run(bench.procedure, X[held], replay.CHECKPOINTS, bench.batch)
         triggered = getattr(bench.procedure, "triggered", 0)
         for c, k in enumerate(replay.CHECKPOINTS):

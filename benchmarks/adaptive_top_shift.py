@@ -116,7 +116,9 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     """Every rule's and the static suite's absolute errors on one hold-out of one panel."""
     held, build = replay.hold_out(X, protocol, seed)
     Y = X[build]
-    bench = AdaptiveBenchmark(Y, max_items=max(replay.CHECKPOINTS), seed=seed)
+    bench = AdaptiveBenchmark(
+        Y, max_items=max(replay.CHECKPOINTS), seed=seed, policy=replay.BLEND_POLICY
+    )
     full = nanmean_rows(Y)
     raw, _ = _run(bench.procedure, X[held], replay.CHECKPOINTS, bench.batch)
     true = nanmean_rows(X[held])

@@ -179,6 +179,8 @@ def test_coverage_noise_is_the_binomial_range_by_hand():
 def test_adaptive_predictor_is_the_one_the_committed_procedure_chooses():
     """benchmarks/adaptive_choice.py: the table is rendered from its committed CSV, and the
     library's default policy is the candidate the procedure chooses on all panels."""
+    from dataclasses import replace
+
     from primebench_tasks.evaluate.adaptive import AdaptivePolicy
 
     mod = _script("adaptive_choice")
@@ -189,7 +191,8 @@ def test_adaptive_predictor_is_the_one_the_committed_procedure_chooses():
     c = mod.cells(df)
     panels = list(dict.fromkeys(c["panel"]))
     assert len(panels) == 5 and set(df["predictor"]) == {x.label for x in mod.CANDIDATES}
-    chosen = AdaptivePolicy().label
+    # the policy was chosen before p-IRT's weight beyond the panel (adaptive_outside_weight.py)
+    chosen = replace(AdaptivePolicy(), beyond_weight=0.5).label
     assert mod.choose(c, panels) == chosen and f"**`{chosen}`**" in text
 
 
@@ -279,20 +282,80 @@ def test_top_rule_loss_and_leave_one_out_by_hand():
     assert mod.lopo(r) == {"P": rules[0], "Q": rules[1]}  # each chosen on the other panel
 
 
-def test_top_shift_deployed_rule_is_the_replays():
+def _same_errors(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    """Two comparisons' rows (``panel``, ``protocol``, ``split``, ``items``, ``abs_err_sum``,
+    ``static_abs_err_sum``, ``held_out``) hold the same errors, hold-out by hold-out (both
+    committed, 6 decimals)."""
+    keys = ["panel", "protocol", "split", "items"]
+    a, b = a.set_index(keys).sort_index(), b.set_index(keys).sort_index()
+    assert len(a) and list(a.index) == list(b.index)
+    tol = 1e-6 * (a.held_out + 1)
+    assert (abs(a.abs_err_sum - b.abs_err_sum) <= tol).all()
+    assert (abs(a.static_abs_err_sum - b.static_abs_err_sum) <= tol).all()
+
+
+def test_top_shift_deployed_rule_is_the_blend_of_the_outside_weight_comparison():
+    """The top-of-panel comparison ran before p-IRT's weight beyond the panel was chosen: its
+    deployed rule's errors are the outside-weight comparison's earlier point (``w=0.5``), hold-out
+    by hold-out — and that comparison's deployed rule is the replay's (below)."""
+    top = pd.read_csv(RESULTS / "adaptive_top_shift.csv")
+    out = pd.read_csv(RESULTS / "adaptive_outside_weight.csv")
+    _same_errors(top[top.rule == _deployed_top_rule()], out[out.rule == "w=0.5"])
+
+
+def test_outside_weight_table_is_rendered_and_chooses_the_librarys_weight():
+    """benchmarks/adaptive_outside_weight.py: the table is rendered from its committed CSV; the
+    rule it chooses on all five panels is the library's weight beyond the panel."""
+    from primebench_tasks.evaluate.defaults import ADAPTIVE_BEYOND_WEIGHT
+
+    mod, df = _rendered("adaptive_outside_weight", "adaptive-outside-weight")
+    assert set(df.rule) == set(mod.RULES)
+    deployed = f"w={ADAPTIVE_BEYOND_WEIGHT:g} beyond"
+    assert deployed == mod.DEPLOYED and mod.chosen(mod.ratios(df)) == deployed
+    assert f"On all five: **`{deployed}`**" in _readme_block("adaptive-outside-weight")
+
+
+def test_outside_weight_deployed_rule_is_the_replays():
     """The comparison's deployed rule is the library's: on every panel, hold-out, split and item
     count its errors sum to the adaptive replay's (both committed, 6 decimals)."""
-    top = pd.read_csv(RESULTS / "adaptive_top_shift.csv")
-    rep = pd.read_csv(RESULTS / "adaptive_replay.csv")
-    keys = ["benchmark", "protocol", "split", "items"]
-    replayed = rep.groupby(keys).adaptive_err.sum()
-    static = rep.groupby(keys).static_err.sum()
-    dep = top[top.rule == _deployed_top_rule()].rename(columns={"panel": "benchmark"})
-    dep = dep.set_index(keys)
-    assert len(dep) == len(replayed)
-    tol = 1e-6 * (dep.held_out + 1)
-    assert (abs(dep.abs_err_sum - replayed.loc[dep.index]) <= tol).all()
-    assert (abs(dep.static_abs_err_sum - static.loc[dep.index]) <= tol).all()
+    out = pd.read_csv(RESULTS / "adaptive_outside_weight.csv")
+    rep = pd.read_csv(RESULTS / "adaptive_replay.csv").rename(columns={"benchmark": "panel"})
+    keys = ["panel", "protocol", "split", "items"]
+    g = rep.groupby(keys)
+    replayed = pd.DataFrame(
+        {
+            "abs_err_sum": g.adaptive_err.sum(),
+            "static_abs_err_sum": g.static_err.sum(),
+            "held_out": g.size(),
+        }
+    ).reset_index()
+    dep = out[out.rule == _script("adaptive_outside_weight").DEPLOYED]
+    _same_errors(dep, replayed)
+
+
+def test_outside_weight_points_and_stacked_weight_by_hand():
+    """Two rows, one count: base 0.5 and 0.6, p-IRT 0.7 and 0.9, ridge 0.3 and 0.5, the first
+    outside the interior and beyond, the second at the top (outside, not beyond). With w = 0.75
+    outside both move by ¼·(p-IRT − ridge) = 0.1; beyond only the first. Stacked on both rows
+    with truths 0.58 and 0.64: d = (0.4, 0.4), t − b = (0.08, 0.04) → w − ½ = 0.048/0.32 = 0.15."""
+    mod = _script("adaptive_outside_weight")
+    parts = {
+        "base": np.array([[0.5], [0.6]]),
+        "pirt": np.array([[0.7], [0.9]]),
+        "ridge": np.array([[0.3], [0.5]]),
+        "outside": np.array([[True], [True]]),
+        "beyond": np.array([[True], [False]]),
+    }
+    w = np.array([0.75])
+    assert mod.moved(parts, w)[:, 0] == pytest.approx([0.6, 0.7])
+    assert mod.moved(parts, w, "beyond")[:, 0] == pytest.approx([0.6, 0.6])
+    assert list(mod.moved(parts, np.array([0.5]))[:, 0]) == [0.5, 0.6]  # ½: the base, exactly
+    both = np.array([True, True])
+    got = mod.stacked_weight(parts, np.array([0.58, 0.64]), both)
+    assert got == pytest.approx([0.65])
+    # far off: clipped to [0, 1]; no row outside: ½
+    assert mod.stacked_weight(parts, np.array([5.0, 5.0]), both) == pytest.approx([1.0])
+    assert mod.stacked_weight(parts, np.array([0.58, 0.64]), ~both) == pytest.approx([0.5])
 
 
 def test_alpha_choice_table_is_rendered_and_keeps_one_alpha():
@@ -311,19 +374,14 @@ def test_alpha_choice_table_is_rendered_and_keeps_one_alpha():
 
 
 def test_alpha_choice_deployed_alpha_is_the_replays():
-    """The comparison's deployed α replays the library's test: its errors are the top-of-panel
-    comparison's deployed rule's, hold-out by hold-out (both committed, 6 decimals)."""
+    """The comparison's deployed α replays the library's test as it stood before p-IRT's
+    weight beyond the panel (the blend there): its errors are the top-of-panel comparison's
+    deployed rule's, hold-out by hold-out (both committed, 6 decimals)."""
     from primebench_tasks.evaluate.defaults import ADAPTIVE_RIDGE_ALPHA
 
     alpha = pd.read_csv(RESULTS / "adaptive_alpha_choice.csv")
     top = pd.read_csv(RESULTS / "adaptive_top_shift.csv")
-    keys = ["panel", "protocol", "split", "items"]
-    a = alpha[alpha.alpha == ADAPTIVE_RIDGE_ALPHA].set_index(keys).sort_index()
-    t = top[top.rule == _deployed_top_rule()].set_index(keys).sort_index()
-    assert list(a.index) == list(t.index)
-    tol = 1e-6 * (a.held_out + 1)
-    assert (abs(a.abs_err_sum - t.abs_err_sum) <= tol).all()
-    assert (abs(a.static_abs_err_sum - t.static_abs_err_sum) <= tol).all()
+    _same_errors(alpha[alpha.alpha == ADAPTIVE_RIDGE_ALPHA], top[top.rule == _deployed_top_rule()])
 
 
 def test_alpha_choice_calibration_loss_and_pick_by_hand():
@@ -369,19 +427,14 @@ def test_alpha_choice_calibration_loss_and_pick_by_hand():
 
 def test_slip_probe_table_is_rendered_and_its_deployed_rule_is_the_replays():
     """benchmarks/adaptive_slip_probe.py: the table is rendered from its committed CSV; its
-    ``deployed`` rule replays the library's test (its errors are the top-of-panel comparison's
-    deployed rule's, hold-out by hold-out); and no probing rule is better over every cell than
-    the test the library keeps (why it asks no probes, docs/results.md)."""
+    ``deployed`` rule replays the library's test as it stood before p-IRT's weight beyond the
+    panel (its errors are the top-of-panel comparison's deployed rule's, hold-out by hold-out);
+    and no probing rule is better over every cell than the test the library keeps (why it asks
+    no probes, docs/results.md)."""
     mod, df = _rendered("adaptive_slip_probe", "adaptive-slip-probe")
     assert set(df.rule) == set(mod.RULES)
     top = pd.read_csv(RESULTS / "adaptive_top_shift.csv")
-    keys = ["panel", "protocol", "split", "items"]
-    a = df[df.rule == "deployed"].set_index(keys).sort_index()
-    t = top[top.rule == _deployed_top_rule()].set_index(keys).sort_index()
-    assert list(a.index) == list(t.index)
-    tol = 1e-6 * (a.held_out + 1)
-    assert (abs(a.abs_err_sum - t.abs_err_sum) <= tol).all()
-    assert (abs(a.static_abs_err_sum - t.static_abs_err_sum) <= tol).all()
+    _same_errors(df[df.rule == "deployed"], top[top.rule == _deployed_top_rule()])
     loss = mod.comparison.rule_losses(mod.comparison.rule_ratios(df), mod.RULES).mean()
     assert loss.idxmin() == "deployed"
 

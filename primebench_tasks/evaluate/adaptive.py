@@ -13,8 +13,11 @@ policy (:class:`AdaptivePolicy`; the default chosen by leave-one-panel-out in
   linear-Gaussian model of :mod:`~primebench_tasks.evaluate.local_gaussian` chooses the items
   (those that most reduce the full score's posterior variance) and predicts (its kriging and
   p-IRT, weighted ¾ and ¼ by default); at the top of the panel or beyond it, maximum Fisher
-  information a_i²·P_i(θ̂)·(1 − P_i(θ̂)) and the mean of p-IRT and a ridge regression of the reference full
-  scores on the asked items (``blend``), because the 2PL extrapolates where neighbours cannot;
+  information a_i²·P_i(θ̂)·(1 − P_i(θ̂)) and the mean of p-IRT and a ridge regression of the
+  reference full scores on the asked items (``blend``), because the 2PL extrapolates where
+  neighbours cannot — above every reference model p-IRT weighted ``beyond_weight`` (0.6 by
+  default; the ridge under-predicts there, p-IRT errs less; chosen in
+  ``benchmarks/adaptive_outside_weight.py``);
 - ``fisher`` with ``pirt``/``ridge``/``blend``/``regime_blend``, or ``local`` with ``local`` /
   ``local_blend``: one rule everywhere.
 
@@ -55,6 +58,7 @@ from primebench_tasks.evaluate.defaults import (
     ADAPTIVE_AGREEMENT,
     ADAPTIVE_BANDWIDTH,
     ADAPTIVE_BATCH,
+    ADAPTIVE_BEYOND_WEIGHT,
     ADAPTIVE_CHOICE,
     ADAPTIVE_CHOICES,
     ADAPTIVE_FOLDS,
@@ -189,9 +193,12 @@ class AdaptivePolicy:
     (:data:`ADAPTIVE_PREDICTORS`), ``choice`` (:data:`ADAPTIVE_CHOICES`), the ridge penalty /
     local noise variance ``ridge_alpha``, and the local model's ``bandwidth`` and ``agreement``
     (:class:`~primebench_tasks.evaluate.local_gaussian.LocalGaussian`), and p-IRT's weight in
-    the local blend ``pirt_weight`` (in [0, 1]; the local kriging has the rest), and where the
-    calibrated point moves by its regime's median error, ``shift`` (:data:`ADAPTIVE_SHIFTS`).
-    The defaults are the ones ``benchmarks/adaptive_choice.py`` chose."""
+    the local blend ``pirt_weight`` (in [0, 1]; the local kriging has the rest), where the
+    calibrated point moves by its regime's median error, ``shift`` (:data:`ADAPTIVE_SHIFTS`),
+    and p-IRT's weight in ``regime_local``'s point where p-IRT places the model above every
+    reference model, ``beyond_weight`` (in [0, 1]; the ridge regression has the rest; at the top
+    of the panel ½). The defaults are the ones ``benchmarks/adaptive_choice.py`` chose, and
+    ``beyond_weight`` the one ``benchmarks/adaptive_outside_weight.py`` chose after them."""
 
     predictor: str = ADAPTIVE_PREDICTOR
     choice: str = ADAPTIVE_CHOICE
@@ -200,6 +207,7 @@ class AdaptivePolicy:
     agreement: float = ADAPTIVE_AGREEMENT
     pirt_weight: float = ADAPTIVE_PIRT_WEIGHT
     shift: str = ADAPTIVE_SHIFT
+    beyond_weight: float = ADAPTIVE_BEYOND_WEIGHT
 
     def __post_init__(self) -> None:
         check_predictor(self.predictor)
@@ -207,6 +215,8 @@ class AdaptivePolicy:
             raise ValueError(f"shift must be one of {ADAPTIVE_SHIFTS}, not {self.shift!r}")
         if not 0.0 <= self.pirt_weight <= 1.0:
             raise ValueError(f"pirt_weight must be in [0, 1], not {self.pirt_weight!r}")
+        if not 0.0 <= self.beyond_weight <= 1.0:
+            raise ValueError(f"beyond_weight must be in [0, 1], not {self.beyond_weight!r}")
         if self.choice not in ADAPTIVE_CHOICES:
             raise ValueError(f"choice must be one of {ADAPTIVE_CHOICES}, not {self.choice!r}")
 
@@ -217,14 +227,17 @@ class AdaptivePolicy:
 
     @property
     def label(self) -> str:
-        """A short name: ``<predictor> α=… [h=… λ=…] [w=…] [shift=…] / <choice>`` (w: p-IRT's
-        weight in the local blend, named where it is not ½; shift named where it is not
-        ``all``)."""
+        """A short name: ``<predictor> α=… [h=… λ=…] [w=…] [shift=…] [beyond w=…] / <choice>``
+        (w: p-IRT's weight in the local blend, named where it is not ½; shift named where it is
+        not ``all``; beyond w: ``regime_local``'s :attr:`beyond_weight`, named where it is not
+        ½)."""
         extra = f" h={self.bandwidth:g} λ={self.agreement:g}" if self.local else ""
         if self.predictor in ("local_blend", "regime_local") and self.pirt_weight != 0.5:
             extra += f" w={self.pirt_weight:g}"
         if self.shift != "all":
             extra += f" shift={self.shift}"
+        if self.predictor == "regime_local" and self.beyond_weight != 0.5:
+            extra += f" beyond w={self.beyond_weight:g}"
         alpha = f" α={self.ridge_alpha:g}" if self.predictor != "pirt" or self.local else ""
         return f"{self.predictor}{alpha}{extra} / {self.choice}"
 
@@ -284,6 +297,10 @@ class AdaptiveProcedure:
         ref = self.full_fit[np.isfinite(self.full_fit)]
         return bool(placement_regime(np.array([pirt]), ref)[0] == "interior")
 
+    def _beyond(self, pirt: float) -> bool:
+        ref = self.full_fit[np.isfinite(self.full_fit)]
+        return bool(len(ref) and pirt > ref.max())
+
     def interior(self, answers: np.ndarray, asked: np.ndarray) -> bool:
         """Whether p-IRT places the model inside the reference panel (``interior``:
         :func:`~primebench_tasks.evaluate.placement.placement_regime`), where the ``regime_*``
@@ -311,6 +328,12 @@ class AdaptiveProcedure:
         pred = predict_adaptive(
             pirt, self.Y_fit, self.full_fit, items, answers, predictor, self.policy.ridge_alpha
         )
+        w_beyond = self.policy.beyond_weight
+        if self.policy.predictor == "regime_local" and w_beyond != 0.5 and self._beyond(pirt):
+            # above every reference model the ridge under-predicts and p-IRT errs less:
+            # blend + (w − ½)·(p-IRT − ridge) (benchmarks/adaptive_outside_weight.py's form)
+            ridge = ridge_full(self.Y_fit, self.full_fit, items, answers, self.policy.ridge_alpha)
+            pred = float(pred + (w_beyond - 0.5) * (pirt - ridge))
         return theta, pred
 
     def pick(

@@ -123,3 +123,16 @@ ADAPTIVE_PIRT_WEIGHT = 0.25
 ADAPTIVE_SHIFT = "all"
 """Where the prediction moves by its regime's median calibration error (one of
 :data:`ADAPTIVE_SHIFTS`; chosen with :data:`ADAPTIVE_PREDICTOR`)."""
+
+ADAPTIVE_BEYOND_WEIGHTS = (0.6, 0.75, 1.0)
+"""p-IRT's weights beyond the panel that ``benchmarks/adaptive_outside_weight.py`` tries (with
+the same weights at the top and beyond, ½ — the blend — and two weights fitted on the
+calibration)."""
+
+ADAPTIVE_BEYOND_WEIGHT = 0.6
+"""p-IRT's weight in ``regime_local``'s point where p-IRT places the model above every
+reference model (the ridge regression has the rest; at the top of the panel both have ½). Beyond
+the panel the ridge regression under-predicts on every replay panel (it shrinks toward the
+panel's mean) and p-IRT errs less, either way (over where the 2PL's logistic tail carries the
+ability onto every unasked item); chosen by leave-one-panel-out among ½ and
+:data:`ADAPTIVE_BEYOND_WEIGHTS` (``benchmarks/adaptive_outside_weight.py``; ½ before)."""

@@ -114,17 +114,26 @@ def test_policy_checks_and_labels():
         _local(np.eye(3), bandwidth=0.0)
     assert AdaptivePolicy("pirt", "fisher", shift="all").label == "pirt / fisher"
     assert AdaptivePolicy("blend", "fisher", 10.0, shift="all").label == "blend α=10 / fisher"
-    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.5, "all").label == (
+    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.5, "all", 0.5).label == (
         "regime_local α=10 h=0.5 λ=0.15 / regime"
     )
-    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.25, "all").label == (
+    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.25, "all", 0.5).label == (
         "regime_local α=10 h=0.5 λ=0.15 w=0.25 / regime"
     )
-    assert AdaptivePolicy("regime_local", "regime", 10.0, 0.5, 0.15, 0.25, "outside").label == (
-        "regime_local α=10 h=0.5 λ=0.15 w=0.25 shift=outside / regime"
-    )
+    assert AdaptivePolicy(
+        "regime_local", "regime", 10.0, 0.5, 0.15, 0.25, "outside", 0.5
+    ).label == ("regime_local α=10 h=0.5 λ=0.15 w=0.25 shift=outside / regime")
     with pytest.raises(ValueError, match="pirt_weight must be in"):
         AdaptivePolicy(pirt_weight=1.5)
+    with pytest.raises(ValueError, match="beyond_weight must be in"):
+        AdaptivePolicy(beyond_weight=-0.1)
+    assert AdaptivePolicy(
+        "regime_local", "regime", 10.0, 0.5, 0.15, 0.25, "all", beyond_weight=0.6
+    ).label == ("regime_local α=10 h=0.5 λ=0.15 w=0.25 beyond w=0.6 / regime")
+    # the weight beyond is regime_local's alone: another predictor's label does not name it
+    assert AdaptivePolicy("blend", "fisher", 10.0, shift="all", beyond_weight=0.6).label == (
+        "blend α=10 / fisher"
+    )
     with pytest.raises(ValueError, match="shift must be one of"):
         AdaptivePolicy(shift="inside")
 
@@ -149,7 +158,7 @@ def test_local_blend_weighs_pirt_and_the_kriging_by_hand():
 def test_regime_policy_is_local_inside_the_panel_and_fisher_beyond_it():
     X = simulate_2pl(80, 200, 0, a_mean=0.3, b_sd=1.2)[0]
     ref = X[:60]
-    regime = AdaptiveProcedure(ref, AdaptivePolicy("regime_local", "regime"))
+    regime = AdaptiveProcedure(ref, AdaptivePolicy("regime_local", "regime", beyond_weight=0.5))
     fisher = AdaptiveProcedure(ref, AdaptivePolicy("blend", "fisher"))
     local = AdaptiveProcedure(ref, AdaptivePolicy("local_blend", "local"))
     asked = np.zeros(200, bool)
@@ -165,6 +174,36 @@ def test_regime_policy_is_local_inside_the_panel_and_fisher_beyond_it():
     assert regime.interior(y, asked)
     assert list(regime.pick(y, asked, 5)) == list(local.pick(y, asked, 5))
     assert regime.point(y, asked) == pytest.approx(local.point(y, asked))
+
+
+def test_beyond_the_panel_the_point_weighs_pirt_by_the_beyond_weight():
+    """Where p-IRT places the model above every reference model, regime_local's point is
+    w·p-IRT + (1 − w)·ridge, written blend + (w − ½)·(p-IRT − ridge) (½: the blend, to the bit);
+    at the top of the panel and inside it the weight changes nothing."""
+    from primebench_tasks.evaluate.adaptive import ridge_full
+
+    X = simulate_2pl(80, 200, 0, a_mean=0.3, b_sd=1.2)[0]
+    ref = X[:60]
+    asked = np.zeros(200, bool)
+    asked[:20] = True
+    top = np.where(asked, 1.0, np.nan)  # every answer right: beyond the panel
+    procs = {
+        w: AdaptiveProcedure(ref, AdaptivePolicy("regime_local", "regime", beyond_weight=w))
+        for w in (0.5, 0.6, 1.0)
+    }
+    p = procs[0.5]
+    theta = p.theta(top, asked)
+    pirt = p._pirt(top, asked, theta)
+    assert p._beyond(pirt)
+    ridge = ridge_full(p.Y_fit, p.full_fit, np.arange(20), top, p.policy.ridge_alpha)
+    assert procs[0.5].point(top, asked)[1] == (pirt + ridge) / 2
+    assert procs[0.6].point(top, asked)[1] == pytest.approx(0.6 * pirt + 0.4 * ridge, abs=1e-12)
+    assert procs[1.0].point(top, asked)[1] == pytest.approx(pirt, abs=1e-12)
+    assert pirt > ridge  # p-IRT's tail over the ridge's shrinkage: the weight moves the point up
+    # a median model's answers: inside the panel, one point whatever the weight
+    mid = np.argsort(ref.mean(axis=1))[30]
+    y = np.where(asked, ref[mid], np.nan)
+    assert len({procs[w].point(y, asked)[1] for w in procs}) == 1
 
 
 def test_choosing_leaves_the_model_as_it_was():
