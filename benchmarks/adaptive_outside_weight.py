@@ -108,7 +108,8 @@ class ComponentProcedure(AdaptiveProcedure):
         theta, blend = super().point(answers, asked)
         answers, asked = np.asarray(answers, float), np.asarray(asked, bool)
         pirt = self._pirt(answers, asked, theta)
-        outside = not self._interior(pirt)
+        regime = self._regime(pirt)
+        outside = regime != "interior"
         items = np.flatnonzero(asked & np.isfinite(answers))
         ridge = (
             predict_adaptive(
@@ -117,7 +118,7 @@ class ComponentProcedure(AdaptiveProcedure):
             if outside
             else blend
         )
-        beyond = bool(pirt > np.nanmax(self.full_fit))
+        beyond = regime == "beyond"
         ComponentProcedure.log.append((blend, pirt, ridge, outside, beyond, self.full_fit))
         return theta, blend
 

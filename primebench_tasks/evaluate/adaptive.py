@@ -293,13 +293,14 @@ class AdaptiveProcedure:
             predict_full(self.model, np.array([theta]), np.where(scored, answers, np.nan))[0]
         )
 
-    def _interior(self, pirt: float) -> bool:
+    def _regime(self, pirt: float) -> str:
+        """Where p-IRT's prediction ``pirt`` falls among the reference full scores
+        (:func:`~primebench_tasks.evaluate.placement.placement_regime`)."""
         ref = self.full_fit[np.isfinite(self.full_fit)]
-        return bool(placement_regime(np.array([pirt]), ref)[0] == "interior")
+        return str(placement_regime(np.array([pirt]), ref)[0])
 
-    def _beyond(self, pirt: float) -> bool:
-        ref = self.full_fit[np.isfinite(self.full_fit)]
-        return bool(len(ref) and pirt > ref.max())
+    def _interior(self, pirt: float) -> bool:
+        return self._regime(pirt) == "interior"
 
     def interior(self, answers: np.ndarray, asked: np.ndarray) -> bool:
         """Whether p-IRT places the model inside the reference panel (``interior``:
@@ -314,9 +315,10 @@ class AdaptiveProcedure:
         theta, w = self.state(answers, asked)
         scored = asked & np.isfinite(answers)
         pirt = self._pirt(answers, asked, theta)
+        regime = self._regime(pirt)
         predictor = self.policy.predictor
         if predictor == "regime_local":
-            predictor = "local_blend" if self._interior(pirt) else "blend"
+            predictor = "local_blend" if regime == "interior" else "blend"
         if predictor in ("local", "local_blend"):
             assert self.local is not None and w is not None
             local = self.local.predict(answers, scored, w)
@@ -329,7 +331,7 @@ class AdaptiveProcedure:
             pirt, self.Y_fit, self.full_fit, items, answers, predictor, self.policy.ridge_alpha
         )
         w_beyond = self.policy.beyond_weight
-        if self.policy.predictor == "regime_local" and w_beyond != 0.5 and self._beyond(pirt):
+        if self.policy.predictor == "regime_local" and w_beyond != 0.5 and regime == "beyond":
             # above every reference model the ridge under-predicts and p-IRT errs less:
             # blend + (w − ½)·(p-IRT − ridge) (benchmarks/adaptive_outside_weight.py's form)
             ridge = ridge_full(self.Y_fit, self.full_fit, items, answers, self.policy.ridge_alpha)

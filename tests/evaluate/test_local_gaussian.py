@@ -194,7 +194,7 @@ def test_beyond_the_panel_the_point_weighs_pirt_by_the_beyond_weight():
     p = procs[0.5]
     theta = p.theta(top, asked)
     pirt = p._pirt(top, asked, theta)
-    assert p._beyond(pirt)
+    assert p._regime(pirt) == "beyond"
     ridge = ridge_full(p.Y_fit, p.full_fit, np.arange(20), top, p.policy.ridge_alpha)
     assert procs[0.5].point(top, asked)[1] == (pirt + ridge) / 2
     assert procs[0.6].point(top, asked)[1] == pytest.approx(0.6 * pirt + 0.4 * ridge, abs=1e-12)
