@@ -74,3 +74,67 @@ def test_readme_figure_is_drawn_from_the_committed_results(tmp_path):
     ):
         assert np.array_equal(np.asarray(new), np.asarray(old))
     assert "docs/img/placement_accuracy.png" in (ROOT / "README.md").read_text("utf-8")
+
+
+def test_adaptive_figure_is_drawn_from_the_committed_results(tmp_path):
+    """The README's adaptive figure re-renders to the committed pixels, and its curves are the
+    replay's: pooled over the splits, the adaptive and static MAE at 25 / 50 / 100 items are the
+    replay table's."""
+    import numpy as np
+    import pandas as pd
+    from PIL import Image
+
+    out = readme_figure.render_adaptive(tmp_path / "fig.png")
+    with (
+        Image.open(out) as new,
+        Image.open(ROOT / "docs" / "img" / "adaptive_replay.png") as old,
+    ):
+        assert np.array_equal(np.asarray(new), np.asarray(old))
+    assert "docs/img/adaptive_replay.png" in (ROOT / "README.md").read_text("utf-8")
+    rep = pd.read_csv(ROOT / "benchmarks" / "results" / "adaptive_replay.csv")
+    curves = readme_figure.adaptive_curves()
+    assert {p for p, _ in curves} == set(readme_figure.ADAPTIVE_PANELS)
+    for (panel, protocol), (adaptive, static) in curves.items():
+        e = rep[(rep.benchmark == panel) & (rep.protocol == protocol)].groupby("items")
+        for k in (25, 50, 100):
+            # the curves' CSV keeps 6 decimals per split
+            assert adaptive[k] == pytest.approx(e.adaptive_err.mean()[k], abs=2e-6)
+            assert static[k] == pytest.approx(e.static_err.mean()[k], abs=1e-12)
+
+
+def test_readme_words_under_the_adaptive_figure_are_the_results():
+    """The sentence under the figure: the share of the static suite's items the adaptive test
+    needs (the items-needed table) and the cells short of the goal (the replay's ratios)."""
+    import pandas as pd
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import adaptive_replay as replay
+
+    results = ROOT / "benchmarks" / "results"
+    rows = [
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in (results / "adaptive_items_needed.md").read_text("utf-8").splitlines()
+        if line.startswith("| ") and "%" in line.split("|")[6]
+    ]
+    share = {(r[0].split(" (")[0], r[1]): int(r[5].rstrip(" %")) for r in rows}
+    met = [x for x in share.values() if x <= 40]
+    assert (min(met), max(met), len(met), len(share)) == (5, 40, 9, 10)
+    assert share[("RealWorldQA records", "frontier")] == 90
+    readme = " ".join((ROOT / "README.md").read_text("utf-8").split())
+    assert "with 5–40 % of its items in 9 of 10 cells (RealWorldQA's frontier: 90 %)" in readme
+    rep = pd.read_csv(results / "adaptive_replay.csv")
+    r = rep.groupby(["benchmark", "models", "protocol", "items"], sort=False)
+    cells = (r.adaptive_err.mean() / r.static_err.mean()).rename("ratio").reset_index()
+    cells = replay.goal_cells(cells)
+    short = cells[cells.ratio > replay.GOAL_RATIO]
+    assert set(zip(short.benchmark, short.protocol, short["items"], strict=True)) == {
+        ("autojudger AI2D_TEST", "random", 50),
+        ("autojudger AI2D_TEST", "random", 100),
+        ("autojudger MMMU_DEV_VAL", "frontier", 50),
+        ("OCRBench records (held out)", "frontier", 100),
+        ("RealWorldQA records (held out)", "frontier", 100),
+    }
+    assert (
+        "AI2D's random hold-outs at both counts, MMMU's frontier at 50 items, OCRBench's and "
+        "RealWorldQA's frontier at 100" in readme
+    )
