@@ -1,6 +1,9 @@
 """Adaptive evaluation, measured by replay: held-out models' recorded answers stand in for the
 model (``primebench_tasks.evaluate.adaptive.replay``), per benchmark, against the static default
-selection of the same number of items (``cross_validated`` + the default p-IRT estimator).
+selection of the same number of items (``cross_validated`` + the default p-IRT estimator) — the
+protocol of ``primebench validate --protocol adaptive``
+(``primebench_tasks.evaluate.adaptive_validation``: its hold-outs, static baseline and rows), on
+the replay panels, with the bootstrap ranges, the stopping rule's table and the races.
 
     python benchmarks/adaptive_replay.py [--splits 10]
     python benchmarks/adaptive_replay.py --render   # the tables from the committed CSVs
@@ -28,17 +31,14 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.adaptive import (
-    AdaptiveBenchmark,
-    AdaptivePolicy,
-    race_variants,
-    replay,
+from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptivePolicy, race_variants
+from primebench_tasks.evaluate.adaptive_validation import (  # noqa: F401 (the comparisons' too)
+    hold_out,
+    replay_hold_out,
+    static_prediction,
 )
-from primebench_tasks.evaluate.defaults import ADAPTIVE_TARGET_WIDTH, DEFAULT_ESTIMATOR
-from primebench_tasks.evaluate.estimators import make_estimator
+from primebench_tasks.evaluate.defaults import ADAPTIVE_TARGET_WIDTH
 from primebench_tasks.progress import progress_bar
-from primebench_tasks.select.default import DEFAULT_SELECTOR
-from primebench_tasks.select.registry import SELECTORS, SelectorContext
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CHECKPOINTS = (25, 50, 100)
@@ -65,63 +65,30 @@ def benchmarks() -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def hold_out(X: np.ndarray, protocol: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(held-out, build) model positions: ``random`` 20 % (seeded), ``frontier`` the strongest
-    15 % by full score (at least 3). A model with no answer on the benchmark has no full score
-    to predict: where a random split draws it, it is left out of the held-out models (and of
-    the build models: the other models' splits stay as drawn) — it used to be replayed, with an
-    error of NaN and its interval counted as missing the truth."""
-    M = len(X)
-    if protocol == "random":
-        held = np.sort(np.random.default_rng(seed).choice(M, max(3, round(0.2 * M)), replace=False))
-    else:
-        full = np.nanmean(X, axis=1)
-        held = np.sort(np.lexsort((np.arange(M), -full))[: max(3, round(0.15 * M))])
-    answered = np.isfinite(X).any(axis=1)
-    return held[answered[held]], np.setdiff1d(np.arange(M), held)
+def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
+    r = replay_hold_out(X, protocol, seed, CHECKPOINTS, ADAPTIVE_TARGET_WIDTH)
+    return [
+        {
+            "benchmark": name,
+            "models": len(X),
+            "protocol": protocol,
+            "split": seed,
+            "items": row.items,
+            "adaptive_err": abs(row.predicted - row.true),
+            "static_err": abs(row.static - row.true),
+            "cover90": bool(row.lo <= row.true <= row.hi),
+            "width90": row.hi - row.lo,
+            "stop_items": row.stop_items,
+            "stop_err": abs(row.stop_predicted - row.true),
+            "stop_cover90": bool(row.stop_lo <= row.true <= row.stop_hi),
+        }
+        for row in r.itertuples()
+    ]
 
 
 def hold_outs(splits: int) -> list[tuple[str, int]]:
     """(protocol, seed) of every hold-out replayed: ``splits`` random ones, then the frontier."""
     return [*(("random", s) for s in range(splits)), ("frontier", 0)]
-
-
-def static_prediction(X_build: np.ndarray, X_held: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """The static default suite's full-score predictions (V,) for the held-out models ``X_held``
-    (V, n): the default selector's ``k`` items on the build models ``X_build`` (M, n) (seed
-    ``seed``) and the default estimator fitted there — the baseline every adaptive ratio is
-    taken against."""
-    sel = SELECTORS[DEFAULT_SELECTOR](k, seed, SelectorContext()).fit(X_build)
-    est = make_estimator(DEFAULT_ESTIMATOR).fit(X_build, sel.indices_)
-    return np.asarray(est.predict(X_held[:, sel.indices_]), float)
-
-
-def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
-    M = len(X)
-    held, build = hold_out(X, protocol, seed)
-    r = replay(X[build], X[held], CHECKPOINTS, seed=seed, target_width=ADAPTIVE_TARGET_WIDTH)
-    rows = []
-    for j, k in enumerate(CHECKPOINTS):
-        static = static_prediction(X[build], X[held], k, seed)
-        for v in range(len(held)):
-            t = r["true"][v]
-            rows.append(
-                {
-                    "benchmark": name,
-                    "models": M,
-                    "protocol": protocol,
-                    "split": seed,
-                    "items": k,
-                    "adaptive_err": abs(r["predicted"][v, j] - t),
-                    "static_err": abs(static[v] - t),
-                    "cover90": bool(r["lo"][v, j] <= t <= r["hi"][v, j]),
-                    "width90": r["hi"][v, j] - r["lo"][v, j],
-                    "stop_items": r["stop_items"][v],
-                    "stop_err": abs(r["stop_predicted"][v] - t),
-                    "stop_cover90": bool(r["stop_lo"][v] <= t <= r["stop_hi"][v]),
-                }
-            )
-    return rows
 
 
 GROUP = 4

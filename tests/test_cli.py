@@ -126,3 +126,41 @@ def test_help_shows_defaults_read_from_the_code(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert f"default {DEFAULT_SELECTOR}" in out and f"default {PipelineParams().retention}" in out
     assert "example:" in out
+
+
+def test_validate_adaptive_protocol_end_to_end(tmp_path, capsys):
+    """``validate --protocol adaptive`` replays the adaptive test on an embedded panel (the
+    library's side: tests/evaluate/test_adaptive_validation.py); the static protocols' options
+    are refused there, not ignored."""
+    import json
+
+    out = tmp_path / "v"
+    args = ["validate", "--protocol", "adaptive", "--default", "m3irt"]
+    args += ["--benchmarks", "MMMU_DEV_VAL", "--splits", "1", "--budgets", "5,10"]
+    assert main([*args, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        "| MMMU_DEV_VAL | random | 5 |" in printed and "| MMMU_DEV_VAL | frontier | 10 |" in printed
+    )
+    spec = json.loads((out / "spec.json").read_text("utf-8"))
+    assert (
+        spec["panel"] == "m3irt[MMMU_DEV_VAL]"
+        and spec["items"] == [5, 10]
+        and spec["random_splits"] == 1
+    )
+    assert (
+        (out / "table.md")
+        .read_text("utf-8")
+        .startswith("# Adaptive replay on `m3irt[MMMU_DEV_VAL]`")
+    )
+    for extra in (["--selectors", "random"], ["--estimators", "mean"], ["--retentions", "0.1"]):
+        assert main([*args, *extra, "--out", str(tmp_path / "w")]) != 0
+        assert f"{extra[0]} does not apply to --protocol adaptive" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()
+
+
+def test_validate_estimators_default_is_the_librarys():
+    from primebench_tasks.cli.evaluate_commands import ESTIMATORS_DEFAULT
+    from primebench_tasks.evaluate.validate import ESTIMATORS
+
+    assert ",".join(ESTIMATORS) == ESTIMATORS_DEFAULT

@@ -63,34 +63,28 @@ def test_github_and_mkdocs_give_the_same_anchors():
                 assert slugify(text, "-") == doc_links.slug(text), (page.name, line)
 
 
-def test_readme_figure_is_drawn_from_the_committed_results(tmp_path):
+def _same_pixels(rendered, committed: str) -> None:
+    """The figure ``rendered`` has the committed ``docs/img/<committed>``'s pixels, and the
+    README shows it."""
     import numpy as np
     from PIL import Image
 
-    out = readme_figure.render(tmp_path / "fig.png")
-    with (
-        Image.open(out) as new,
-        Image.open(ROOT / "docs" / "img" / "placement_accuracy.png") as old,
-    ):
+    with Image.open(rendered) as new, Image.open(ROOT / "docs" / "img" / committed) as old:
         assert np.array_equal(np.asarray(new), np.asarray(old))
-    assert "docs/img/placement_accuracy.png" in (ROOT / "README.md").read_text("utf-8")
+    assert f"docs/img/{committed}" in (ROOT / "README.md").read_text("utf-8")
+
+
+def test_readme_figure_is_drawn_from_the_committed_results(tmp_path):
+    _same_pixels(readme_figure.render(tmp_path / "fig.png"), "placement_accuracy.png")
 
 
 def test_adaptive_figure_is_drawn_from_the_committed_results(tmp_path):
     """The README's adaptive figure re-renders to the committed pixels, and its curves are the
     replay's: pooled over the splits, the adaptive and static MAE at 25 / 50 / 100 items are the
     replay table's."""
-    import numpy as np
     import pandas as pd
-    from PIL import Image
 
-    out = readme_figure.render_adaptive(tmp_path / "fig.png")
-    with (
-        Image.open(out) as new,
-        Image.open(ROOT / "docs" / "img" / "adaptive_replay.png") as old,
-    ):
-        assert np.array_equal(np.asarray(new), np.asarray(old))
-    assert "docs/img/adaptive_replay.png" in (ROOT / "README.md").read_text("utf-8")
+    _same_pixels(readme_figure.render_adaptive(tmp_path / "fig.png"), "adaptive_replay.png")
     rep = pd.read_csv(ROOT / "benchmarks" / "results" / "adaptive_replay.csv")
     curves = readme_figure.adaptive_curves()
     assert {p for p, _ in curves} == set(readme_figure.ADAPTIVE_PANELS)

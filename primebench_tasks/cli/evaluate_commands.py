@@ -16,7 +16,10 @@ from primebench_tasks.evaluate.defaults import RETENTIONS
 from primebench_tasks.pipeline.params import K
 
 if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --help
-    pass
+    from primebench_tasks.data.panel import Panel
+
+ESTIMATORS_DEFAULT = "mean,pirt,gpirt,aipw"
+"""``validate --estimators``' default (``evaluate.validate.ESTIMATORS``, kept light here)."""
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -26,18 +29,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
     panel = load_panel(args)
     if args.benchmarks:
         panel = panel_with_benchmarks(panel, args.benchmarks.split(","))
-    ret_parse, item_parse = number_type(float, 0, 1, lo_open=True), number_type(int, 1)
+    if args.protocol == "adaptive":
+        return _validate_adaptive(args, panel)
+    budgets = _item_counts(args.budgets)
+    # budgets given → only those budgets, unless retentions are asked for too
+    spec = (
+        args.retentions
+        if args.retentions is not None
+        else ("" if budgets else ",".join(map(str, RETENTIONS)))
+    )
+    ret_parse = number_type(float, 0, 1, lo_open=True)
     try:
-        budgets = [item_parse(x) for x in (args.budgets or "").split(",") if x.strip()]
-        # budgets given → only those budgets, unless retentions are asked for too
-        spec = (
-            args.retentions
-            if args.retentions is not None
-            else ("" if budgets else ",".join(map(str, RETENTIONS)))
-        )
         rets = [ret_parse(x) for x in spec.split(",") if x.strip()]
     except argparse.ArgumentTypeError as exc:
-        raise PrimeBenchError(f"--retentions/--budgets: {exc}") from None
+        raise PrimeBenchError(f"--retentions: {exc}") from None
     t = time.time()
     summary = validate(
         panel,
@@ -55,6 +60,49 @@ def cmd_validate(args: argparse.Namespace) -> int:
     say(f"validate done in {time.time() - t:.1f}s")
     print(rho_table(summary).round(3).to_string())
     print(f"wrote {args.out}/splits.csv, summary.csv, table.md, rho_vs_retention.png")
+    return 0
+
+
+def _item_counts(text: str | None) -> list[int]:
+    """``--budgets``: a comma list of item counts, each ≥ 1 (none: an empty list)."""
+    parse = number_type(int, 1)
+    try:
+        return [parse(x) for x in (text or "").split(",") if x.strip()]
+    except argparse.ArgumentTypeError as exc:
+        raise PrimeBenchError(f"--budgets: {exc}") from None
+
+
+def _validate_adaptive(args: argparse.Namespace, panel: Panel) -> int:
+    """``validate --protocol adaptive``: the replay protocol of the adaptive test
+    (:func:`~primebench_tasks.evaluate.adaptive_validation.validate_adaptive`); ``--budgets``
+    are item counts per benchmark. Selectors, estimators and retentions belong to the static
+    protocols: given, they are refused rather than ignored."""
+    from primebench_tasks.evaluate.adaptive_validation import CHECKPOINTS, validate_adaptive
+    from primebench_tasks.report.tables import markdown_table
+
+    for flag, value, default in (
+        ("--retentions", args.retentions, None),
+        ("--selectors", args.selectors, "all"),
+        ("--estimators", args.estimators, ESTIMATORS_DEFAULT),
+    ):
+        if value != default:
+            raise PrimeBenchError(
+                f"{flag} does not apply to --protocol adaptive (it replays the library's adaptive "
+                "policy against the static default suite); give --budgets for its item counts"
+            )
+    counts = _item_counts(args.budgets)
+    t = time.time()
+    summary = validate_adaptive(
+        panel,
+        Path(args.out),
+        n_splits=args.splits,
+        seed=args.seed,
+        checkpoints=counts or CHECKPOINTS,
+        progress=say,
+    )
+    say(f"validate done in {time.time() - t:.1f}s")
+    print(markdown_table(summary.round(3)))
+    print(f"wrote {args.out}/models.csv, summary.csv, table.md, spec.json")
     return 0
 
 
@@ -176,9 +224,11 @@ def add_evaluate_commands(sub: argparse._SubParsersAction, tree: CommandTree) ->
     p.add_argument("--default", choices=[n for n in default_names() if default_kind(n) == "panel"])
     p.add_argument("--benchmarks", help="comma list: restrict the panel to these benchmarks")
     p.add_argument("--selectors", default="all")
-    p.add_argument("--estimators", default="mean,pirt,gpirt,aipw")
+    p.add_argument("--estimators", default=ESTIMATORS_DEFAULT)
     p.add_argument(
-        "--protocol", choices=["heldout", "chrono", "frontier", "e2e", "same"], default="heldout"
+        "--protocol",
+        choices=["heldout", "chrono", "frontier", "e2e", "same", "adaptive"],
+        default="heldout",
     )
     p.add_argument(
         "--retentions",

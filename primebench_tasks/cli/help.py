@@ -30,7 +30,9 @@ OPTION_HELP = {
     "--estimators": "comma list: mean, weighted, pirt, gpirt, aipw",
     "--protocol": "heldout: random halves; chrono: oldest models build; frontier: the "
     "strongest 15 percent held out (fidelity at the top); e2e: stages 1-3 refit per split; same: "
-    "build and score on all models",
+    "build and score on all models; adaptive: the adaptive test replayed with held-out models' "
+    "recorded answers, against the static default suite of the same size (random 20 percent "
+    "and frontier hold-outs per benchmark; --budgets: item counts, default 25,50,100)",
     "--splits": "number of seeded random build/held-out splits",
     "--batch": "items per encoder batch (one cache chunk each)",
     "--max-drop": "refit when the frozen suite's rho drops by more than this",

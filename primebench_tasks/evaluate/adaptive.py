@@ -819,6 +819,7 @@ def replay(
     target_width: float | None = None,
     policy: AdaptivePolicy | None = None,
     nearest_shift: int | None = ADAPTIVE_NEAREST_SHIFT,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, np.ndarray]:
     """The replay protocol on one benchmark, with the policy the runner uses
     (:class:`AdaptiveBenchmark`, its point rule outside the panel ``nearest_shift``): the
@@ -828,7 +829,8 @@ def replay(
     ``predicted``, ``lo``, ``hi`` (V, C) at each checkpoint, ``true`` (V,) full scores, and — with
     ``target_width`` — where the stopping rule ends each test: ``stop_items``, ``stop_predicted``,
     ``stop_lo``, ``stop_hi`` (V,) (up to max(checkpoints) items); ``order`` (V, max items) the items
-    asked, in order (−1: none)."""
+    asked, in order (−1: none). ``cache_dir``: where the interval's calibration is kept
+    (:attr:`AdaptiveBenchmark.calibration_file`)."""
     Y_new = np.asarray(Y_new, float)
     bench = AdaptiveBenchmark(
         Y_ref,
@@ -838,6 +840,7 @@ def replay(
         seed=seed,
         policy=policy,
         nearest_shift=nearest_shift,
+        cache_dir=cache_dir,
     )
     V, C = len(Y_new), len(checkpoints)
     out = {k: np.full((V, C), np.nan) for k in ("predicted", "lo", "hi")}
