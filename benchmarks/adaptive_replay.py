@@ -33,6 +33,7 @@ import pandas as pd
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptivePolicy, race_variants
 from primebench_tasks.evaluate.adaptive_validation import (  # noqa: F401 (the comparisons' too)
+    CHECKPOINTS,
     hold_out,
     replay_hold_out,
     static_prediction,
@@ -41,7 +42,6 @@ from primebench_tasks.evaluate.defaults import ADAPTIVE_TARGET_WIDTH
 from primebench_tasks.progress import progress_bar
 
 RESULTS = Path(__file__).resolve().parent / "results"
-CHECKPOINTS = (25, 50, 100)
 
 BLEND_POLICY = AdaptivePolicy(beyond_weight=0.5)
 """The library's policy as it stood before p-IRT's weight beyond the panel was chosen

@@ -102,7 +102,7 @@ def _validate_adaptive(args: argparse.Namespace, panel: Panel) -> int:
     )
     say(f"validate done in {time.time() - t:.1f}s")
     print(markdown_table(summary.round(3)))
-    print(f"wrote {args.out}/models.csv, summary.csv, table.md, spec.json")
+    print(f"wrote {args.out}/models.csv, summary.csv, table.md, mae_vs_items.png, spec.json")
     return 0
 
 

@@ -36,6 +36,7 @@ from primebench_tasks.evaluate.defaults import (
 )
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.progress import progress_bar
+from primebench_tasks.report.plots import adaptive_plot
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.select.default import DEFAULT_SELECTOR
 from primebench_tasks.select.registry import SELECTORS, SelectorContext
@@ -185,7 +186,8 @@ def validate_adaptive(
     ``seed`` + 1, …) and the frontier hold-out (seed ``seed``), scored at ``checkpoints`` items.
     Writes into ``out``: ``models.csv`` (:func:`replay_hold_out`'s rows with ``benchmark``,
     ``protocol``, ``split`` and the model's name), ``summary.csv``
-    (:func:`summarise_adaptive`), ``table.md`` and ``spec.json`` (what was run: panel, hold-outs,
+    (:func:`summarise_adaptive`), ``table.md``, ``mae_vs_items.png`` (the adaptive and the static
+    MAE against the items asked, per benchmark) and ``spec.json`` (what was run: panel, hold-outs,
     counts, target width, policy, library version) — last: it is the commit point, removed
     before the other files are replaced, so where it is, the files beside it are complete and of
     the run it describes. The calibrations are kept in
@@ -254,6 +256,9 @@ def validate_adaptive(
     atomic_write_text(out / "models.csv", models.to_csv(index=False, float_format="%.6f"))
     atomic_write_text(out / "summary.csv", summary.to_csv(index=False, float_format="%.6f"))
     atomic_write_text(out / "table.md", adaptive_table(summary, spec))
+    adaptive_plot(
+        summary, out / "mae_vs_items.png", f"{panel.name}: adaptive test against the static suite"
+    )
     atomic_write_text(out / "spec.json", canonical_json(json.loads(json.dumps(spec))))
     return summary
 

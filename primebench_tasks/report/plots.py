@@ -202,3 +202,35 @@ def separation_plot(pairs: pd.DataFrame, models: list[str], path: Path) -> Path:
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
     return _save(fig, path)
+
+
+def adaptive_plot(summary: pd.DataFrame, path: Path, title: str) -> Path:
+    """The adaptive replay (``validate --protocol adaptive``): per benchmark, the full-score MAE
+    of the adaptive test (solid) and of the static default suite (dotted) against the items asked,
+    for the random and the frontier hold-outs — ``summary`` as
+    :func:`~primebench_tasks.evaluate.adaptive_validation.summarise_adaptive` returns it."""
+    plt = _figure()
+    benchmarks = list(dict.fromkeys(summary["benchmark"]))
+    cols = min(4, len(benchmarks))
+    rows = -(-len(benchmarks) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 2.7 * rows + 0.5), squeeze=False)
+    colors = {"random": "#4472c4", "frontier": "#c0504d"}
+    for ax, b in zip(axes.flat, benchmarks, strict=False):
+        for protocol, color in colors.items():
+            d = summary[(summary["benchmark"] == b) & (summary["protocol"] == protocol)]
+            d = d.sort_values("items")
+            if d.empty:
+                continue
+            ax.plot(d["items"], d["adaptive_mae"], marker="o", color=color, label=protocol)
+            ax.plot(d["items"], d["static_mae"], marker="s", ls=":", color=color)
+        ax.set_title(b, fontsize=9)
+        ax.set_xlabel("items asked")
+        ax.set_ylabel("full-score MAE")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(benchmarks) :]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7, title="solid: adaptive, dotted: static", title_fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return _save(fig, path)

@@ -90,6 +90,7 @@ def test_validate_adaptive_writes_every_output_and_reruns_to_the_same_bytes(tmp_
         "models.csv",
         "summary.csv",
         "table.md",
+        "mae_vs_items.png",
         "spec.json",
         "calibration",
     }
