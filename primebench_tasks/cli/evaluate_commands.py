@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from primebench_tasks.cli.options import number_type
+from primebench_tasks.cli.options import item_counts, number_type
 from primebench_tasks.cli.plugin import CommandTree, load_panel, say
 from primebench_tasks.data.defaults import default_kind, default_names
 from primebench_tasks.data.io import atomic_write_text
@@ -31,7 +31,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         panel = panel_with_benchmarks(panel, args.benchmarks.split(","))
     if args.protocol == "adaptive":
         return _validate_adaptive(args, panel)
-    budgets = _item_counts(args.budgets)
+    budgets = item_counts(args.budgets, "--budgets")
     # budgets given → only those budgets, unless retentions are asked for too
     spec = (
         args.retentions
@@ -63,15 +63,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _item_counts(text: str | None) -> list[int]:
-    """``--budgets``: a comma list of item counts, each ≥ 1 (none: an empty list)."""
-    parse = number_type(int, 1)
-    try:
-        return [parse(x) for x in (text or "").split(",") if x.strip()]
-    except argparse.ArgumentTypeError as exc:
-        raise PrimeBenchError(f"--budgets: {exc}") from None
-
-
 def _validate_adaptive(args: argparse.Namespace, panel: Panel) -> int:
     """``validate --protocol adaptive``: the replay protocol of the adaptive test
     (:func:`~primebench_tasks.evaluate.adaptive_validation.validate_adaptive`); ``--budgets``
@@ -90,7 +81,7 @@ def _validate_adaptive(args: argparse.Namespace, panel: Panel) -> int:
                 f"{flag} does not apply to --protocol adaptive (it replays the library's adaptive "
                 "policy against the static default suite); give --budgets for its item counts"
             )
-    counts = _item_counts(args.budgets)
+    counts = item_counts(args.budgets, "--budgets")
     t = time.time()
     summary = validate_adaptive(
         panel,

@@ -77,3 +77,15 @@ def range_check_numeric_options(parser: argparse.ArgumentParser) -> None:
                 lo_open=action.dest in POSITIVE_OPTIONS or action.dest == "start",
             )
             action.type.__name__ = kind.__name__
+
+
+def item_counts(text: str | None, flag: str) -> list[int]:
+    """A comma list of item counts ``text`` (each an integer ≥ 1; none: an empty list), refused
+    with an error naming ``flag``."""
+    from primebench_tasks.errors import PrimeBenchError
+
+    parse = number_type(int, 1)
+    try:
+        return [parse(x) for x in (text or "").split(",") if x.strip()]
+    except argparse.ArgumentTypeError as exc:
+        raise PrimeBenchError(f"{flag}: {exc}") from None
