@@ -16,7 +16,6 @@ this protocol on the replay panels, with the figures the README quotes.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -33,6 +32,7 @@ from primebench_tasks.evaluate.defaults import (
     ADAPTIVE_LEVEL,
     ADAPTIVE_TARGET_WIDTH,
     DEFAULT_ESTIMATOR,
+    FRONTIER_SHARE,
 )
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.progress import progress_bar
@@ -46,8 +46,6 @@ SCHEMA = "primebench.adaptive_validation/1"
 
 RANDOM_SHARE = 0.2
 """The share of the models a random hold-out holds out."""
-FRONTIER_SHARE = 0.15
-"""The share of the models, the strongest by full score, the frontier hold-out holds out."""
 MIN_HELD = 3
 """Every hold-out holds out at least this many models."""
 MIN_MODELS = 20
@@ -202,13 +200,11 @@ def validate_adaptive(
         raise ConfigError(f"item counts must be ≥ 1, not {list(checkpoints)}")
     policy = AdaptivePolicy() if policy is None else policy
     say = progress or (lambda _msg: None)
-    benchmarks: list[tuple[str, int]] = []
-    skipped: list[tuple[str, int]] = []
-    for b in panel.benchmark_names:
-        X = panel.matrix(b)
-        answering = int(np.isfinite(X).any(axis=1).sum())
-        (benchmarks if answering >= MIN_MODELS else skipped).append((b, answering))
-    for b, m in skipped:
+    matrices = {b: panel.matrix(b) for b in panel.benchmark_names}
+    answering = {b: int(np.isfinite(X).any(axis=1).sum()) for b, X in matrices.items()}
+    benchmarks = [b for b in matrices if answering[b] >= MIN_MODELS]
+    skipped = {b: m for b, m in answering.items() if m < MIN_MODELS}
+    for b, m in skipped.items():
         say(f"{b}: {m} models with an answer, fewer than {MIN_MODELS}: not replayed")
     if not benchmarks:
         raise ConfigError(
@@ -219,8 +215,8 @@ def validate_adaptive(
     out.mkdir(parents=True, exist_ok=True)
     frames = []
     with progress_bar(len(benchmarks) * len(hold_outs), "adaptive replay", "hold-out") as bar:
-        for b, _ in benchmarks:
-            X = panel.matrix(b)
+        for b in benchmarks:
+            X = matrices[b]
             for protocol, s in hold_outs:
                 rows = replay_hold_out(
                     X, protocol, s, counts, target_width, policy, out / "calibration"
@@ -238,8 +234,8 @@ def validate_adaptive(
         "library": __version__,
         "panel": panel.name,
         "models": len(panel.model_names),
-        "benchmarks": [b for b, _ in benchmarks],
-        "skipped": {b: m for b, m in skipped},
+        "benchmarks": benchmarks,
+        "skipped": skipped,
         "random_splits": n_splits,
         "seed": seed,
         "random_share": RANDOM_SHARE,
@@ -259,7 +255,7 @@ def validate_adaptive(
     adaptive_plot(
         summary, out / "mae_vs_items.png", f"{panel.name}: adaptive test against the static suite"
     )
-    atomic_write_text(out / "spec.json", canonical_json(json.loads(json.dumps(spec))))
+    atomic_write_text(out / "spec.json", canonical_json(spec))
     return summary
 
 

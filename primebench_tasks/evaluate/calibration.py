@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.defaults import FRONTIER_SHARE
 from primebench_tasks.evaluate.placement import (
     DEFAULT_ESTIMATOR,
     REGIMES,
@@ -35,7 +36,6 @@ from primebench_tasks.pipeline.manifest import manifest_items
 
 FOLDS = 10
 FRONTIER_FOLDS = 3
-FRONTIER_SHARE = 0.15
 
 
 def suite_responses(panel: Panel, manifest: Mapping[str, Any], models: list[str]) -> pd.DataFrame:

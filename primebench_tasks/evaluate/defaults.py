@@ -18,6 +18,11 @@ N_BOOT_VARIANTS = 2000
 RETENTIONS = (0.01, 0.02, 0.05, 0.10, 0.20, 0.50)
 """The retentions ``validate`` sweeps when no ``--budgets`` are given."""
 
+FRONTIER_SHARE = 0.15
+"""The share of the models, the strongest by full score, that a frontier hold-out holds out —
+the user's new model stands above its reference panel: the ``frontier`` validation protocol,
+the calibration's frontier folds, the adaptive replay's frontier hold-out."""
+
 ADAPTIVE_BATCH = 5
 """Adaptive evaluation: items per benchmark per round (Fluid Benchmarking asks one at a time; a
 round is one engine batch per model, so adaptivity does not cost the engine's batching)."""

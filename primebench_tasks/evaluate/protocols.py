@@ -19,6 +19,7 @@ import pandas as pd
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.evaluate.defaults import (
+    FRONTIER_SHARE,
     N_BOOT_VARIANTS,
     RETENTIONS,  # defined once
 )
@@ -36,7 +37,6 @@ from primebench_tasks.select.irt import paper_thresholds
 from primebench_tasks.select.registry import SELECTORS, WEIGHTED, SelectorContext
 from primebench_tasks.select.vaw import category_budget
 
-FRONTIER_SHARE = 0.15
 ESTIMATORS = ("mean", "pirt", "gpirt", "aipw")
 MIN_HELDOUT = 8
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.errors import ConfigError
+from primebench_tasks.evaluate.defaults import FRONTIER_SHARE
 
 
 def random_splits(
@@ -50,7 +51,7 @@ HOLDOUT_PROTOCOLS = ("random", "frontier", "chronological")
 
 
 def frontier_split(
-    strength: np.ndarray, share: float = 0.15, minimum: int = 3
+    strength: np.ndarray, share: float = FRONTIER_SHARE, minimum: int = 3
 ) -> tuple[np.ndarray, np.ndarray]:
     """(build, held) positions: the ``share`` strongest by ``strength`` (M,) held out (at least
     ``minimum``); NaN strength never held out. Ties broken by position."""
