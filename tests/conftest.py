@@ -1,10 +1,29 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from primebench_tasks.data.panel import Panel
+
+ROOT = Path(__file__).resolve().parents[1]
+
+RAY_FILES = frozenset({"test_ray_e2e.py", "test_lora_reference.py", "test_gpu_check.py"})
+"""The test files that start a Ray cluster (in process or through ``benchmarks/gpu_check.py``)."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Groups for pytest-xdist's ``--dist loadgroup`` (CI's part 2 runs ``-n 2``): the tests of
+    one file stay on one worker, so a module fixture (an engine, a server, a cluster) starts once
+    as in a serial run; and every file in :data:`RAY_FILES` shares one worker, because a cluster's
+    teardown (``ray stop --force``) stops every Ray process on the machine. Without ``-n`` the
+    marks do nothing."""
+    for item in items:
+        path = Path(str(item.fspath))
+        group = "ray" if path.name in RAY_FILES else path.relative_to(ROOT).as_posix()
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def make_panel(
