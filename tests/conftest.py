@@ -1,14 +1,10 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from primebench_tasks.data.panel import Panel
-
-ROOT = Path(__file__).resolve().parents[1]
 
 RAY_FILES = frozenset({"test_ray_e2e.py", "test_lora_reference.py", "test_gpu_check.py"})
 """The test files that start a Ray cluster (in process or through ``benchmarks/gpu_check.py``)."""
@@ -21,8 +17,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     teardown (``ray stop --force``) stops every Ray process on the machine. Without ``-n`` the
     marks do nothing."""
     for item in items:
-        path = Path(str(item.fspath))
-        group = "ray" if path.name in RAY_FILES else path.relative_to(ROOT).as_posix()
+        file_id = item.nodeid.split("::", 1)[0]  # the file, relative to the rootdir
+        group = "ray" if item.path.name in RAY_FILES else file_id
         item.add_marker(pytest.mark.xdist_group(group))
 
 
