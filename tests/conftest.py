@@ -6,21 +6,6 @@ import pytest
 
 from primebench_tasks.data.panel import Panel
 
-RAY_FILES = frozenset({"test_ray_e2e.py", "test_lora_reference.py", "test_gpu_check.py"})
-"""The test files that start a Ray cluster (in process or through ``benchmarks/gpu_check.py``)."""
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Groups for pytest-xdist's ``--dist loadgroup`` (CI's part 2 runs ``-n 2``): the tests of
-    one file stay on one worker, so a module fixture (an engine, a server, a cluster) starts once
-    as in a serial run; and every file in :data:`RAY_FILES` shares one worker, because a cluster's
-    teardown (``ray stop --force``) stops every Ray process on the machine. Without ``-n`` the
-    marks do nothing."""
-    for item in items:
-        file_id = item.nodeid.split("::", 1)[0]  # the file, relative to the rootdir
-        group = "ray" if item.path.name in RAY_FILES else file_id
-        item.add_marker(pytest.mark.xdist_group(group))
-
 
 def make_panel(
     mats: dict[str, np.ndarray],
