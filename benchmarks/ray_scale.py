@@ -11,7 +11,7 @@ and 3 LoRA adapters (400 requests), greedy, the same prompts and images.
    ``run_variants`` (builds the requests, scores every answer, fsyncs the records after each
    batch) on the same engine; best of 5 alternating repeats each; goal ratio ≤ 1.05. Also the
    runner's own time outside the engine calls (the part the runner can change).
-2. **Ray** (``ray.init(num_cpus=2)``): ``run_on_ray`` with 1 and 2 replicas — wall time including
+2. **Ray** (``ray.init(address="local", num_cpus=2)``): ``run_on_ray`` with 1 and 2 replicas — wall time including
    the replicas' engine start, and the steady rate from the first answer to the last — next to
    the single-machine runner (engine start + run).
 
@@ -128,7 +128,7 @@ def ray_runs(
     from harness_adapters.vllm.records import RecordFile
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
 
     class TimedRecords(RecordFile):
         """Notes when the first answers arrive."""

@@ -182,6 +182,13 @@ class RayEnginePool:
 
 
 def _init_ray(address: str | None, num_cpus: int | None) -> Any:
+    """Connect to the cluster at ``address``; without one, start a local Ray instance of
+    ``num_cpus`` CPUs for this run (``address="local"``), as ``--ray-address``'s help says.
+
+    Not Ray's own default: ``ray.init()`` without an address joins the cluster last started on
+    this machine (``/tmp/ray/ray_current_cluster``, written by a plain ``ray start --head``) and
+    then refuses ``num_cpus`` with a ValueError. Work goes only to a cluster the user named
+    (``--ray-address`` or ``$RAY_ADDRESS``); a cluster merely running here is left alone."""
     try:
         import ray
     except ImportError:
@@ -192,8 +199,10 @@ def _init_ray(address: str | None, num_cpus: int | None) -> Any:
         kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if address:
             kw["address"] = address
-        elif num_cpus:
-            kw["num_cpus"] = num_cpus
+        else:
+            kw["address"] = "local"
+            if num_cpus:
+                kw["num_cpus"] = num_cpus
         ray.init(**kw)
     return ray
 

@@ -9,6 +9,7 @@ than one — throughput is in benchmarks/ray_scale.py."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -134,15 +135,23 @@ def cluster():
     shutil.rmtree(temp, ignore_errors=True)
 
 
-def _wait_for_records(out: Path, n: int, proc: subprocess.Popen, timeout: float = 600) -> None:
+def _wait_for_records(
+    out: Path, n: int, proc: subprocess.Popen, log: Path, timeout: float = 600
+) -> None:
+    """Wait until ``records.jsonl`` has ``n`` lines; a run that ends first, or a wait past
+    ``timeout``, fails with the run's log (its last 6,000 characters) in the message."""
     path, deadline = out / "records.jsonl", time.time() + timeout
     while time.time() < deadline:
         if path.exists() and path.read_bytes().count(b"\n") >= n:
             return
         if proc.poll() is not None:
-            raise AssertionError(f"the run ended (rc {proc.returncode}) before {n} records")
+            tail = log.read_text(errors="replace")[-6000:]
+            raise AssertionError(
+                f"the run ended (rc {proc.returncode}) before {n} records:\n{tail}"
+            )
         time.sleep(0.5)
-    raise AssertionError(f"no {n} records within {timeout} s")
+    tail = log.read_text(errors="replace")[-6000:]
+    raise AssertionError(f"no {n} records within {timeout} s:\n{tail}")
 
 
 def _replica_processes() -> list:
@@ -167,20 +176,22 @@ def test_ray_run_survives_a_killed_replica_and_resumes_after_a_killed_driver(
     the single-machine runner's answers, one line per item."""
     out = tmp_path / "ray"
     cmd = _cmd(tiny, out, "--ray", "--replicas", "2", "--ray-address", cluster)
-    log = open(tmp_path / "run.log", "w")  # noqa: SIM115
+    log_path = tmp_path / "run.log"
+    log = open(log_path, "w")  # noqa: SIM115
     proc = subprocess.Popen(
         cmd, stdout=log, stderr=subprocess.STDOUT, env=ENV, start_new_session=True
     )
     try:
-        _wait_for_records(out, 40, proc)
+        _wait_for_records(out, 40, proc, log_path)
         victims = _replica_processes()
         assert len(victims) == 2, "two replica actors should be running"
         for child in victims[0].children(recursive=True):  # its vLLM engine core too
             child.kill()
         victims[0].kill()
-        _wait_for_records(out, 160, proc)  # the run went on after losing a replica
+        _wait_for_records(out, 160, proc, log_path)  # the run went on after losing a replica
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # a run that ended has no group left
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(60)
         log.close()
     before = _answers(out)
