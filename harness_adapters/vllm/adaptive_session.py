@@ -38,6 +38,7 @@ import pandas as pd
 
 from harness_adapters.suite_docs import SuiteDoc, documents_digest, pool_documents
 from harness_adapters.vllm.backends import Adapter, BackendError
+from harness_adapters.vllm.lora_scope import LoraPlan
 from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.runner import run_variants
 from harness_adapters.vllm.session import (
@@ -47,6 +48,7 @@ from harness_adapters.vllm.session import (
     check_inputs,
     freeze_spec,
 )
+from primebench_tasks.data.folder_lock import FolderLock
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.adaptive import (
@@ -173,6 +175,20 @@ RoundExecutor = Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None
 """Runs one round — variant → the documents to ask it — and appends their records."""
 
 
+def adaptive_lock(out: Path) -> FolderLock:
+    """The run folder's lock (``RUN/adaptive.lock``) for the whole of an adaptive run or race:
+    a second one into the same folder is refused, not interleaved — it would ask the same
+    items again and, under another harness, write the same round folder (``RUN/rounds/rNNN``)
+    with other items. A killed run's lock goes with its process: the resume takes it."""
+    return FolderLock(
+        out,
+        name="adaptive.lock",
+        doing="being written by an adaptive run",
+        refused="two adaptive runs into one folder are refused (wait for it to end, or give "
+        "another --out)",
+    )
+
+
 def next_round(req: RunRequest, docs: Sequence[SuiteDoc]) -> tuple[int, Path, SuiteManifest]:
     """The next round of a run that another harness executes: its number k (one past the
     folders under ``RUN/rounds``, so a resumed run never reuses a killed round's folder), its
@@ -266,12 +282,25 @@ def run_adaptive(
     go to the vLLM engine or server (``backend``, built on the first round), or to ``executor``
     with its run ``spec`` (another harness: the lmms-eval and VLMEvalKit drivers; ``documents``:
     that harness's pool documents, :func:`item_pools`)."""
-    say = progress or (lambda _m: None)
     if executor is None:
         adapters, plan = check_inputs(req)
         spec = _spec(req, adapters, plan)
         executor = vllm_executor(req, adapters, backend)
     assert spec is not None
+    with adaptive_lock(req.out):
+        return _run_adaptive(req, panels, settings, progress, executor, spec, documents)
+
+
+def _run_adaptive(
+    req: RunRequest,
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    progress: Callable[[str], None] | None,
+    executor: RoundExecutor,
+    spec: dict[str, Any],
+    documents: PoolDocuments | None,
+) -> dict[str, Any]:
+    say = progress or (lambda _m: None)
     # the calibration beside the records: a resumed run reads it instead of replaying it
     pools = item_pools(req.suite, panels, settings, req.out / "calibration", req.data, documents)
     req.out.mkdir(parents=True, exist_ok=True)
@@ -439,8 +468,25 @@ def rank_variants_adaptive(
     (:func:`~primebench_tasks.evaluate.adaptive.race_variants`). Resumable: the items recorded
     for any variant are completed for the others first, and the race goes on from them. Writes
     ``adaptive_variants.json``/``.md``."""
-    say = progress or (lambda _m: None)
     adapters, plan = check_inputs(req)
+    with adaptive_lock(req.out):
+        return _rank_variants_adaptive(
+            req, panels, settings, progress, backend, n_boot, seed, (adapters, plan)
+        )
+
+
+def _rank_variants_adaptive(
+    req: RunRequest,
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    progress: Callable[[str], None] | None,
+    backend: Any,
+    n_boot: int,
+    seed: int,
+    checked: tuple[list[Adapter], LoraPlan],
+) -> dict[str, Any]:
+    say = progress or (lambda _m: None)
+    adapters, plan = checked
     pools = item_pools(req.suite, panels, settings, data=req.data)
     req.out.mkdir(parents=True, exist_ok=True)
     spec = _spec(req, adapters, plan)

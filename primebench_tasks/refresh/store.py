@@ -18,54 +18,27 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 
-from primebench_tasks.errors import PrimeBenchError
+from primebench_tasks.data.folder_lock import FolderLock, FolderLockedError
 from primebench_tasks.pipeline.manifest import read_manifest
 from primebench_tasks.suite.manifest import SuiteManifest
 
+LockedError = FolderLockedError
+"""Another refresh holds the suite directory."""
 
-class LockedError(PrimeBenchError):
-    """Another refresh holds the suite directory."""
 
-
-class SuiteLock:
-    """An exclusive lock on the suite directory for the whole refresh: ``filelock.FileLock``
-    (``fcntl.flock`` on POSIX) on ``DIR/.lock``, taken without waiting. The kernel releases it
-    when its process dies, so there is no stale lock to judge and no instant at which two
-    processes can both believe they hold it (a pid file could not promise that). The holder's
-    pid is written to ``DIR/.lock.owner`` for the message a rival gets."""
+class SuiteLock(FolderLock):
+    """An exclusive lock on the suite directory for the whole refresh (``DIR/.lock``, its
+    holder's pid in ``DIR/.lock.owner``; :class:`~primebench_tasks.data.folder_lock.FolderLock`)."""
 
     def __init__(self, root: Path) -> None:
-        from filelock import FileLock
-
-        self.path = root / ".lock"
-        self.owner = root / ".lock.owner"
-        self._lock = FileLock(str(self.path), timeout=0)
-
-    def __enter__(self) -> SuiteLock:
-        from filelock import Timeout
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._lock.acquire()
-        except Timeout:
-            try:
-                who = f"process {int(self.owner.read_text().strip())}"
-            except (OSError, ValueError):
-                who = "another process"
-            raise LockedError(
-                f"{self.path.parent} is being refreshed by {who}; concurrent refreshes of one "
-                "suite directory are refused (wait for it to finish)"
-            ) from None
-        self.owner.write_text(str(os.getpid()))
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.owner.unlink(missing_ok=True)
-        self._lock.release()
+        super().__init__(
+            root,
+            name=".lock",
+            doing="being refreshed",
+            refused="concurrent refreshes of one suite directory are refused (wait for it to "
+            "finish)",
+        )
 
 
 def versions(root: Path) -> list[Path]:

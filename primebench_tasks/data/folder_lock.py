@@ -1,0 +1,56 @@
+"""An exclusive lock on a folder for the whole of one job (a suite refresh, an adaptive run).
+
+``filelock.FileLock`` (``fcntl.flock`` on POSIX) on ``FOLDER/<name>``, taken without waiting:
+the kernel releases it when its process dies, so a killed job leaves no stale lock to judge (a
+resume takes it at once) and there is no instant at which two processes can both believe they
+hold it (a pid file could not promise that). The holder's pid is written beside it
+(``<name>.owner``) for the message a rival gets."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import TracebackType
+
+from primebench_tasks.errors import PrimeBenchError
+
+
+class FolderLockedError(PrimeBenchError):
+    """Another process holds the folder's lock."""
+
+
+class FolderLock:
+    """``with FolderLock(folder, name=..., doing=..., refused=...):`` — the folder is created if
+    missing; a rival gets :class:`FolderLockedError`: "<folder> is <doing> (process <pid>);
+    <refused>"."""
+
+    def __init__(self, folder: Path, *, name: str, doing: str, refused: str) -> None:
+        from filelock import FileLock
+
+        self.path = folder / name
+        self.owner = folder / f"{name}.owner"
+        self.doing, self.refused = doing, refused
+        self._lock = FileLock(str(self.path), timeout=0)
+
+    def __enter__(self) -> FolderLock:
+        from filelock import Timeout
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire()
+        except Timeout:
+            try:
+                who = f"process {int(self.owner.read_text().strip())}"
+            except (OSError, ValueError):
+                who = "another process"
+            raise FolderLockedError(
+                f"{self.path.parent} is {self.doing} ({who}); {self.refused}"
+            ) from None
+        self.owner.write_text(str(os.getpid()))
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.owner.unlink(missing_ok=True)
+        self._lock.release()

@@ -1,0 +1,59 @@
+"""The folder lock: one holder at a time, the holder's pid in a rival's message, released on
+exit and by the kernel when its holder is killed (no stale lock)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from primebench_tasks.data.folder_lock import FolderLock, FolderLockedError
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from primebench_tasks.data.folder_lock import FolderLock
+with FolderLock(Path(sys.argv[1]), name="job.lock", doing="busy", refused="wait"):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def _lock(folder):
+    return FolderLock(folder, name="job.lock", doing="busy", refused="wait for it")
+
+
+def test_a_rival_is_refused_with_the_holders_pid_and_the_lock_is_released_on_exit(tmp_path):
+    folder = tmp_path / "new" / "run"  # created if missing
+    with (
+        _lock(folder),
+        pytest.raises(
+            FolderLockedError, match=rf"^{folder} is busy \(process {os.getpid()}\); wait"
+        ),
+        _lock(folder),
+    ):
+        pass
+    assert not (folder / "job.lock.owner").exists()
+    with _lock(folder):  # released on exit
+        assert (folder / "job.lock.owner").read_text() == str(os.getpid())
+
+
+def test_a_killed_holder_leaves_no_lock(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with (
+            pytest.raises(FolderLockedError, match=rf"\(process {holder.pid}\); wait"),
+            _lock(tmp_path),
+        ):
+            pass
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(30)
+    with _lock(tmp_path):  # the kernel released it; the dead holder's pid file is overwritten
+        assert (tmp_path / "job.lock.owner").read_text() == str(os.getpid())
