@@ -471,7 +471,7 @@ def rank_variants_adaptive(
     adapters, plan = check_inputs(req)
     with adaptive_lock(req.out):
         return _rank_variants_adaptive(
-            req, panels, settings, progress, backend, n_boot, seed, (adapters, plan)
+            req, panels, settings, progress, backend, n_boot, seed, adapters, plan
         )
 
 
@@ -483,10 +483,10 @@ def _rank_variants_adaptive(
     backend: Any,
     n_boot: int,
     seed: int,
-    checked: tuple[list[Adapter], LoraPlan],
+    adapters: list[Adapter],
+    plan: LoraPlan,
 ) -> dict[str, Any]:
     say = progress or (lambda _m: None)
-    adapters, plan = checked
     pools = item_pools(req.suite, panels, settings, data=req.data)
     req.out.mkdir(parents=True, exist_ok=True)
     spec = _spec(req, adapters, plan)

@@ -133,16 +133,8 @@ class RayEnginePool:
         address: str | None = None,
         cpus_per_replica: float = 1.0,
     ) -> None:
-        address = address or os.environ.get("RAY_ADDRESS") or None
-        n_cpus = None if address else max(2, math.ceil(replicas * cpus_per_replica))
-        self.ray = _init_ray(address, n_cpus)
-        gpus = float(self.ray.cluster_resources().get("GPU", 0))
-        res: dict[str, Any] = (
-            {"num_gpus": engine.tensor_parallel_size}
-            if gpus > 0
-            else {"num_cpus": cpus_per_replica}
-        )
-        env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+        self.ray = _init_ray(address, replicas, cpus_per_replica)
+        gpus, res, env = _replica_options(self.ray, engine, cpus_per_replica)
         actor = self.ray.remote(max_restarts=-1, max_task_retries=-1)(_EngineActor)
         self.actors = [
             actor.options(runtime_env={"env_vars": env}, **res).remote(
@@ -181,9 +173,10 @@ class RayEnginePool:
         return out
 
 
-def _init_ray(address: str | None, num_cpus: int | None) -> Any:
-    """Connect to the cluster at ``address``; without one, start a local Ray instance of
-    ``num_cpus`` CPUs for this run (``address="local"``), as ``--ray-address``'s help says.
+def _init_ray(address: str | None, replicas: int, cpus_per_replica: float) -> Any:
+    """Connect to the cluster at ``address``, else at ``$RAY_ADDRESS``; without either, start a
+    local Ray instance for this run (``address="local"``) with CPUs for every replica (at least
+    2), as ``--ray-address``'s help says.
 
     Not Ray's own default: ``ray.init()`` without an address joins the cluster last started on
     this machine (``/tmp/ray/ray_current_cluster``, written by a plain ``ray start --head``) and
@@ -197,14 +190,27 @@ def _init_ray(address: str | None, num_cpus: int | None) -> Any:
         ) from None
     if not ray.is_initialized():
         kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        address = address or os.environ.get("RAY_ADDRESS") or None
         if address:
             kw["address"] = address
         else:
             kw["address"] = "local"
-            if num_cpus:
-                kw["num_cpus"] = num_cpus
+            kw["num_cpus"] = max(2, math.ceil(replicas * cpus_per_replica))
         ray.init(**kw)
     return ray
+
+
+def _replica_options(
+    ray: Any, engine: EngineSettings, cpus_per_replica: float
+) -> tuple[float, dict[str, Any], dict[str, str]]:
+    """(the cluster's GPUs, one replica's resources, its environment): ``num_gpus =
+    tensor_parallel_size`` on a cluster with GPUs, else ``num_cpus = cpus_per_replica``; the
+    driver's :data:`FORWARDED_ENV` variables."""
+    gpus = float(ray.cluster_resources().get("GPU", 0))
+    res: dict[str, Any] = (
+        {"num_gpus": engine.tensor_parallel_size} if gpus > 0 else {"num_cpus": cpus_per_replica}
+    )
+    return gpus, res, {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
 
 
 def run_on_ray(
@@ -254,16 +260,11 @@ def run_on_ray(
     if not rows:
         say("every item of every variant is already recorded")
         return summary
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    ray = _init_ray(address, None if address else max(2, math.ceil(replicas * cpus_per_replica)))
+    ray = _init_ray(address, replicas, cpus_per_replica)
     from ray.data import ActorPoolStrategy, DataContext
 
     DataContext.get_current().enable_progress_bars = False
-    gpus = float(ray.cluster_resources().get("GPU", 0))
-    res: dict[str, Any] = (
-        {"num_gpus": engine.tensor_parallel_size} if gpus > 0 else {"num_cpus": cpus_per_replica}
-    )
-    env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+    gpus, res, env = _replica_options(ray, engine, cpus_per_replica)
     ds = ray.data.from_items(rows, override_num_blocks=max(1, math.ceil(len(rows) / batch_size)))
     ds = ds.map_batches(
         VLLMReplica,

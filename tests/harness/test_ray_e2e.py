@@ -141,17 +141,15 @@ def _wait_for_records(
     """Wait until ``records.jsonl`` has ``n`` lines; a run that ends first, or a wait past
     ``timeout``, fails with the run's log (its last 6,000 characters) in the message."""
     path, deadline = out / "records.jsonl", time.time() + timeout
+    why = f"no {n} records within {timeout} s"
     while time.time() < deadline:
         if path.exists() and path.read_bytes().count(b"\n") >= n:
             return
         if proc.poll() is not None:
-            tail = log.read_text(errors="replace")[-6000:]
-            raise AssertionError(
-                f"the run ended (rc {proc.returncode}) before {n} records:\n{tail}"
-            )
+            why = f"the run ended (rc {proc.returncode}) before {n} records"
+            break
         time.sleep(0.5)
-    tail = log.read_text(errors="replace")[-6000:]
-    raise AssertionError(f"no {n} records within {timeout} s:\n{tail}")
+    raise AssertionError(f"{why}:\n{log.read_text(errors='replace')[-6000:]}")
 
 
 def _replica_processes() -> list:
