@@ -36,7 +36,6 @@ Writes ``benchmarks/results/adaptive_goal_reach.{csv,md}``
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -46,6 +45,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adaptive_replay as replay  # noqa: E402
+import adaptive_rules as comparison  # noqa: E402
 
 from primebench_tasks.evaluate.adaptive import (  # noqa: E402
     BATCH,
@@ -225,27 +225,7 @@ def table(df: pd.DataFrame) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    replay.hold_out_options(ap)
-    ap.set_defaults(splits=5)
-    ap.add_argument("--render", action="store_true", help="the tables from the committed CSV")
-    args = ap.parse_args()
-    path = replay.RESULTS / "adaptive_goal_reach.csv"
-    if args.render:
-        df = pd.read_csv(path)
-    else:
-        jobs = [
-            (measure, (n, X, p, s))
-            for n, X in replay.benchmarks()
-            for p, s in replay.hold_outs(args.splits)
-            if (n, p) in CELLS
-        ]
-        out = replay.run_parallel(jobs, args.workers, "goal reach")
-        df = pd.DataFrame([row for got in out for row in got])
-        df.to_csv(path, index=False, float_format="%.6f")
-    text = table(df)
-    (replay.RESULTS / "adaptive_goal_reach.md").write_text(text, "utf-8")
-    print(text)
+    comparison.compare("adaptive_goal_reach", measure, table, "goal reach", splits=5, cells=CELLS)
 
 
 if __name__ == "__main__":

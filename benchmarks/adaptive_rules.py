@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -133,13 +133,19 @@ def compare(
     measure: Callable[[str, np.ndarray, str, int], list[dict]],
     table: Callable[[pd.DataFrame], str],
     what: str,
+    *,
+    splits: int | None = None,
+    cells: Collection[tuple[str, str]] | None = None,
 ) -> None:
     """A comparison script's command line: ``--render`` renders ``benchmarks/results/<name>.md``
     from the committed ``<name>.csv``; otherwise ``measure(panel, X, protocol, seed)`` runs on
-    every hold-out of every replay panel (``--splits``, ``--workers``; progress labelled
-    ``what``) and writes the CSV first."""
+    every hold-out of every replay panel (``--splits``, by default ``splits`` or the replay's;
+    ``--workers``; progress labelled ``what``) — only the (panel, protocol) ``cells`` where
+    given — and writes the CSV first."""
     ap = argparse.ArgumentParser()
     replay.hold_out_options(ap)
+    if splits is not None:
+        ap.set_defaults(splits=splits)
     ap.add_argument("--render", action="store_true", help="the table from the committed CSV")
     args = ap.parse_args()
     path = replay.RESULTS / f"{name}.csv"
@@ -150,6 +156,7 @@ def compare(
             (measure, (n, X, p, s))
             for n, X in replay.benchmarks()
             for p, s in replay.hold_outs(args.splits)
+            if cells is None or (n, p) in cells
         ]
         out = replay.run_parallel(jobs, args.workers, what)
         df = pd.DataFrame([row for got in out for row in got])
