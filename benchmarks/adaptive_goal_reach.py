@@ -2,7 +2,7 @@
 test needs there to reach 0.7 × the static suite's error, and what other predictors and item
 choices give at 50 and 100 items on the same panels.
 
-    python benchmarks/adaptive_goal_reach.py [--splits 5]   # ~15 min, 2 cores
+    python benchmarks/adaptive_goal_reach.py [--splits 5]   # ~20 min, 2 cores
     python benchmarks/adaptive_goal_reach.py --render       # the tables from the committed CSV
 
 The cells (:data:`CELLS`): AI2D's random hold-outs (the unmet cells with the most tests: 34
@@ -15,8 +15,9 @@ models each). Per hold-out:
   default suite of the same size; and its point uncalibrated (``deployed, uncalibrated``) on to
   :data:`COUNTS` items, the static suite beside it at each. The curve is uncalibrated because the
   calibration replays every reference model to the largest count (an hour a split on AI2D at 400
-  items); the point's calibration moves it little (the second table's first column against the
-  first table's ratios).
+  items); what the calibration's shift does to a ratio at 50 and 100 items is the second table's
+  first column against the first table's ratios (on AI2D little; on the frontier up to 0.2,
+  either way).
 - Predictors on the deployed test's own asked items (uncalibrated points, so compared with the
   deployed point uncalibrated): the local kriging alone, kriging with every reference model
   weighted alike (the ridge regression of the full scores), kriging weighted by ability alone
