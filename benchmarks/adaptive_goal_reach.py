@@ -59,7 +59,7 @@ from primebench_tasks.evaluate.adaptive_validation import (  # noqa: E402
     static_prediction,
 )
 from primebench_tasks.evaluate.defaults import ADAPTIVE_TARGET_WIDTH  # noqa: E402
-from primebench_tasks.select.irt import information  # noqa: E402
+from primebench_tasks.evaluate.local_gaussian import LocalGaussian  # noqa: E402
 
 CELLS = (
     ("autojudger AI2D_TEST", "random"),
@@ -93,9 +93,12 @@ class GlobalChoice(AdaptiveProcedure):
         return super().pick(answers, asked, k, exclude)
 
 
-def predictors(procedure: AdaptiveProcedure, y: np.ndarray, items: np.ndarray) -> list[float]:
-    """The predicted full scores of a model with answers ``y`` (n,) asked ``items``: the first
-    six of :data:`VARIANTS`, in order."""
+def predictors(
+    procedure: AdaptiveProcedure, by_ability: LocalGaussian, y: np.ndarray, items: np.ndarray
+) -> list[float]:
+    """The predicted full scores of a model with answers ``y`` (n,) asked ``items``: the second
+    to the sixth of :data:`VARIANTS`, in order; ``by_ability``: the procedure's local model
+    with no answer agreement (its weights are the ability weights)."""
     local = procedure.local
     assert local is not None
     asked = np.zeros(len(y), bool)
@@ -104,18 +107,14 @@ def predictors(procedure: AdaptiveProcedure, y: np.ndarray, items: np.ndarray) -
     theta, w = procedure.state(answers, asked)
     assert w is not None
     pirt = procedure._pirt(answers, asked, theta)
-    info = float(information(procedure.model, np.array([theta]))[0][items].sum())
-    log_w = -((local.theta_ref - theta) ** 2) / (2.0 * (local.bandwidth**2 + 1.0 / (1.0 + info)))
-    w_ability = np.exp(log_w - log_w.max())
     kriging = local.predict(answers, asked, w)
     flat = local.predict(answers, asked, np.ones(len(w)))
-    by_ability = local.predict(answers, asked, w_ability / w_ability.mean())
+    ability = local.predict(answers, asked, by_ability.weights(answers, asked, theta))
     p = procedure.policy.pirt_weight
     return [
-        procedure.point(answers, asked)[1],
         kriging,
         p * pirt + (1 - p) * flat,
-        p * pirt + (1 - p) * by_ability,
+        p * pirt + (1 - p) * ability,
         pirt,
         p * pirt + (1 - p) * (kriging + flat) / 2,
     ]
@@ -139,14 +138,30 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
         for row in r.itertuples()
     ]
     held, build = replay.hold_out(X, protocol, seed)
-    static = {
-        c: np.abs(static_prediction(X[build], X[held], c, seed) - np.nanmean(X[held], axis=1))
+    true = np.nanmean(X[held], axis=1)
+    replayed = r.pivot(index="model", columns="items", values="static").loc[held]
+    static = {  # the replay's static suite where it has one: the same seed gives the same
+        c: np.abs(
+            (
+                replayed[c].to_numpy()
+                if c in REPLAYED
+                else static_prediction(X[build], X[held], c, seed)
+            )
+            - true
+        )
         for c in COUNTS
     }
     procedure = AdaptiveProcedure(X[build], AdaptivePolicy())
+    assert procedure.local is not None
+    by_ability = LocalGaussian(
+        X[build],
+        procedure.model,
+        alpha=procedure.local.alpha,
+        bandwidth=procedure.local.bandwidth,
+        agreement=0.0,
+    )
     curve, order = _run(procedure, X[held], COUNTS, BATCH)
     chosen, _ = _run(GlobalChoice(X[build], AdaptivePolicy()), X[held], GOAL_COUNTS, BATCH)
-    true = np.nanmean(X[held], axis=1)
     for v, model in enumerate(held):
         rows += [
             {
@@ -162,7 +177,11 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
         ]
         for j, count in enumerate(GOAL_COUNTS):
             items = order[v, :count]
-            preds = [*predictors(procedure, X[model], items[items >= 0]), chosen[v, j]]
+            preds = [
+                curve[v, COUNTS.index(count)],
+                *predictors(procedure, by_ability, X[model], items[items >= 0]),
+                chosen[v, j],
+            ]
             rows += [
                 {
                     **base,
