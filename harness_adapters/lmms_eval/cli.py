@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from harness_adapters.vllm.cli_options import adaptive_budget_options
 from primebench_tasks.cli import CommandTree, load_panel, parse_pairs
+from primebench_tasks.cli.options import REPLACE_HELP
 from primebench_tasks.data.defaults import default_kind, default_names
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def cmd_ingest_lmms(args: argparse.Namespace) -> int:
 
 def cmd_ingest_lmms_logs(args: argparse.Namespace) -> int:
     from harness_adapters.lmms_eval.logs_panel import logs_panel
-    from primebench_tasks.data.panel import panel_lock
+    from primebench_tasks.data.importers import save_imported_panel
 
     panel, report = logs_panel(
         args.logs,
@@ -72,10 +73,9 @@ def cmd_ingest_lmms_logs(args: argparse.Namespace) -> int:
         max_unscored=args.max_unscored,
         upstream_paths=list(args.upstream_path),
     )
-    with panel_lock(args.out, create=True):
-        panel.save(args.out)
+    done = save_imported_panel(panel, args.out, replace=args.replace)
     print("\n".join(report.lines()))
-    print(f"wrote {args.out}: {panel}")
+    print(f"{done} {args.out}: {panel}")
     return 0
 
 
@@ -181,6 +181,7 @@ def add_commands(tree: CommandTree) -> None:
     )
     p.add_argument("logs", help="a folder of lmms-eval output paths (one or many models)")
     p.add_argument("--out", required=True, help="the new panel directory")
+    p.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     p.add_argument("--name", help="panel name (default: the --out folder's name)")
     p.add_argument(
         "--max-unscored",

@@ -39,7 +39,7 @@ import pandas as pd
 from harness_adapters.suite_docs import SuiteDoc, documents_digest, pool_documents
 from harness_adapters.vllm.backends import Adapter, BackendError
 from harness_adapters.vllm.lora_scope import LoraPlan
-from harness_adapters.vllm.records import RecordFile, variant_name
+from harness_adapters.vllm.records import RecordFile, failure_digest, variant_name
 from harness_adapters.vllm.runner import run_variants
 from harness_adapters.vllm.session import (
     RunRequest,
@@ -147,11 +147,17 @@ def item_pools(
 
 
 def _states(
-    records: RecordFile, names: Mapping[str | None, str], pools: list[_Pool]
+    records: RecordFile,
+    names: Mapping[str | None, str],
+    pools: list[_Pool],
+    since: int = 0,
 ) -> dict[tuple[str | None, str], tuple[np.ndarray, np.ndarray]]:
-    """(answers, asked) of every (variant, benchmark) from the records: every item with a line
-    is asked; a failed one has a NaN answer and is not asked again (the test goes on without
-    it)."""
+    """(answers, asked) of every (variant, benchmark) from the records: an item with an ``ok``
+    line is asked, with its score; an item that failed in this run (a line at position
+    ``since`` or later) is asked with a NaN answer — not asked again in this run, the test
+    goes on without it. An item that failed before this run (``since``: the number of lines the
+    file held when the run started) is not asked: a resumed run asks it again, as a static run
+    does, and a failure never spends the item budget of a later run."""
     out = {
         (a, p.benchmark): (np.full(len(p.docs), np.nan), np.zeros(len(p.docs), bool))
         for a in names
@@ -159,15 +165,17 @@ def _states(
     }
     variant = {n: a for a, n in names.items()}
     where = {p.benchmark: p.index() for p in pools}
-    for r in records.read():
+    for line, r in enumerate(records.read()):
         model, b = str(r.get("model")), str(r.get("benchmark"))
         k = where.get(b, {}).get(str(r.get("item_id")))
         if model not in variant or k is None:
             continue
         answers, asked = out[(variant[model], b)]
-        asked[k] = True
         if r.get("status") == "ok" and r.get("score") is not None:
             answers[k] = float(r["score"])
+            asked[k] = True
+        elif line >= since:
+            asked[k] = True
     return out
 
 
@@ -311,9 +319,10 @@ def _run_adaptive(
         {**spec, "adaptive": {**asdict(settings), "policy": policy, "documents": digest}},
     )
     records = RecordFile(req.out / "records.jsonl")
+    since = len(records.read())  # failures before this run are asked again
     variants = req.variants()
     names = {a: variant_name(req.model_name, a) for a in variants}
-    state = _states(records, names, pools)
+    state = _states(records, names, pools, since)
     stopped: dict[tuple[str | None, str], str] = {}
     rounds = 0
     while True:
@@ -324,13 +333,15 @@ def _run_adaptive(
                 if key in stopped:
                     continue
                 answers, asked = state[key]
+                scored = asked & np.isfinite(answers)
+                # the budget counts scored items: a failed one is not an answer
                 why = p.bench.stop_reason(
-                    p.bench.estimate(answers, asked), asked, settings.target_width
+                    p.bench.estimate(answers, asked), scored, settings.target_width
                 )
                 if why is not None:
                     stopped[key] = why
                     continue
-                room = p.bench.max_items - int(asked.sum())
+                room = p.bench.max_items - int(scored.sum())
                 pick = p.bench.next_items(answers, asked, min(settings.round_size, room))
                 if len(pick) == 0:
                     stopped[key] = "every item asked"
@@ -341,33 +352,67 @@ def _run_adaptive(
         rounds += 1
         open_tests = sum(len({d.benchmark for d in docs}) for docs in asks.values())
         say(f"round {rounds}: {sum(map(len, asks.values()))} items, {open_tests} tests open")
-        before = sum(int(a.sum()) for _, a in state.values())
+        before = len(records.read())
         executor(asks, records)
-        state = _states(records, names, pools)
-        if sum(int(a.sum()) for _, a in state.values()) == before:
+        state = _states(records, names, pools, since)
+        new = records.read()[before:]
+        if not new:
             raise BackendError(f"round {rounds} recorded no answer (ok or failed): stopping")
-    doc = adaptive_report(req, pools, state, stopped, settings)
+        # a test whose every item of this round failed stops: asking it more items would only
+        # fail again (a dead server, a wrong key, a panel without its images)
+        for a, docs in asks.items():
+            for b in dict.fromkeys(d.benchmark for d in docs):
+                mine = [r for r in new if r["model"] == names[a] and r["benchmark"] == b]
+                if mine and all(r["status"] != "ok" for r in mine):
+                    stopped[(a, b)] = f"every item of round {rounds} failed"
+    failed = records.unscored(names.values(), since)
+    doc = adaptive_report(req, pools, state, stopped, settings, failed)
     atomic_write_text(req.out / "adaptive.json", canonical_json(doc))
     atomic_write_text(req.out / "adaptive.md", adaptive_markdown(doc))
     return doc
 
 
+def adaptive_failures(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(tests with failed items, tests with no scored item) of an ``adaptive.json`` report, one
+    line each: "<variant> on <benchmark>: N items failed: ..." — what the CLI says on stderr
+    (the second list makes the run fail: a test with nothing scored has no score and no
+    rank)."""
+    some, none = [], []
+    for model, r in doc["models"].items():
+        for b, e in r["benchmarks"].items():
+            if e["failed"]["items"]:
+                some.append(f"{model} on {b}: {e['failed']['why']}")
+            if e["items"] == 0:
+                none.append(
+                    f"{model} on {b}: no item scored ({e['stopped_because']}"
+                    + (f"; {e['failed']['why']}" if e["failed"]["items"] else "")
+                    + ")"
+                )
+    return some, none
+
+
 def _estimate_entry(est: AdaptiveEstimate, why: str) -> dict[str, Any]:
-    f = lambda x: None if not np.isfinite(x) else round(float(x), 6)  # noqa: E731
+    """A test's figures; a test with no scored item has no score, prediction or rank (the
+    prior's prediction is not a result)."""
+    f = lambda x: None if est.count == 0 or not np.isfinite(x) else round(float(x), 6)  # noqa: E731
     return {
         "items": est.count,
         "stopped_because": why,
         "score_on_items_asked": f(est.score),
         "predicted_full": {"value": f(est.predicted), "lo": f(est.lo), "hi": f(est.hi)},
         "interval_width": f(est.width),
-        "regime": est.regime,
-        "predicted_rank": {
-            "value": int(est.rank),
-            "lo": int(est.rank_lo),
-            "hi": int(est.rank_hi),
-            "out_of": est.n_reference + 1,
-        },
-        "above_all_reference": bool(est.regime == "beyond"),
+        "regime": est.regime if est.count else None,
+        "predicted_rank": (
+            {
+                "value": int(est.rank),
+                "lo": int(est.rank_lo),
+                "hi": int(est.rank_hi),
+                "out_of": est.n_reference + 1,
+            }
+            if est.count
+            else None
+        ),
+        "above_all_reference": bool(est.count and est.regime == "beyond"),
     }
 
 
@@ -377,22 +422,28 @@ def adaptive_report(
     state: Mapping[tuple[str | None, str], tuple[np.ndarray, np.ndarray]],
     stopped: Mapping[tuple[str | None, str], str],
     settings: AdaptiveSettings,
+    failed: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
 ) -> dict[str, Any]:
+    """``adaptive.json``'s content; ``failed``: (variant name, benchmark) → the failed record
+    lines of this run's unscored items (:meth:`RecordFile.unscored`)."""
     models: dict[str, Any] = {}
     for a in req.variants():
+        name = variant_name(req.model_name, a)
         by_b = {}
         for p in pools:
             answers, asked = state[(a, p.benchmark)]
             est = p.bench.estimate(answers, asked)
+            lost = list((failed or {}).get((name, p.benchmark), []))
             by_b[p.benchmark] = {
                 "category": p.category,
                 "pool": len(p.docs),
                 "reference_models": est.n_reference,
                 **_estimate_entry(est, stopped.get((a, p.benchmark), "not finished")),
+                "failed": {"items": len(lost), "why": failure_digest(lost) if lost else None},
             }
         preds = [e["predicted_full"]["value"] for e in by_b.values()]
         mean = float(np.mean(preds)) if preds and None not in preds else None
-        models[variant_name(req.model_name, a)] = {
+        models[name] = {
             "items": int(sum(e["items"] for e in by_b.values())),
             "mean_predicted_full": None if mean is None else round(mean, 6),
             "benchmarks": by_b,
@@ -426,25 +477,42 @@ def adaptive_markdown(doc: Mapping[str, Any]) -> str:
         for b, e in r["benchmarks"].items():
             pf, rk = e["predicted_full"], e["predicted_rank"]
             fmt = lambda x: "—" if x is None else f"{x:.3f}"  # noqa: E731
+            lost = e.get("failed", {}).get("items", 0)
             rows.append(
                 {
                     "benchmark": b,
-                    "items": f"{e['items']} of {e['pool']}",
+                    "items": f"{e['items']} of {e['pool']}" + (f" ({lost} failed)" if lost else ""),
                     "stopped because": e["stopped_because"],
                     "score on items": fmt(e["score_on_items_asked"]),
-                    "predicted full": f"{fmt(pf['value'])} [{fmt(pf['lo'])}, {fmt(pf['hi'])}]",
-                    "predicted rank": f"{rk['value']} [{rk['lo']}, {rk['hi']}] of {rk['out_of']}"
+                    "predicted full": "— (no item scored)"
+                    if pf["value"] is None
+                    else f"{fmt(pf['value'])} [{fmt(pf['lo'])}, {fmt(pf['hi'])}]",
+                    "predicted rank": "— (no item scored)"
+                    if rk is None
+                    else f"{rk['value']} [{rk['lo']}, {rk['hi']}] of {rk['out_of']}"
                     + (" (above all reference models)" if e["above_all_reference"] else ""),
                 }
             )
         mean = r["mean_predicted_full"]
+        failures = [
+            f"- {b}: {e['failed']['why']}"
+            for b, e in r["benchmarks"].items()
+            if e.get("failed", {}).get("items")
+        ]
         lines += [
             f"## {model}",
             "",
-            f"{r['items']} items asked; mean predicted full score over the benchmarks: "
+            f"{r['items']} items scored; mean predicted full score over the benchmarks: "
             + ("—" if mean is None else f"{mean:.3f}"),
             "",
             markdown_table(pd.DataFrame(rows)),
+            *(
+                ["Items that failed (not scored; a rerun of the same command asks them again):"]
+                + failures
+                + [""]
+                if failures
+                else []
+            ),
         ]
     return "\n".join(lines)
 
@@ -502,7 +570,21 @@ def _rank_variants_adaptive(
     execute = vllm_executor(req, adapters, backend)
 
     def send(docs_by_variant: Mapping[str | None, list[SuiteDoc]]) -> None:
+        before = len(records.read())
         execute(docs_by_variant, records)
+        # a variant whose every request of a round failed cannot be raced: refused by name,
+        # not ranked on nothing (its failed items are asked again by a rerun)
+        new = records.read()[before:]
+        for a, docs in docs_by_variant.items():
+            mine = [r for r in new if r["model"] == names[a]]
+            if docs and not any(r["status"] == "ok" for r in mine):
+                lost = records.unscored([names[a]], before)
+                why = failure_digest([r for rows in lost.values() for r in rows])
+                raise BackendError(
+                    f"variant {names[a]}: every one of its {len(docs)} requests of this round "
+                    f"failed ({why}); nothing is ranked — fix the cause and rerun the same "
+                    "command (the failed items are asked again)"
+                )
 
     # resume: every item any variant was asked is asked of all (in record order)
     state = _states(records, names, pools)

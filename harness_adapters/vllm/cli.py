@@ -75,6 +75,7 @@ def _adaptive(
 ) -> int:
     from harness_adapters.placement import reference_panels
     from harness_adapters.vllm.adaptive_session import (
+        adaptive_failures,
         rank_variants_adaptive,
         run_adaptive,
     )
@@ -85,8 +86,18 @@ def _adaptive(
         rank_variants_adaptive(req, panels, settings, say, seed=args.seed)
         print((req.out / "adaptive_variants.md").read_text("utf-8"))
     else:
-        run_adaptive(req, panels, settings, say)
+        doc = run_adaptive(req, panels, settings, say)
         print((req.out / "adaptive.md").read_text("utf-8"))
+        some, none = adaptive_failures(doc)
+        for line in some:
+            say(f"warning: {line}")
+        if none:
+            raise PrimeBenchError(
+                "nothing placed for "
+                + "; ".join(none)
+                + f" — fix the cause and rerun the same command (into {req.out}): the failed "
+                "items are asked again"
+            )
     return 0
 
 
@@ -100,7 +111,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     print("\n".join(summary.lines()))
     placed = write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
     print((req.out / "report.md").read_text("utf-8"))
-    return 0 if placed["n_scored"].min() > 0 else 1
+    _refuse_unscored(req, placed)
+    return 0
+
+
+def _refuse_unscored(req: Any, placed: Any) -> None:
+    """Say on stderr which variants had failed items; fail the command for a variant with no
+    scored item (its report gives it no score and no rank)."""
+    from harness_adapters.vllm.session import run_failures
+
+    some, none = run_failures(req, placed)
+    for line in some:
+        say(f"warning: {line}")
+    if none:
+        raise PrimeBenchError(
+            "nothing placed for "
+            + "; ".join(none)
+            + f" — fix the cause and rerun the same command (into {req.out}): the failed items "
+            "are asked again"
+        )
 
 
 def cmd_rank_variants(args: argparse.Namespace) -> int:
@@ -118,7 +147,8 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
         return _adaptive(args, req, panel, variants=True)
     summary = execute(req, panel, say)
     print("\n".join(summary.lines()))
-    write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
+    placed = write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
+    _refuse_unscored(req, placed)
     write_variant_report(req, args.n_boot, args.seed)
     print((req.out / "variants.md").read_text("utf-8"))
     return 0

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,6 +119,25 @@ class RecordFile:
             done[key] = rec
         return done
 
+    def unscored(
+        self, models: Iterable[str], since: int = 0
+    ) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        """(model, benchmark) → the last ``failed`` line, from line ``since`` on, of each item
+        of ``models`` that has no ``ok`` line: what a run could not score, and why."""
+        lines = self.read()
+        ok = {
+            (str(r["model"]), str(r["benchmark"]), str(r["item_id"]))
+            for r in lines
+            if r["status"] == "ok"
+        }
+        wanted = set(models)
+        out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        for r in lines[since:]:
+            key = (str(r["model"]), str(r["benchmark"]), str(r["item_id"]))
+            if r["status"] != "ok" and key[0] in wanted and key not in ok:
+                out.setdefault((key[0], key[1]), {})[key[2]] = r
+        return {k: list(v.values()) for k, v in sorted(out.items())}
+
     def append(self, records: Iterable[dict[str, Any]], skip_done: bool = True) -> int:
         """Append ``records`` (one line each) under the file lock and fsync; with ``skip_done``,
         ``ok`` records whose key is already recorded ``ok`` are left out. Returns how many lines
@@ -158,3 +177,16 @@ class RecordFile:
             fh.flush()
             os.fsync(fh.fileno())
         return len(lines)
+
+
+def failure_digest(failed: Sequence[Mapping[str, Any]], top: int = 2) -> str:
+    """ "N items failed: k× 'error', ..." — the ``top`` most frequent errors of ``failed`` record
+    lines (each cut to 160 characters), for a message a user can act on."""
+    from collections import Counter
+
+    errors = Counter(str(r.get("error") or "no error recorded")[:160] for r in failed)
+    shown = "; ".join(f"{n}× {e!r}" for e, n in errors.most_common(top))
+    more = len(errors) - min(top, len(errors))
+    return f"{len(failed)} item{'s' if len(failed) != 1 else ''} failed: {shown}" + (
+        f" (and {more} other error{'s' if more != 1 else ''})" if more else ""
+    )

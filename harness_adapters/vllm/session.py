@@ -35,7 +35,7 @@ from harness_adapters.vllm.backends import (
     check_model,
 )
 from harness_adapters.vllm.lora_scope import LoraPlan, check_adapters, check_server_adapters
-from harness_adapters.vllm.records import RecordFile, variant_name
+from harness_adapters.vllm.records import RecordFile, failure_digest, variant_name
 from harness_adapters.vllm.runner import RunSummary, run_variants
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.data.panel import Panel
@@ -338,6 +338,24 @@ def write_run_report(
         notes=spec_notes(req.out, req.model_name),
     )
     return suite_summary(doc)
+
+
+def run_failures(req: RunRequest, placed: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(variants with failed items, variants with no scored item) of a static run, one line
+    each — "<variant>: N items failed: k× '<error>' ..." — from its records and its placement
+    summary (:func:`write_run_report`). The CLI says the first on stderr and fails on the
+    second: a variant with nothing scored has no score and no rank."""
+    names = [variant_name(req.model_name, a) for a in req.variants()]
+    lost = RecordFile(req.out / "records.jsonl").unscored(names)
+    some, none = [], []
+    for n in names:
+        rows = [r for (m, _b), rs in lost.items() if m == n for r in rs]
+        why = failure_digest(rows) if rows else "no item was run"
+        if rows:
+            some.append(f"{n}: {why}")
+        if n in placed.index and int(placed.loc[n, "n_scored"]) == 0:
+            none.append(f"{n}: {why}")
+    return some, none
 
 
 def spec_notes(out: Path, model_name: str) -> dict[str, list[str]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from primebench_tasks.cli import CommandTree, parse_pairs
+from primebench_tasks.cli.options import REPLACE_HELP
 from primebench_tasks.errors import InputError
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
 
 def cmd_vlmeval_import_records(args: argparse.Namespace) -> int:
     from harness_adapters.vlmeval.records import records_panel
-    from primebench_tasks.data.panel import panel_lock
+    from primebench_tasks.data.importers import save_imported_panel
 
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     panel, report = records_panel(
@@ -122,10 +123,9 @@ def cmd_vlmeval_import_records(args: argparse.Namespace) -> int:
         max_unanswered=args.max_unanswered,
         progress=lambda m: print(f"[primebench] {m}", file=sys.stderr, flush=True),
     )
-    with panel_lock(args.out, create=True):
-        panel.save(args.out)
+    done = save_imported_panel(panel, args.out, replace=args.replace)
     print("\n".join(report.lines()))
-    print(f"wrote {args.out}: {panel}")
+    print(f"{done} {args.out}: {panel}")
     return 0
 
 
@@ -219,6 +219,7 @@ def add_commands(tree: CommandTree) -> None:
         help="comma-separated VLMEvalKit dataset names",
     )
     p.add_argument("--out", required=True, help="the panel folder to write")
+    p.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     p.add_argument("--name", help="panel name (default: the --out folder's name)")
     p.add_argument(
         "--rule",

@@ -42,7 +42,7 @@ POSITIVE_OPTIONS = frozenset(
         "audit_items", "n_boot", "waves", "replicas", "concurrency", "tp", "max_model_len",
         "max_lora_rank", "max_loras", "max_num_seqs", "batch_size", "max_new_tokens",
         "tensor_parallel_size", "min_blind_models", "judge_timeout", "timeout",
-        "cpus_per_replica", "max_items", "round_size",
+        "cpus_per_replica", "max_items", "round_size", "rank",
     }
 )  # fmt: skip
 """Numeric options (by dest) that must be > 0; every other int/float option must be ≥ 0."""
@@ -89,3 +89,42 @@ def item_counts(text: str | None, flag: str) -> list[int]:
         return [parse(x) for x in (text or "").split(",") if x.strip()]
     except argparse.ArgumentTypeError as exc:
         raise PrimeBenchError(f"{flag}: {exc}") from None
+
+
+REPLACE_HELP = (
+    "the --out folder holds a panel: write this one in its place (its data is removed); "
+    "without it the new benchmarks are appended to it, and one it already holds is refused"
+)
+"""``--replace`` of every command that writes a whole new panel
+(:func:`~primebench_tasks.data.importers.save_imported_panel`)."""
+
+
+def score_range(text: str) -> tuple[float, float]:
+    """An argparse type: ``LO,HI`` — two finite numbers, LO < HI (``panel import
+    --score-range``)."""
+    parts = text.split(",")
+    try:
+        lo, hi = (float(x) for x in parts) if len(parts) == 2 else (math.nan, math.nan)
+    except ValueError:
+        lo = hi = math.nan
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not LO,HI (two finite numbers, LO < HI, e.g. 0,100)"
+        )
+    return lo, hi
+
+
+def name_text(text: str) -> str:
+    """An argparse type for a name stored in a panel or a run (a benchmark, a model, a run
+    name): non-empty, no leading or trailing space, no control character, no path separator —
+    refused, never stripped or renamed."""
+    bad = [c for c in text if ord(c) < 32 or ord(c) == 127]
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a name must not be empty")
+    if text != text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} has leading or trailing spaces")
+    if bad:
+        raise argparse.ArgumentTypeError(f"{text!r} holds a control character")
+    if "/" in text or "\\" in text or text in (".", ".."):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a name (a path separator or dots)")
+    return text

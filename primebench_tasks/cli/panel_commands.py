@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from primebench_tasks.cli.options import REPLACE_HELP, name_text, score_range
 from primebench_tasks.cli.plugin import load_panel, say
 from primebench_tasks.data.defaults import default_kind, default_names, embedded_description
 
@@ -93,10 +94,6 @@ def cmd_panel_import(args: argparse.Namespace) -> int:
     from primebench_tasks.data.panel import Panel, panel_lock
 
     out = Path(args.out)
-    rng = None
-    if args.score_range:
-        lo, hi = (float(x) for x in args.score_range.split(","))
-        rng = (lo, hi)
     with panel_lock(out, create=True):  # read, append, save as one step: appends wait
         existing = Panel.load(out) if (out / "panel.json").exists() else None
         panel, report = import_matrix(
@@ -108,7 +105,7 @@ def cmd_panel_import(args: argparse.Namespace) -> int:
             models=args.models,
             image_dir=args.image_dir,
             restrict_to_items=args.restrict_to_items,
-            score_range=rng,
+            score_range=args.score_range,
             existing=existing,
             name=args.name or (existing.name if existing else out.name),
         )
@@ -120,6 +117,7 @@ def cmd_panel_import(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.importers import save_imported_panel
     from primebench_tasks.data.simulate import simulate_panel
 
     t = time.time()
@@ -127,8 +125,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         scale=args.scale, n_models=args.models, seed=args.seed, missing=args.missing, progress=say
     )
     say(f"simulated in {time.time() - t:.1f}s; writing {args.out}")
-    panel.save(args.out)
-    print(f"wrote {args.out}: {panel}")
+    done = save_imported_panel(panel, args.out, replace=args.replace)
+    print(f"{done} {args.out}: {panel}")
     return 0
 
 
@@ -176,7 +174,7 @@ def add_panel_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_panel_info)
     p = panel.add_parser("import", help="import a wide response matrix into a panel directory")
     p.add_argument("--scores", required=True)
-    p.add_argument("--benchmark", required=True)
+    p.add_argument("--benchmark", required=True, type=name_text)
     p.add_argument("--category")
     p.add_argument("--orientation", choices=["items-x-models", "models-x-items"])
     p.add_argument("--items", help="item metadata JSON/JSONL joined by id")
@@ -187,7 +185,9 @@ def add_panel_commands(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="import only the items of --items (the others are counted)",
     )
-    p.add_argument("--score-range", help="LO,HI metric range (default: the catalogue's)")
+    p.add_argument(
+        "--score-range", type=score_range, help="LO,HI metric range (default: the catalogue's)"
+    )
     p.add_argument("--name")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_panel_import)
@@ -198,6 +198,7 @@ def add_panel_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--missing", type=float, default=0.02)
     p.add_argument("--out", required=True)
+    p.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("embed", help="item embeddings for cells, δ^VL and FPS (cached, resumable)")

@@ -777,3 +777,43 @@ def panel_with_benchmarks(panel: Panel, benchmarks: list[str]) -> Panel:
         panel.benchmarks[panel.benchmarks["benchmark"].isin(benchmarks)],
         panel.items[panel.items["benchmark"].isin(benchmarks)],
     )
+
+
+def save_imported_panel(panel: Panel, out: str | Path, *, replace: bool = False) -> str:
+    """The one rule of every command that writes a whole new panel into a folder (``simulate``,
+    ``ingest lmms-eval-logs``, ``vlmeval import-records``), as ``panel import`` appends a
+    benchmark: into an empty folder the panel is written; into a folder that holds a panel its
+    benchmarks are **appended** (models joined by name) — and refused, naming them, where the
+    panel already holds one of them; ``replace`` (the commands' ``--replace``) writes the new
+    panel in place of the old one. Read, merge and save are one step under the panel's lock, so
+    two writers at once both land or one is refused — never one silently replacing the other.
+    Returns what was done: ``"wrote"``, ``"appended to"`` or ``"replaced"``."""
+    from primebench_tasks.data.panel import panel_lock
+
+    root = Path(out)
+    with panel_lock(root, create=True):
+        if not (root / "panel.json").exists():
+            panel.save(root)
+            return "wrote"
+        if replace:
+            panel.save(root)
+            return "replaced"
+        existing = Panel.load(root)
+        held = sorted(set(existing.benchmark_names) & set(panel.benchmark_names))
+        if held:
+            raise InputError(
+                f"the panel {existing.name!r} in this folder already holds {', '.join(held)}; "
+                "give another --out, or pass --replace to write the new panel in its place "
+                "(its data is then removed)",
+                file=str(root / "panel.json"),
+            )
+        merged = merge_records(
+            existing,
+            panel_records(panel),
+            panel.models,
+            panel.benchmarks,
+            panel.items,
+            str(root),
+        )
+        merged.save(root)
+        return "appended to"

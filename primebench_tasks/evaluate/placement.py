@@ -313,7 +313,9 @@ def place_models(
         picks = [rng.integers(len(c.sel), size=len(c.sel)) for c in cats]
         s, _, t = pred.predict(picks)
         boots[b] = [s, _rank(s, ref_scores(picks)), t, _rank(t, full)]
-    lo, hi = np.nanpercentile(boots, [2.5, 97.5], axis=0)
+    with warnings.catch_warnings():  # a model with nothing scored has all-NaN resamples
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo, hi = np.nanpercentile(boots, [2.5, 97.5], axis=0)
     # the predicted full score and its rank: conformal intervals from the estimator's held-out
     # residuals on the reference models (they hold the estimator's error, which an item
     # bootstrap leaves out: its intervals covered ~70 % for a nominal 95 %)

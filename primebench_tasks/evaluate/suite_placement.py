@@ -46,6 +46,7 @@ from primebench_tasks.suite.manifest import as_suite
 SCHEMA = "primebench.placement/1"
 MIN_RANKED_REFERENCE = 3
 _Q = (2.5, 97.5)
+_NOTHING_SCORED = "no item scored (every item failed or is missing): no score and no rank"
 
 
 def _num(x: float | None) -> float:
@@ -77,7 +78,11 @@ def _fixed(point: float, lo: float, hi: float) -> dict[str, float | None]:
     return {"value": f(point), "lo": f(lo), "hi": f(hi)}
 
 
-def _rank(value: float, draws: np.ndarray, reference: np.ndarray) -> dict[str, Any]:
+def _rank(value: float, draws: np.ndarray, reference: np.ndarray) -> dict[str, Any] | None:
+    """The rank (1 = best) of ``value`` among ``reference`` with its interval from ``draws``;
+    None for a model with no predicted score (nothing scored: no rank, not rank 1)."""
+    if not np.isfinite(value):
+        return None
     ref = reference[np.isfinite(reference)]
     point = float(1 + (ref > value).sum())
     r = 1 + (ref[None, :] > draws[:, None]).sum(axis=1).astype(float)
@@ -193,12 +198,16 @@ def place_on_suite(
                 cat_entry["predicted_rank"] = (
                     _rank(t, dt, ref.to_numpy()) if len(ref) >= MIN_RANKED_REFERENCE else None
                 )
-                if cat_entry["predicted_rank"] is None:
+                if not np.isfinite(t):
+                    cat_entry["no_rank_because"] = _NOTHING_SCORED
+                elif cat_entry["predicted_rank"] is None:
                     cat_entry["no_rank_because"] = (
                         f"{len(ref)} reference models have every benchmark of the category "
                         f"({', '.join(bs)}; sources "
                         f"{', '.join(sorted({panels[b].name for b in bs}))})"
                     )
+            if cat_entry["predicted_rank"] is None and "no_rank_because" not in cat_entry:
+                cat_entry["no_rank_because"] = _NOTHING_SCORED
             cats[cat] = cat_entry
             cat_s.append(s)
             cat_t.append(t)
@@ -222,7 +231,9 @@ def place_on_suite(
                 else None
             ),
         }
-        if suite["predicted_rank"] is None:
+        if suite["n_scored"] == 0:
+            suite["no_rank_because"] = _NOTHING_SCORED
+        elif suite["predicted_rank"] is None:
             suite["no_rank_because"] = (
                 f"{len(ref_suite)} reference models have every benchmark of the suite; rank per "
                 "benchmark (and per category where ranked) instead"

@@ -136,6 +136,13 @@ def test_logs_of_many_models_become_a_panel(logs, tmp_path, monkeypatch):
 
     out, docs, intended = logs
     assert main(["ingest", "lmms-eval-logs", str(out), "--out", str(tmp_path / "p")]) == 0
+    # the same logs into the same folder: refused (the panel holds those benchmarks), the panel
+    # kept — not silently replaced (#54); --replace writes it in place
+    before = Panel.load(tmp_path / "p").content_hash
+    assert main(["ingest", "lmms-eval-logs", str(out), "--out", str(tmp_path / "p")]) == 2
+    assert Panel.load(tmp_path / "p").content_hash == before
+    args = ["ingest", "lmms-eval-logs", str(out), "--out", str(tmp_path / "p"), "--replace"]
+    assert main(args) == 0
     p = Panel.load(tmp_path / "p")
     assert sorted(p.model_names) == ["m1", "m2"]  # m3 gave no verdict: left out
     assert set(p.benchmark_names) == {"MMMU_DEV_VAL", "MathVista_MINI", "BLINK"}
