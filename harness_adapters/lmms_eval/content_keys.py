@@ -31,6 +31,7 @@ from primebench_tasks.data.io import (
     canonical_json,
     content_hash,
     read_json_document,
+    utf8_text,
 )
 from primebench_tasks.errors import InputError
 
@@ -70,8 +71,16 @@ def vlmeval_fingerprints(tsv: str | Path) -> dict[str, str]:
     question, A, B, ..., image as base64 or another row's index)."""
     csv.field_size_limit(sys.maxsize)
     path = Path(tsv)
-    with open(path, encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the TSV: {exc.strerror}", file=str(path)) from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(
+            "the TSV is UTF-16; VLMEvalKit's TSVs are UTF-8 (re-save it as UTF-8)", file=str(path)
+        )
+    text = utf8_text(raw, str(path)).removeprefix("\ufeff")
+    rows = list(csv.DictReader(io.StringIO(text, newline=""), delimiter="\t"))
     if not rows:
         raise InputError("no rows", file=str(path))
     for col in ("index", "question", "image"):
@@ -83,6 +92,13 @@ def vlmeval_fingerprints(tsv: str | Path) -> dict[str, str]:
     for n, r in enumerate(rows, start=2):
         data = r["image"]
         if len(data) < 64 and data in images:  # a reference to another row's image
+            if data == r["index"] or len(images[data]) < 64:
+                raise InputError(
+                    f"the image refers to row index {data}, which holds no image of its own",
+                    file=str(path),
+                    row=n,
+                    field="image",
+                )
             data = images[data]
         try:
             img = _decode_b64(data)
@@ -167,7 +183,21 @@ def load_upstream_rows(folder: str | Path, split: str) -> list[dict[str, Any]]:
     """Rows of a local copy of the upstream dataset (``datasets.save_to_disk`` folder)."""
     import datasets
 
-    ds = datasets.load_from_disk(str(folder))
+    where = Path(folder)
+    if not where.is_dir():
+        raise InputError(
+            "no such folder"
+            if not where.exists()
+            else "a file, not a dataset folder (datasets.save_to_disk writes a folder)",
+            file=str(where),
+            field="--upstream",
+        )
+    try:
+        ds = datasets.load_from_disk(str(where))
+    except (FileNotFoundError, ValueError, OSError) as exc:
+        raise InputError(
+            f"not a datasets.save_to_disk folder ({exc})", file=str(where), field="--upstream"
+        ) from None
     if isinstance(ds, datasets.DatasetDict):
         if split not in ds:
             raise InputError(f"no split {split!r} (has {list(ds)})", file=str(folder))

@@ -27,17 +27,44 @@ def _verdict(field: str) -> ItemScorer:
     def score(value: Any, module: ModuleType) -> float | None:
         if not isinstance(value, dict) or field not in value:
             raise NoItemScore(f"expected a dict with {field!r}, got {type(value).__name__}")
-        v = value[field]
-        return None if v is None else float(bool(v))
+        return _truth(value[field], field)
 
     return score
+
+
+def _truth(v: Any, field: str) -> float | None:
+    """A verdict as the upstream code writes it — a bool (numpy's too), or 0/1 — as 1.0/0.0;
+    None or NaN: no verdict (None, left out). Anything else (a string such as ``"False"``,
+    whose truth value is True; another number) is refused, never read as its truth value."""
+    import numbers
+
+    if v is None:
+        return None
+    if isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral) and v != v:
+        return None
+    if hasattr(v, "dtype") and getattr(v, "shape", None) == ():
+        v = v.item()  # a numpy scalar
+    if isinstance(v, bool) or (isinstance(v, (int, float)) and v in (0, 1)):
+        return float(v)
+    raise NoItemScore(f"{field} is {v!r} ({type(v).__name__}), not a verdict (true/false, 1/0)")
+
+
+MMMU_FIELDS = ("id", "answer", "parsed_pred", "question_type")
+"""What upstream ``evaluate_mmmu`` reads of a per-item dict."""
 
 
 def score_mmmu(value: Any, module: ModuleType) -> float | None:
     """MMMU: the upstream ``evaluate_mmmu`` on this one sample (multiple choice: the parsed
     letter against the answer; open: upstream ``eval_open`` over the parsed candidates)."""
-    if not isinstance(value, dict) or "id" not in value:
+    if not isinstance(value, dict):
         raise NoItemScore(f"expected MMMU's per-item dict, got {type(value).__name__}")
+    lacking = [k for k in MMMU_FIELDS if k not in value]
+    if lacking:
+        raise NoItemScore(f"MMMU's per-item dict lacks {', '.join(lacking)}")
+    if not isinstance(value["parsed_pred"], list):
+        raise NoItemScore(
+            f"parsed_pred is {type(value['parsed_pred']).__name__}, not the upstream list"
+        )
     judge, _ = module.evaluate_mmmu([value])
     return float(judge[value["id"]] == "Correct")
 

@@ -47,8 +47,8 @@ from harness_adapters.vllm.session import (
     build_backend,
     check_inputs,
     freeze_spec,
+    run_lock,
 )
-from primebench_tasks.data.folder_lock import FolderLock
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.adaptive import (
@@ -183,20 +183,6 @@ RoundExecutor = Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None
 """Runs one round — variant → the documents to ask it — and appends their records."""
 
 
-def adaptive_lock(out: Path) -> FolderLock:
-    """The run folder's lock (``RUN/adaptive.lock``) for the whole of an adaptive run or race:
-    a second one into the same folder is refused, not interleaved — it would ask the same
-    items again and, under another harness, write the same round folder (``RUN/rounds/rNNN``)
-    with other items. A killed run's lock goes with its process: the resume takes it."""
-    return FolderLock(
-        out,
-        name="adaptive.lock",
-        doing="being written by an adaptive run",
-        refused="two adaptive runs into one folder are refused (wait for it to end, or give "
-        "another --out)",
-    )
-
-
 def next_round(req: RunRequest, docs: Sequence[SuiteDoc]) -> tuple[int, Path, SuiteManifest]:
     """The next round of a run that another harness executes: its number k (one past the
     folders under ``RUN/rounds``, so a resumed run never reuses a killed round's folder), its
@@ -295,7 +281,7 @@ def run_adaptive(
         spec = _spec(req, adapters, plan)
         executor = vllm_executor(req, adapters, backend)
     assert spec is not None
-    with adaptive_lock(req.out):
+    with run_lock(req.out):
         return _run_adaptive(req, panels, settings, progress, executor, spec, documents)
 
 
@@ -537,7 +523,7 @@ def rank_variants_adaptive(
     for any variant are completed for the others first, and the race goes on from them. Writes
     ``adaptive_variants.json``/``.md``."""
     adapters, plan = check_inputs(req)
-    with adaptive_lock(req.out):
+    with run_lock(req.out):
         return _rank_variants_adaptive(
             req, panels, settings, progress, backend, n_boot, seed, adapters, plan
         )

@@ -102,14 +102,15 @@ def _adaptive(
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from harness_adapters.vllm.session import execute, write_run_report
+    from harness_adapters.vllm.session import execute, run_lock, write_run_report
 
     req, panel = _request(args, adapter_specs(args.lora))
     if args.adaptive:
         return _adaptive(args, req, panel)
-    summary = execute(req, panel, say)
-    print("\n".join(summary.lines()))
-    placed = write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
+    with run_lock(req.out):  # the records and the report: one writer at a time
+        summary = execute(req, panel, say)
+        print("\n".join(summary.lines()))
+        placed = write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
     print((req.out / "report.md").read_text("utf-8"))
     _refuse_unscored(req, placed)
     return 0
@@ -133,7 +134,12 @@ def _refuse_unscored(req: Any, placed: Any) -> None:
 
 
 def cmd_rank_variants(args: argparse.Namespace) -> int:
-    from harness_adapters.vllm.session import execute, write_run_report, write_variant_report
+    from harness_adapters.vllm.session import (
+        execute,
+        run_lock,
+        write_run_report,
+        write_variant_report,
+    )
 
     paths = sorted({p for pattern in args.adapters for p in glob.glob(pattern)})
     paths = [p for p in paths if (Path(p) / "adapter_config.json").exists()]
@@ -145,11 +151,12 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
     req, panel = _request(args, adapter_specs(paths))
     if args.adaptive:
         return _adaptive(args, req, panel, variants=True)
-    summary = execute(req, panel, say)
-    print("\n".join(summary.lines()))
-    placed = write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
-    _refuse_unscored(req, placed)
-    write_variant_report(req, args.n_boot, args.seed)
+    with run_lock(req.out):
+        summary = execute(req, panel, say)
+        print("\n".join(summary.lines()))
+        placed = write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
+        _refuse_unscored(req, placed)
+        write_variant_report(req, args.n_boot, args.seed)
     print((req.out / "variants.md").read_text("utf-8"))
     return 0
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from primebench_tasks.data.io import jsonl_records
+from primebench_tasks.data.io import jsonl_records, utf8_text
 from primebench_tasks.errors import InputError
 
 SCHEMA = "primebench.run_record/1"
@@ -41,6 +41,14 @@ def records_lock(path: str | Path) -> Any:
     from filelock import FileLock
 
     return FileLock(str(path) + ".lock", is_singleton=True)
+
+
+def _is_score(v: Any) -> bool:
+    """A score as a run records it: a real number in [0, 1] (not a bool, not NaN), or null
+    (an item the scorer gave no score)."""
+    return v is None or (
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= float(v) <= 1.0
+    )
 
 
 def variant_name(model: str, adapter: str | None) -> str:
@@ -74,11 +82,9 @@ class RecordFile:
             fh.seek(self._offset)
             data = fh.read()
         complete = data[: data.rfind(b"\n") + 1]
-        for line in complete.decode("utf-8").splitlines():
-            if line.strip():
-                rec = json.loads(line)
-                if rec.get("status") == "ok":
-                    self._done_keys.add(tuple(str(rec[f]) for f in self.key))
+        for _ln, rec in jsonl_records(utf8_text(complete, str(self.path)), str(self.path)):
+            if rec.get("status") == "ok":
+                self._done_keys.add(tuple(str(rec.get(f)) for f in self.key))
         self._offset += len(complete)
         return self._done_keys
 
@@ -91,12 +97,26 @@ class RecordFile:
         data = self.path.read_bytes()
         complete = data if data.endswith(b"\n") or not data else data[: data.rfind(b"\n") + 1]
         out = []
-        for ln, rec in jsonl_records(complete.decode("utf-8"), str(self.path)):
+        for ln, rec in jsonl_records(utf8_text(complete, str(self.path)), str(self.path)):
             for f in dict.fromkeys((*REQUIRED, *self.key)):
                 if f not in rec:
                     raise InputError(
                         "required field is missing", file=str(self.path), row=ln, field=f
                     )
+            if rec["status"] not in ("ok", "failed"):
+                raise InputError(
+                    f"status is {rec['status']!r}, not 'ok' or 'failed'",
+                    file=str(self.path),
+                    row=ln,
+                    field="status",
+                )
+            if rec["status"] == "ok" and "score" in rec and not _is_score(rec["score"]):
+                raise InputError(
+                    f"score is {rec['score']!r}: an ok line's score is a number in [0, 1]",
+                    file=str(self.path),
+                    row=ln,
+                    field="score",
+                )
             out.append(rec)
         return out
 

@@ -37,6 +37,7 @@ from harness_adapters.vllm.backends import (
 from harness_adapters.vllm.lora_scope import LoraPlan, check_adapters, check_server_adapters
 from harness_adapters.vllm.records import RecordFile, failure_digest, variant_name
 from harness_adapters.vllm.runner import RunSummary, run_variants
+from primebench_tasks.data.folder_lock import FolderLock
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR, N_BOOT, N_BOOT_VARIANTS
@@ -115,13 +116,61 @@ def _spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> dict[
     }
 
 
+_SPEC_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "schema": str,
+    "suite": str,
+    "model": str,
+    "adapters": dict,
+    "adaptive": (dict, type(None)),
+    "documents": dict,
+    "generation": dict,
+    "prompt_kwargs": dict,
+}
+"""A frozen run spec's fields and their JSON types (``adapters`` is required)."""
+
+
+def read_run_spec(path: Path) -> dict[str, Any]:
+    """A run folder's frozen spec (``run_spec.json``), checked: a JSON object whose fields have
+    their types (:data:`_SPEC_FIELDS`; ``adapters``: name → object) — else an ``InputError``
+    naming the file and the field, never a traceback (a truncated or hand-edited spec)."""
+    import json
+
+    from primebench_tasks.data.io import utf8_text
+    from primebench_tasks.errors import InputError
+
+    f = str(path)
+    try:
+        spec = json.loads(utf8_text(path.read_bytes(), f))
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON ({exc.msg}): the run's frozen spec is damaged; give another --out",
+            file=f,
+            row=exc.lineno,
+        ) from None
+    if not isinstance(spec, dict):
+        raise InputError(
+            f"the run's frozen spec is a JSON {type(spec).__name__}, not an object", file=f
+        )
+    if "adapters" not in spec:
+        raise InputError("the run's frozen spec has no adapters", file=f, field="adapters")
+    for key, kind in _SPEC_FIELDS.items():
+        if key in spec and not isinstance(spec[key], kind):
+            raise InputError(
+                f"{key} is a JSON {type(spec[key]).__name__} in the run's frozen spec",
+                file=f,
+                field=key,
+            )
+    for name, a in spec["adapters"].items():
+        if not isinstance(a, dict):
+            raise InputError(f"adapter {name!r} is not an object", file=f, field=f"adapters.{name}")
+    return spec
+
+
 def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") -> None:
     """Write ``out/name``, or check that an existing one matches (adapters may grow)."""
     path = out / name
     if path.exists():
-        import json
-
-        old = json.loads(path.read_text("utf-8"))
+        old = read_run_spec(path)
         for key in ("schema", "suite", "model", "model_path", "prompt_kwargs", "generation"):
             if old.get(key) != spec.get(key):
                 raise BackendError(
@@ -168,6 +217,22 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
     atomic_write_text(path, canonical_json(spec))
 
 
+def run_lock(out: Path) -> FolderLock:
+    """The run folder's lock (``RUN/run.lock``), held by every writer of a run folder for its
+    whole run — ``run`` and ``rank-variants``, static or adaptive, on any engine or harness
+    driver, and the training callback's evaluation of a checkpoint: a second one into the same
+    folder is refused, not interleaved (it would ask the same items again, move an adaptive
+    run's budget and, under a harness driver, write the same round folder). A killed run's lock
+    goes with its process: the resume takes it at once."""
+    return FolderLock(
+        out,
+        name="run.lock",
+        doing="being written by another run",
+        refused="two runs into one folder at once are refused (wait for it to end, or give "
+        "another --out)",
+    )
+
+
 def check_inputs(req: RunRequest) -> tuple[list[Adapter], LoraPlan]:
     """Before any engine starts: the model and every adapter (rank, shapes, what it changes:
     :mod:`~harness_adapters.vllm.lora_scope`); sets the engine's tower/connector LoRA."""
@@ -212,7 +277,18 @@ def execute(
 
     docs: list[SuiteDoc] = suite_docs(req.suite, reference_panels(req.suite, panel), req.data)
     adapters, plan = check_inputs(req)
-    req.out.mkdir(parents=True, exist_ok=True)
+    with run_lock(req.out):
+        return _execute(req, docs, adapters, plan, progress, backend)
+
+
+def _execute(
+    req: RunRequest,
+    docs: list[SuiteDoc],
+    adapters: list[Adapter],
+    plan: LoraPlan,
+    progress: Callable[[str], None] | None,
+    backend: Any,
+) -> RunSummary:
     freeze_spec(req.out, {**_spec(req, adapters, plan), "documents": documents_digest(docs)})
     records = RecordFile(req.out / "records.jsonl")
     done = records.finished()
@@ -360,12 +436,10 @@ def run_failures(req: RunRequest, placed: pd.DataFrame) -> tuple[list[str], list
 
 def spec_notes(out: Path, model_name: str) -> dict[str, list[str]]:
     """variant → the notes run_spec.json holds for its adapter (what of it was applied)."""
-    import json
-
     path = out / "run_spec.json"
     if not path.exists():
         return {}
-    spec = json.loads(path.read_text("utf-8"))
+    spec = read_run_spec(path)
     return {
         variant_name(model_name, name): [a["note"]]
         for name, a in sorted(spec.get("adapters", {}).items())

@@ -179,9 +179,10 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
 
     def _evaluate(self, ckpt: Path, step: int) -> dict[str, Any]:
         from harness_adapters.vllm.records import records_lock
+        from harness_adapters.vllm.session import run_lock
 
         self.out.mkdir(parents=True, exist_ok=True)
-        with records_lock(self.out / "records.jsonl"):
+        with run_lock(self.out), records_lock(self.out / "records.jsonl"):
             return evaluate_checkpoint(
                 ckpt,
                 self.suite,

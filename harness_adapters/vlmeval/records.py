@@ -231,6 +231,24 @@ def _read_xlsx(path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read the workbook: {exc}", file=str(path)) from None
 
 
+def _index_key(v: Any, path: Path, row: int) -> str:
+    """A record's ``index`` cell as its item id: an integer as its digits — also when a
+    spreadsheet reader made the column float (``3.0`` is item ``3``, as in every other
+    model's file) — or the text as written. A blank cell is an error naming the file and row:
+    a guessed id would split the benchmark (one model's ids ``0.0, 1.0, ...``)."""
+    import math
+
+    if v is None or (isinstance(v, float) and math.isnan(v)) or not str(v).strip():
+        raise InputError("the index cell is blank", file=str(path), row=row, field="index")
+    if isinstance(v, float):
+        if not v.is_integer():
+            raise InputError(
+                f"the index {v!r} is not an integer", file=str(path), row=row, field="index"
+            )
+        return str(int(v))
+    return str(v).strip() if isinstance(v, str) else str(v)
+
+
 # ------------------------------------------------------------------ the import
 def read_records(
     root: str | Path,
@@ -269,6 +287,8 @@ def read_records(
             )
             continue
         rows = df.to_dict("records")
+        for k, r in enumerate(rows):
+            r["index"] = _index_key(r["index"], path, k + 2)
         kind = DATASET_KINDS[ds]
         got, unanswered = [], 0
         same = 0

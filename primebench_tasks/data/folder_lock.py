@@ -22,7 +22,11 @@ class FolderLockedError(PrimeBenchError):
 class FolderLock:
     """``with FolderLock(folder, name=..., doing=..., refused=...):`` — the folder is created if
     missing; a rival gets :class:`FolderLockedError`: "<folder> is <doing> (process <pid>);
-    <refused>"."""
+    <refused>". Nested in one thread (a command holding its run folder calls a function that
+    takes the same lock) the inner ``with`` is a no-op: the outer one holds it; another thread
+    or process is refused."""
+
+    _held: dict[tuple[str, int], int] = {}  # (lock path, thread) → nesting depth
 
     def __init__(self, folder: Path, *, name: str, doing: str, refused: str) -> None:
         from filelock import FileLock
@@ -32,9 +36,20 @@ class FolderLock:
         self.doing, self.refused = doing, refused
         self._lock = FileLock(str(self.path), timeout=0)
 
+    def _key(self) -> tuple[str, int]:
+        import threading
+
+        return str(self.path.resolve()), threading.get_ident()
+
     def __enter__(self) -> FolderLock:
         from filelock import Timeout
 
+        key = self._key()
+        if FolderLock._held.get(key):
+            FolderLock._held[key] += 1
+            self._nested = True
+            return self
+        self._nested = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._lock.acquire()
@@ -47,10 +62,16 @@ class FolderLock:
                 f"{self.path.parent} is {self.doing} ({who}); {self.refused}"
             ) from None
         self.owner.write_text(str(os.getpid()))
+        FolderLock._held[key] = 1
         return self
 
     def __exit__(
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
+        key = self._key()
+        FolderLock._held[key] -= 1
+        if self._nested:
+            return
+        del FolderLock._held[key]
         self.owner.unlink(missing_ok=True)
         self._lock.release()

@@ -78,6 +78,20 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     return atomic_write(path, lambda p: p.write_bytes(data))
 
 
+def utf8_text(data: bytes, file: str) -> str:
+    """``data`` decoded as UTF-8; bytes that are not UTF-8 are an ``InputError`` naming ``file``
+    and the line that holds them (never replaced or dropped)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
+            file=file,
+            row=line,
+        ) from None
+
+
 def jsonl_records(
     text: str, file: str, invalid: str = "invalid JSON"
 ) -> list[tuple[int, dict[str, Any]]]:
@@ -85,7 +99,9 @@ def jsonl_records(
     not parse (``InputError`` "<invalid>: <reason>") or is not an object is an error naming
     ``file`` and the line."""
     out = []
-    for ln, line in enumerate(text.splitlines(), start=1):
+    # lines end at "\n" only: str.splitlines would also cut at U+2028, U+0085 and the like,
+    # which json.dumps(ensure_ascii=False) leaves raw inside a string (a model's answer)
+    for ln, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -28,6 +28,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -151,11 +152,38 @@ def _previous_layout(root: Path) -> tuple[str | None, bool]:
     return (data if isinstance(data, str) and data.startswith("data-") else None), data is None
 
 
+def read_panel_meta(root: Path) -> tuple[dict[str, Any], Path]:
+    """``panel.json`` of the panel folder ``root``, checked — a JSON object whose ``data``
+    (when given) names a folder inside ``root`` (``data-<hash>``, no path) — and the folder
+    holding the data files; else an ``InputError`` naming the file and field."""
+    meta_path = root / "panel.json"
+    if not meta_path.exists():
+        raise InputError("not a panel directory (no panel.json)", file=str(root))
+    try:
+        meta = json.loads(meta_path.read_text("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", file=str(meta_path), row=exc.lineno) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=str(meta_path)) from None
+    if not isinstance(meta, dict):
+        raise InputError(
+            f"panel.json holds a JSON {type(meta).__name__}, not an object", file=str(meta_path)
+        )
+    data = meta.get("data")
+    if data is None or data == "":
+        return meta, root
+    if not isinstance(data, str) or not data.startswith("data-") or Path(data).name != data:
+        raise InputError(
+            f"data is {data!r}: a panel's data folder is data-<hash> inside the panel folder",
+            file=str(meta_path),
+            field="data",
+        )
+    return meta, root / data
+
+
 def data_dir(path: str | Path) -> Path:
     """The folder holding a saved panel's data files (the version ``panel.json`` names)."""
-    root = Path(path)
-    meta = json.loads((root / "panel.json").read_text("utf-8"))
-    return root / meta["data"] if meta.get("data") else root
+    return read_panel_meta(Path(path))[1]
 
 
 def _check_columns(
@@ -326,21 +354,13 @@ class Panel:
         the files beside it in panels written before versioned saves)."""
         root = Path(path)
         meta_path = root / "panel.json"
-        if not meta_path.exists():
-            raise InputError("not a panel directory (no panel.json)", file=str(root))
-        try:
-            meta = json.loads(meta_path.read_text("utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"invalid JSON: {exc.msg}", file=str(meta_path), row=exc.lineno
-            ) from None
+        meta, data = read_panel_meta(root)
         if meta.get("schema") != SCHEMA:
             raise InputError(
                 f"unsupported schema {meta.get('schema')!r}, expected {SCHEMA}",
                 file=str(meta_path),
                 field="schema",
             )
-        data = root / meta["data"] if meta.get("data") else root
 
         def read_table(name: str) -> pa.Table:
             f = data / name

@@ -27,15 +27,30 @@ def _lock(folder):
 
 
 def test_a_rival_is_refused_with_the_holders_pid_and_the_lock_is_released_on_exit(tmp_path):
+    """A rival thread of the same process is refused (as another process is, below); the
+    holder's own nested ``with`` (a command holding its run folder calling a function that
+    takes the lock) is a no-op that does not release it."""
+    import threading
+
     folder = tmp_path / "new" / "run"  # created if missing
-    with (
-        _lock(folder),
-        pytest.raises(
-            FolderLockedError, match=rf"^{folder} is busy \(process {os.getpid()}\); wait"
-        ),
-        _lock(folder),
-    ):
-        pass
+    refused: list[BaseException] = []
+
+    def rival() -> None:
+        try:
+            with _lock(folder):
+                pass
+        except FolderLockedError as exc:
+            refused.append(exc)
+
+    with _lock(folder):
+        with _lock(folder):  # nested in the holder's thread
+            pass
+        assert (folder / "job.lock.owner").read_text() == str(os.getpid())  # still held
+        t = threading.Thread(target=rival)
+        t.start()
+        t.join()
+    assert len(refused) == 1
+    assert str(refused[0]).startswith(f"{folder} is busy (process {os.getpid()}); wait")
     assert not (folder / "job.lock.owner").exists()
     with _lock(folder):  # released on exit
         assert (folder / "job.lock.owner").read_text() == str(os.getpid())

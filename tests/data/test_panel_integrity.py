@@ -211,3 +211,22 @@ def test_full_disk_leaves_the_previous_panel(tmp_path):
         assert levels >= 3
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_a_panel_json_that_is_not_an_object_or_names_a_folder_outside_is_named(tmp_path):
+    """#54: panel.json holding a JSON list was an AttributeError traceback; one whose data is
+    ``../../../etc`` read outside the panel folder."""
+    import json
+
+    import pytest
+
+    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.errors import InputError
+
+    (tmp_path / "panel.json").write_text("[1, 2]")
+    with pytest.raises(InputError, match=r"panel.json: panel.json holds a JSON list"):
+        Panel.load(tmp_path)
+    meta = {"schema": "primebench.panel/1", "data": "../../../etc"}
+    (tmp_path / "panel.json").write_text(json.dumps(meta))
+    with pytest.raises(InputError, match=r"field 'data'.*inside the panel folder"):
+        Panel.load(tmp_path)

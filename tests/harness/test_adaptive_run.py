@@ -399,24 +399,26 @@ def test_the_whole_flagships_pools_come_from_the_upstream_datasets(tmp_path, mon
             assert (d.text() == doc_to_text(d.doc, PROMPT_KWARGS)) == shared, p.benchmark
 
 
-def test_a_second_adaptive_run_into_a_held_folder_is_refused(setup, mathvision, tmp_path):
-    """Another process runs adaptively into RUN (it holds RUN/adaptive.lock): a run or race into
-    RUN is refused before it asks or writes anything — not interleaved with it, which would ask
-    the same items twice and, under lmms-eval, share its round folders. Once the holder is gone
-    (killed: the kernel drops its lock), the same run goes through."""
+def test_a_second_run_into_a_held_folder_is_refused(setup, mathvision, tmp_path):
+    """Another process runs into RUN (it holds RUN/run.lock): an adaptive run, a race or a
+    static run into RUN is refused before it asks or writes anything — not interleaved with it,
+    which would ask the same items twice, move an adaptive run's budget (#54: a static run
+    into a held folder wrote 95 records into it) and, under lmms-eval, share its round folders.
+    Once the holder is gone (killed: the kernel drops its lock), the same run goes through."""
     import signal
     import subprocess
     import sys
 
     from harness_adapters.vllm.adaptive_session import rank_variants_adaptive
+    from harness_adapters.vllm.session import execute
     from primebench_tasks.data.folder_lock import FolderLockedError
 
     model, panels, suite = setup
     out = tmp_path / "run"
     hold = (
         "import sys, time; from pathlib import Path\n"
-        "from harness_adapters.vllm.adaptive_session import adaptive_lock\n"
-        "with adaptive_lock(Path(sys.argv[1])):\n"
+        "from harness_adapters.vllm.session import run_lock\n"
+        "with run_lock(Path(sys.argv[1])):\n"
         "    print('held', flush=True); time.sleep(600)\n"
     )
     holder = subprocess.Popen(
@@ -426,18 +428,20 @@ def test_a_second_adaptive_run_into_a_held_folder_is_refused(setup, mathvision, 
     settings = AdaptiveSettings(None, 10, 5)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        refused = rf"{out} is being written by an adaptive run \(process {holder.pid}\).*--out"
+        refused = rf"{out} is being written by another run \(process {holder.pid}\).*--out"
         with pytest.raises(FolderLockedError, match=f"^{refused}"):
             run_adaptive(_req(model, suite, out), panels, settings, backend=backend)
         with pytest.raises(FolderLockedError, match=f"^{refused}"):
             rank_variants_adaptive(_req(model, suite, out), panels, settings, backend=backend)
+        with pytest.raises(FolderLockedError, match=f"^{refused}"):
+            execute(_req(model, suite, out), panels[BENCH], backend=backend)
         assert backend.asked == [] and sorted(p.name for p in out.iterdir()) == [
-            "adaptive.lock",
-            "adaptive.lock.owner",
+            "run.lock",
+            "run.lock.owner",
         ]
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait(30)
     doc = run_adaptive(_req(model, suite, out), panels, settings, backend=backend)
     assert doc["models"]["m"]["benchmarks"][BENCH]["items"] == 10 and len(backend.asked) == 10
-    assert not (out / "adaptive.lock.owner").exists()  # released at the end
+    assert not (out / "run.lock.owner").exists()  # released at the end

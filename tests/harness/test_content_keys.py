@@ -233,3 +233,23 @@ def test_real_upstream_ai2d_runs_the_manifest_items_by_content_key(tmp_path):
     assert got == want and 0 < sum(want.values()) < len(want)
     samples = next((tmp_path / "out").rglob("*_samples_*.jsonl")).read_text().splitlines()
     assert [json.loads(x)["target"] for x in samples] == [gold[i] for i in want]
+
+
+def test_bad_keys_build_inputs_are_named_not_tracebacks(tmp_path, capsys):
+    """#54: a UTF-16 TSV, a missing --upstream and an --upstream that is a file were
+    tracebacks; each is now one error line naming the file."""
+    up = _upstream(tmp_path / "ai2d")
+    tsv = _tsv(tmp_path / "AI2D_TEST.tsv")
+    u16 = tmp_path / "u16.tsv"
+    u16.write_bytes(tsv.read_text("utf-8").encode("utf-16"))
+    cases = [
+        (u16, up, "u16.tsv: the TSV is UTF-16"),
+        (tsv, tmp_path / "nowhere", "nowhere, field '--upstream': no such folder"),
+        (tsv, tsv, "AI2D_TEST.tsv, field '--upstream': a file, not a dataset folder"),
+    ]
+    for t, u, said in cases:
+        args = ["keys", "build", "--vlmeval-tsv", str(t), "--upstream", str(u)]
+        assert main([*args, "--out", str(tmp_path / "k.json")]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err, err
+    assert not (tmp_path / "k.json").exists()

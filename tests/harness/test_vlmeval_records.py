@@ -86,3 +86,26 @@ def test_bad_requests_are_clear_errors(tmp_path):
         read_records(RECORDS, ["MathVista_MINI"])
     with pytest.raises(InputError, match="not a folder"):
         read_records(tmp_path / "none", DATASETS)
+
+
+def test_a_blank_index_cell_is_named_and_a_float_column_keeps_the_ids(tmp_path):
+    """#54: one blank `index` cell made pandas read the column as float, so one model's ids
+    became '0.0', '1.0', ... and the panel held 1,530 items for a 765-item benchmark."""
+    import shutil
+
+    import pandas as pd
+
+    root = tmp_path / "records"
+    shutil.copytree(RECORDS, root)
+    path = root / "qwen_base" / "qwen_base_RealWorldQA.xlsx"
+    df = pd.read_excel(path, engine="openpyxl")
+    n = len(df)
+    df["index"] = df["index"].astype(float)  # as a reader makes it when a cell is blank
+    df.to_excel(path, index=False)
+    panel, _ = records_panel(root, ["RealWorldQA"], rule="builtin")
+    assert len(panel.item_ids("RealWorldQA")) == n
+    assert not any("." in str(i) for i in panel.item_ids("RealWorldQA"))
+    df.loc[4, "index"] = None
+    df.to_excel(path, index=False)
+    with pytest.raises(InputError, match=r"qwen_base_RealWorldQA.xlsx, row 6, field 'index'"):
+        records_panel(root, ["RealWorldQA"], rule="builtin")

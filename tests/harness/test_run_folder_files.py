@@ -1,0 +1,68 @@
+"""Malformed run-folder files are errors naming the file, the line and the field — never a
+traceback, never taken at face value (#54: a truncated ``run_spec.json``, a JSON list, one
+without ``adapters`` or with ``adaptive`` as a string; a non-UTF-8 tail in ``records.jsonl``; a
+resumed record with ``"score": 7.0`` or ``true`` counted as a score)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness_adapters.vllm.records import RecordFile
+from harness_adapters.vllm.session import freeze_spec, read_run_spec
+from primebench_tasks.errors import InputError
+
+SPEC = {"schema": "primebench.run/1", "suite": "v", "model": "m", "adapters": {}}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"schema": "primebench.run/1", "suite', r"row 1: not valid JSON"),
+        ("[1, 2]", r"spec is a JSON list, not an object"),
+        (json.dumps({k: v for k, v in SPEC.items() if k != "adapters"}), r"has no adapters"),
+        (json.dumps({**SPEC, "adaptive": "yes"}), r"field 'adaptive'.*adaptive is a JSON str"),
+        (json.dumps({**SPEC, "adapters": {"a": 3}}), r"field 'adapters.a'.*not an object"),
+    ],
+)
+def test_a_damaged_frozen_spec_is_named(tmp_path, text, message):
+    (tmp_path / "run_spec.json").write_text(text)
+    with pytest.raises(InputError, match=rf"run_spec.json.*{message}"):
+        freeze_spec(tmp_path, dict(SPEC))
+    with pytest.raises(InputError, match=message):
+        read_run_spec(tmp_path / "run_spec.json")
+
+
+def _line(**kw):
+    rec = {"model": "m", "benchmark": "b", "item_id": "1", "status": "ok", "score": 1.0}
+    return json.dumps({**rec, **kw}) + "\n"
+
+
+def test_a_non_utf8_line_is_named_not_a_traceback(tmp_path):
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(_line().encode() + _line(item_id="2").encode()[:-3] + b"\xff\xfe}\n")
+    rf = RecordFile(path)
+    with pytest.raises(InputError, match=r"records.jsonl, row 2: not UTF-8 text \(byte 0xff"):
+        rf.read()
+    with pytest.raises(InputError, match=r"row 2: not UTF-8"):
+        rf.append([json.loads(_line(item_id="3"))])
+
+
+@pytest.mark.parametrize("score", [7.0, -0.5, True, "1", float("inf")])
+def test_an_ok_line_whose_score_is_not_in_0_1_is_refused(tmp_path, score):
+    path = tmp_path / "records.jsonl"
+    text = _line() + json.dumps(json.loads(_line(item_id="2")) | {"score": score}) + "\n"
+    path.write_text(text)
+    with pytest.raises(InputError, match=r"row 2, field 'score'.*a number in \[0, 1\]"):
+        RecordFile(path).read()
+
+
+def test_a_line_under_the_unicode_line_separator_reads_whole(tmp_path):
+    """A model's answer holding U+2028 (written raw by json.dumps(ensure_ascii=False)) stays
+    one record: lines end at '\\n' only."""
+    path = tmp_path / "records.jsonl"
+    rf = RecordFile(path)
+    rf.append([{**json.loads(_line()), "response": "a\u2028b\u0085c"}])
+    (rec,) = rf.read()
+    assert rec["response"] == "a\u2028b\u0085c"
