@@ -188,8 +188,10 @@ class OfflineBackend:
             kwargs["max_model_len"] = s.max_model_len
         if s.dtype is not None:
             kwargs["dtype"] = s.dtype
-        if _has_cuda():
-            kwargs["gpu_memory_utilization"] = s.gpu_memory_utilization
+        # on a GPU the share of its memory; on vLLM's CPU backend the share of RAM reserved —
+        # passed on both (vLLM's own default asks for 92 % of RAM and refuses to start where
+        # less is free, naming this very option)
+        kwargs["gpu_memory_utilization"] = s.gpu_memory_utilization
         if self.adapters:
             rank = s.max_lora_rank or lora_rank_for(a.rank for a in self.adapters.values())
             kwargs.update(
@@ -200,7 +202,15 @@ class OfflineBackend:
             if s.enable_tower_connector_lora:
                 kwargs["enable_tower_connector_lora"] = True
         kwargs.update(s.extra)
-        self.llm = LLM(**kwargs)
+        try:
+            self.llm = LLM(**kwargs)
+        except Exception as exc:
+            if type(exc).__name__ != "ValidationError":  # pydantic's: vLLM's settings check
+                raise
+            raise BackendError(
+                "vLLM refused the engine settings (--max-model-len, --dtype, "
+                "--gpu-memory-utilization, ...): " + _validation_text(exc)
+            ) from None
         self._lora_ids = {name: i + 1 for i, name in enumerate(sorted(self.adapters))}
 
     def _lora(self, adapter: str | None) -> Any:
@@ -244,13 +254,14 @@ class OfflineBackend:
         return res
 
 
-def _has_cuda() -> bool:
+def _validation_text(exc: Exception) -> str:
+    """The messages of a pydantic ``ValidationError`` without its URLs and input dumps."""
+    errors = getattr(exc, "errors", None)
     try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except ImportError:
-        return False
+        msgs = [str(e.get("msg", "")) for e in errors()] if callable(errors) else []
+    except Exception:  # noqa: BLE001 - any other shape: the first line
+        msgs = []
+    return "; ".join(m for m in msgs if m) or str(exc).splitlines()[0]
 
 
 def wait_until_healthy(url: str, proc: Any, timeout_s: float, log: str) -> float:

@@ -289,6 +289,8 @@ def _execute(
     progress: Callable[[str], None] | None,
     backend: Any,
 ) -> RunSummary:
+    spec_path = req.out / "run_spec.json"
+    fresh = not spec_path.exists()
     freeze_spec(req.out, {**_spec(req, adapters, plan), "documents": documents_digest(docs)})
     records = RecordFile(req.out / "records.jsonl")
     done = records.finished()
@@ -315,7 +317,14 @@ def _execute(
             progress,
         )
     if backend is None:
-        backend = build_backend(req, adapters)
+        try:
+            backend = build_backend(req, adapters)
+        except BaseException:
+            # the engine did not start and nothing was run: leave no half-begun run behind
+            # (its spec would refuse the corrected command's other settings as a resume)
+            if fresh and not records.path.exists():
+                spec_path.unlink(missing_ok=True)
+            raise
     return run_variants(
         backend,
         docs,

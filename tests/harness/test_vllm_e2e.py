@@ -619,3 +619,36 @@ def test_the_flagship_runs_adaptively_through_the_server(server, tiny, tmp_path)
     e = json.loads((out / "adaptive.json").read_text())["models"]["tiny"]["benchmarks"][b]
     assert e["items"] == 10 and e["pool"] == len(pool) == 847
     assert e["predicted_full"]["lo"] <= e["predicted_full"]["value"] <= e["predicted_full"]["hi"]
+
+
+def test_the_cpu_engine_starts_with_the_users_memory_share(tiny, suite_file, tmp_path):
+    """#54: --gpu-memory-utilization was passed only where CUDA is present, so vLLM's CPU worker
+    reserved its own default (92 % of RAM) and refused to start where less was free, telling
+    the user to lower the option primebench ignored. Without VLLM_CPU_KVCACHE_SPACE the CPU
+    worker sizes its reservation from this option: the run starts with 0.15 and vLLM's log
+    names the share it was given (15 % of the node's memory)."""
+    import re
+
+    env = {k: v for k, v in ENV.items() if k != "VLLM_CPU_KVCACHE_SPACE"}
+    out = tmp_path / "run"
+    cmd = [PRIMEBENCH, "run", "--model", str(tiny / "base"), "--name", "tiny"]
+    cmd += ["--suite", str(suite_file), "--out", str(out), "--n-boot", "50", *ENGINE]
+    cmd += ["--gpu-memory-utilization", "0.15"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr[-4000:]
+    log = r.stdout + r.stderr  # vLLM logs to stdout
+    assert "'gpu_memory_utilization': 0.15" in log, log[-4000:]
+    # "Auto set (KV/TOTAL) GiB for KV cache on node 0, with REQ GiB requested memory ..."
+    said = re.search(r"Auto set \([\d.]+/([\d.]+)\) GiB .* with ([\d.]+) GiB requested", log)
+    assert said, log[-4000:]
+    total, requested = float(said[1]), float(said[2])
+    assert requested == pytest.approx(0.15 * total, abs=0.02), (requested, total)
+    # a context longer than the model's (2,048 tokens): one error line, no half-begun run
+    bad = tmp_path / "bad"
+    cmd = [PRIMEBENCH, "run", "--model", str(tiny / "base"), "--suite", str(suite_file)]
+    cmd += ["--out", str(bad), "--enforce-eager", "--max-model-len", "4096"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=900)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr[-4000:]
+    assert "primebench: error: vLLM refused the engine settings" in r.stderr
+    assert "4096" in r.stderr
+    assert not (bad / "run_spec.json").exists()
