@@ -244,9 +244,12 @@ def placement_figure(doc: dict[str, Any], panels: dict[str, Panel], path: Path) 
     fig.suptitle(f"{doc['suite_name']}: predicted full scores and ranks per benchmark", fontsize=10)
     fig.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    tmp.replace(path)
+    try:
+        fig.savefig(tmp, dpi=120)
+        tmp.replace(path)
+    finally:  # a full disk leaves no half-written figure behind
+        plt.close(fig)
+        tmp.unlink(missing_ok=True)
     return path
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from harness_adapters.vllm.cli_options import adaptive_budget_options
 from primebench_tasks.cli import CommandTree, load_panel, parse_pairs
-from primebench_tasks.cli.options import REPLACE_HELP
+from primebench_tasks.cli.options import REPLACE_HELP, name_text
 from primebench_tasks.data.defaults import default_kind, default_names
 
 if TYPE_CHECKING:
@@ -97,12 +97,12 @@ def cmd_adaptive_lmms(args: argparse.Namespace) -> int:
     from harness_adapters.lmms_eval.adaptive import run_adaptive_lmms
     from harness_adapters.placement import reference_panels
     from harness_adapters.released import resolve_suite
-    from harness_adapters.vllm.cli_options import adaptive_settings
+    from harness_adapters.vllm.cli_options import adaptive_settings, print_adaptive
 
     suite = resolve_suite(args.suite)
     given = load_panel(args) if (args.panel or args.default) else None
     settings = adaptive_settings(args)
-    run_adaptive_lmms(
+    doc = run_adaptive_lmms(
         args.model,
         args.model_args,
         suite,
@@ -114,7 +114,7 @@ def cmd_adaptive_lmms(args: argparse.Namespace) -> int:
         datasets=parse_pairs(args.dataset, "--dataset", "TASK=DIR"),
         progress=lambda m: print(f"[primebench] {m}", file=sys.stderr, flush=True),
     )
-    print((Path(args.out) / "adaptive.md").read_text("utf-8"))
+    print_adaptive(doc, Path(args.out))
     return 0
 
 
@@ -241,7 +241,9 @@ def add_commands(tree: CommandTree) -> None:
         help="local copy of the upstream dataset (datasets.save_to_disk folder)",
     )
     p.add_argument("--split", default="test", help="split of the upstream copy")
-    p.add_argument("--task", default="ai2d", help="the upstream lmms-eval task")
-    p.add_argument("--dataset", default="AI2D_TEST", help="the VLMEvalKit dataset name")
+    p.add_argument("--task", default="ai2d", type=name_text, help="the upstream lmms-eval task")
+    p.add_argument(
+        "--dataset", default="AI2D_TEST", type=name_text, help="the VLMEvalKit dataset name"
+    )
     p.add_argument("--out", required=True, help="the mapping file to write")
     p.set_defaults(func=cmd_keys_build)

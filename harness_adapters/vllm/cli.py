@@ -15,6 +15,8 @@ from harness_adapters.vllm.cli_options import (
     adaptive_settings,
     engine_options,
     given_panel,
+    print_adaptive,
+    refuse_adaptive_only,
     say,
 )
 from primebench_tasks.errors import ConfigError, PrimeBenchError
@@ -75,7 +77,6 @@ def _adaptive(
 ) -> int:
     from harness_adapters.placement import reference_panels
     from harness_adapters.vllm.adaptive_session import (
-        adaptive_failures,
         rank_variants_adaptive,
         run_adaptive,
     )
@@ -86,24 +87,14 @@ def _adaptive(
         rank_variants_adaptive(req, panels, settings, say, seed=args.seed)
         print((req.out / "adaptive_variants.md").read_text("utf-8"))
     else:
-        doc = run_adaptive(req, panels, settings, say)
-        print((req.out / "adaptive.md").read_text("utf-8"))
-        some, none = adaptive_failures(doc)
-        for line in some:
-            say(f"warning: {line}")
-        if none:
-            raise PrimeBenchError(
-                "nothing placed for "
-                + "; ".join(none)
-                + f" — fix the cause and rerun the same command (into {req.out}): the failed "
-                "items are asked again"
-            )
+        print_adaptive(run_adaptive(req, panels, settings, say), req.out)
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from harness_adapters.vllm.session import execute, run_lock, write_run_report
 
+    refuse_adaptive_only(args)
     req, panel = _request(args, adapter_specs(args.lora))
     if args.adaptive:
         return _adaptive(args, req, panel)
@@ -134,6 +125,7 @@ def _refuse_unscored(req: Any, placed: Any) -> None:
 
 
 def cmd_rank_variants(args: argparse.Namespace) -> int:
+    refuse_adaptive_only(args)
     from harness_adapters.vllm.session import (
         execute,
         run_lock,
@@ -141,8 +133,13 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
         write_variant_report,
     )
 
-    paths = sorted({p for pattern in args.adapters for p in glob.glob(pattern)})
-    paths = [p for p in paths if (Path(p) / "adapter_config.json").exists()]
+    found = [p for pattern in args.adapters for p in sorted(glob.glob(pattern))]
+    twice = sorted({p for p in found if found.count(p) > 1})
+    if twice:
+        raise PrimeBenchError(
+            f"--adapters names {', '.join(twice)} more than once; give each adapter once"
+        )
+    paths = sorted(p for p in found if (Path(p) / "adapter_config.json").exists())
     if not paths:
         raise PrimeBenchError(
             f"no adapter directories (with adapter_config.json) match {args.adapters}"

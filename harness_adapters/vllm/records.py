@@ -166,6 +166,12 @@ class RecordFile:
         if not rows:
             return 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_symlink():
+            raise InputError(
+                "the record file is a symbolic link; a run appends only to its own file "
+                "(copy the file into the run folder, or give another --out)",
+                file=str(self.path),
+            )
         with records_lock(self.path):
             if skip_done:
                 done = self._recorded_ok()

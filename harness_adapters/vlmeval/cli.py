@@ -134,13 +134,13 @@ def cmd_adaptive_vlmeval(args: argparse.Namespace) -> int:
 
     from harness_adapters.placement import reference_panels
     from harness_adapters.released import resolve_suite
-    from harness_adapters.vllm.cli_options import adaptive_settings
+    from harness_adapters.vllm.cli_options import adaptive_settings, print_adaptive
     from harness_adapters.vlmeval.adaptive import run_adaptive_vlmeval
 
     for mod in args.import_ or []:
         importlib.import_module(mod)
     suite = resolve_suite(args.suite)
-    run_adaptive_vlmeval(
+    doc = run_adaptive_vlmeval(
         args.model,
         suite,
         reference_panels(suite, None),
@@ -151,7 +151,7 @@ def cmd_adaptive_vlmeval(args: argparse.Namespace) -> int:
         api_nproc=args.api_nproc,
         progress=lambda m: print(f"[primebench] {m}", file=sys.stderr, flush=True),
     )
-    print((Path(args.out) / "adaptive.md").read_text("utf-8"))
+    print_adaptive(doc, Path(args.out))
     return 0
 
 

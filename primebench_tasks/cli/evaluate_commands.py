@@ -14,6 +14,7 @@ from primebench_tasks.data.io import atomic_write_text
 from primebench_tasks.errors import PrimeBenchError, shown
 from primebench_tasks.evaluate.defaults import RETENTIONS
 from primebench_tasks.pipeline.params import K
+from primebench_tasks.select.default import FLOOR
 
 if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --help
     from primebench_tasks.data.panel import Panel
@@ -54,7 +55,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         args.seed,
         args.estimators.split(","),
         progress=say,
-        floor=args.floor,
+        floor=FLOOR if args.floor is None else args.floor,
         budgets=budgets,
     )
     say(f"validate done in {time.time() - t:.1f}s")
@@ -75,6 +76,7 @@ def _validate_adaptive(args: argparse.Namespace, panel: Panel) -> int:
         ("--retentions", args.retentions, None),
         ("--selectors", args.selectors, "all"),
         ("--estimators", args.estimators, ESTIMATORS_DEFAULT),
+        ("--floor", args.floor, None),
     ):
         if value != default:
             raise PrimeBenchError(
@@ -236,8 +238,7 @@ def add_evaluate_commands(sub: argparse._SubParsersAction, tree: CommandTree) ->
     p.add_argument(
         "--floor",
         type=number_type(int, 0),
-        default=100,
-        help="minimum items per category pool for the retention budgets",
+        help=f"minimum items per category pool for the retention budgets (default {FLOOR})",
     )
     p.add_argument("--splits", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)

@@ -42,7 +42,7 @@ POSITIVE_OPTIONS = frozenset(
         "audit_items", "n_boot", "waves", "replicas", "concurrency", "tp", "max_model_len",
         "max_lora_rank", "max_loras", "max_num_seqs", "batch_size", "max_new_tokens",
         "tensor_parallel_size", "min_blind_models", "judge_timeout", "timeout",
-        "cpus_per_replica", "max_items", "round_size", "rank",
+        "cpus_per_replica", "max_items", "round_size", "rank", "adapters",
     }
 )  # fmt: skip
 """Numeric options (by dest) that must be > 0; every other int/float option must be ≥ 0."""
@@ -85,6 +85,8 @@ def item_counts(text: str | None, flag: str) -> list[int]:
     from primebench_tasks.errors import PrimeBenchError
 
     parse = number_type(int, 1)
+    if text is not None and not text.strip():
+        raise PrimeBenchError(f"{flag} is empty; leave it out for the defaults")
     try:
         return [parse(x) for x in (text or "").split(",") if x.strip()]
     except argparse.ArgumentTypeError as exc:

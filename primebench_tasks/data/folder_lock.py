@@ -61,7 +61,12 @@ class FolderLock:
             raise FolderLockedError(
                 f"{self.path.parent} is {self.doing} ({who}); {self.refused}"
             ) from None
-        self.owner.write_text(str(os.getpid()))
+        try:
+            self.owner.write_text(str(os.getpid()))
+        except OSError:  # a full or read-only disk: give the lock back, leave no owner file
+            self.owner.unlink(missing_ok=True)
+            self._lock.release()
+            raise
         FolderLock._held[key] = 1
         return self
 

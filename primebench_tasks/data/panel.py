@@ -441,10 +441,12 @@ class Panel:
         except OSError as exc:
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(exc)
             why = "the disk is full" if full else f"{exc.strerror or exc}"
-            raise InputError(
-                f"could not save the panel ({why}); the previous panel in {root} is intact",
-                file=str(root),
-            ) from None
+            kept = (
+                f"the previous panel in {root} is intact"
+                if previous is not None or previous_flat
+                else f"no panel was written to {root}"
+            )
+            raise InputError(f"could not save the panel ({why}); {kept}", file=str(root)) from None
         # after the switch: remove only what a panel save wrote — the data folder the previous
         # panel.json named, interrupted saves of ours, and the pre-versioned layout's files when
         # the previous panel.json was of that layout. Anything else in the folder is the user's.

@@ -55,3 +55,64 @@ def test_numeric_option_refuses_out_of_range_values(path, action, capsys):
         err = capsys.readouterr().err.strip().splitlines()[-1]
         named = f"argument {opt}" in err or f"/{opt}:" in err
         assert named and "Traceback" not in err, (value, err)
+
+
+BAD_TEXT = [
+    # (command, the option's error, what the line says) — #54's unchecked options and names
+    (["panel", "import", "--scores", "s.csv", "--out", "p", "--score-range", "abc"], "LO,HI"),
+    (["panel", "import", "--scores", "s.csv", "--out", "p", "--score-range", "0,1,2"], "LO,HI"),
+    (["panel", "import", "--scores", "s.csv", "--out", "p", "--score-range", "5,1"], "LO < HI"),
+    (["panel", "import", "--scores", "s.csv", "--out", "p", "--benchmark", ""], "empty"),
+    (["panel", "import", "--scores", "s.csv", "--out", "p", "--benchmark", " b"], "spaces"),
+    (["panel", "import", "--scores", "s.csv", "--out", "p", "--benchmark", "a\tb"], "control"),
+    (["run", "--model", "m", "--suite", "s", "--out", "o", "--name", ""], "empty"),
+    (["run", "--model", "m", "--suite", "s", "--out", "o", "--name", "../../x"], "separator"),
+    (["run", "--model", "m", "--suite", "s", "--out", "o", "--name", "a\nb"], "control"),
+]
+
+
+@pytest.mark.parametrize(("argv", "said"), BAD_TEXT, ids=[" ".join(a[-2:]) for a, _ in BAD_TEXT])
+def test_a_bad_name_or_range_is_refused_by_the_parser(argv, said, capsys):
+    if argv[0] == "panel":
+        argv = [*argv, "--category", "Chart Understanding"]
+        if "--benchmark" not in argv:
+            argv += ["--benchmark", "b"]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--model", "m", "--suite", "s", "--out", "o", "--max-items", "5"],
+        ["run", "--model", "m", "--suite", "s", "--out", "o", "--target-width", "0.1"],
+        ["rank-variants", "--base", "m", "--adapters", "a", "--suite", "s", "--out", "o",
+         "--round-size", "5"],
+        ["validate", "--default", "m3irt", "--protocol", "adaptive", "--floor", "5", "--out", "o"],
+        ["validate", "--default", "m3irt", "--budgets", "", "--out", "o"],
+    ],
+)  # fmt: skip
+def test_an_option_that_would_be_ignored_is_refused(argv, capsys, tmp_path, monkeypatch):
+    """An adaptive-only option on a static run, --floor with the adaptive protocol and an
+    empty --budgets were silently ignored (#54): refused, naming the option, before any
+    work."""
+    monkeypatch.chdir(tmp_path)
+    flag = next(a for a in argv if a in ("--max-items", "--target-width", "--round-size",
+                                         "--floor", "--budgets"))  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"primebench: error: {flag}" in err and "Traceback" not in err, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_same_adapter_twice_is_refused(tmp_path, capsys):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "adapter_config.json").write_text("{}")
+    a = str(tmp_path / "a")
+    argv = ["rank-variants", "--base", "m", "--adapters", a, a, "--suite", "s", "--out", "o"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--adapters names {a} more than once" in err, err
