@@ -230,6 +230,7 @@ def run_lock(out: Path) -> FolderLock:
         doing="being written by another run",
         refused="two runs into one folder at once are refused (wait for it to end, or give "
         "another --out)",
+        reentrant=True,
     )
 
 

@@ -22,15 +22,18 @@ class FolderLockedError(PrimeBenchError):
 class FolderLock:
     """``with FolderLock(folder, name=..., doing=..., refused=...):`` — the folder is created if
     missing; a rival gets :class:`FolderLockedError`: "<folder> is <doing> (process <pid>);
-    <refused>". Nested in one thread (a command holding its run folder calls a function that
-    takes the same lock) the inner ``with`` is a no-op: the outer one holds it; another thread
-    or process is refused."""
+    <refused>". With ``reentrant``, a ``with`` nested in the holder's own thread (a command
+    holding its run folder calls a function that takes the same lock) is a no-op — the outer one
+    holds it; without, it is refused like any rival (another thread or process)."""
 
     _held: dict[tuple[str, int], int] = {}  # (lock path, thread) → nesting depth
 
-    def __init__(self, folder: Path, *, name: str, doing: str, refused: str) -> None:
+    def __init__(
+        self, folder: Path, *, name: str, doing: str, refused: str, reentrant: bool = False
+    ) -> None:
         from filelock import FileLock
 
+        self.reentrant = reentrant
         self.path = folder / name
         self.owner = folder / f"{name}.owner"
         self.doing, self.refused = doing, refused
@@ -45,11 +48,10 @@ class FolderLock:
         from filelock import Timeout
 
         key = self._key()
-        if FolderLock._held.get(key):
+        if self.reentrant and FolderLock._held.get(key):
             FolderLock._held[key] += 1
             self._nested = True
             return self
-        self._nested = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._lock.acquire()
@@ -67,16 +69,19 @@ class FolderLock:
             self.owner.unlink(missing_ok=True)
             self._lock.release()
             raise
-        FolderLock._held[key] = 1
+        if self.reentrant:
+            FolderLock._held[key] = 1
+        self._nested = False
         return self
 
     def __exit__(
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
-        key = self._key()
-        FolderLock._held[key] -= 1
-        if self._nested:
-            return
-        del FolderLock._held[key]
+        if self.reentrant:
+            key = self._key()
+            FolderLock._held[key] -= 1
+            if self._nested:
+                return
+            del FolderLock._held[key]
         self.owner.unlink(missing_ok=True)
         self._lock.release()

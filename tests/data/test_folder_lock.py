@@ -22,14 +22,31 @@ with FolderLock(Path(sys.argv[1]), name="job.lock", doing="busy", refused="wait"
 """
 
 
-def _lock(folder):
-    return FolderLock(folder, name="job.lock", doing="busy", refused="wait for it")
+def _lock(folder, reentrant=False):
+    return FolderLock(
+        folder, name="job.lock", doing="busy", refused="wait for it", reentrant=reentrant
+    )
 
 
 def test_a_rival_is_refused_with_the_holders_pid_and_the_lock_is_released_on_exit(tmp_path):
-    """A rival thread of the same process is refused (as another process is, below); the
-    holder's own nested ``with`` (a command holding its run folder calling a function that
-    takes the lock) is a no-op that does not release it."""
+    folder = tmp_path / "new" / "run"  # created if missing
+    with (
+        _lock(folder),
+        pytest.raises(
+            FolderLockedError, match=rf"^{folder} is busy \(process {os.getpid()}\); wait"
+        ),
+        _lock(folder),
+    ):
+        pass
+    assert not (folder / "job.lock.owner").exists()
+    with _lock(folder):  # released on exit
+        assert (folder / "job.lock.owner").read_text() == str(os.getpid())
+
+
+def test_a_reentrant_lock_nests_in_its_thread_and_refuses_another_thread(tmp_path):
+    """``reentrant`` (the run folder's lock): the holder's own nested ``with`` (a command holding
+    its run folder calling a function that takes the lock) is a no-op that does not release it;
+    a rival thread of the same process is refused (as another process is, below)."""
     import threading
 
     folder = tmp_path / "new" / "run"  # created if missing
@@ -37,13 +54,13 @@ def test_a_rival_is_refused_with_the_holders_pid_and_the_lock_is_released_on_exi
 
     def rival() -> None:
         try:
-            with _lock(folder):
+            with _lock(folder, reentrant=True):
                 pass
         except FolderLockedError as exc:
             refused.append(exc)
 
-    with _lock(folder):
-        with _lock(folder):  # nested in the holder's thread
+    with _lock(folder, reentrant=True):
+        with _lock(folder, reentrant=True):  # nested in the holder's thread
             pass
         assert (folder / "job.lock.owner").read_text() == str(os.getpid())  # still held
         t = threading.Thread(target=rival)
@@ -52,7 +69,7 @@ def test_a_rival_is_refused_with_the_holders_pid_and_the_lock_is_released_on_exi
     assert len(refused) == 1
     assert str(refused[0]).startswith(f"{folder} is busy (process {os.getpid()}); wait")
     assert not (folder / "job.lock.owner").exists()
-    with _lock(folder):  # released on exit
+    with _lock(folder, reentrant=True):  # released on exit
         assert (folder / "job.lock.owner").read_text() == str(os.getpid())
 
 
