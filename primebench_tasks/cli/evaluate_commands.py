@@ -232,7 +232,6 @@ def add_evaluate_commands(sub: argparse._SubParsersAction, tree: CommandTree) ->
     )
     p.add_argument(
         "--budgets",
-        default="",
         help="comma list of budgets in items per category pool, no floor (e.g. 10,25,50,100)",
     )
     p.add_argument(

@@ -141,3 +141,14 @@ the panel the ridge regression under-predicts on every replay panel (it shrinks 
 panel's mean) and p-IRT errs less, either way (over where the 2PL's logistic tail carries the
 ability onto every unasked item); chosen by leave-one-panel-out among ½ and
 :data:`ADAPTIVE_BEYOND_WEIGHTS` (``benchmarks/adaptive_outside_weight.py``; ½ before)."""
+
+MISFIT_LEVEL = 0.02
+"""A placement is flagged as not looking like the reference runs when its person-fit p-value
+(its lz*'s conformal rank among held-out reference models') is at most this
+(:mod:`~primebench_tasks.evaluate.person_fit`); chosen by ``benchmarks/misfit_replay.py``."""
+
+MISFIT_FOLDS = 5
+"""Folds of reference models for the held-out lz* values the misfit check is calibrated on."""
+
+MISFIT_MIN_ITEMS = 10
+"""Fewer answered items on a benchmark: no misfit verdict there (too few to tell)."""
