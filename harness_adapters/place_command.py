@@ -32,6 +32,7 @@ def cmd_place(args: argparse.Namespace) -> int:
         args.n_boot,
         args.seed,
         args.allow_partial,
+        conditions=run.conditions,
     )
     print(report_markdown(doc, doc["missing"]))
     print(f"wrote {dest / 'report.json'}, report.md, placement.png ({harness.name} run)")

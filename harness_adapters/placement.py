@@ -11,6 +11,7 @@ and a suite version; :func:`write_placement` does the rest. ``primebench place``
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,28 @@ def reference_panels(manifest: Mapping[str, Any], panel: Panel | None = None) ->
             f"suite was built from ({suite.built_from.panel_hash})"
         )
     return {e.name: panel for e in suite.benchmarks}
+
+
+def suite_misfit(
+    manifest: Mapping[str, Any], panels: Mapping[str, Panel], new: pd.DataFrame
+) -> dict[str, dict[str, Any]]:
+    """model → benchmark → the person fit (``PersonFit.as_dict``) of each model of ``new``
+    (models × (benchmark, item_id) scores) on each suite benchmark's items, against that
+    benchmark's reference panel — the check of :func:`write_report` for callers that place no
+    full report (the training callback)."""
+    from primebench_tasks.evaluate.person_fit import person_fit
+
+    out: dict[str, dict[str, Any]] = {str(m): {} for m in new.index}
+    for e in as_suite(manifest).benchmarks:
+        p = panels[e.name]
+        pos = {str(i): k for k, i in enumerate(p.item_ids(e.name))}
+        items = [str(i) for i in e.item_ids]
+        cols = [(e.name, i) for i in items]
+        X = new.reindex(columns=cols).to_numpy(float)
+        ref = p.matrix(e.name).astype(float)[:, [pos[i] for i in items]]
+        for m, fit in zip(new.index, person_fit(ref, X), strict=True):
+            out[str(m)][e.name] = fit.as_dict()
+    return out
 
 
 def missing_items(wide: pd.DataFrame) -> dict[str, Any]:
@@ -132,13 +155,35 @@ def _fmt(v: dict[str, Any] | None, digits: int = 3) -> str:
     return f"{v['value']:.{digits}f} [{v['lo']:.{digits}f}, {v['hi']:.{digits}f}]"
 
 
+def fit_cell(fit: dict[str, Any] | None) -> str:
+    """A report cell for a person fit (``PersonFit.as_dict``): "p = 0.42", "**misfit** (p =
+    0.008)", or "—" with why it was not judged."""
+    if not fit:
+        return "—"
+    if fit.get("p_value") is None:
+        return f"— ({fit.get('why_not')})"
+    p = f"p = {fit['p_value']:.3f}"
+    return f"**misfit** ({p})" if fit.get("flagged") else p
+
+
+def misfit_warnings(doc: dict[str, Any]) -> list[str]:
+    """ "<model>: <line>" for every flagged benchmark of a placement report — what every
+    harness's placement says on stderr."""
+    return [
+        f"{m}: {line}" for m, r in doc["models"].items() for line in r["suite"].get("misfit", [])
+    ]
+
+
 def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
     lines = [
         f"# {doc['suite_name']} ({doc['suite']}): placement",
         "",
         "Values with 95 % intervals (bootstrap over the suite's items; estimator "
         f"`{doc['estimator']}`, {doc['n_boot']} resamples). Ranks: 1 = best, among the "
-        "reference models of each benchmark's source panel plus this model.",
+        "reference models of each benchmark's source panel plus this model."
+        " Fit: how well the answers fit the reference models' item model (person fit lz*, its "
+        "p-value among held-out reference models; **misfit** at or below the level) — a flagged "
+        "placement keeps its numbers but was not made like the reference runs.",
         "",
     ]
     for model, r in doc["models"].items():
@@ -156,6 +201,7 @@ def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
                 for line in s.get("beyond_reference", [])
             ],
             *[f"- note: {line}" for line in r.get("notes", [])],
+            *[f"- **misfit**: {line}" for line in s.get("misfit", [])],
             "",
             "| category | score | predicted full | predicted rank |",
             "|---|---|---|---|",
@@ -165,14 +211,15 @@ def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
             lines.append(f"| {c} | {_fmt(e['score'])} | {_fmt(e['predicted_full'])} | {rank} |")
         lines += [
             "",
-            "| benchmark | reference | items | score | predicted full | predicted rank |",
-            "|---|---|---|---|---|---|",
+            "| benchmark | reference | items | score | predicted full | predicted rank | fit |",
+            "|---|---|---|---|---|---|---|",
         ]
         for b, e in r["benchmarks"].items():
             lines.append(
                 f"| {b} | {e['source']} ({e['n_reference']} models) | "
                 f"{e['n_scored']}/{e['n_items']} | {_fmt(e['score'])} | "
-                f"{_fmt(e['predicted_full'])} | {_fmt(e['predicted_rank'])} |"
+                f"{_fmt(e['predicted_full'])} | {_fmt(e['predicted_rank'])} | "
+                f"{fit_cell(e.get('misfit'))} |"
             )
         standing = [
             f"{b} {_fmt(e['leaderboard']['rank'])}"
@@ -263,12 +310,15 @@ def write_placement(
     n_boot: int = N_BOOT,
     seed: int = 0,
     allow_partial: bool = False,
+    conditions: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Place every model of ``records`` (made with suite ``version``) and write the reports into
-    ``dest``; returns report.json's content (with ``missing``)."""
+    """Place every model of ``records`` (made with suite ``version``, under ``conditions``) and
+    write the reports into ``dest``; returns report.json's content (with ``missing``)."""
     manifest = find_manifest(version, suite)
     new, missing = score_frame(records, manifest, allow_partial)
-    return write_report(manifest, new, missing, dest, panel, estimator, n_boot, seed)
+    return write_report(
+        manifest, new, missing, dest, panel, estimator, n_boot, seed, conditions=conditions
+    )
 
 
 def write_report(
@@ -281,6 +331,7 @@ def write_report(
     n_boot: int = N_BOOT,
     seed: int = 0,
     notes: dict[str, list[str]] | None = None,
+    conditions: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The one placement path of every harness (lmms-eval, VLMEvalKit, the vLLM runner, Ray, the
     training callback's runs): ``new`` (models × (benchmark, item_id)) placed on ``manifest``'s
@@ -288,7 +339,9 @@ def write_report(
     :func:`~primebench_tasks.evaluate.suite_placement.place_on_suite`; writes ``report.json``
     (schema ``primebench.placement/1``), ``report.md`` and ``placement.png`` into ``dest``.
     ``notes``: model → lines the report shows under that model (e.g. an adapter applied in
-    part)."""
+    part); ``conditions``: what the run was made under (harness, backend, decoding, ...), kept
+    as ``conditions`` beside each benchmark's reference runs (``reference``: panel, models,
+    newest release date) so that a mismatch shows."""
     from primebench_tasks.evaluate.suite_placement import place_on_suite
 
     panels = reference_panels(manifest, panel)
@@ -297,12 +350,49 @@ def write_report(
         if model in doc["models"]:
             doc["models"][model]["notes"] = list(lines)
     doc["missing"] = missing
+    doc["conditions"] = dict(conditions or {})
+    for b, ref in doc["reference"].items():
+        ref.update(reference_conditions(panels[b]))
     out = Path(dest)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "report.json", canonical_json(json.loads(json.dumps(doc))))
-    atomic_write_text(out / "report.md", report_markdown(doc, missing))
+    atomic_write_text(
+        out / "report.md", report_markdown(doc, missing) + "\n".join(conditions_markdown(doc))
+    )
     placement_figure(doc, panels, out / "placement.png")
+    for line in misfit_warnings(doc):
+        print(f"[primebench] warning: {line}", file=sys.stderr, flush=True)
     return doc
+
+
+def reference_conditions(panel: Panel) -> dict[str, Any]:
+    """What is known of how a reference panel's runs were made: its models and the newest
+    release date among them (None where none is dated)."""
+    dates = panel.models.get("release_date")
+    newest = None
+    if dates is not None:
+        known = [str(d) for d in dates.dropna() if str(d).strip()]
+        newest = max(known) if known else None
+    return {"models": len(panel.model_names), "newest_release": newest}
+
+
+def conditions_markdown(doc: Mapping[str, Any]) -> list[str]:
+    """The report's "Run conditions" lines: this run's, then each benchmark's reference runs."""
+    cond = doc.get("conditions") or {}
+    lines = ["## Run conditions", ""]
+    if cond:
+        for k, v in cond.items():
+            shown = (
+                json.dumps(v, ensure_ascii=False, sort_keys=True) if not isinstance(v, str) else v
+            )
+            lines.append(f"- {k}: {shown}")
+    else:
+        lines.append("- not recorded by the harness")
+    lines += ["", "Reference runs (placed among):", ""]
+    for b, ref in doc.get("reference", {}).items():
+        when = f", newest released {ref['newest_release']}" if ref.get("newest_release") else ""
+        lines.append(f"- {b}: panel `{ref['panel']}`, {ref.get('models', '?')} models{when}")
+    return [*lines, ""]
 
 
 def suite_summary(doc: dict[str, Any]) -> pd.DataFrame:

@@ -22,8 +22,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.lmms_eval.ingest import scrub_model_args
 from harness_adapters.lmms_eval.taskgen import generate_tasks, suite_task_name
 from harness_adapters.suite_docs import SuiteDoc
+from harness_adapters.versions import installed_version
 from harness_adapters.vllm.adaptive_session import (
     AdaptiveSettings,
     harness_round_records,
@@ -143,6 +145,15 @@ def run_adaptive_lmms(
         "prompt_kwargs": "lmms-eval's generated tasks",
         "generation": {"lmms_eval_model_args": model_args, "gen_kwargs": gen_kwargs},
         "adapters": {},
+        "conditions": {
+            "harness": "lmms-eval (primebench adaptive lmms-eval)",
+            "lmms_eval": installed_version("lmms_eval", "lmms-eval"),
+            "model": model,
+            "model_args": scrub_model_args(model_args),
+            "gen_kwargs": gen_kwargs,
+            "prompt": "the upstream tasks' own prompts (generated round tasks)",
+            "suite": suite["version"],
+        },
     }
     lm = lm if lm is not None else load_model(model, model_args)
     return run_adaptive(

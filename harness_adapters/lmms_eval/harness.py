@@ -34,7 +34,7 @@ class LmmsEvalHarness:
         return next(Path(output).rglob("*_results.json"), None) is not None
 
     def read_run(self, output: Path, model: str | None = None) -> HarnessRun:
-        from harness_adapters.lmms_eval.ingest import read_run
+        from harness_adapters.lmms_eval.ingest import read_run, run_conditions
 
         versions = run_suite_versions(output)
         if len(versions) != 1:
@@ -44,7 +44,11 @@ class LmmsEvalHarness:
                 file=str(output),
             )
         version = versions.pop()
-        return HarnessRun(read_run(output, model=model, suite_version=version), version)
+        return HarnessRun(
+            read_run(output, model=model, suite_version=version),
+            version,
+            run_conditions(output),
+        )
 
     def add_commands(self, tree: Any) -> None:
         from harness_adapters.lmms_eval.cli import add_commands

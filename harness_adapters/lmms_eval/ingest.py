@@ -164,9 +164,13 @@ def read_run(
             n_lines += 1
             if not isinstance(item.get("score"), (int, float)):
                 raise InputError(
-                    f"item {item['item_id']} has no per-item score (the upstream "
-                    f"task {meta.get('upstream_task')} computes its metric only at "
-                    "aggregation)",
+                    f"item {item['item_id']} has no per-item score (the "
+                    + (
+                        f"upstream task {meta['upstream_task']}"
+                        if meta.get("upstream_task")
+                        else f"task {task}"
+                    )
+                    + " computes its metric only at aggregation)",
                     file=str(samples),
                     row=ln,
                     field="primebench_item.score",
@@ -202,3 +206,48 @@ def read_run(
             f"item {r.item_id} of {r.benchmark} appears twice for model {r.model}", file=str(root)
         )
     return df
+
+
+CONDITION_KEYS = ("model", "model_args", "model_backend", "gen_kwargs", "batch_size", "device")
+"""What of lmms-eval's ``config`` a placement records (its secrets already redacted by
+lmms-eval; a ``model_args`` key that names a key or token is dropped here too)."""
+
+
+def run_conditions(output_dir: str | Path) -> dict[str, Any]:
+    """The conditions an lmms-eval run was made under, from its ``*_results.json``: harness
+    version and git hash, date, the model class and arguments, ``gen_kwargs`` and each PRIMEBench
+    task's upstream task and ``generation_kwargs`` — what the placement report shows beside the
+    reference runs'."""
+    out: dict[str, Any] = {"harness": "lmms-eval"}
+    tasks: dict[str, Any] = {}
+    for res_path, res, task, meta, _samples in logged_tasks(
+        output_dir, lambda meta: "primebench_suite" in meta
+    ):
+        cfg = res.get("config") if isinstance(res.get("config"), dict) else {}
+        for key in CONDITION_KEYS:
+            if cfg.get(key) not in (None, "", []):
+                out.setdefault(key, scrub_model_args(cfg[key]))
+        for key in ("lmms_eval_version", "git_hash", "date"):
+            if res.get(key):
+                out.setdefault(key, res[key])
+        task_cfg = res["configs"].get(task) or {}
+        tasks[task] = {
+            "upstream_task": meta.get("upstream_task"),
+            "generation_kwargs": task_cfg.get("generation_kwargs"),
+            "results_file": res_path.name,
+        }
+    out["tasks"] = tasks
+    return out
+
+
+def scrub_model_args(value: Any) -> Any:
+    """``model_args`` as text ``k=v,...``: pairs whose key names a key, token or secret
+    dropped."""
+    if not isinstance(value, str):
+        return value
+    keep = [
+        kv
+        for kv in value.split(",")
+        if not any(w in kv.split("=", 1)[0].lower() for w in ("key", "token", "secret", "password"))
+    ]
+    return ",".join(keep)

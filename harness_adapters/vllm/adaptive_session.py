@@ -28,6 +28,7 @@ predicted rank among the reference models; per variant the mean over benchmarks.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness_adapters.placement import fit_cell
 from harness_adapters.suite_docs import SuiteDoc, documents_digest, pool_documents
 from harness_adapters.vllm.backends import Adapter, BackendError
 from harness_adapters.vllm.lora_scope import LoraPlan
@@ -64,6 +66,7 @@ from primebench_tasks.evaluate.defaults import (
     ADAPTIVE_TARGET_WIDTH,
     N_BOOT_VARIANTS,
 )
+from primebench_tasks.evaluate.person_fit import PersonFit, person_fit
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.suite.manifest import SuiteManifest, as_suite
@@ -353,6 +356,7 @@ def _run_adaptive(
                     stopped[(a, b)] = f"every item of round {rounds} failed"
     failed = records.unscored(names.values(), since)
     doc = adaptive_report(req, pools, state, stopped, settings, failed)
+    doc["conditions"] = spec.get("conditions") or {}
     atomic_write_text(req.out / "adaptive.json", canonical_json(doc))
     atomic_write_text(req.out / "adaptive.md", adaptive_markdown(doc))
     return doc
@@ -420,12 +424,17 @@ def adaptive_report(
             answers, asked = state[(a, p.benchmark)]
             est = p.bench.estimate(answers, asked)
             lost = list((failed or {}).get((name, p.benchmark), []))
+            # person fit on the items it was asked, against the reference models' answers to
+            # the same items (no item added)
+            scored = np.flatnonzero(asked & np.isfinite(answers))
+            (fit,) = person_fit(p.bench.Y_ref[:, scored], answers[None, scored])
             by_b[p.benchmark] = {
                 "category": p.category,
                 "pool": len(p.docs),
                 "reference_models": est.n_reference,
                 **_estimate_entry(est, stopped.get((a, p.benchmark), "not finished")),
                 "failed": {"items": len(lost), "why": failure_digest(lost) if lost else None},
+                "misfit": fit.as_dict(),
             }
         preds = [e["predicted_full"]["value"] for e in by_b.values()]
         mean = float(np.mean(preds)) if preds and None not in preds else None
@@ -433,6 +442,11 @@ def adaptive_report(
             "items": int(sum(e["items"] for e in by_b.values())),
             "mean_predicted_full": None if mean is None else round(mean, 6),
             "benchmarks": by_b,
+            "misfit": [
+                line
+                for b, e in by_b.items()
+                if (line := PersonFit(**e["misfit"]).line(b)) is not None
+            ],
         }
     return {
         "schema": SCHEMA,
@@ -458,6 +472,16 @@ def adaptive_markdown(doc: Mapping[str, Any]) -> str:
         " intervals (conformal, calibrated on the reference panel).",
         "",
     ]
+    cond = doc.get("conditions") or {}
+    if cond:
+        lines += [
+            "Run conditions: "
+            + "; ".join(
+                f"{k}: {v if isinstance(v, str) else json.dumps(v, sort_keys=True)}"
+                for k, v in cond.items()
+            ),
+            "",
+        ]
     for model, r in doc["models"].items():
         rows = []
         for b, e in r["benchmarks"].items():
@@ -477,6 +501,7 @@ def adaptive_markdown(doc: Mapping[str, Any]) -> str:
                     if rk is None
                     else f"{rk['value']} [{rk['lo']}, {rk['hi']}] of {rk['out_of']}"
                     + (" (above all reference models)" if e["above_all_reference"] else ""),
+                    "fit": fit_cell(e.get("misfit")),
                 }
             )
         mean = r["mean_predicted_full"]
@@ -492,6 +517,7 @@ def adaptive_markdown(doc: Mapping[str, Any]) -> str:
             + ("—" if mean is None else f"{mean:.3f}"),
             "",
             markdown_table(pd.DataFrame(rows)),
+            *[f"- **misfit**: {line}" for line in r.get("misfit", [])],
             *(
                 ["Items that failed (not scored; a rerun of the same command asks them again):"]
                 + failures

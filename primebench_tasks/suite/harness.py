@@ -21,7 +21,7 @@ naming an object that satisfies :class:`Harness`:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -37,10 +37,14 @@ RECORD_COLUMNS = ("model", "benchmark", "item_id", "score")
 @dataclass(frozen=True)
 class HarnessRun:
     """A harness run of one suite: ``records`` (at least the columns :data:`RECORD_COLUMNS`, one
-    row per model and item) and the ``suite_version`` the run's tasks were made from."""
+    row per model and item), the ``suite_version`` the run's tasks were made from, and the
+    ``conditions`` it was made under as the harness recorded them (harness and version, model
+    backend, decoding, prompt task, ...: JSON values, shown in the placement report beside the
+    reference runs')."""
 
     records: pd.DataFrame
     suite_version: str
+    conditions: Mapping[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
