@@ -562,3 +562,18 @@ def test_adaptive_speed_table_is_the_benchmark_output():
     text = mod.markdown(doc)
     assert text == (RESULTS / "adaptive_speed.md").read_text("utf-8")
     assert _readme_block("adaptive-speed") == text
+
+
+def test_misfit_replay_table_is_rendered_from_the_committed_csv():
+    mod = _script("misfit_replay")
+    df = pd.read_csv(RESULTS / "misfit_replay.csv")
+    text = mod.render(df)
+    assert text == (RESULTS / "misfit_replay.md").read_text("utf-8")
+    assert _readme_block("misfit-replay") == text
+    assert {"random", "frontier"} <= set(df["holdout"]) and set(df["level"]) == {0.02, 0.05}
+    # the docs' figures: healthy held-out runs flagged in at most 5 % at the library's level
+    from primebench_tasks.evaluate.defaults import MISFIT_LEVEL
+
+    g = df[(df["fault"] == "healthy") & (df["level"] == MISFIT_LEVEL) & (df["items"] == 100)]
+    share = g.groupby(["panel", "holdout"])[["flagged", "runs"]].sum()
+    assert (share["flagged"] / share["runs"]).max() <= 0.05
