@@ -180,6 +180,18 @@ def test_place_reads_the_run_and_places_it(released_run):
             assert v["lo"] <= v["value"] <= v["hi"], (b, key, v)
         assert 1 <= e["predicted_rank"]["value"] <= e["n_reference"] + 1
     assert set(r["categories"]) == set(manifest["categories"])
+    # the run's conditions as lmms-eval recorded them, beside the reference runs' (#56)
+    cond = doc["conditions"]
+    assert cond["harness"] == "lmms-eval" and cond.get("lmms_eval_version")
+    assert (
+        cond["model"]
+        and set(cond["tasks"])
+        and all(t["upstream_task"] for t in cond["tasks"].values())
+    )
+    assert all(ref["models"] >= 1 for ref in doc["reference"].values())
+    assert all("misfit" in e for e in r["benchmarks"].values())
+    md = (tmp / "report" / "report.md").read_text()
+    assert "## Run conditions" in md and "- harness: lmms-eval" in md and "| fit |" in md
     # no reference model has every benchmark: no suite rank, and it says why
     assert (
         r["suite"]["predicted_rank"] is None and "every benchmark" in r["suite"]["no_rank_because"]

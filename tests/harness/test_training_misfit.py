@@ -1,0 +1,54 @@
+"""The training callback flags a misfit that appears between checkpoints (#56): a broken
+checkpoint or template, not a worse model — said on stderr, kept in ``results`` and logged as
+``eval_<prefix>/misfit_benchmarks``; rank-variants names a flagged variant in variants.md."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("transformers", reason="needs transformers (the embed or vllm extra)")
+
+
+def _res(flagged: bool) -> dict:
+    fit = {"flagged": flagged, "worse_than": 0.99 if flagged else 0.4, "p_value": 0.01}
+    return {
+        "variant": "m+step",
+        "suite_score": 0.5,
+        "n_scored": 40,
+        "n_items": 40,
+        "categories": {"Math Reasoning": 0.5},
+        "misfit": {"MMMU_DEV_VAL": fit, "AI2D_TEST": {"flagged": False}},
+    }
+
+
+def test_a_misfit_that_appears_between_checkpoints_is_said(capsys):
+    from harness_adapters.vllm.training import PrimeBenchCallback
+
+    cb = PrimeBenchCallback({}, None, "http://127.0.0.1:1/v1", "m", "/tmp/unused")
+    state = SimpleNamespace(log_history=[], global_step=0)
+    cb._emit(10, _res(False), state)
+    cb._emit(20, _res(True), state)
+    cb._emit(30, _res(True), state)  # still flagged: not a new jump
+    assert [r["misfit_jumped"] for r in cb.results] == [[], ["MMMU_DEV_VAL"], []]
+    assert [r["misfit_flagged"] for r in cb.results] == [[], ["MMMU_DEV_VAL"], ["MMMU_DEV_VAL"]]
+    assert [h["eval_primebench/misfit_benchmarks"] for h in state.log_history] == [0, 1, 1]
+    err = capsys.readouterr().err
+    assert err.count("warning: checkpoint step 20: its answers on MMMU_DEV_VAL fit") == 1
+    assert "step 30" not in err and "not a worse model" in err
+
+
+def test_rank_variants_names_the_variant_whose_answers_do_not_fit(tmp_path):
+    from harness_adapters.vllm.session import variant_misfit
+
+    report = {
+        "models": {
+            "m": {"benchmarks": {"B": {"misfit": {"flagged": False}}}},
+            "m+a1": {"benchmarks": {"B": {"misfit": {"flagged": True}}, "C": {}}},
+        }
+    }
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    assert variant_misfit(tmp_path, ["m", "m+a1", "m+a2"]) == {"m": [], "m+a1": ["B"], "m+a2": []}
+    assert variant_misfit(tmp_path / "none", ["m"]) == {"m": []}
