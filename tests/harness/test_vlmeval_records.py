@@ -109,3 +109,22 @@ def test_a_blank_index_cell_is_named_and_a_float_column_keeps_the_ids(tmp_path):
     df.to_excel(path, index=False)
     with pytest.raises(InputError, match=r"qwen_base_RealWorldQA.xlsx, row 6, field 'index'"):
         records_panel(root, ["RealWorldQA"], rule="builtin")
+
+
+def test_import_records_into_an_existing_panel_appends_or_refuses(tmp_path, capsys):
+    """#54: `vlmeval import-records --out P` on an existing panel replaced it silently."""
+    from primebench_tasks.cli import main
+    from primebench_tasks.data.panel import Panel
+
+    out = tmp_path / "p"
+    base = ["vlmeval", "import-records", str(RECORDS), "--rule", "builtin", "--out", str(out)]
+    assert main([*base, "--datasets", "OCRBench"]) == 0
+    assert main([*base, "--datasets", "RealWorldQA"]) == 0
+    assert "appended to" in capsys.readouterr().out
+    assert sorted(Panel.load(out).benchmark_names) == ["OCRBench", "RealWorldQA"]
+    held = Panel.load(out).content_hash
+    assert main([*base, "--datasets", "OCRBench"]) == 2
+    assert "already holds OCRBench" in capsys.readouterr().err
+    assert Panel.load(out).content_hash == held
+    assert main([*base, "--datasets", "OCRBench", "--replace"]) == 0
+    assert Panel.load(out).benchmark_names == ["OCRBench"]
