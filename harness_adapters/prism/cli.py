@@ -81,6 +81,13 @@ def _budgets(specs: list[str]) -> dict[str, int]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from harness_adapters.vllm.session import run_lock
+
+    with run_lock(Path(args.out)):  # a second run into the folder is refused, not interleaved
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from harness_adapters.prism.build import read_build
     from harness_adapters.prism.run import RECORD_SCHEMA, run_prism
     from harness_adapters.prism.score import MATCHERS

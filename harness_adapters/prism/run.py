@@ -127,31 +127,7 @@ def run_prism(
     batch_size: int = 32,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, dict[str, int]]:
-    """Run every variant on every axis; returns {variant: {axis: items newly done}}. Holds the
-    run folder (``OUT/run.lock``, as every run does): a second run into it is refused."""
-    from harness_adapters.vllm.session import run_lock
-
-    with run_lock(out):
-        return _run_prism(
-            backend, index, store, model, adapters, out, matchers, flip_judge, budgets, axes,
-            batch_size, progress,
-        )  # fmt: skip
-
-
-def _run_prism(
-    backend: Backend,
-    index: dict[str, Any],
-    store: ArtifactStore,
-    model: str,
-    adapters: Sequence[str | None],
-    out: Path,
-    matchers: Matchers,
-    flip_judge: Judge | None,
-    budgets: Mapping[str, int],
-    axes: Sequence[str],
-    batch_size: int,
-    progress: Callable[[str], None] | None,
-) -> dict[str, dict[str, int]]:
+    """Run every variant on every axis; returns {variant: {axis: items newly done}}."""
     say = progress or (lambda _m: None)
     records = records_file(out)
     summary: dict[str, dict[str, int]] = {}
