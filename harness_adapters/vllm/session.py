@@ -121,6 +121,27 @@ def run_conditions(req: RunRequest) -> dict[str, Any]:
     }
 
 
+ADAPTER_WEIGHT_FILES = ("adapter_model.safetensors", "adapter_model.bin")
+
+
+def adapter_weights_digest(path: Path) -> str | None:
+    """sha256 (first 16 hex digits) of an adapter folder's weights file — frozen in the run
+    spec, so that a resume refuses an adapter whose weights changed in place under the same
+    name and path (its recorded answers were another adapter's); None where the folder has no
+    weights file (a server-side adapter)."""
+    import hashlib
+
+    for name in ADAPTER_WEIGHT_FILES:
+        f = Path(path) / name
+        if f.is_file():
+            h = hashlib.sha256()
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            return h.hexdigest()[:16]
+    return None
+
+
 def _spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> dict[str, Any]:
     applied = plan.spec()
     return {
@@ -139,6 +160,7 @@ def _spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> dict[
             a.name: {
                 "path": str(a.path),
                 "rank": a.rank,
+                **({"weights": w} if (w := adapter_weights_digest(a.path)) else {}),
                 **({"applied": applied[a.name]["applied"]} if a.name in applied else {}),
                 **({"note": plan.notes[a.name]} if a.name in plan.notes else {}),
             }
@@ -212,7 +234,11 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
         for name, a in spec["adapters"].items():
             was = old["adapters"].get(name)
             # what was applied counts too (a run from before it was recorded has no "applied")
-            keys = [k for k in ("path", "rank", "applied") if k in a and (was is None or k in was)]
+            keys = [
+                k
+                for k in ("path", "rank", "weights", "applied")
+                if k in a and (was is None or k in was)
+            ]
             if was is not None and any(was[k] != a[k] for k in keys):
                 raise BackendError(
                     f"{out}: adapter {name} was run from {old['adapters'][name]}"

@@ -66,3 +66,27 @@ def test_a_line_under_the_unicode_line_separator_reads_whole(tmp_path):
     rf.append([{**json.loads(_line()), "response": "a\u2028b\u0085c"}])
     (rec,) = rf.read()
     assert rec["response"] == "a\u2028b\u0085c"
+
+
+def test_a_resume_refuses_an_adapter_whose_weights_changed_in_place(tmp_path):
+    """#54: rank-variants resumed an adapter whose weights had changed under the same name and
+    path; its weights' digest is now frozen in the spec."""
+    from harness_adapters.vllm.backends import BackendError
+    from harness_adapters.vllm.session import adapter_weights_digest
+
+    ad = tmp_path / "a1"
+    ad.mkdir()
+    (ad / "adapter_model.safetensors").write_bytes(b"weights one")
+
+    def spec():
+        entry = {"path": str(ad), "rank": 8, "weights": adapter_weights_digest(ad)}
+        return {**SPEC, "adapters": {"a1": entry}}
+
+    out = tmp_path / "run"
+    out.mkdir()
+    freeze_spec(out, spec())
+    freeze_spec(out, spec())  # the same weights: resumes
+    (ad / "adapter_model.safetensors").write_bytes(b"weights two")
+    with pytest.raises(BackendError, match="adapter a1 was run from .*give it another name"):
+        freeze_spec(out, spec())
+    assert adapter_weights_digest(tmp_path) is None  # no weights file: nothing to compare
