@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.shared_prompt import GENERATION
 from harness_adapters.suite_docs import suite_docs
 from harness_adapters.vllm.backends import BackendError, ServerBackend
 from harness_adapters.vllm.lora_scope import check_server_adapters
@@ -123,6 +124,12 @@ def evaluate_checkpoint(
         "n_items": X.shape[1],
         "categories": per_cat,
         "misfit": fits,
+        "conditions": {
+            "harness": "PrimeBenchCallback (a running vLLM server)",
+            "backend": {"kind": "server", "base_url": base_url, "served_model": served_model},
+            "decoding": {**GENERATION},
+            "suite": suite["version"],
+        },
         **({"note": plan.notes[name]} if name in plan.notes else {}),
     }
 
@@ -145,7 +152,12 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
     (``state.is_world_process_zero``) evaluates; the records file is locked (``filelock``), so
     two jobs sharing ``out`` never interleave. With ``asynchronous=True`` training does not wait:
     each checkpoint is evaluated in a background thread, and the finished results are logged at
-    the next step end (and all of them at the end of training) with their own step."""
+    the next step end (and all of them at the end of training) with their own step.
+
+    Each result also holds the checkpoint's misfit check per benchmark (``misfit``), the
+    conditions it was run under (``conditions``) and ``misfit_jumped``: the benchmarks flagged at
+    this checkpoint but not at the previous one — said on stderr as a broken checkpoint or
+    template, not a worse model (logged as ``eval_<prefix>/misfit_benchmarks``)."""
 
     def __init__(
         self,
