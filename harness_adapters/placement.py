@@ -55,28 +55,6 @@ def reference_panels(manifest: Mapping[str, Any], panel: Panel | None = None) ->
     return {e.name: panel for e in suite.benchmarks}
 
 
-def suite_misfit(
-    manifest: Mapping[str, Any], panels: Mapping[str, Panel], new: pd.DataFrame
-) -> dict[str, dict[str, Any]]:
-    """model → benchmark → the person fit (``PersonFit.as_dict``) of each model of ``new``
-    (models × (benchmark, item_id) scores) on each suite benchmark's items, against that
-    benchmark's reference panel — the check of :func:`write_report` for callers that place no
-    full report (the training callback)."""
-    from primebench_tasks.evaluate.person_fit import person_fit
-
-    out: dict[str, dict[str, Any]] = {str(m): {} for m in new.index}
-    for e in as_suite(manifest).benchmarks:
-        p = panels[e.name]
-        pos = {str(i): k for k, i in enumerate(p.item_ids(e.name))}
-        items = [str(i) for i in e.item_ids]
-        cols = [(e.name, i) for i in items]
-        X = new.reindex(columns=cols).to_numpy(float)
-        ref = p.matrix(e.name).astype(float)[:, [pos[i] for i in items]]
-        for m, fit in zip(new.index, person_fit(ref, X), strict=True):
-            out[str(m)][e.name] = fit.as_dict()
-    return out
-
-
 def missing_items(wide: pd.DataFrame) -> dict[str, Any]:
     """model → benchmark → ``{"missing": n, "of": items}`` for every (model, benchmark) of the
     (models × (benchmark, item_id)) score frame ``wide`` with a missing score."""

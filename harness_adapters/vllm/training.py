@@ -103,7 +103,8 @@ def evaluate_checkpoint(
     load_adapter(base_url, name, ckpt, timeout_s)
     backend = ServerBackend(base_url, served_model, [name], timeout_s=timeout_s)
     records = RecordFile(Path(out) / "records.jsonl")
-    from harness_adapters.placement import reference_panels, suite_misfit
+    from harness_adapters.placement import reference_panels
+    from primebench_tasks.evaluate.person_fit import suite_person_fit
 
     docs = suite_docs(suite, reference_panels(suite, panel), datasets)
     run_variants(
@@ -111,7 +112,10 @@ def evaluate_checkpoint(
     )
     variant = variant_name(served_model, name)
     scores, cats = score_frame(records, [variant], suite)
-    fits = suite_misfit(suite, reference_panels(suite, panel), scores)[variant]
+    fits = {
+        b: f.as_dict()
+        for b, f in suite_person_fit(suite, reference_panels(suite, panel), scores)[variant].items()
+    }
     X = scores.to_numpy(float)
     per_cat = {
         c: float(scores.loc[:, (cats == c).to_numpy()].mean(axis=1).iloc[0])

@@ -35,12 +35,18 @@ reference panel's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from primebench_tasks.evaluate.defaults import MISFIT_FOLDS, MISFIT_LEVEL, MISFIT_MIN_ITEMS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from primebench_tasks.data.panel import Panel
 
 CAUSES = "check the prompt, the chat template and the decoding (what usually causes it)"
 
@@ -177,4 +183,28 @@ def person_fit(
         below = int(np.searchsorted(null, lz[v], side="right"))
         p = (1 + below) / (n + 1)
         out.append(PersonFit(float(lz[v]), p, (n - below) / n, k, n, level, p <= level, None))
+    return out
+
+
+def suite_person_fit(
+    manifest: Mapping[str, Any],
+    panels: Mapping[str, Panel],
+    new: pd.DataFrame,
+    seed: int = 0,
+) -> dict[str, dict[str, PersonFit]]:
+    """model → benchmark → the :func:`person_fit` of each model of ``new`` (models ×
+    (benchmark, item_id) scores in [0, 1], NaN = missing) on each suite benchmark's items,
+    against that benchmark's reference panel (``panels``: benchmark → panel) answering the same
+    items — the check of every placement."""
+    from primebench_tasks.suite.manifest import as_suite
+
+    out: dict[str, dict[str, PersonFit]] = {str(m): {} for m in new.index}
+    for e in as_suite(manifest).benchmarks:
+        p = panels[e.name]
+        pos = {str(i): k for k, i in enumerate(p.item_ids(e.name))}
+        items = [str(i) for i in e.item_ids]
+        X = new.reindex(columns=[(e.name, i) for i in items]).to_numpy(float)
+        ref = p.matrix(e.name).astype(float)[:, [pos[i] for i in items]]
+        for m, fit in zip(new.index, person_fit(ref, X, seed=seed), strict=True):
+            out[str(m)][e.name] = fit
     return out

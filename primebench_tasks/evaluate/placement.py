@@ -403,9 +403,4 @@ def place_models(
     rows.attrs["boot"] = boots
     rows.attrs["residuals"] = resid
     rows.attrs["residuals_by_model"] = by_model
-    # does each model's answer pattern look like the reference runs? (person fit per category
-    # on its suite items; no item is added) — category → one PersonFit per model
-    from primebench_tasks.evaluate.person_fit import person_fit
-
-    rows.attrs["misfit"] = {c.name: person_fit(c.Y[:, c.sel], c.new, seed=seed) for c in cats}
     return rows

@@ -39,6 +39,7 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.defaults import N_BOOT
+from primebench_tasks.evaluate.person_fit import suite_person_fit
 from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR, place_models
 from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.suite.manifest import as_suite
@@ -127,6 +128,8 @@ def place_on_suite(
         per_b[e.name] = place_models(
             sub, sm.of_benchmark(e.name), new[cols], estimator, n_boot, seed + k
         )
+    # does each model's answer pattern look like the reference runs? (no item is added)
+    fits = suite_person_fit(manifest, panels, new, seed)
     out: dict[str, Any] = {}
     for v, model in enumerate(models):
         bench: dict[str, Any] = {}
@@ -168,8 +171,7 @@ def place_on_suite(
                 },
                 "regime": str(r.regime),
                 "above_all_reference": bool(r.above_all),
-                # one benchmark placed on its own panel: its one category's person fit
-                "misfit": next(iter(rows.attrs["misfit"].values()))[v].as_dict(),
+                "misfit": fits[str(model)][b].as_dict(),
             }
         cats: dict[str, Any] = {}
         cat_s, cat_t, cat_draw_s, cat_draw_t = [], [], [], []
