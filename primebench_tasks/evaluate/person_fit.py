@@ -169,13 +169,13 @@ def person_fit(
         why = None
         if k < min_items:
             why = f"{k} answered items (the check needs {min_items})"
-        elif not np.isfinite(lz[v]):
-            why = "no variance left in the answered items"
         elif 1.0 / (n + 1) > level:
             why = (
                 f"{n} reference models answer these items: too few to tell a misfit at "
                 f"{100 * level:g} % (needs {int(np.ceil(1 / level - 1))})"
             )
+        elif not np.isfinite(lz[v]):
+            why = "no variance left in the answered items"
         if why is not None:
             stat = float(lz[v]) if np.isfinite(lz[v]) and k >= min_items else None
             out.append(PersonFit(stat, None, None, k, n, level, False, why))
