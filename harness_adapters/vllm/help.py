@@ -8,7 +8,7 @@ OPTION_HELP: dict[str, str] = {
     "--base-url": "the server's OpenAI-compatible URL (…/v1)",
     "--batch-size": "requests per batch (records are written after each)",
     "--enforce-eager": "no CUDA graphs (slower; less memory)",
-    "--gpu-memory-utilization": "share of GPU memory for the engine",
+    "--gpu-memory-utilization": "share of GPU memory for the engine (on a CPU: of RAM)",
     "--lora": "adapter NAME=PATH, or a glob of adapter folders (repeatable)",
     "--max-lora-rank": "largest adapter rank (default: from the adapters)",
     "--max-loras": "adapters resident at once",
