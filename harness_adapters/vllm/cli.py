@@ -17,6 +17,7 @@ from harness_adapters.vllm.cli_options import (
     given_panel,
     print_adaptive,
     refuse_adaptive_only,
+    refuse_nothing_placed,
     say,
 )
 from primebench_tasks.errors import ConfigError, PrimeBenchError
@@ -115,13 +116,7 @@ def _refuse_unscored(req: Any, placed: Any) -> None:
     some, none = run_failures(req, placed)
     for line in some:
         say(f"warning: {line}")
-    if none:
-        raise PrimeBenchError(
-            "nothing placed for "
-            + "; ".join(none)
-            + f" — fix the cause and rerun the same command (into {req.out}): the failed items "
-            "are asked again"
-        )
+    refuse_nothing_placed(none, req.out)
 
 
 def cmd_rank_variants(args: argparse.Namespace) -> int:

@@ -274,6 +274,12 @@ def print_adaptive(doc: Any, out: Path) -> None:
     for model, r in doc["models"].items():
         for line in r.get("misfit", []):
             say(f"warning: {model}: {line}")
+    refuse_nothing_placed(none, out)
+
+
+def refuse_nothing_placed(none: list[str], out: Path) -> None:
+    """Fail the command when ``none`` (one line per variant or test with no scored item) is not
+    empty: a run whose requests failed is not a result."""
     if none:
         raise PrimeBenchError(
             "nothing placed for "
