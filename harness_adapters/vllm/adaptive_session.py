@@ -66,7 +66,7 @@ from primebench_tasks.evaluate.defaults import (
     ADAPTIVE_TARGET_WIDTH,
     N_BOOT_VARIANTS,
 )
-from primebench_tasks.evaluate.person_fit import PersonFit, person_fit
+from primebench_tasks.evaluate.person_fit import person_fit
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.suite.manifest import SuiteManifest, as_suite
@@ -150,7 +150,7 @@ def item_pools(
 
 
 def _states(
-    records: RecordFile,
+    lines: Sequence[Mapping[str, Any]],
     names: Mapping[str | None, str],
     pools: list[_Pool],
     since: int = 0,
@@ -168,7 +168,7 @@ def _states(
     }
     variant = {n: a for a, n in names.items()}
     where = {p.benchmark: p.index() for p in pools}
-    for line, r in enumerate(records.read()):
+    for line, r in enumerate(lines):
         model, b = str(r.get("model")), str(r.get("benchmark"))
         k = where.get(b, {}).get(str(r.get("item_id")))
         if model not in variant or k is None:
@@ -308,10 +308,11 @@ def _run_adaptive(
         {**spec, "adaptive": {**asdict(settings), "policy": policy, "documents": digest}},
     )
     records = RecordFile(req.out / "records.jsonl")
-    since = len(records.read())  # failures before this run are asked again
+    lines = records.read()
+    since = len(lines)  # failures before this run are asked again
     variants = req.variants()
     names = {a: variant_name(req.model_name, a) for a in variants}
-    state = _states(records, names, pools, since)
+    state = _states(lines, names, pools, since)
     stopped: dict[tuple[str | None, str], str] = {}
     rounds = 0
     while True:
@@ -341,10 +342,11 @@ def _run_adaptive(
         rounds += 1
         open_tests = sum(len({d.benchmark for d in docs}) for docs in asks.values())
         say(f"round {rounds}: {sum(map(len, asks.values()))} items, {open_tests} tests open")
-        before = len(records.read())
+        before = len(lines)
         executor(asks, records)
-        state = _states(records, names, pools, since)
-        new = records.read()[before:]
+        lines = records.read()  # once per round: the state and the round's new lines
+        state = _states(lines, names, pools, since)
+        new = lines[before:]
         if not new:
             raise BackendError(f"round {rounds} recorded no answer (ok or failed): stopping")
         # a test whose every item of this round failed stops: asking it more items would only
@@ -420,6 +422,7 @@ def adaptive_report(
     for a in req.variants():
         name = variant_name(req.model_name, a)
         by_b = {}
+        misfit: list[str] = []
         for p in pools:
             answers, asked = state[(a, p.benchmark)]
             est = p.bench.estimate(answers, asked)
@@ -428,6 +431,8 @@ def adaptive_report(
             # the same items (no item added)
             scored = np.flatnonzero(asked & np.isfinite(answers))
             (fit,) = person_fit(p.bench.Y_ref[:, scored], answers[None, scored])
+            if (line := fit.line(p.benchmark)) is not None:
+                misfit.append(line)
             by_b[p.benchmark] = {
                 "category": p.category,
                 "pool": len(p.docs),
@@ -442,11 +447,7 @@ def adaptive_report(
             "items": int(sum(e["items"] for e in by_b.values())),
             "mean_predicted_full": None if mean is None else round(mean, 6),
             "benchmarks": by_b,
-            "misfit": [
-                line
-                for b, e in by_b.items()
-                if (line := PersonFit(**e["misfit"]).line(b)) is not None
-            ],
+            "misfit": misfit,
         }
     return {
         "schema": SCHEMA,
@@ -590,8 +591,7 @@ def _rank_variants_adaptive(
         for a, docs in docs_by_variant.items():
             mine = [r for r in new if r["model"] == names[a]]
             if docs and not any(r["status"] == "ok" for r in mine):
-                lost = records.unscored([names[a]], before)
-                why = failure_digest([r for rows in lost.values() for r in rows])
+                why = failure_digest(mine)  # this round's lines: every one failed
                 raise BackendError(
                     f"variant {names[a]}: every one of its {len(docs)} requests of this round "
                     f"failed ({why}); nothing is ranked — fix the cause and rerun the same "
@@ -599,8 +599,8 @@ def _rank_variants_adaptive(
                 )
 
     # resume: every item any variant was asked is asked of all (in record order)
-    state = _states(records, names, pools)
     lines = records.read()
+    state = _states(lines, names, pools)
     started: list[list[int]] = []
     for p in pools:
         seen: list[int] = []
@@ -621,7 +621,7 @@ def _rank_variants_adaptive(
             for a in variants
         }
     )
-    state = _states(records, names, pools)
+    state = _states(records.read(), names, pools)
     start_scores = [
         np.array([state[(a, p.benchmark)][0][ks] for a in variants]).reshape(len(variants), len(ks))
         for p, ks in zip(pools, started, strict=True)
@@ -632,7 +632,7 @@ def _rank_variants_adaptive(
         rounds[0] += 1
         say(f"round {rounds[0]}: {sum(map(len, picks.values()))} items × {len(variants)} variants")
         send({a: [pools[b].docs[k] for b, ks in picks.items() for k in ks] for a in variants})
-        st = _states(records, names, pools)
+        st = _states(records.read(), names, pools)
         return {
             b: np.array([st[(a, pools[b].benchmark)][0][ks] for a in variants])
             for b, ks in picks.items()

@@ -242,9 +242,7 @@ def place_on_suite(
                 f"{len(ref_suite)} reference models have every benchmark of the suite; rank per "
                 "benchmark (and per category where ranked) instead"
             )
-        suite["misfit"] = [
-            line for b in all_b if (line := _misfit_line(b, bench[b]["misfit"])) is not None
-        ]
+        suite["misfit"] = [line for b in all_b if (line := fits[str(model)][b].line(b)) is not None]
         above = [b for b in all_b if bench[b]["above_all_reference"]]
         suite["beyond_reference"] = [
             f"predicted above all {bench[b]['n_reference']} reference models on {b}" for b in above
@@ -267,13 +265,6 @@ def place_on_suite(
 
     add_leaderboard_standing(doc, sm)
     return doc
-
-
-def _misfit_line(benchmark: str, fit: Mapping[str, Any]) -> str | None:
-    """The report's line for a flagged person fit (``PersonFit.as_dict``), else None."""
-    from primebench_tasks.evaluate.person_fit import PersonFit
-
-    return PersonFit(**fit).line(benchmark)
 
 
 def _reference_full_suite(
