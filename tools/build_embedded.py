@@ -262,9 +262,80 @@ def build_openvlm(shared: Path) -> None:
     finish("openvlm", shared)
 
 
+def mmmu_item_map(index_ids: list[int], subjects: list[str]) -> list[tuple[str, str]]:
+    """AutoJudger's MMMU_DEV_VAL ``index`` → MMMU ``id`` of the validation rows.
+
+    The indexes are row positions (from 1) in VLMEvalKit's MMMU table of all 11,550 rows, ordered
+    by subject, then split (dev, test, validation), then item number: each subject's 30
+    validation rows are consecutive and directly followed by the next subject's 5 dev rows. The
+    rule is checked, not trusted: ``tests/data/test_item_maps.py`` measures that the mapped items'
+    difficulty agrees with the M3IRT panel's (which carries MMMU's own ids) far above any
+    permutation within subjects. Dev rows are not mapped: no second source holds them."""
+    ids = sorted(index_ids)
+    runs: list[list[int]] = [[ids[0]]]
+    for x in ids[1:]:
+        if x == runs[-1][-1] + 1:
+            runs[-1].append(x)
+        else:
+            runs.append([x])
+    if len(runs) != len(subjects) + 1 or len(runs[0]) != 5:
+        raise SystemExit(f"unexpected AutoJudger MMMU layout: {len(runs)} runs")
+    out = []
+    for subject, run in zip(subjects, runs[1:], strict=True):
+        if len(run) not in (30, 35):
+            raise SystemExit(f"unexpected run of {len(run)} rows for {subject}")
+        out += [(str(i), f"validation_{subject}_{k}") for k, i in enumerate(run[:30], start=1)]
+    return out
+
+
+ITEM_MAPS = Path("primebench_tasks/data/resources/item_maps")
+
+
+def build_mmmu_merged(shared: Path) -> None:
+    """MMMU validation among AutoJudger's and M3IRT's models in one panel keyed by MMMU ``id``
+    (AutoJudger's rows mapped through the checked item map; models joined through the alias
+    table; AutoJudger's score counts where both answered)."""
+    from primebench_tasks.data.merge import merge_panels, read_aliases, read_item_map, relabel_items
+
+    aj = Panel.load(OUT / "autojudger")
+    m3 = Panel.load(OUT / "m3irt")
+    subjects = sorted(
+        {i.rsplit("_", 1)[0].removeprefix("validation_") for i in m3.item_ids("MMMU_DEV_VAL")}
+    )
+    rows = mmmu_item_map([int(i) for i in aj.item_ids("MMMU_DEV_VAL")], subjects)
+    ITEM_MAPS.mkdir(parents=True, exist_ok=True)
+    path = ITEM_MAPS / "autojudger_MMMU_DEV_VAL.csv"
+    path.write_text(
+        "source_id,upstream_id\n" + "".join(f"{s},{u}\n" for s, u in rows), encoding="utf-8"
+    )
+    relabelled = relabel_items(aj, "MMMU_DEV_VAL", read_item_map(path))
+    m3_mmmu = relabel_items(
+        m3, "MMMU_DEV_VAL", {i: i for i in m3.item_ids("MMMU_DEV_VAL").astype(str)}
+    )
+    merged, report = merge_panels(
+        "mmmu_merged", [relabelled, m3_mmmu], "MMMU_DEV_VAL", read_aliases()
+    )
+    merged.save(OUT / "mmmu_merged")
+    finish(
+        "mmmu_merged",
+        shared,
+        (
+            "autojudger",
+            "MMMU validation (900 items, MMMU's own `id`), merged from the embedded `autojudger` "
+            "panel (VLMEvalKit records; its `index` mapped to MMMU ids through "
+            "`primebench_tasks/data/resources/item_maps/autojudger_MMMU_DEV_VAL.csv`, checked "
+            "against M3IRT) and the embedded `m3irt` panel (847 of the 900 items), models joined "
+            "through `primebench_tasks/data/resources/model_aliases.csv`. Licences: Apache-2.0 "
+            "(AutoJudger, LICENSE) and MIT (M3IRT).\n\n" + report.markdown(),
+        ),
+    )
+    print(f"mmmu_merged: {merged}")
+
+
 BUILDERS = {
     "autojudger": build_autojudger,
     "m3irt": build_m3irt,
+    "mmmu_merged": build_mmmu_merged,
     "mathvision": build_mathvision,
     "blink": build_blink,
     **{c.embedded.panel: build_records(c) for c in benchmark_cards() if c.embedded is not None},
