@@ -68,11 +68,29 @@ def missing_items(wide: pd.DataFrame) -> dict[str, Any]:
     return missing
 
 
+def lmms_eval_excused(manifest: Mapping[str, Any]) -> dict[str, str]:
+    """Benchmark → why the suite's lmms-eval tasks (and the runner, which asks items through the
+    same task code) do not run it."""
+    from primebench_tasks.suite.manifest import as_suite
+
+    suite = as_suite(manifest)
+    return {
+        b: why
+        for by_b in suite.item_ids().values()
+        for b in by_b
+        if (why := suite.entry(b).no_lmms_eval_task)
+    }
+
+
 def score_frame(
-    records: pd.DataFrame, manifest: Mapping[str, Any], allow_partial: bool = False
+    records: pd.DataFrame,
+    manifest: Mapping[str, Any],
+    allow_partial: bool = False,
+    excused: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """(models × (benchmark, item_id)) scores in suite order, and what is missing. A benchmark
-    with no logged item is an error unless ``allow_partial``."""
+    with no logged item is an error unless ``allow_partial``, or ``excused`` (benchmark → why the
+    harness does not run it: the missing entry keeps the reason)."""
     import pandas as pd
 
     from primebench_tasks.pipeline.manifest import manifest_items
@@ -115,7 +133,14 @@ def score_frame(
     ).reindex(columns=index)
     missing = missing_items(wide)
     for m in wide.index:
-        absent = [b for b, v in missing.get(str(m), {}).items() if v["missing"] == v["of"]]
+        for b, v in missing.get(str(m), {}).items():
+            if b in (excused or {}) and v["missing"] == v["of"]:
+                v["why"] = (excused or {})[b]
+        absent = [
+            b
+            for b, v in missing.get(str(m), {}).items()
+            if v["missing"] == v["of"] and b not in (excused or {})
+        ]
         if absent and not allow_partial:
             raise InputError(
                 f"model {m}: the run has no result for {', '.join(absent)} (its "
@@ -150,6 +175,26 @@ def misfit_warnings(doc: dict[str, Any]) -> list[str]:
     return [
         f"{m}: {line}" for m, r in doc["models"].items() for line in r["suite"].get("misfit", [])
     ]
+
+
+def beyond_panel_warnings(doc: dict[str, Any]) -> list[str]:
+    """"<model>: <benchmark>: predicted above every one of its N reference models ..." for each
+    benchmark whose predicted rank is 1: the placement extrapolates beyond the panel (its
+    newest model named, so that a reader sees how old the reference is)."""
+    out = []
+    for m, r in doc["models"].items():
+        for b, e in r.get("benchmarks", {}).items():
+            rank = (e.get("predicted_rank") or {}).get("value")
+            if rank == 1:
+                ref = doc.get("reference", {}).get(b, {})
+                newest = ref.get("newest_release")
+                out.append(
+                    f"{m}: {b}: predicted above every one of its {e.get('n_reference', '?')} "
+                    "reference models"
+                    + (f" (newest released {newest})" if newest else "")
+                    + ": the placement extrapolates beyond the panel"
+                )
+    return out
 
 
 def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
@@ -289,11 +334,17 @@ def write_placement(
     seed: int = 0,
     allow_partial: bool = False,
     conditions: Mapping[str, Any] | None = None,
+    lmms_eval_code: bool = False,
 ) -> dict[str, Any]:
     """Place every model of ``records`` (made with suite ``version``, under ``conditions``) and
-    write the reports into ``dest``; returns report.json's content (with ``missing``)."""
+    write the reports into ``dest``; returns report.json's content (with ``missing``).
+    ``lmms_eval_code``: the run asked its items through lmms-eval's task code (lmms-eval, the
+    vLLM runner), so the suite's benchmarks that it has no lmms-eval task for are not asked of
+    it (``no_lmms_eval_task``: missing with the reason, not an error)."""
     manifest = find_manifest(version, suite)
-    new, missing = score_frame(records, manifest, allow_partial)
+    new, missing = score_frame(
+        records, manifest, allow_partial, lmms_eval_excused(manifest) if lmms_eval_code else None
+    )
     return write_report(
         manifest, new, missing, dest, panel, estimator, n_boot, seed, conditions=conditions
     )
@@ -334,24 +385,47 @@ def write_report(
     out = Path(dest)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "report.json", canonical_json(json.loads(json.dumps(doc))))
+    beyond = beyond_panel_warnings(doc)
     atomic_write_text(
-        out / "report.md", report_markdown(doc, missing) + "\n".join(conditions_markdown(doc))
+        out / "report.md",
+        report_markdown(doc, missing)
+        + "\n".join(conditions_markdown(doc))
+        + "".join(f"\n- warning: {line}" for line in beyond)
+        + ("\n" if beyond else ""),
     )
     placement_figure(doc, panels, out / "placement.png")
-    for line in misfit_warnings(doc):
+    for line in misfit_warnings(doc) + beyond:
         print(f"[primebench] warning: {line}", file=sys.stderr, flush=True)
     return doc
 
 
 def reference_conditions(panel: Panel) -> dict[str, Any]:
-    """What is known of how a reference panel's runs were made: its models and the newest
-    release date among them (None where none is dated)."""
-    dates = panel.models.get("release_date")
-    newest = None
-    if dates is not None:
-        known = [str(d) for d in dates.dropna() if str(d).strip()]
-        newest = max(known) if known else None
-    return {"models": len(panel.model_names), "newest_release": newest}
+    """What is known of the reference panel's runs: its models, what it is (the embedded data
+    set's description, '' for a user's panel), and the newest release date among its dated
+    models (the panel's own dates, else the shipped table:
+    :mod:`primebench_tasks.data.model_dates`; None where none is dated)."""
+    from primebench_tasks.data.defaults import embedded_description
+    from primebench_tasks.data.model_dates import release_dates
+
+    dates = release_dates(panel)
+    return {
+        "models": len(panel.model_names),
+        "source": embedded_description(panel.name),
+        "newest_release": max(dates.values())[:7] if dates else None,
+        "dated_models": len(dates),
+    }
+
+
+def provenance_line(b: str, ref: Mapping[str, Any]) -> str:
+    """"OCRBench: placed among 188 models of panel `openvlm_ocrbench` (...), newest released
+    2025-01 (118 dated)"."""
+    src = f" ({ref['source']})" if ref.get("source") else ""
+    when = (
+        f", newest released {ref['newest_release']} ({ref.get('dated_models', '?')} dated)"
+        if ref.get("newest_release")
+        else ", no release date known"
+    )
+    return f"{b}: placed among {ref.get('models', '?')} models of panel `{ref['panel']}`{src}{when}"
 
 
 def conditions_markdown(doc: Mapping[str, Any]) -> list[str]:
@@ -368,8 +442,7 @@ def conditions_markdown(doc: Mapping[str, Any]) -> list[str]:
         lines.append("- not recorded by the harness")
     lines += ["", "Reference runs (placed among):", ""]
     for b, ref in doc.get("reference", {}).items():
-        when = f", newest released {ref['newest_release']}" if ref.get("newest_release") else ""
-        lines.append(f"- {b}: panel `{ref['panel']}`, {ref.get('models', '?')} models{when}")
+        lines.append(f"- {provenance_line(b, ref)}")
     return [*lines, ""]
 
 

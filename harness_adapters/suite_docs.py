@@ -168,7 +168,9 @@ def suite_docs(
     panel: Panel | Mapping[str, Panel],
     data: Mapping[str, str | Path] | None = None,
 ) -> list[SuiteDoc]:
-    """The manifest's items as documents, in manifest order (category, benchmark, item).
+    """The manifest's items as documents, in manifest order (category, benchmark, item); a
+    benchmark the manifest marks ``no_lmms_eval_task`` is not asked (its items are not
+    documents here).
 
     ``panel``: one panel, or benchmark → panel (a multi-source suite's source panels). A
     benchmark whose items carry their text and images in the panel is asked with the shared
@@ -187,11 +189,21 @@ def suite_docs(
                 raise InputError(
                     f"manifest benchmark {b!r} is not in {where!r}", field="categories"
                 )
-            task = suite.entry(b).lmms_eval_task
+            entry = suite.entry(b)
+            if entry.no_lmms_eval_task:
+                continue  # asked through lmms-eval's task code, which has none for it
+            task = entry.lmms_eval_task
             if not _content_in_panel(p, b, task):
                 from harness_adapters.lmms_eval.upstream_docs import upstream_documents
 
-                found = upstream_documents(b, [str(i) for i in ids], task, p.name, data)
+                found = upstream_documents(
+                    b,
+                    [str(i) for i in ids],
+                    task,
+                    p.name,
+                    data,
+                    text_keys=(entry.upstream or {}).get("text_keys"),
+                )
                 out += [
                     SuiteDoc(str(i), b, cat, row, source)
                     for i, (row, source) in zip(ids, found, strict=True)

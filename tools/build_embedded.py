@@ -332,6 +332,42 @@ def build_mmmu_merged(shared: Path) -> None:
     print(f"mmmu_merged: {merged}")
 
 
+TEXT_KEYED = {
+    "openvlm_ocrbench_text": ("openvlm_ocrbench", "OCRBench", "ocrbench"),
+    "openvlm_realworldqa_text": ("openvlm_realworldqa", "RealWorldQA", "mcq_inline"),
+}
+"""Records panels restricted to the items their text tells apart (the flagship's source panels
+of the benchmarks lmms-eval keys by content): name → (records panel, benchmark, text-key rule)."""
+
+
+def build_text_keyed(name: str) -> Callable[[Path], None]:
+    def build(shared: Path) -> None:
+        from primebench_tasks.data.merge import relabel_items
+        from primebench_tasks.suite.text_keys import panel_text_keys
+
+        source, bench, rule = TEXT_KEYED[name]
+        full = Panel.load(OUT / source)
+        keys, ambiguous = panel_text_keys(full.items_of(bench), rule)
+        p = relabel_items(full, bench, {i: i for i in keys}, name=name)
+        p.save(OUT / name)
+        finish(
+            name,
+            shared,
+            (
+                "openvlm_records",
+                f"the embedded `{source}` panel (VLMEvalKit's published records of {bench}) "
+                f"restricted to the {len(keys)} items whose text key (rule `{rule}`, "
+                "`primebench_tasks/suite/text_keys.py`) no other item shares: the "
+                f"{len(ambiguous)} others ({', '.join(ambiguous[:8])}, ...) cannot be told apart "
+                "by text in a harness whose rows carry no VLMEvalKit index. Licence: Apache-2.0 "
+                "(LICENSE).",
+            ),
+        )
+        print(f"{name}: {p}")
+
+    return build
+
+
 BUILDERS = {
     "autojudger": build_autojudger,
     "m3irt": build_m3irt,
@@ -339,6 +375,7 @@ BUILDERS = {
     "mathvision": build_mathvision,
     "blink": build_blink,
     **{c.embedded.panel: build_records(c) for c in benchmark_cards() if c.embedded is not None},
+    **{n: build_text_keyed(n) for n in TEXT_KEYED},
     "openvlm_records": build_openvlm_records,
     "openvlm": build_openvlm,
 }

@@ -137,51 +137,105 @@ def vlmeval_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
 
 
 def _multi_source(
-    name: str, sources: list[Source], notes: dict[str, Any]
+    name: str, sources: list[Source], notes: dict[str, Any], until: str = "stage3"
 ) -> tuple[dict[str, Any], dict[str, Panel]]:
     """A released multi-source suite (each benchmark built on its own panel, with the placement
     calibration) and benchmark → panel."""
     manifest = build_multi_source_suite(
         name,
         sources,
+        PipelineParams(until=until),
         annotations=notes,
         calibrate=lambda panel, params: calibration_entry(panel, params, seed=params.seed),
     )
     return manifest, {s.benchmark: s.panel for s in sources}
 
 
+NO_LMMS_EVAL_TASK = {
+    "AI2D_TEST": "lmms-eval's ai2d rows carry no id and the AutoJudger panel no item text or image "
+    "to key them by content here; `primebench keys build` maps a VLMEvalKit AI2D_TEST TSV to "
+    "a local copy of the upstream rows (then `primebench tasks lmms-eval --keys`). Run it in "
+    "VLMEvalKit or the vLLM runner (items from the VLMEvalKit TSV)",
+}
+"""Benchmarks of the flagship that its lmms-eval folder does not run, and why (placed from the
+other harnesses; an lmms-eval run is placed on the rest and says so)."""
+
+
+def _text_keys(panel: Panel, benchmark: str, rule: str) -> tuple[dict[str, str], int]:
+    """Item → text key of a benchmark lmms-eval keys by content (its source panel holds only the
+    items their text tells apart: ``tools/build_embedded.py``, ``TEXT_KEYED``)."""
+    from primebench_tasks.suite.text_keys import panel_text_keys
+
+    keys, ambiguous = panel_text_keys(panel.items_of(benchmark), rule)
+    if ambiguous:
+        raise SystemExit(f"{panel.name}: {len(ambiguous)} items share a text key")
+    return keys, 0
+
+
 def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
+    """The flagship: seven benchmarks, each placed among the largest keyed panel the data holds
+    (the cards' ``[[released]]`` tables), the same items in lmms-eval, VLMEvalKit and the vLLM
+    runner."""
+    from primebench_tasks.suite.manifest import versioned
+
     panels = {n: Panel.load_default(n) for n, _ in RELEASED_SOURCES}
-    sources = [Source(panels[n], b) for n, b in RELEASED_SOURCES]
-    notes = {}
-    for s in sources:
-        task = s.panel.benchmarks.set_index("benchmark").loc[s.benchmark, "lmms_eval_task"]
-        up = VERIFIED_UPSTREAM.get(task)
-        kind = (
-            "task"
-            if up is None or (up.variant is None and up.subtask_pattern is None)
-            else f"variant of group {up.task}"
-            if up.variant
-            else f"one task per subtask of group {up.task}"
-        )
-        notes[s.benchmark] = (
-            {
-                "upstream": {
-                    "task": up.variant or up.task,
-                    "key": up.key,
-                    "kind": kind,
-                    "evidence": up.evidence,
+    sources = []
+    text_keys: dict[str, tuple[str, dict[str, str], int]] = {}
+    notes: dict[str, dict[str, Any]] = {}
+    for n, b in RELEASED_SOURCES:
+        panel = panels[n]
+        row = panel.benchmarks.set_index("benchmark").loc[b]
+        up = VERIFIED_UPSTREAM.get(row["lmms_eval_task"])
+        if up is not None and up.text_key is not None:
+            text_keys[b] = (up.text_key, *_text_keys(panel, b, up.text_key))
+        sources.append(Source(panel, b))
+        note: dict[str, Any] = {
+            "vlmeval": {"dataset": row["vlmeval_dataset"], "key": "index"}
+            if b in VLMEVAL_INDEXED
+            else {"dataset": row["vlmeval_dataset"], "key": "found from the TSV"},
+        }
+        if up is None:
+            note["upstream"] = None
+            if b in NO_LMMS_EVAL_TASK:
+                note["no_lmms_eval_task"] = NO_LMMS_EVAL_TASK[b]
+            else:
+                note["local_task"] = (
+                    "item text, options, answers and images are embedded; lmms-eval's "
+                    "mathvision_testmini reads no row key that could be checked here"
+                )
+        else:
+            kind = (
+                "task keyed by content"
+                if up.text_key
+                else "task"
+                if up.variant is None and up.subtask_pattern is None
+                else f"variant of group {up.task}"
+                if up.variant
+                else f"one task per subtask of group {up.task}"
+            )
+            note["upstream"] = {
+                "task": up.variant or up.task,
+                "key": up.key,
+                "kind": kind,
+                "evidence": up.evidence,
+            }
+        notes[b] = note
+    # six categories from different model sets: Stage 3 has nothing to compare them on
+    manifest, by_bench = _multi_source("primebench", sources, notes, until="stage2")
+    for c in manifest["categories"].values():
+        for b, e in c["benchmarks"].items():
+            if b in text_keys:
+                rule, keys, _ = text_keys[b]
+                e["upstream"]["text_keys"] = {
+                    "rule": rule,
+                    "keys": {i: keys[i] for i in e["item_ids"]},
                 }
-            }
-            if up
-            else {
-                "upstream": None,
-                "local_task": "item text, options, answers and "
-                "images are embedded; lmms-eval's mathvision_testmini reads no "
-                "row key that could be checked here",
-            }
-        )
-    return _multi_source("primebench", sources, notes)
+    return versioned(manifest), by_bench
+
+
+VLMEVAL_INDEXED = {"AI2D_TEST", "BLINK", "OCRBench", "RealWorldQA"}
+"""Flagship benchmarks whose item ids are VLMEvalKit's own ``index`` (the others are the upstream
+ids — MathVista's ``pid``, MATH-Vision's and MMMU's ``id`` — found in the user's TSV)."""
 
 
 PREVIOUS = "previous"

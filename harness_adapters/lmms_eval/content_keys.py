@@ -175,6 +175,25 @@ def write_keys(doc: Mapping[str, Any], out: str | Path) -> Path:
     return atomic_write_text(out, canonical_json(dict(doc)))
 
 
+def text_keys_doc(benchmark: str, up: Any, text_keys: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The keys document of a benchmark whose upstream rows (``up``: its verified lmms-eval
+    entry) are keyed by their text: the item → key table a released manifest carries in
+    ``upstream.text_keys`` (built from the reference records)."""
+    if not text_keys or text_keys.get("rule") != up.text_key:
+        raise InputError(
+            f"benchmark {benchmark!r}: lmms-eval's {up.task} rows carry no id of the panel's "
+            f"and are keyed by their text ({up.text_key}); the manifest carries no such keys "
+            "for its items (a released suite does: tools/release_suites.py)",
+            field="upstream.text_keys",
+        )
+    return {
+        "schema": SCHEMA,
+        "task": up.task,
+        "text_rule": text_keys["rule"],
+        "keys": dict(text_keys["keys"]),
+    }
+
+
 def read_keys(path: str | Path) -> dict[str, Any]:
     return read_json_document(path, "keys", SCHEMA)
 

@@ -91,5 +91,6 @@ ITEM_SCORERS: dict[str, tuple[str, ItemScorer]] = {
     "mathvista": ("llm_as_judge_eval", _verdict("true_false")),
     "mmmu": ("mmmu_acc", score_mmmu),
     "blink": ("blink_acc", _verdict("is_correct")),
+    "ocrbench": ("ocrbench_accuracy", _verdict("score")),
 }
 """Scorer name → (the upstream metric whose per-item value it reads, the scorer)."""

@@ -35,5 +35,14 @@ def place_run(
     run = HARNESS.read_run(Path(output_dir), model)
     dest = Path(out) if out is not None else Path(output_dir) / "primebench"
     return write_placement(
-        run.records, run.suite_version, dest, suite, panel, estimator, n_boot, seed, allow_partial
+        run.records,
+        run.suite_version,
+        dest,
+        suite,
+        panel,
+        estimator,
+        n_boot,
+        seed,
+        allow_partial,
+        lmms_eval_code=True,
     )

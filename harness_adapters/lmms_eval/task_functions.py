@@ -7,7 +7,7 @@ Every result line carries the stable item id in its ``primebench_item`` metric: 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,7 @@ def make_process_docs(
     key: str,
     task: str,
     upstream: Callable[[Any], Any] | None = None,
-    content_keys: str | Path | None = None,
+    content_keys: str | Path | Mapping[str, Any] | None = None,
 ) -> Callable[[Any], Any]:
     """A ``process_docs`` that keeps exactly the manifest's items (by ``doc[key]``), in manifest
     order (so that a row's ``doc_id`` in the log is its manifest position), and refuses a
@@ -108,15 +108,23 @@ def make_process_docs(
     return process_docs
 
 
-def _with_content_key(dataset: Any, key: str, keys_file: str | Path, wanted: set[str]) -> Any:
+def _with_content_key(
+    dataset: Any, key: str, keys: str | Path | Mapping[str, Any], wanted: set[str]
+) -> Any:
     from harness_adapters.lmms_eval.content_keys import fingerprint, read_keys
 
-    doc = read_keys(keys_file)
+    doc = keys if isinstance(keys, Mapping) else read_keys(keys)
     by_fp = {fp: i for i, fp in doc["keys"].items() if i in wanted}
-    f = doc["fields"]
+    rule = doc.get("text_rule")
+    f = doc.get("fields") or {}
 
     def add(row: dict[str, Any]) -> dict[str, Any]:
-        fp = fingerprint(row[f["question"]], row[f["options"]] or [], row[f["image"]])
+        if rule is not None:  # keyed by the text the records carry (no image in them)
+            from primebench_tasks.suite.text_keys import lmms_eval_row_key
+
+            fp = lmms_eval_row_key(rule, row)
+        else:
+            fp = fingerprint(row[f["question"]], row[f["options"]] or [], row[f["image"]])
         return {key: by_fp.get(fp, "")}
 
     return dataset.map(add, load_from_cache_file=False)

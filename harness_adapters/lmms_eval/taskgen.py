@@ -280,6 +280,15 @@ def _upstream_tasks(
         )
         pd_ref = cfg.get("process_docs")
         keys_arg = ""
+        if up.text_key is not None:
+            from harness_adapters.lmms_eval.content_keys import text_keys_doc
+
+            s.content_keys.setdefault(
+                up.task,
+                canonical_json(
+                    text_keys_doc(b, up, (manifest.entry(b).upstream or {}).get("text_keys"))
+                ),
+            )
         if up.task in s.content_keys:
             keys_name = f"primebench_keys_{slug(up.task)}.json"
             s.files[keys_name] = s.content_keys[up.task]
@@ -517,6 +526,8 @@ def generate_tasks(
         g = f"{suite}_{slug(cat)}"
         tasks = []
         for b, ids in by_b.items():
+            if manifest.entry(b).no_lmms_eval_task:
+                continue  # placed from the other harnesses (the manifest says why)
             t = f"{suite}_{slug(b)}"
             panel = panels if isinstance(panels, Panel) else panels.get(b)
             upstream = None
@@ -551,6 +562,8 @@ def generate_tasks(
                 )
             else:
                 tasks.append(_local_task(s, manifest, panel, b, cat, list(ids), t, upstream))
+        if not tasks:  # every benchmark of the category runs in the other harnesses only
+            continue
         s.files[f"{g}.yaml"] = _yaml_dump(
             {
                 "group": g,

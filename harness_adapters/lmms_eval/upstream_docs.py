@@ -157,11 +157,14 @@ def upstream_documents(
     task: str | None,
     panel_name: str,
     data: Mapping[str, str | Path] | None = None,
+    text_keys: Mapping[str, Any] | None = None,
 ) -> list[tuple[dict[str, Any], UpstreamSource]]:
     """(row, source) of ``item_ids`` (in this order) of ``benchmark``: the rows of the upstream
     lmms-eval ``task``'s dataset (``data[task]``: a local copy), each with the source that asks
     and scores it by the upstream code. Refuses a benchmark with no verified upstream task and a dataset that lacks any item
-    (nothing is silently left out)."""
+    (nothing is silently left out). ``text_keys``: the manifest's ``upstream.text_keys`` of a
+    benchmark whose rows are keyed by their text (each row's key computed, as the lmms-eval
+    task does)."""
     up = VERIFIED_UPSTREAM.get(task or "")
     if up is None:
         raise InputError(
@@ -171,6 +174,11 @@ def upstream_documents(
             field="question/answer",
         )
     local = (data or {}).get(str(task))
+    keys = None
+    if up.text_key is not None:
+        from harness_adapters.lmms_eval.content_keys import text_keys_doc
+
+        keys = text_keys_doc(benchmark, up, text_keys)
     by_id: dict[str, tuple[dict[str, Any], UpstreamSource]] = {}
     for member, ids in resolve_members(up, item_ids).items():
         source = member_source(member, up.key, up.scorer)
@@ -182,6 +190,7 @@ def upstream_documents(
             up.key,
             member.task,
             _function(upstream_pd) if isinstance(upstream_pd, FunctionRef) else None,
+            keys,
         )
         try:
             kept = keep(rows)

@@ -117,6 +117,33 @@ def inline_dropped_images(keep: pd.DataFrame, full: pd.DataFrame) -> pd.DataFram
     return out
 
 
+def check_text_keys(
+    rows: pd.DataFrame, col: str, text_keys: Mapping[str, Any] | None, tsv: Path
+) -> None:
+    """Each kept row holds the text its item's key was built from (the suite's
+    ``upstream.text_keys``: question, options/answers, gold answer): a row whose index is the
+    item's but whose content is another's is refused, naming the rows (the TSV is not the one
+    the reference records were made on)."""
+    if not text_keys:
+        return
+    from primebench_tasks.suite.text_keys import vlmeval_row_key
+
+    wrong = [
+        str(r[col])
+        for r in rows.to_dict("records")
+        if str(r[col]) in text_keys["keys"]
+        and vlmeval_row_key(text_keys["rule"], r) != text_keys["keys"][str(r[col])]
+    ]
+    if wrong:
+        raise InputError(
+            f"{len(wrong)} rows hold other content than the suite's items of that index "
+            f"(question, options or answer differ; e.g. index {wrong[:5]}): the TSV is not "
+            "the one the reference records were made on",
+            file=str(tsv),
+            field=col,
+        )
+
+
 def export_suite(
     manifest: Mapping[str, Any],
     source: str | Path,
@@ -182,6 +209,7 @@ def export_suite(
         col = key_column(df, ids, tsv, keys.get(b))
         want = set(ids)
         keep = inline_dropped_images(df[df[col].isin(want)], df)
+        check_text_keys(keep, col, (suite.entry(b).upstream or {}).get("text_keys"), tsv)
         name = dataset_name(b)
         frames[name] = keep
         config["data"][name] = {

@@ -17,8 +17,22 @@ if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --h
 
 # ---------------------------------------------------------------- panel
 def cmd_panel_list(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.model_dates import release_dates
+    from primebench_tasks.data.panel import Panel
+
     for name in default_names():
-        print(f"{name:20s} {default_kind(name):12s} {embedded_description(name)}")
+        kind = default_kind(name)
+        when = ""
+        if kind == "panel":
+            p = Panel.load_default(name)
+            dates = release_dates(p)
+            when = (
+                f"  [{len(p.model_names)} models; newest released {max(dates.values())[:7]}, "
+                f"{len(dates)} dated]"
+                if dates
+                else f"  [{len(p.model_names)} models; none dated]"
+            )
+        print(f"{name:20s} {kind:12s} {embedded_description(name)}{when}")
     return 0
 
 

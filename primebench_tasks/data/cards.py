@@ -58,6 +58,9 @@ class LmmsEvalEntry:
     variant: str | None = None
     subtask_pattern: str | None = None
     evidence: str = ""
+    text_key: str | None = None
+    """A rule of :mod:`primebench_tasks.suite.text_keys`: the rows carry no id of the panel's,
+    ``key`` is computed from their text (the suite's manifest carries each item's key)."""
 
 
 @dataclass(frozen=True)
@@ -153,8 +156,21 @@ def parse_card(text: str, file: str) -> BenchmarkCard:
         }
     )
     lmms = _section(
-        doc, "lmms_eval", LmmsEvalEntry, file, {"variant", "subtask_pattern", "evidence"}
+        doc,
+        "lmms_eval",
+        LmmsEvalEntry,
+        file,
+        {"variant", "subtask_pattern", "evidence", "text_key"},
     )
+    if lmms is not None and lmms.text_key is not None:
+        from primebench_tasks.suite.text_keys import TEXT_KEY_FIELD, TEXT_RULES
+
+        if lmms.text_key not in TEXT_RULES:
+            raise InputError(f"must be one of {TEXT_RULES}", file=file, field="lmms_eval.text_key")
+        if lmms.key != TEXT_KEY_FIELD:
+            raise InputError(
+                f"a row keyed by text has key {TEXT_KEY_FIELD!r}", file=file, field="lmms_eval.key"
+            )
     if lmms is not None and lmms.task != cat.lmms_eval_task:
         raise InputError(
             f"[lmms_eval] task {lmms.task!r} is not the catalogue's lmms_eval_task "

@@ -12,6 +12,12 @@ _DESCRIPTIONS = {
     "autojudger": "VLMEvalKit records of 168-169 VLMs on AI2D_TEST and MMMU_DEV_VAL (Apache-2.0)",
     "blink": "BLINK validation: 19 VLMs x 1,901 items, the authors' own predictions (Apache-2.0)",
     "m3irt": "24 recent VLMs on MathVista testmini and MMMU val, with blind (image-free) runs (MIT)",
+    "mmmu_merged": "MMMU validation: 185 VLMs x 900 items, AutoJudger's VLMEvalKit records and "
+    "M3IRT's runs merged by MMMU id (7 models joined by the alias table; Apache-2.0, MIT)",
+    "openvlm_ocrbench_text": "OCRBench: 188 VLMs x the 959 items their text tells apart, "
+    "VLMEvalKit's published records (March 2025; Apache-2.0)",
+    "openvlm_realworldqa_text": "RealWorldQA: 172 VLMs x the 708 items their text tells apart, "
+    "VLMEvalKit's published records (March 2025; Apache-2.0)",
     "mathvision": "MATH-Vision testmini: 304 items with images, 16 model set-ups (MIT)",
     "openvlm_records": "BLINK, OCRBench, RealWorldQA: 202 VLMs, VLMEvalKit's published records "
     "with MiniLM text embeddings (64-d projection; Apache-2.0)",

@@ -111,13 +111,16 @@ def shipped_item_map(name: str) -> dict[str, str]:
     return read_item_map(_resource("item_maps") / f"{name}.csv")
 
 
-def relabel_items(panel: Panel, benchmark: str, mapping: Mapping[str, str]) -> Panel:
+def relabel_items(
+    panel: Panel, benchmark: str, mapping: Mapping[str, str], name: str | None = None
+) -> Panel:
     """``panel`` with only ``benchmark``, restricted to the items ``mapping`` names and each
     renamed to its mapped id (``source_index`` keeps the old id); its models are those with a
     score on ``benchmark`` (a model of the panel's other benchmarks only is no row of it). Every
     mapped id must be an item
     of the panel; items the mapping does not name are left out (the caller's mapping says which
-    rows it covers: e.g. MMMU's validation rows, not its dev rows)."""
+    rows it covers: e.g. MMMU's validation rows, not its dev rows). ``name``: the new panel's
+    name (default: the panel's)."""
     items = panel.items_of(benchmark).reset_index(drop=True)
     ids = items["item_id"].astype(str)
     absent = sorted(set(mapping) - set(ids))
@@ -139,7 +142,9 @@ def relabel_items(panel: Panel, benchmark: str, mapping: Mapping[str, str]) -> P
         if panel.has_condition(benchmark, c)
     }
     models = panel.model_table.reset_index(drop=True).loc[answered].reset_index(drop=True)
-    return Panel.from_dense(panel.name, scores, models, bench, new.reset_index(drop=True))
+    return Panel.from_dense(
+        name or panel.name, scores, models, bench, new.reset_index(drop=True)
+    )
 
 
 @dataclass

@@ -65,6 +65,9 @@ class BenchmarkEntry:
     upstream: Mapping[str, Any] | None = None
     vlmeval: Mapping[str, Any] | None = None
     local_task: str | None = None
+    no_lmms_eval_task: str | None = None
+    """Why the suite's lmms-eval folder does not run this benchmark (placed from the other
+    harnesses; an lmms-eval run is placed without it and says so)."""
 
 
 def _fail(msg: str, file: str, row: str | None = None, fld: str | None = None) -> InputError:
@@ -134,6 +137,7 @@ def _entry(cat: str, b: str, e: Any, file: str) -> BenchmarkEntry:
         upstream=_table(e.get("upstream"), file, row, "upstream"),
         vlmeval=_table(e.get("vlmeval"), file, row, "vlmeval"),
         local_task=None if local is None else str(local),
+        no_lmms_eval_task=_str(e.get("no_lmms_eval_task"), file, row, "no_lmms_eval_task", True),
     )
 
 

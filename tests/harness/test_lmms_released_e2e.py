@@ -51,7 +51,13 @@ def released_run(tmp_path_factory):
     ids = {b: v for by_b in items.values() for b, v in by_b.items()}
     # every upstream benchmark of the suite from the stand-in its benchmark card names
     upstream = {b: card(b) for b in ids if card(b).lmms_eval is not None}
-    assert sorted(upstream) == ["BLINK", "MMMU_DEV_VAL", "MathVista_MINI"]
+    assert sorted(upstream) == [
+        "BLINK",
+        "MMMU_DEV_VAL",
+        "MathVista_MINI",
+        "OCRBench",
+        "RealWorldQA",
+    ]
     docs = {b: standins.for_benchmark(b)[0](ids[b], tmp / b) for b in upstream}
     make = {b: standins.for_benchmark(b)[1] for b in upstream}
     generate_tasks(
@@ -96,10 +102,14 @@ def test_released_suite_runs_exactly_its_items_with_upstream_scores(released_run
     recs = read_run(tmp / "out", suite_version=manifest["version"])
     got = {(r.benchmark, r.item_id): r.score for r in recs.itertuples()}
     want_items = {
-        (b, i) for by_b in manifest_items(manifest).values() for b, v in by_b.items() for i in v
+        (b, i)
+        for by_b in manifest_items(manifest).values()
+        for b, v in by_b.items()
+        for i in v
+        if b != "AI2D_TEST"  # no lmms-eval task (the manifest says why)
     }
     assert set(got) == want_items
-    for b in ("MathVista_MINI", "MMMU_DEV_VAL", "BLINK", "MATH-Vision_MINI"):
+    for b in ("MathVista_MINI", "MMMU_DEV_VAL", "BLINK", "MATH-Vision_MINI", "OCRBench"):
         scores = [s for (bb, _), s in got.items() if bb == b]
         assert 0 < sum(scores) < len(scores), b  # some right, some wrong
     # every score is what the upstream scorer gives for that answer, computed here in-process
@@ -107,13 +117,17 @@ def test_released_suite_runs_exactly_its_items_with_upstream_scores(released_run
     from lmms_eval.tasks.blink import utils as blink_utils
     from lmms_eval.tasks.mathvista import utils as mathvista_utils
     from lmms_eval.tasks.mmmu import utils as mmmu_utils
+    from lmms_eval.tasks.ocrbench import utils as ocrbench_utils
+    from lmms_eval.tasks.realworldqa import utils as realworldqa_utils
 
-    from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS
+    from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS, score_number
 
     upstream = {
         "MathVista_MINI": (mathvista_utils, "mathvista"),
         "MMMU_DEV_VAL": (mmmu_utils, "mmmu"),
         "BLINK": (blink_utils, "blink"),
+        "OCRBench": (ocrbench_utils, "ocrbench"),
+        "RealWorldQA": (realworldqa_utils, "number"),
     }
     tasks = json.loads((tmp / "tasks" / "primebench_items.json").read_text())
     task_of = {i: t for t, v in tasks.items() for i in v}
@@ -130,13 +144,17 @@ def test_released_suite_runs_exactly_its_items_with_upstream_scores(released_run
             )
         else:
             module, name = upstream[b]
-            metric, scorer = ITEM_SCORERS[name]
+            metric, scorer = (
+                ("exact_match", score_number(0.0, 1.0)) if name == "number" else ITEM_SCORERS[name]
+            )
             value = getattr(
                 module,
                 {
                     "MathVista_MINI": "mathvista_process_results",
                     "MMMU_DEV_VAL": "mmmu_process_results",
                     "BLINK": "blink_process_results",
+                    "OCRBench": "ocrbench_process_results",
+                    "RealWorldQA": "realworldqa_process_results",
                 }[b],
             )(docs[b][i], [answer])
             expected = scorer(value[metric], module)
@@ -172,7 +190,13 @@ def test_place_reads_the_run_and_places_it(released_run):
     by_b = {}
     for (b, _i), ok in intended.items():
         by_b.setdefault(b, []).append(float(ok))
+    # AI2D has no lmms-eval task: missing with the reason, not an error (and not placed)
+    assert doc["missing"][model]["AI2D_TEST"]["missing"] == 154
+    assert "ai2d" in doc["missing"][model]["AI2D_TEST"]["why"]
     for b, e in r["benchmarks"].items():
+        if b == "AI2D_TEST":
+            assert e["n_scored"] == 0
+            continue
         assert e["n_scored"] == e["n_items"] == 100
         assert e["score"]["value"] == pytest.approx(sum(by_b[b]) / len(by_b[b]))
         for key in ("score", "predicted_full", "predicted_rank"):
@@ -248,7 +272,7 @@ def test_place_detects_a_failed_or_partial_run(tmp_path):
             for k, i in enumerate(mv_ids)
         )
     )
-    with pytest.raises(InputError, match="no result for MMMU_DEV_VAL, MathVista_MINI, BLINK"):
+    with pytest.raises(InputError, match="no result for .*MMMU_DEV_VAL.*OCRBench"):
         place_run(tmp_path / "run")
     assert main(["place", str(tmp_path / "run"), "--allow-partial", "--n-boot", "50"]) == 0
     doc = json.loads((tmp_path / "run" / "primebench" / "report.json").read_text())
