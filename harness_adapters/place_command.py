@@ -33,6 +33,7 @@ def cmd_place(args: argparse.Namespace) -> int:
         args.seed,
         args.allow_partial,
         conditions=run.conditions,
+        lmms_eval_code=run.lmms_eval_tasks,
     )
     print(report_markdown(doc, doc["missing"]))
     print(f"wrote {dest / 'report.json'}, report.md, placement.png ({harness.name} run)")

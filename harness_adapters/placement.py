@@ -178,7 +178,7 @@ def misfit_warnings(doc: dict[str, Any]) -> list[str]:
 
 
 def beyond_panel_warnings(doc: dict[str, Any]) -> list[str]:
-    """"<model>: <benchmark>: predicted above every one of its N reference models ..." for each
+    """ "<model>: <benchmark>: predicted above every one of its N reference models ..." for each
     benchmark whose predicted rank is 1: the placement extrapolates beyond the panel (its
     newest model named, so that a reader sees how old the reference is)."""
     out = []
@@ -417,7 +417,7 @@ def reference_conditions(panel: Panel) -> dict[str, Any]:
 
 
 def provenance_line(b: str, ref: Mapping[str, Any]) -> str:
-    """"OCRBench: placed among 188 models of panel `openvlm_ocrbench` (...), newest released
+    """ "OCRBench: placed among 188 models of panel `openvlm_ocrbench` (...), newest released
     2025-01 (118 dated)"."""
     src = f" ({ref['source']})" if ref.get("source") else ""
     when = (

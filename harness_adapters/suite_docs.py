@@ -203,6 +203,7 @@ def suite_docs(
                     p.name,
                     data,
                     text_keys=(entry.upstream or {}).get("text_keys"),
+                    score_range=entry.score_range,
                 )
                 out += [
                     SuiteDoc(str(i), b, cat, row, source)

@@ -48,6 +48,7 @@ class LmmsEvalHarness:
             read_run(output, model=model, suite_version=version),
             version,
             run_conditions(output),
+            lmms_eval_tasks=True,
         )
 
     def add_commands(self, tree: Any) -> None:

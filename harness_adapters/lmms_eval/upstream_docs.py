@@ -95,9 +95,16 @@ class UpstreamSource:
         return str(doc.get(self.target, ""))
 
 
-def member_source(member: UpstreamMember, key: str, scorer: str) -> UpstreamSource:
-    """The :class:`UpstreamSource` of one upstream task (its YAML resolved)."""
+def member_source(
+    member: UpstreamMember, key: str, scorer: str, score_range: tuple[float, float] = (0.0, 1.0)
+) -> UpstreamSource:
+    """The :class:`UpstreamSource` of one upstream task (its YAML resolved); scorer ``number``:
+    the task's first metric is a plain number per item on ``score_range`` (as the generated
+    lmms-eval task reads it)."""
     cfg = load_task_config(member.path)
+    how: str | tuple[str, float, float] = scorer
+    if scorer == "number":
+        how = (cfg["metric_list"][0]["metric"], float(score_range[0]), float(score_range[1]))
     kwargs = (cfg.get("lmms_eval_specific_kwargs") or {}).get("default") or {}
     target = cfg.get("doc_to_target")
     return UpstreamSource(
@@ -105,7 +112,7 @@ def member_source(member: UpstreamMember, key: str, scorer: str) -> UpstreamSour
         key,
         _function(cfg["doc_to_text"]),
         _function(cfg["doc_to_visual"]),
-        make_upstream_process_results(key, _function(cfg["process_results"]), scorer),
+        make_upstream_process_results(key, _function(cfg["process_results"]), how),
         dict(kwargs),
         target if isinstance(target, str) else "answer",
     )
@@ -158,6 +165,7 @@ def upstream_documents(
     panel_name: str,
     data: Mapping[str, str | Path] | None = None,
     text_keys: Mapping[str, Any] | None = None,
+    score_range: tuple[float, float] = (0.0, 1.0),
 ) -> list[tuple[dict[str, Any], UpstreamSource]]:
     """(row, source) of ``item_ids`` (in this order) of ``benchmark``: the rows of the upstream
     lmms-eval ``task``'s dataset (``data[task]``: a local copy), each with the source that asks
@@ -181,7 +189,7 @@ def upstream_documents(
         keys = text_keys_doc(benchmark, up, text_keys)
     by_id: dict[str, tuple[dict[str, Any], UpstreamSource]] = {}
     for member, ids in resolve_members(up, item_ids).items():
-        source = member_source(member, up.key, up.scorer)
+        source = member_source(member, up.key, up.scorer, score_range)
         rows = load_rows(member, local, str(task))
         cfg = load_task_config(member.path)
         upstream_pd = cfg.get("process_docs")

@@ -14,6 +14,10 @@ Scoring, per dataset kind (:data:`DATASET_KINDS`):
   same rule (option letters as separate tokens near the end; else an option text that occurs
   alone; a refusal or nothing → no answer). Right letter → 1, anything else → 0, as VLMEvalKit
   counts it. The two rules' agreement is measured on every row and reported.
+- ``yorn`` (POPE, MME, ...): VLMEvalKit's ``YOrN_Extraction`` (its exact_matching policy) when
+  VLMEvalKit is importable, else :func:`builtin_yorn`, a port of it: "yes" without "no" among
+  the prediction's words → Yes, the other way round → No, else Unknown (no answer, wrong). Right
+  when it equals the gold ``answer`` (Yes/No), as VLMEvalKit scores it.
 - ``ocrbench``: VLMEvalKit's OCRBench rule — 1 when any accepted answer occurs in the
   prediction (case-folded; for handwritten math, with spaces removed).
 
@@ -120,6 +124,47 @@ def ocrbench_hit(prediction: str, answers: list[str], category: str) -> bool:
         return any(a.strip().replace("\n", " ").replace(" ", "") in p for a in answers)
     p = predict.lower().strip().replace("\n", " ")
     return any(a.lower().strip().replace("\n", " ") in p for a in answers)
+
+
+_PUNCT = (";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`")
+_PUNCT = (*_PUNCT, ",", "?", "!")
+_COMMA_STRIP = re.compile(r"(\d)(,)(\d)")
+_PERIOD_STRIP = re.compile(r"(?<!\d)\.(?!\d)")
+
+
+def _process_punctuation(text: str) -> str:
+    """VLMEvalKit's ``process_punctuation`` (``vlmeval.smp.misc``), ported as it is — including
+    that it removes at most 32 lone periods (upstream passes ``re.UNICODE`` as ``count``)."""
+    out = text
+    for p in _PUNCT:
+        if (p + " " in text or " " + p in text) or _COMMA_STRIP.search(text) is not None:
+            out = out.replace(p, "")
+        else:
+            out = out.replace(p, " ")
+    return _PERIOD_STRIP.sub("", out, count=32)
+
+
+def builtin_yorn(prediction: str) -> str:
+    """VLMEvalKit's ``YOrN_Extraction`` (its exact_matching policy for yes/no datasets), ported:
+    ``'Yes'`` when the folded words hold "yes" and not "no", ``'No'`` the other way round,
+    ``'Unknown'`` otherwise."""
+    words = _process_punctuation(str(prediction).lower()).split()
+    if "yes" in words and "no" not in words:
+        return "Yes"
+    if "yes" not in words and "no" in words:
+        return "No"
+    return "Unknown"
+
+
+def _vlmeval_yorn() -> Callable[[str], str] | None:
+    try:
+        from harness_adapters.vlmeval.registration import import_vlmeval
+
+        import_vlmeval()
+        from vlmeval.dataset.utils.yorn import YOrN_Extraction
+    except Exception:  # noqa: BLE001 - not installed, or its import fails: the built-in rule
+        return None
+    return YOrN_Extraction  # type: ignore[no-any-return]
 
 
 def _choices(row: dict[str, Any]) -> dict[str, str]:
@@ -275,6 +320,7 @@ def read_records(
         raise InputError("--rule vlmeval: VLMEvalKit is not importable", field="--rule")
     report.rule = "VLMEvalKit can_infer" if vlm is not None else "built-in"
     infer = vlm or builtin_can_infer
+    yorn = (_vlmeval_yorn() if vlm is not None else None) or builtin_yorn
     files = find_record_files(Path(root), datasets, report)
     scores: list[dict[str, Any]] = []
     items: dict[tuple[str, str], dict[str, Any]] = {}
@@ -305,6 +351,10 @@ def read_records(
                     pred, [str(a) for a in answers], _text(r.get("category"))
                 )
                 unanswered += not pred.strip()
+            elif kind == "yorn":
+                said = yorn(pred) if pred.strip() else "Unknown"
+                unanswered += said == "Unknown"
+                hit = said == _text(r["answer"]).strip()
             else:
                 choices = _choices(r)
                 letter = infer(pred, dict(choices)) if pred.strip() else False

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from primebench_tasks.cli.options import REPLACE_HELP, name_text, score_range
 from primebench_tasks.cli.plugin import load_panel, say
 from primebench_tasks.data.defaults import default_kind, default_names, embedded_description
+from primebench_tasks.errors import InputError
 
 if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --help
     from primebench_tasks.data.panel import Panel
@@ -130,6 +131,46 @@ def cmd_panel_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_panel_import_helm(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.cards import benchmark_cards
+    from primebench_tasks.data.helm import helm_panel
+    from primebench_tasks.data.importers import save_imported_panel
+    from primebench_tasks.data.panel import Panel
+
+    rule, key_panel = args.key_rule, args.key_panel
+    card = next((c for c in benchmark_cards() if args.benchmark in c.names), None)
+    if rule is None and card is not None and card.lmms_eval is not None:
+        rule = card.lmms_eval.text_key
+    if rule is not None and key_panel is None and card is not None and card.embedded is not None:
+        key_panel = card.embedded.panel
+    keyed_by = None
+    if rule is not None:
+        if key_panel is None:
+            raise InputError(
+                f"--key-rule {rule}: give --key-panel (a panel whose items of "
+                f"{args.benchmark} carry their text)",
+                field="--key-panel",
+            )
+        kp = Panel.load(key_panel) if Path(key_panel).is_dir() else Panel.load_default(key_panel)
+        keyed_by = kp.items_of(args.benchmark)
+    panel, report = helm_panel(
+        args.runs,
+        args.scenario,
+        args.benchmark,
+        name=args.name or Path(args.out).name,
+        metric=args.metric,
+        rule=rule,
+        keyed_by=keyed_by,
+        category=args.category,
+    )
+    for line in report.lines():
+        print(line)
+    done = save_imported_panel(panel, args.out, replace=args.replace)
+    how = f"items matched by text ({rule}, panel {key_panel})" if rule else "HELM instance ids"
+    print(f"{done} {args.out}: {panel}; {how}")
+    return 0
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from primebench_tasks.data.importers import save_imported_panel
     from primebench_tasks.data.simulate import simulate_panel
@@ -205,6 +246,26 @@ def add_panel_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_panel_import)
+
+    p = panel.add_parser(
+        "import-helm",
+        help="HELM/VHELM per-instance outputs (run folders) into a panel",
+        description="Every HELM run of --scenario under RUNS (folders with run_spec.json, "
+        "instances.json, per_instance_stats.json) as rows of --benchmark, models named as HELM "
+        "names them; items matched to a reference panel's by their text where the benchmark "
+        "has a text-key rule (RealWorldQA, OCRBench: its card), else keyed by HELM's instance id.",
+    )
+    p.add_argument("runs", help="HELM's benchmark_output/runs/<suite> (or any folder above runs)")
+    p.add_argument("--scenario", required=True, help="HELM scenario name (run name before ':')")
+    p.add_argument("--benchmark", required=True, type=name_text)
+    p.add_argument("--category", help="for a benchmark the catalogue does not know")
+    p.add_argument("--metric", default="exact_match", help="per-instance stat to import")
+    p.add_argument("--key-rule", choices=["ocrbench", "mcq_inline"])
+    p.add_argument("--key-panel", help="panel folder or embedded name whose items carry the text")
+    p.add_argument("--name")
+    p.add_argument("--out", required=True)
+    p.add_argument("--replace", action="store_true", help=REPLACE_HELP)
+    p.set_defaults(func=cmd_panel_import_helm)
 
     p = sub.add_parser("simulate", help="write a paper-scale synthetic panel")
     p.add_argument("--scale", type=float, default=0.01, help="1.0 = 386,324 items")

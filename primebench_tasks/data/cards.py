@@ -28,7 +28,7 @@ from typing import Any
 from primebench_tasks.errors import InputError
 
 METRIC_KINDS = ("binary", "continuous", "judge")
-RECORDS_RULES = ("mcq", "ocrbench")
+RECORDS_RULES = ("mcq", "ocrbench", "yorn")
 """How VLMEvalKit's published records of a dataset are scored without a judge: ``mcq`` (its
 ``can_infer`` option-letter rule), ``ocrbench`` (its OCRBench substring rule)."""
 

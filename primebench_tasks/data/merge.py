@@ -142,9 +142,7 @@ def relabel_items(
         if panel.has_condition(benchmark, c)
     }
     models = panel.model_table.reset_index(drop=True).loc[answered].reset_index(drop=True)
-    return Panel.from_dense(
-        name or panel.name, scores, models, bench, new.reset_index(drop=True)
-    )
+    return Panel.from_dense(name or panel.name, scores, models, bench, new.reset_index(drop=True))
 
 
 @dataclass

@@ -40,11 +40,14 @@ class HarnessRun:
     row per model and item), the ``suite_version`` the run's tasks were made from, and the
     ``conditions`` it was made under as the harness recorded them (harness and version, model
     backend, decoding, prompt task, ...: JSON values, shown in the placement report beside the
-    reference runs')."""
+    reference runs'), and whether it asked through lmms-eval's task code."""
 
     records: pd.DataFrame
     suite_version: str
     conditions: Mapping[str, Any] = field(default_factory=dict)
+    lmms_eval_tasks: bool = False
+    """The run asked its items through lmms-eval's task code: a suite benchmark with no lmms-eval
+    task (``no_lmms_eval_task`` in the manifest) is missing with its reason, not an error."""
 
 
 @runtime_checkable

@@ -46,8 +46,11 @@ def test_the_installed_cards_hand_checked():
     assert released_sources("primebench") == (
         ("m3irt", "MathVista_MINI"),
         ("mathvision", "MATH-Vision_MINI"),
-        ("m3irt", "MMMU_DEV_VAL"),
+        ("mmmu_merged", "MMMU_DEV_VAL"),
         ("openvlm_blink", "BLINK"),
+        ("autojudger", "AI2D_TEST"),
+        ("openvlm_ocrbench_text", "OCRBench"),
+        ("openvlm_realworldqa_text", "RealWorldQA"),
     )
     assert [b for _, b in released_sources("primebench_vlmeval")] == [
         "AI2D_TEST",
@@ -69,7 +72,14 @@ def test_the_harness_tables_are_read_from_the_cards():
     from harness_adapters.lmms_eval.upstream import VERIFIED_UPSTREAM
     from harness_adapters.vlmeval.records import DATASET_KINDS
 
-    assert sorted(VERIFIED_UPSTREAM) == ["blink", "mathvista_testmini", "mmmu_val"]
+    assert sorted(VERIFIED_UPSTREAM) == [
+        "blink",
+        "mathvista_testmini",
+        "mmmu_val",
+        "ocrbench",
+        "realworldqa",
+    ]
+    assert VERIFIED_UPSTREAM["ocrbench"].text_key == "ocrbench"
     assert VERIFIED_UPSTREAM["mathvista_testmini"].variant == "mathvista_testmini_format"
     assert DATASET_KINDS["OCRBench"] == "ocrbench" and DATASET_KINDS["RealWorldQA"] == "mcq"
 

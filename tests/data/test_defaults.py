@@ -12,10 +12,13 @@ def test_embedded_data_sets():
         "blink",
         "m3irt",
         "mathvision",
+        "mmmu_merged",
         "openvlm",
         "openvlm_blink",
         "openvlm_ocrbench",
+        "openvlm_ocrbench_text",
         "openvlm_realworldqa",
+        "openvlm_realworldqa_text",
         "openvlm_records",
     ]
 

@@ -130,10 +130,18 @@ def test_released_suite_runs_exactly_its_items_with_upstream_scores(released_run
         "RealWorldQA": (realworldqa_utils, "number"),
     }
     tasks = json.loads((tmp / "tasks" / "primebench_items.json").read_text())
-    task_of = {i: t for t, v in tasks.items() for i in v}
+    # item ids are unique within a benchmark only (MathVista pid 129, OCRBench index 129)
+    bench_ids = {b for by_b in manifest_items(manifest).values() for b in by_b}
+    b_of = {
+        t: next(
+            b for b in bench_ids if f"benchmark: {b}\n" in (tmp / "tasks" / f"{t}.yaml").read_text()
+        )
+        for t in tasks
+    }
+    task_of = {(b_of[t], i): t for t, v in tasks.items() for i in v}
     mv = Panel.load_default("mathvision").items_of("MATH-Vision_MINI").set_index("item_id")
     for (b, i), score in got.items():
-        answer = table[task_of[i]][i] if b != "MATH-Vision_MINI" else None
+        answer = table[task_of[(b, i)]][i] if b != "MATH-Vision_MINI" else None
         if b == "MATH-Vision_MINI":
             doc = {
                 "answer": mv.loc[i, "answer"],
@@ -295,8 +303,9 @@ class _SameAnswers:
 
 @pytest.mark.heavy
 def test_the_vllm_runner_runs_and_places_the_flagship_as_lmms_eval_does(released_run, tmp_path):
-    """The multi-source flagship suite through the vLLM runner with no --panel: MathVista, MMMU
-    and BLINK read from the upstream datasets (--dataset), asked with lmms-eval's own prompts
+    """The multi-source flagship suite through the vLLM runner with no --panel: MathVista, MMMU,
+    BLINK, OCRBench and RealWorldQA (the last two matched by their text) read from the upstream
+    datasets (--dataset), asked with lmms-eval's own prompts
     and images, scored by the upstream code; the same responses give the same item scores and
     the same report as ``primebench place`` on the lmms-eval run."""
     from harness_adapters.suite_docs import suite_docs
@@ -309,7 +318,7 @@ def test_the_vllm_runner_runs_and_places_the_flagship_as_lmms_eval_does(released
     manifest, _docs, intended, table, tmp = released_run
     data = {
         c.lmms_eval.task: tmp / c.name
-        for c in map(card, ("MathVista_MINI", "MMMU_DEV_VAL", "BLINK"))
+        for c in map(card, ("MathVista_MINI", "MMMU_DEV_VAL", "BLINK", "OCRBench", "RealWorldQA"))
         if c.lmms_eval
     }
     docs = suite_docs(manifest, source_panels(manifest), data)
@@ -330,7 +339,7 @@ def test_the_vllm_runner_runs_and_places_the_flagship_as_lmms_eval_does(released
         key = json.dumps(chat_messages(d), sort_keys=True)
         assert key not in by_request  # every request is told apart by its content
         by_request[key] = table[task][d.item_id]
-    assert upstream_items == 300
+    assert upstream_items == 500  # AI2D is not asked: no lmms-eval task to ask it with
     model = tmp_path / "pb_answers"
     model.mkdir()
     (model / "config.json").write_text(json.dumps({"text_config": {"hidden_size": 8}}))

@@ -128,3 +128,67 @@ def test_import_records_into_an_existing_panel_appends_or_refuses(tmp_path, caps
     assert Panel.load(out).content_hash == held
     assert main([*base, "--datasets", "OCRBench", "--replace"]) == 0
     assert Panel.load(out).benchmark_names == ["OCRBench"]
+
+
+YORN_CASES = {
+    "Yes": "Yes",
+    "No.": "No",
+    "yes, there is a dog": "Yes",
+    "No, there is no cat in the image": "No",
+    "Yes and no": "Unknown",  # both words: no answer
+    "I cannot tell": "Unknown",
+    "YES!": "Yes",
+    "(no)": "No",
+    "yes-no": "Unknown",
+    "1,000 yes": "Yes",
+    "": "Unknown",
+}
+
+
+def test_yes_no_rule_by_hand():
+    from harness_adapters.vlmeval.records import builtin_yorn
+
+    for pred, want in YORN_CASES.items():
+        assert builtin_yorn(pred) == want, pred
+
+
+@pytest.mark.skipif(not installed("vlmeval"), reason="needs VLMEvalKit (the vendored snapshot)")
+def test_yes_no_rule_is_vlmeval_own_extraction():
+    from harness_adapters.vlmeval.records import _vlmeval_yorn, builtin_yorn
+
+    theirs = _vlmeval_yorn()
+    assert theirs is not None
+    many = [*YORN_CASES, "Is it? Yes.", "no; yes", "There is no... yes", "Answer: NO", "yes/no"]
+    for pred in many:
+        assert builtin_yorn(pred) == theirs(pred), pred
+
+
+def test_yes_no_records_import(tmp_path):
+    """POPE-style records (index, question, answer Yes/No, prediction): a model's items are right
+    when the extracted word is the gold one; a model with mostly unreadable answers is left out
+    (missing, not 0), as for multiple choice."""
+    import pandas as pd
+
+    rows = [
+        ("0", "Is there a dog?", "Yes"),
+        ("1", "Is there a cat?", "No"),
+        ("2", "Is there a car?", "Yes"),
+    ]
+    preds = {
+        "ModelA": ["Yes, there is.", "Yes.", "yes"],  # right, wrong, right
+        "ModelB": ["I am not sure", "hard to say", "No."],  # 2 of 3 unreadable: left out
+    }
+    for model, answers in preds.items():
+        folder = tmp_path / model
+        folder.mkdir()
+        pd.DataFrame(
+            [
+                {"index": i, "question": q, "answer": a, "prediction": p}
+                for (i, q, a), p in zip(rows, answers, strict=True)
+            ]
+        ).to_excel(folder / f"{model}_POPE.xlsx", index=False)
+    scores, items, rep = read_records(tmp_path, ["POPE"], rule="builtin")
+    got = {(r.model, r.item_id): r.score for r in scores.itertuples()}
+    assert got == {("ModelA", "0"): 1.0, ("ModelA", "1"): 0.0, ("ModelA", "2"): 1.0}
+    assert ("ModelB", "POPE") in rep.not_scored
+    assert items["answer"].tolist() == ["Yes", "No", "Yes"]

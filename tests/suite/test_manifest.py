@@ -29,18 +29,26 @@ def _doc(**changes):
 
 def test_the_released_flagship_read_typed():
     m = SuiteManifest.read(FLAGSHIP)
-    assert m.name == "primebench" and m.version == "377c362500356b5a" and m.n_items == 400
+    assert m.name == "primebench" and m.version == "0b7c071c7a8cc5f3" and m.n_items == 754
     assert [e.name for e in m.benchmarks] == [
         "MMMU_DEV_VAL",
+        "RealWorldQA",
         "MATH-Vision_MINI",
         "MathVista_MINI",
+        "AI2D_TEST",
+        "OCRBench",
         "BLINK",
     ]
     mmmu = m.entry("MMMU_DEV_VAL")
     assert mmmu.category == "Academic Knowledge" and len(mmmu.item_ids) == 100
-    assert mmmu.source is not None and mmmu.source.panel == "m3irt"
-    assert len(mmmu.source.models) == 24
+    assert mmmu.source is not None and mmmu.source.panel == "mmmu_merged"
+    assert len(mmmu.source.models) == 185
     assert mmmu.upstream is not None and mmmu.upstream["key"] == "id"
+    # AI2D: no lmms-eval task, and the manifest says why; OCRBench keyed by text
+    assert "keys build" in (m.entry("AI2D_TEST").no_lmms_eval_task or "")
+    ocr = m.entry("OCRBench").upstream or {}
+    assert ocr["text_keys"]["rule"] == "ocrbench"
+    assert set(ocr["text_keys"]["keys"]) == set(m.entry("OCRBench").item_ids)
     assert m.entry("BLINK").source.panel == "openvlm_blink"  # type: ignore[union-attr]
     # the document is kept as written: writing it back gives the file, byte for byte
     assert m.to_json() == FLAGSHIP.read_text()
