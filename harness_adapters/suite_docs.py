@@ -153,10 +153,25 @@ def pool_documents(
     :func:`suite_docs`), which must hold every one of them (a missing one is refused, named)."""
     if _content_in_panel(panel, benchmark, task):
         return [SuiteDoc(r["id"], benchmark, category, r) for r in benchmark_rows(panel, benchmark)]
+    from harness_adapters.lmms_eval.upstream import VERIFIED_UPSTREAM
     from harness_adapters.lmms_eval.upstream_docs import upstream_documents
 
     ids = [str(i) for i in panel.item_ids(benchmark)]
-    found = upstream_documents(benchmark, ids, task, panel.name, data)
+    up = VERIFIED_UPSTREAM.get(task or "")
+    text_keys = None
+    if up is not None and up.text_key is not None:  # every pool item keyed by its own text
+        from primebench_tasks.suite.text_keys import panel_text_keys
+
+        keys, ambiguous = panel_text_keys(panel.items_of(benchmark), up.text_key)
+        if ambiguous:
+            raise InputError(
+                f"panel {panel.name}: {len(ambiguous)} items of {benchmark} share their text with "
+                f"another (e.g. {ambiguous[:5]}): an adaptive pool read from lmms-eval's rows "
+                "needs items told apart by text (the flagship's *_text panels hold only those)",
+                field="item_id",
+            )
+        text_keys = {"rule": up.text_key, "keys": keys}
+    found = upstream_documents(benchmark, ids, task, panel.name, data, text_keys=text_keys)
     return [
         SuiteDoc(i, benchmark, category, row, source)
         for i, (row, source) in zip(ids, found, strict=True)

@@ -577,3 +577,15 @@ def test_misfit_replay_table_is_rendered_from_the_committed_csv():
     g = df[(df["fault"] == "healthy") & (df["level"] == MISFIT_LEVEL) & (df["items"] == 100)]
     share = g.groupby(["panel", "holdout"])[["flagged", "runs"]].sum()
     assert (share["flagged"] / share["runs"]).max() <= 0.05
+
+
+def test_flagship_placement_table_is_rendered_from_the_committed_csv():
+    """#55: the flagship's panels of ≥ 80 models, placement and ranking on held-out models."""
+    mod = _script("flagship_placement")
+    df = pd.read_csv(RESULTS / "flagship_placement.csv")
+    text = mod.table(df, mod.models_with_every_benchmark())
+    assert text == (RESULTS / "flagship_placement.md").read_text("utf-8")
+    assert _readme_block("flagship-placement") == text
+    assert set(df["benchmark"]) == {"MMMU_DEV_VAL", "BLINK", "AI2D_TEST", "OCRBench", "RealWorldQA"}
+    assert set(df["protocol"]) == {"random", "frontier", "chronological"}
+    assert mod.models_with_every_benchmark() == 0

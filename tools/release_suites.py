@@ -190,9 +190,13 @@ def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
             text_keys[b] = (up.text_key, *_text_keys(panel, b, up.text_key))
         sources.append(Source(panel, b))
         note: dict[str, Any] = {
-            "vlmeval": {"dataset": row["vlmeval_dataset"], "key": "index"}
-            if b in VLMEVAL_INDEXED
-            else {"dataset": row["vlmeval_dataset"], "key": "found from the TSV"},
+            "vlmeval": {
+                "dataset": row["vlmeval_dataset"],
+                "key": "index"
+                if b in VLMEVAL_INDEXED
+                else "its id column (pid or id, found in the TSV)",
+                "reference_runs": VLMEVAL_REFERENCE.get(b, VLMEVAL_RECORDS),
+            },
         }
         if up is None:
             note["upstream"] = None
@@ -233,6 +237,13 @@ def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
     return versioned(manifest), by_bench
 
 
+VLMEVAL_RECORDS = "VLMEvalKit's records"
+VLMEVAL_REFERENCE = {
+    "MathVista_MINI": "M3IRT's own runs (not scored by VLMEvalKit's rules)",
+    "MATH-Vision_MINI": "the MATH-V authors' runs (not scored by VLMEvalKit's rules)",
+}
+"""How each flagship benchmark's reference runs were scored (the placement's leaderboard standing
+is given only where they are VLMEvalKit's records, as the leaderboard's are)."""
 VLMEVAL_INDEXED = {"AI2D_TEST", "BLINK", "OCRBench", "RealWorldQA"}
 """Flagship benchmarks whose item ids are VLMEvalKit's own ``index`` (the others are the upstream
 ids — MathVista's ``pid``, MATH-Vision's and MMMU's ``id`` — found in the user's TSV)."""
@@ -304,23 +315,33 @@ def build(root: Path) -> list[str]:
 
 def coverage_table(manifest: dict[str, Any]) -> str:
     """The table (docs/harnesses.md) of the released ``primebench`` suite (generated, checked by a test)."""
+    from primebench_tasks.data.model_dates import release_dates
+
     lines = [
-        "| benchmark | category | source panel (models) | suite items | lmms-eval task | row key |",
-        "|---|---|---|---|---|---|",
+        "| benchmark | category | source panel (models, newest dated) | suite items | "
+        "lmms-eval task and vLLM runner | row key | VLMEvalKit |",
+        "|---|---|---|---|---|---|---|",
     ]
     for cat, c in manifest["categories"].items():
         for b, e in c["benchmarks"].items():
             up = e.get("upstream")
-            task = (
-                f"`{up['task']}` (upstream {up['kind']})"
-                if up
-                else f"local task (embedded items and images; `{e['lmms_eval_task']}` not used)"
-            )
-            key = f"`{up['key']}`" if up else "`id` (embedded)"
+            if e.get("no_lmms_eval_task"):
+                task, key = "— (not run: no verified row key; the manifest says why)", "—"
+            elif up:
+                task = f"`{up['task']}` (upstream {up['kind']})"
+                key = (
+                    f"text ({up['text_keys']['rule']})" if up.get("text_keys") else f"`{up['key']}`"
+                )
+            else:
+                task = f"local task (embedded items and images; `{e['lmms_eval_task']}` not used)"
+                key = "`id` (embedded)"
+            dates = release_dates(Panel.load_default(e["source"]["panel"]))
+            newest = max(dates.values())[:7] if dates else "undated"
+            vlm = e.get("vlmeval") or {}
             lines.append(
-                f"| {b} | {cat} | {e['source']['panel']} "
-                f"({len(e['source']['models'])}) | {len(e['item_ids'])} | {task} | "
-                f"{key} |"
+                f"| {b} | {cat} | {e['source']['panel']} ({len(e['source']['models'])}, "
+                f"{newest}) | {len(e['item_ids'])} | {task} | {key} | "
+                f"`{vlm.get('dataset', '—')}` by {vlm.get('key', '—')} |"
             )
     return "\n".join(lines) + "\n"
 

@@ -113,9 +113,14 @@ def benchmark_name(up: UpstreamBenchmark) -> str:
 
 def known_tasks(extra: list[str | Path] | None = None) -> dict[str, LoggedTask]:
     """Upstream task name → :class:`LoggedTask`, for every verified benchmark (a group's
-    subtasks each)."""
+    subtasks each) whose logged rows name their item: not the text-keyed ones (OCRBench,
+    RealWorldQA), whose upstream logs carry neither an id nor the question text (lmms-eval 0.7.3
+    logs no document) — their logs are read through the suite's own tasks (``primebench place``),
+    which key each row by its text."""
     out: dict[str, LoggedTask] = {}
     for up in VERIFIED_UPSTREAM.values():
+        if up.text_key is not None:
+            continue
         if up.subtask_pattern is None:
             paths = [find_task_yaml(up.variant or up.task, extra or [])]
         else:

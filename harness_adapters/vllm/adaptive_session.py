@@ -116,11 +116,14 @@ def item_pools(
     hub), which must hold every pool item (:func:`~harness_adapters.suite_docs.pool_documents`);
     ``cache_dir``: where each test keeps its calibration (a resumed run reads it instead of
     replaying it); ``documents``: another harness's documents of a pool (the VLMEvalKit
-    driver's, from the user's TSVs), given the panel, benchmark and category."""
+    driver's, from the user's TSVs), given the panel, benchmark and category. Without
+    ``documents``, a benchmark the manifest marks ``no_lmms_eval_task`` has no pool (not asked)."""
     pools = []
     suite = as_suite(manifest)
     for category, by_b in manifest_items(manifest).items():
         for b in by_b:
+            if documents is None and suite.entry(b).no_lmms_eval_task:
+                continue  # asked through lmms-eval's task code, which has none for it
             panel = panels[b]
             docs = (
                 documents(panel, b, category)

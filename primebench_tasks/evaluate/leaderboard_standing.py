@@ -2,8 +2,10 @@
 snapshot: 284 VLMs × 8 benchmarks, VLMEvalKit's figures).
 
 Only for a benchmark whose reference panel was scored the way the leaderboard is — VLMEvalKit's
-own records (the manifest marks such a benchmark with a ``vlmeval`` entry, as the released
-``primebench_vlmeval`` suite does) — and which the leaderboard has (:data:`LEADERBOARD_COLUMNS`).
+own records (the manifest marks such a benchmark with a ``vlmeval`` entry whose
+``reference_runs`` is :data:`VLMEVAL_RECORDS`, or says nothing of them, as the released
+``primebench_vlmeval`` suite) — and which the leaderboard has (:data:`LEADERBOARD_COLUMNS`). The
+flagship's MathVista and MATH-Vision were run by other harnesses: no standing.
 The model's predicted full-benchmark score and its 95 % interval are ranked among the
 leaderboard's scores of that benchmark: rank = 1 + the number of leaderboard models with a
 higher score, out of N + 1. Approximate by construction: the leaderboard's multiple-choice figures
@@ -49,6 +51,11 @@ def leaderboard_rank(value: float, lo: float, hi: float, scores: np.ndarray) -> 
     return {"value": rank(value), "lo": rank(hi), "hi": rank(lo), "out_of": int(len(s) + 1)}
 
 
+VLMEVAL_RECORDS = "VLMEvalKit's records"
+"""A manifest's ``vlmeval.reference_runs`` when the benchmark's reference panel is VLMEvalKit's
+records (the default for manifests that do not say): only then is a leaderboard standing given."""
+
+
 def add_leaderboard_standing(
     doc: dict[str, Any], manifest: Mapping[str, Any], leaderboard: Any = None
 ) -> None:
@@ -58,7 +65,8 @@ def add_leaderboard_standing(
     columns: dict[str, str] = {}
     for e in as_suite(manifest).benchmarks:
         ds = (e.vlmeval or {}).get("dataset")
-        if ds in LEADERBOARD_COLUMNS:
+        runs = (e.vlmeval or {}).get("reference_runs", VLMEVAL_RECORDS)
+        if ds in LEADERBOARD_COLUMNS and runs == VLMEVAL_RECORDS:
             columns[e.name] = LEADERBOARD_COLUMNS[ds]
     if not columns:
         return

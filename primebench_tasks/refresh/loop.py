@@ -151,19 +151,24 @@ def refresh(
     pol = policy or RefreshPolicy()
     with SuiteLock(out):
         clean_temporaries(out)
+        first = None
         if not versions(out):
             if suite is None:
                 raise ConfigError(f"{out} has no published suite; pass --suite MANIFEST")
             first = read_manifest(suite)
+        lines = []
+        known = {read_manifest(v / "manifest.json")["version"] for v in versions(out)}
+        known |= {first["version"]} if first is not None else set()
+        # every record is read and checked before anything is written: bad records leave the
+        # suite directory as it was
+        for f in record_files:
+            panel, rep = append_records(panel, read_records(f, known), str(f))
+            lines += rep.lines()
+        if first is not None:
             publish(out, lambda d: write_manifest(first, d / "manifest.json"))
             say(f"published the given suite as {versions(out)[-1].name}")
         current = latest_manifest(out)
         assert current is not None
-        lines = []
-        known = {read_manifest(v / "manifest.json")["version"] for v in versions(out)}
-        for f in record_files:
-            panel, rep = append_records(panel, read_records(f, known), str(f))
-            lines += rep.lines()
         say(f"panel now {panel}")
         save_panel(out, panel)
         partial = set(partial_models(panel))

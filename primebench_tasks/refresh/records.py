@@ -24,11 +24,17 @@ fully evaluated; below it the model is *partial* (e.g. run on the compact suite 
 
 
 def read_records(path: str | Path, suites: set[str] | None = None) -> pd.DataFrame:
-    """Read one records file into (model, benchmark, item_id, condition, score). ``suites``:
+    """Read one records file — or a panel folder (``primebench ingest ...`` of a model zoo's
+    runs): its records — into (model, benchmark, item_id, condition, score). ``suites``:
     the suite versions the records may come from — a record whose ``suite`` (runner records
     carry one) is another is an error naming its row."""
     p = Path(path)
     f = str(p)
+    if p.is_dir() and (p / "panel.json").exists():  # a panel folder (e.g. a model zoo's ingest)
+        from primebench_tasks.data.importers import panel_records
+        from primebench_tasks.data.panel import Panel
+
+        return panel_records(Panel.load(p))
     try:
         if p.suffix == ".parquet":
             df = pd.read_parquet(p)

@@ -173,3 +173,54 @@ def test_the_report_accounts_for_every_run(logs, monkeypatch):
     assert len(older) == len(TASKS)  # the older m1 run, once per task
     assert {m for m, _ in report.not_scored} == {"m3"}
     assert len(report.read) == 3
+
+
+def test_refresh_the_reference_panel_from_a_model_zoo(logs, tmp_path, monkeypatch):
+    """The documented path "refresh the reference panel from your own model zoo", end to end:
+    the zoo's lmms-eval logs → a panel (``ingest lmms-eval-logs``) → ``refresh --records`` that
+    panel against a suite built on the reference panel → a new published suite version whose
+    panel holds the zoo's models beside the reference ones (docs/library.md, refresh loop)."""
+    from primebench_tasks.cli import main
+    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.pipeline.manifest import read_manifest
+
+    monkeypatch.setenv("API_TYPE", "dummy")
+    out, _docs, intended = logs
+    zoo = tmp_path / "zoo"
+    assert main(["ingest", "lmms-eval-logs", str(out), "--out", str(zoo)]) == 0
+    # the reference: M3IRT's panel (MathVista, MMMU: the item ids the zoo's logs carry); the zoo
+    # also ran BLINK, which this reference does not hold: refused by name, nothing written
+    suite = tmp_path / "suite"
+    assert main(["build", "primebench", "--default", "m3irt", "--out", str(suite)]) == 0
+    refreshed = tmp_path / "suites"
+    args = ["refresh", "--default", "m3irt", "--records", str(zoo)]
+    args += ["--suite", str(suite / "manifest.json"), "--out", str(refreshed)]
+    assert main(args) == 2
+    assert not (refreshed / "versions").exists()
+    # the zoo's answers to the reference's items (its stand-in extras are items no reference
+    # holds: refused too): those records
+    from primebench_tasks.data.importers import panel_records
+
+    ref = Panel.load_default("m3irt")
+    recs = panel_records(Panel.load(zoo))
+    held = {(b, str(i)) for b in ref.benchmark_names for i in ref.item_ids(b)}
+    keep = [(b, i) in held for b, i in zip(recs["benchmark"], recs["item_id"], strict=True)]
+    only = tmp_path / "zoo_m3irt.csv"
+    recs[keep].to_csv(only, index=False)
+    args[4] = str(only)
+    assert main([*args, "--force"]) == 0
+    versions = sorted((refreshed / "versions").iterdir())
+    assert versions, "a new suite version is published"
+    new = read_manifest(versions[-1] / "manifest.json")
+    assert new["version"] != read_manifest(suite / "manifest.json")["version"]
+    (panel_dir,) = (refreshed / "panels").iterdir()
+    grown = Panel.load(panel_dir)
+    assert {"m1", "m2"} <= set(grown.model_names)
+    assert len(grown.model_names) == 24 + 2
+    # the zoo's scores are in the refreshed panel as they were logged
+    b = "MathVista_MINI"
+    ids = [str(i) for i in grown.item_ids(b)]
+    row = grown.model_names.index("m1")
+    for (m, bb, i), v in intended.items():
+        if m == "m1" and bb == b and i in ids:
+            assert grown.matrix(b)[row, ids.index(i)] == v
