@@ -160,7 +160,7 @@ def pool_documents(
     up = VERIFIED_UPSTREAM.get(task or "")
     text_keys = None
     if up is not None and up.text_key is not None:  # every pool item keyed by its own text
-        from primebench_tasks.suite.text_keys import panel_text_keys
+        from primebench_tasks.data.text_keys import panel_text_keys
 
         keys, ambiguous = panel_text_keys(panel.items_of(benchmark), up.text_key)
         if ambiguous:

@@ -589,3 +589,14 @@ def test_flagship_placement_table_is_rendered_from_the_committed_csv():
     assert set(df["benchmark"]) == {"MMMU_DEV_VAL", "BLINK", "AI2D_TEST", "OCRBench", "RealWorldQA"}
     assert set(df["protocol"]) == {"random", "frontier", "chronological"}
     assert mod.models_with_every_benchmark() == 0
+
+
+def test_merged_mmmu_adaptive_replay_is_rendered_from_the_committed_csvs():
+    """#55: the adaptive replay on the flagship's merged MMMU panel (185 models)."""
+    mod = _script("adaptive_replay_merged")
+    df = pd.read_csv(RESULTS / "adaptive_replay_merged.csv")
+    rf = pd.read_csv(RESULTS / "adaptive_races_merged.csv")
+    text = mod.render(df, rf)
+    assert text == (RESULTS / "adaptive_replay_merged.md").read_text("utf-8")
+    assert _readme_block("adaptive-replay-merged") == text
+    assert set(df["benchmark"]) == {mod.NAME} and set(df["models"]) == {185}

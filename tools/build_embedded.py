@@ -343,7 +343,7 @@ of the benchmarks lmms-eval keys by content): name → (records panel, benchmark
 def build_text_keyed(name: str) -> Callable[[Path], None]:
     def build(shared: Path) -> None:
         from primebench_tasks.data.merge import relabel_items
-        from primebench_tasks.suite.text_keys import panel_text_keys
+        from primebench_tasks.data.text_keys import panel_text_keys
 
         source, bench, rule = TEXT_KEYED[name]
         full = Panel.load(OUT / source)
@@ -357,7 +357,7 @@ def build_text_keyed(name: str) -> Callable[[Path], None]:
                 "openvlm_records",
                 f"the embedded `{source}` panel (VLMEvalKit's published records of {bench}) "
                 f"restricted to the {len(keys)} items whose text key (rule `{rule}`, "
-                "`primebench_tasks/suite/text_keys.py`) no other item shares: the "
+                "`primebench_tasks/data/text_keys.py`) no other item shares: the "
                 f"{len(ambiguous)} others ({', '.join(ambiguous[:8])}, ...) cannot be told apart "
                 "by text in a harness whose rows carry no VLMEvalKit index. Licence: Apache-2.0 "
                 "(LICENSE).",

@@ -13,8 +13,8 @@ import re
 
 from primebench_tasks.data.defaults import default_kind, default_names
 from primebench_tasks.data.leaderboard import Leaderboard
-from primebench_tasks.data.panel import Panel
 from primebench_tasks.data.model_dates import DATES_FILE
+from primebench_tasks.data.panel import Panel
 
 
 def fold(name: str) -> str:

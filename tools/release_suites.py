@@ -164,7 +164,7 @@ other harnesses; an lmms-eval run is placed on the rest and says so)."""
 def _text_keys(panel: Panel, benchmark: str, rule: str) -> tuple[dict[str, str], int]:
     """Item → text key of a benchmark lmms-eval keys by content (its source panel holds only the
     items their text tells apart: ``tools/build_embedded.py``, ``TEXT_KEYED``)."""
-    from primebench_tasks.suite.text_keys import panel_text_keys
+    from primebench_tasks.data.text_keys import panel_text_keys
 
     keys, ambiguous = panel_text_keys(panel.items_of(benchmark), rule)
     if ambiguous:

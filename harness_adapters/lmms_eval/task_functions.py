@@ -120,7 +120,7 @@ def _with_content_key(
 
     def add(row: dict[str, Any]) -> dict[str, Any]:
         if rule is not None:  # keyed by the text the records carry (no image in them)
-            from primebench_tasks.suite.text_keys import lmms_eval_row_key
+            from primebench_tasks.data.text_keys import lmms_eval_row_key
 
             fp = lmms_eval_row_key(rule, row)
         else:

@@ -126,7 +126,7 @@ def check_text_keys(
     the reference records were made on)."""
     if not text_keys:
         return
-    from primebench_tasks.suite.text_keys import vlmeval_row_key
+    from primebench_tasks.data.text_keys import vlmeval_row_key
 
     wrong = [
         str(r[col])

@@ -49,6 +49,8 @@ OPTION_HELP = {
 EXAMPLES = {
     "panel list": "primebench panel list",
     "panel info": "primebench panel info --default m3irt",
+    "panel import-helm": "primebench panel import-helm benchmark_output/runs/v1 --scenario "
+    "real_world_qa --benchmark RealWorldQA --out panels/helm_rwqa",
     "panel import": "primebench panel import --scores AI2D_TEST.csv --benchmark AI2D_TEST "
     "--models models.csv --out P",
     "simulate": "primebench simulate --scale 0.05 --out sim",

@@ -260,7 +260,12 @@ def add_panel_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--benchmark", required=True, type=name_text)
     p.add_argument("--category", help="for a benchmark the catalogue does not know")
     p.add_argument("--metric", default="exact_match", help="per-instance stat to import")
-    p.add_argument("--key-rule", choices=["ocrbench", "mcq_inline"])
+    p.add_argument(
+        "--key-rule",
+        choices=["ocrbench", "mcq_inline"],
+        help="match instances to --key-panel's items by this text rule (default: the "
+        "benchmark card's, if any)",
+    )
     p.add_argument("--key-panel", help="panel folder or embedded name whose items carry the text")
     p.add_argument("--name")
     p.add_argument("--out", required=True)

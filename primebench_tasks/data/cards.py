@@ -59,7 +59,7 @@ class LmmsEvalEntry:
     subtask_pattern: str | None = None
     evidence: str = ""
     text_key: str | None = None
-    """A rule of :mod:`primebench_tasks.suite.text_keys`: the rows carry no id of the panel's,
+    """A rule of :mod:`primebench_tasks.data.text_keys`: the rows carry no id of the panel's,
     ``key`` is computed from their text (the suite's manifest carries each item's key)."""
 
 
@@ -163,7 +163,7 @@ def parse_card(text: str, file: str) -> BenchmarkCard:
         {"variant", "subtask_pattern", "evidence", "text_key"},
     )
     if lmms is not None and lmms.text_key is not None:
-        from primebench_tasks.suite.text_keys import TEXT_KEY_FIELD, TEXT_RULES
+        from primebench_tasks.data.text_keys import TEXT_KEY_FIELD, TEXT_RULES
 
         if lmms.text_key not in TEXT_RULES:
             raise InputError(f"must be one of {TEXT_RULES}", file=file, field="lmms_eval.text_key")

@@ -16,7 +16,7 @@ them (JSON of HELM's own dataclasses, ``asdict_without_nones``):
 :func:`read_helm_runs` turns every run of a scenario into (model, benchmark, item, score) rows:
 the score is the chosen metric's mean for the unperturbed trial-0 instance; models are named as
 HELM names them (``adapter_spec.model``, e.g. ``openai/gpt-4o-2024-05-13``). Item ids: with a
-text-key rule (:mod:`primebench_tasks.suite.text_keys`) and the reference items to match
+text-key rule (:mod:`primebench_tasks.data.text_keys`) and the reference items to match
 (``keyed_by``: a panel's items of that benchmark), each instance is mapped through its own text
 (question, options, correct reference) to exactly one reference item — one that matches none or
 several is refused naming the run and the instance, never guessed; without a rule the item is
@@ -71,7 +71,7 @@ def correct_answers(instance: Mapping[str, Any]) -> list[str]:
 def instance_key(rule: str, instance: Mapping[str, Any]) -> str:
     """The text key of a HELM instance by ``rule`` (its question with inline options and its
     correct references: one letter for ``mcq_inline``, the accepted answers for ``ocrbench``)."""
-    from primebench_tasks.suite.text_keys import lmms_eval_row_key
+    from primebench_tasks.data.text_keys import lmms_eval_row_key
 
     answers = correct_answers(instance)
     if rule == "mcq_inline":
@@ -136,7 +136,7 @@ def read_helm_runs(
     [0, 1]); ``rule`` + ``keyed_by`` (the reference panel's items of the benchmark: item_id,
     question, options, answer): map instances to those items by text (see the module
     docstring). Two runs of one model are refused (which counts is not guessed)."""
-    from primebench_tasks.suite.text_keys import panel_text_keys
+    from primebench_tasks.data.text_keys import panel_text_keys
 
     if (rule is None) != (keyed_by is None):
         raise InputError("a text-key rule and the items it maps to are given together")

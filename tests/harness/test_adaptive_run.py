@@ -303,7 +303,7 @@ def test_adaptive_run_asks_an_upstream_benchmark_from_its_whole_pool(
         i: float(standins.right(i)) for i in backend.asked
     }
     e = doc["models"]["m"]["benchmarks"][b]
-    assert e["items"] == 15 and e["pool"] == len(pool) == 847
+    assert e["items"] == 15 and e["pool"] == len(pool) == 900
     assert e["predicted_full"]["lo"] <= e["predicted_full"]["value"] <= e["predicted_full"]["hi"]
 
 

@@ -194,7 +194,7 @@ def test_adaptive_driver_runs_rounds_through_lmms_eval_and_resumes(tmp_path):
 
 def test_adaptive_driver_asks_the_flagships_upstream_pool(tmp_path):
     """``primebench adaptive lmms-eval`` on the released flagship's MMMU: the pool is every item
-    of its reference panel (847), read from an upstream-schema stand-in (--dataset); each round
+    of its reference panel (900, the merged MMMU panel), read from an upstream-schema stand-in (--dataset); each round
     is a generated task over the upstream MMMU task code, scored by it (the dummy's "A" is right
     exactly on the multiple-choice items whose answer is A)."""
     from harness_adapters.vllm.records import RecordFile
@@ -220,4 +220,4 @@ def test_adaptive_driver_asks_the_flagships_upstream_pool(tmp_path):
         assert r["status"] == "ok" and r["score"] == want, r
     doc = json.loads((tmp_path / "run" / "adaptive.json").read_text())
     e = doc["models"]["dummy"]["benchmarks"][b]
-    assert e["items"] == 10 and e["pool"] == 847
+    assert e["items"] == 10 and e["pool"] == 900

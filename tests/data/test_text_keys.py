@@ -1,4 +1,4 @@
-"""Item keys built from text (``primebench_tasks.suite.text_keys``): one item's key is the same
+"""Item keys built from text (``primebench_tasks.data.text_keys``): one item's key is the same
 from VLMEvalKit's records, VLMEvalKit's TSV row and lmms-eval's row; another item's is not."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from primebench_tasks.errors import InputError
-from primebench_tasks.suite.text_keys import (
+from primebench_tasks.data.text_keys import (
     lmms_eval_row_key,
     match_rows,
     panel_text_keys,
@@ -18,6 +17,7 @@ from primebench_tasks.suite.text_keys import (
     text_key,
     vlmeval_row_key,
 )
+from primebench_tasks.errors import InputError
 
 INSTR = "Please answer directly with only the letter of the correct option and nothing else."
 
