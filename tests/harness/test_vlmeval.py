@@ -259,7 +259,13 @@ def test_place_vlmeval_reports_and_ingest_appends(vlmeval_run, tmp_path):
     r = doc["models"]["FakeVLM"]["benchmarks"]
     assert r["MMMU_DEV_VAL"]["n_scored"] == r["MMMU_DEV_VAL"]["n_items"] > 0
     assert r["MathVista_MINI"]["predicted_rank"]["value"] >= 1
-    assert set(doc["missing"]["FakeVLM"]) == {"BLINK", "MATH-Vision_MINI"}
+    assert set(doc["missing"]["FakeVLM"]) == {
+        "BLINK",
+        "MATH-Vision_MINI",
+        "AI2D_TEST",
+        "OCRBench",
+        "RealWorldQA",
+    }
     with pytest.raises(InputError, match="has no result for"):
         from harness_adapters.placement import write_placement
         from harness_adapters.vlmeval import read_work_dir
