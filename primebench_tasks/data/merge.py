@@ -47,6 +47,18 @@ def _read_csv(path: Path, columns: Sequence[str]) -> list[dict[str, str]]:
     return rows
 
 
+def _first_row(
+    seen: dict[Any, int], key: Any, row: int, message: str, path: Path, fld: str
+) -> None:
+    """Record ``key`` at ``row``; a key seen before is refused with ``message`` (its ``{first}``:
+    the row that holds it already), naming the file, the row and the field."""
+    if key in seen:
+        raise InputError(
+            message.replace("{first}", str(seen[key])), file=str(path), row=row, field=fld
+        )
+    seen[key] = row
+
+
 def _resource(name: str) -> Path:
     return Path(str(resources.files("primebench_tasks.data").joinpath("resources", name)))
 
@@ -57,28 +69,26 @@ def read_aliases(path: str | Path | None = None) -> pd.DataFrame:
     naming the rows."""
     p = Path(path) if path is not None else _resource("model_aliases.csv")
     rows = _read_csv(p, ALIAS_COLUMNS)
-    seen: dict[tuple[str, str], int] = {}
-    per_panel: dict[tuple[str, str], int] = {}
+    seen: dict[Any, int] = {}
+    per_panel: dict[Any, int] = {}
     for i, r in enumerate(rows, start=2):
-        key = (r["panel"], r["model"])
-        if key in seen:
-            raise InputError(
-                f"{r['model']!r} of panel {r['panel']!r} is listed twice (rows {seen[key]}, {i})",
-                file=str(p),
-                row=i,
-                field="model",
-            )
-        seen[key] = i
-        pk = (r["canonical"], r["panel"])
-        if pk in per_panel:
-            raise InputError(
-                f"canonical model {r['canonical']!r} has two names in panel {r['panel']!r} "
-                f"(rows {per_panel[pk]}, {i}): which one it is cannot be told",
-                file=str(p),
-                row=i,
-                field="canonical",
-            )
-        per_panel[pk] = i
+        _first_row(
+            seen,
+            (r["panel"], r["model"]),
+            i,
+            f"{r['model']!r} of panel {r['panel']!r} is listed twice (rows {{first}}, {i})",
+            p,
+            "model",
+        )
+        _first_row(
+            per_panel,
+            (r["canonical"], r["panel"]),
+            i,
+            f"canonical model {r['canonical']!r} has two names in panel {r['panel']!r} "
+            f"(rows {{first}}, {i}): which one it is cannot be told",
+            p,
+            "canonical",
+        )
     return pd.DataFrame(rows, columns=list(ALIAS_COLUMNS))
 
 
@@ -87,22 +97,20 @@ def read_item_map(path: str | Path) -> dict[str, str]:
     an id mapped twice, either way, is refused naming the row."""
     p = Path(path)
     out: dict[str, str] = {}
-    back: dict[str, int] = {}
+    first: dict[Any, int] = {}
+    back: dict[Any, int] = {}
     for i, r in enumerate(_read_csv(p, ITEM_MAP_COLUMNS), start=2):
         s, u = r["source_id"], r["upstream_id"]
-        if s in out:
-            raise InputError(
-                f"source id {s!r} is mapped twice", file=str(p), row=i, field="source_id"
-            )
-        if u in back:
-            raise InputError(
-                f"upstream id {u!r} is the target of rows {back[u]} and {i}",
-                file=str(p),
-                row=i,
-                field="upstream_id",
-            )
+        _first_row(first, s, i, f"source id {s!r} is mapped twice", p, "source_id")
+        _first_row(
+            back,
+            u,
+            i,
+            f"upstream id {u!r} is the target of rows {{first}} and {i}",
+            p,
+            "upstream_id",
+        )
         out[s] = u
-        back[u] = i
     return out
 
 
