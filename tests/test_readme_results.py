@@ -600,3 +600,15 @@ def test_merged_mmmu_adaptive_replay_is_rendered_from_the_committed_csvs():
     assert text == (RESULTS / "adaptive_replay_merged.md").read_text("utf-8")
     assert _readme_block("adaptive-replay-merged") == text
     assert set(df["benchmark"]) == {mod.NAME} and set(df["models"]) == {185}
+
+
+def test_flagship_floor_table_is_rendered_from_the_committed_csvs():
+    """#55: the error floor the flagship's items set (answers simulated from the fitted 2PL)."""
+    mod = _script("flagship_floor")
+    df = pd.read_csv(RESULTS / "flagship_floor.csv")
+    real = pd.read_csv(RESULTS / "flagship_placement.csv")
+    text = mod.table(df, real)
+    assert text == (RESULTS / "flagship_floor.md").read_text("utf-8")
+    assert _readme_block("flagship-floor") == text
+    assert set(df["protocol"]) == {"random", "frontier"}
+    assert df.error.abs().mean() < real.error.abs().mean()  # the floor is below the real error
