@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness_adapters.placement import report_markdown, write_placement
+from harness_adapters.placement import conditions_markdown, report_markdown, write_placement
 from primebench_tasks.cli import CommandTree
 from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR, N_BOOT
 
@@ -36,6 +36,7 @@ def cmd_place(args: argparse.Namespace) -> int:
         lmms_eval_code=run.lmms_eval_tasks,
     )
     print(report_markdown(doc, doc["missing"]))
+    print("\n".join(conditions_markdown(doc)))  # where each benchmark was placed, how new
     print(f"wrote {dest / 'report.json'}, report.md, placement.png ({harness.name} run)")
     return 0
 

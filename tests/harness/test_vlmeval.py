@@ -238,7 +238,7 @@ def test_mmmu_images_interleave_as_upstream(vlmeval_run):
 
 
 @needs_vlmeval
-def test_place_vlmeval_reports_and_ingest_appends(vlmeval_run, tmp_path):
+def test_place_vlmeval_reports_and_ingest_appends(vlmeval_run, tmp_path, capsys):
     out = tmp_path / "report"
     assert (
         main(
@@ -256,6 +256,11 @@ def test_place_vlmeval_reports_and_ingest_appends(vlmeval_run, tmp_path):
         == 0
     )
     doc = json.loads((out / "report.json").read_text())
+    # provenance on stdout and in report.md: where each benchmark was placed, how new (#55)
+    shown = capsys.readouterr().out
+    line = "MMMU_DEV_VAL: placed among 185 models of panel `mmmu_merged`"
+    assert line in shown and line in (out / "report.md").read_text()
+    assert "newest released 2025-02" in shown
     r = doc["models"]["FakeVLM"]["benchmarks"]
     assert r["MMMU_DEV_VAL"]["n_scored"] == r["MMMU_DEV_VAL"]["n_items"] > 0
     assert r["MathVista_MINI"]["predicted_rank"]["value"] >= 1
