@@ -33,6 +33,15 @@ tm = TaskManager("ERROR")
 for name in ("primebench", "primebench_math_reasoning", "primebench_mmmu_dev_val",
              "primebench_blink", "primebench_mathvision"):
     assert name in tm.all_tasks, name
+for name in ("primebench_ocrbench", "primebench_realworldqa"):  # keyed by text (#55)
+    assert name in tm.all_tasks, name
+# the shipped data the flagship's checks read: item map, alias table, release dates, panels
+from primebench_tasks.data.merge import read_aliases, shipped_item_map
+from primebench_tasks.data.model_dates import shipped_release_dates
+from primebench_tasks.data.panel import Panel
+assert len(shipped_item_map("autojudger_MMMU_DEV_VAL")) == 900 and len(read_aliases()) == 14
+assert len(shipped_release_dates()) > 100
+assert len(Panel.load_default("mmmu_merged").model_names) == 185
 print("resolved", tm.task_index["primebench"]["yaml_path"] if "yaml_path" in
       tm.task_index["primebench"] else "primebench")
 """
