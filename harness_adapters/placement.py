@@ -132,15 +132,16 @@ def score_frame(
         index="model", columns=["benchmark", "item_id"], values="score", aggfunc="first"
     ).reindex(columns=index)
     missing = missing_items(wide)
+    excused = excused or {}
     for m in wide.index:
+        absent = []
         for b, v in missing.get(str(m), {}).items():
-            if b in (excused or {}) and v["missing"] == v["of"]:
-                v["why"] = (excused or {})[b]
-        absent = [
-            b
-            for b, v in missing.get(str(m), {}).items()
-            if v["missing"] == v["of"] and b not in (excused or {})
-        ]
+            if v["missing"] != v["of"]:
+                continue
+            if b in excused:
+                v["why"] = excused[b]
+            else:
+                absent.append(b)
         if absent and not allow_partial:
             raise InputError(
                 f"model {m}: the run has no result for {', '.join(absent)} (its "
@@ -405,14 +406,14 @@ def reference_conditions(panel: Panel) -> dict[str, Any]:
     models (the panel's own dates, else the shipped table:
     :mod:`primebench_tasks.data.model_dates`; None where none is dated)."""
     from primebench_tasks.data.defaults import embedded_description
-    from primebench_tasks.data.model_dates import release_dates
+    from primebench_tasks.data.model_dates import newest_release
 
-    dates = release_dates(panel)
+    newest, dated = newest_release(panel)
     return {
         "models": len(panel.model_names),
         "source": embedded_description(panel.name),
-        "newest_release": max(dates.values())[:7] if dates else None,
-        "dated_models": len(dates),
+        "newest_release": newest,
+        "dated_models": dated,
     }
 
 

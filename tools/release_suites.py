@@ -50,6 +50,7 @@ from harness_adapters.lmms_eval.upstream import VERIFIED_UPSTREAM
 from primebench_tasks.data.cards import released_sources
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.calibration import calibration_entry
+from primebench_tasks.evaluate.leaderboard_standing import VLMEVAL_RECORDS
 from primebench_tasks.pipeline.manifest import read_manifest, write_manifest
 from primebench_tasks.pipeline.multi_source import Source, build_multi_source_suite
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
@@ -161,7 +162,7 @@ NO_LMMS_EVAL_TASK = {
 other harnesses; an lmms-eval run is placed on the rest and says so)."""
 
 
-def _text_keys(panel: Panel, benchmark: str, rule: str) -> tuple[dict[str, str], int]:
+def _text_keys(panel: Panel, benchmark: str, rule: str) -> dict[str, str]:
     """Item → text key of a benchmark lmms-eval keys by content (its source panel holds only the
     items their text tells apart: ``tools/build_embedded.py``, ``TEXT_KEYED``)."""
     from primebench_tasks.data.text_keys import panel_text_keys
@@ -169,25 +170,23 @@ def _text_keys(panel: Panel, benchmark: str, rule: str) -> tuple[dict[str, str],
     keys, ambiguous = panel_text_keys(panel.items_of(benchmark), rule)
     if ambiguous:
         raise SystemExit(f"{panel.name}: {len(ambiguous)} items share a text key")
-    return keys, 0
+    return keys
 
 
 def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
     """The flagship: seven benchmarks, each placed among the largest keyed panel the data holds
     (the cards' ``[[released]]`` tables), the same items in lmms-eval, VLMEvalKit and the vLLM
     runner."""
-    from primebench_tasks.suite.manifest import versioned
-
     panels = {n: Panel.load_default(n) for n, _ in RELEASED_SOURCES}
     sources = []
-    text_keys: dict[str, tuple[str, dict[str, str], int]] = {}
+    text_keys: dict[str, tuple[str, dict[str, str]]] = {}
     notes: dict[str, dict[str, Any]] = {}
     for n, b in RELEASED_SOURCES:
         panel = panels[n]
         row = panel.benchmarks.set_index("benchmark").loc[b]
         up = VERIFIED_UPSTREAM.get(row["lmms_eval_task"])
         if up is not None and up.text_key is not None:
-            text_keys[b] = (up.text_key, *_text_keys(panel, b, up.text_key))
+            text_keys[b] = (up.text_key, _text_keys(panel, b, up.text_key))
         sources.append(Source(panel, b))
         note: dict[str, Any] = {
             "vlmeval": {
@@ -229,7 +228,7 @@ def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
     for c in manifest["categories"].values():
         for b, e in c["benchmarks"].items():
             if b in text_keys:
-                rule, keys, _ = text_keys[b]
+                rule, keys = text_keys[b]
                 e["upstream"]["text_keys"] = {
                     "rule": rule,
                     "keys": {i: keys[i] for i in e["item_ids"]},
@@ -237,7 +236,6 @@ def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
     return versioned(manifest), by_bench
 
 
-VLMEVAL_RECORDS = "VLMEvalKit's records"
 VLMEVAL_REFERENCE = {
     "MathVista_MINI": "M3IRT's own runs (not scored by VLMEvalKit's rules)",
     "MATH-Vision_MINI": "the MATH-V authors' runs (not scored by VLMEvalKit's rules)",
@@ -315,7 +313,7 @@ def build(root: Path) -> list[str]:
 
 def coverage_table(manifest: dict[str, Any]) -> str:
     """The table (docs/harnesses.md) of the released ``primebench`` suite (generated, checked by a test)."""
-    from primebench_tasks.data.model_dates import release_dates
+    from primebench_tasks.data.model_dates import newest_release
 
     lines = [
         "| benchmark | category | source panel (models, newest dated) | suite items | "
@@ -335,12 +333,11 @@ def coverage_table(manifest: dict[str, Any]) -> str:
             else:
                 task = f"local task (embedded items and images; `{e['lmms_eval_task']}` not used)"
                 key = "`id` (embedded)"
-            dates = release_dates(Panel.load_default(e["source"]["panel"]))
-            newest = max(dates.values())[:7] if dates else "undated"
+            newest, _ = newest_release(Panel.load_default(e["source"]["panel"]))
             vlm = e.get("vlmeval") or {}
             lines.append(
                 f"| {b} | {cat} | {e['source']['panel']} ({len(e['source']['models'])}, "
-                f"{newest}) | {len(e['item_ids'])} | {task} | {key} | "
+                f"{newest or 'undated'}) | {len(e['item_ids'])} | {task} | {key} | "
                 f"`{vlm.get('dataset', '—')}` by {vlm.get('key', '—')} |"
             )
     return "\n".join(lines) + "\n"

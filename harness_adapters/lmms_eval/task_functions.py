@@ -112,6 +112,7 @@ def _with_content_key(
     dataset: Any, key: str, keys: str | Path | Mapping[str, Any], wanted: set[str]
 ) -> Any:
     from harness_adapters.lmms_eval.content_keys import fingerprint, read_keys
+    from primebench_tasks.data.text_keys import lmms_eval_row_key
 
     doc = keys if isinstance(keys, Mapping) else read_keys(keys)
     by_fp = {fp: i for i, fp in doc["keys"].items() if i in wanted}
@@ -120,8 +121,6 @@ def _with_content_key(
 
     def add(row: dict[str, Any]) -> dict[str, Any]:
         if rule is not None:  # keyed by the text the records carry (no image in them)
-            from primebench_tasks.data.text_keys import lmms_eval_row_key
-
             fp = lmms_eval_row_key(rule, row)
         else:
             fp = fingerprint(row[f["question"]], row[f["options"]] or [], row[f["image"]])

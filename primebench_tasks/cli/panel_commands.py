@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --h
 
 # ---------------------------------------------------------------- panel
 def cmd_panel_list(args: argparse.Namespace) -> int:
-    from primebench_tasks.data.model_dates import release_dates
+    from primebench_tasks.data.model_dates import newest_release
     from primebench_tasks.data.panel import Panel
 
     for name in default_names():
@@ -26,11 +26,10 @@ def cmd_panel_list(args: argparse.Namespace) -> int:
         when = ""
         if kind == "panel":
             p = Panel.load_default(name)
-            dates = release_dates(p)
+            newest, dated = newest_release(p)
             when = (
-                f"  [{len(p.model_names)} models; newest released {max(dates.values())[:7]}, "
-                f"{len(dates)} dated]"
-                if dates
+                f"  [{len(p.model_names)} models; newest released {newest}, {dated} dated]"
+                if newest
                 else f"  [{len(p.model_names)} models; none dated]"
             )
         print(f"{name:20s} {kind:12s} {embedded_description(name)}{when}")

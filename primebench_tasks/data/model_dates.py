@@ -35,3 +35,10 @@ def release_dates(panel: Panel) -> dict[str, str]:
         if d:
             out[m] = d
     return out
+
+
+def newest_release(panel: Panel) -> tuple[str | None, int]:
+    """(the newest release month ``YYYY-MM`` among the panel's dated models, or None; how many
+    of its models are dated)."""
+    dates = release_dates(panel)
+    return (max(dates.values())[:7] if dates else None), len(dates)

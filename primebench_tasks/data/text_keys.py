@@ -25,7 +25,7 @@ import ast
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from primebench_tasks.errors import InputError
@@ -139,12 +139,6 @@ def vlmeval_row_key(rule: str, row: Mapping[str, Any]) -> str:
     raise InputError(f"no text-key rule {rule!r} (known: {', '.join(TEXT_RULES)})", field="rule")
 
 
-ROW_KEYS: dict[str, Callable[[str, Mapping[str, Any]], str]] = {
-    "lmms_eval": lmms_eval_row_key,
-    "vlmeval": vlmeval_row_key,
-}
-
-
 def panel_text_keys(items: Any, rule: str) -> tuple[dict[str, str], list[str]]:
     """(item id → key for the items whose key no other item shares, the ids left out as
     ambiguous) of a records panel's item table (columns item_id, question, options, answer)."""
@@ -157,23 +151,3 @@ def panel_text_keys(items: Any, rule: str) -> tuple[dict[str, str], list[str]]:
         count[k] = count.get(k, 0) + 1
     unique = {i: k for i, k in keys.items() if count[k] == 1}
     return unique, sorted(set(keys) - set(unique))
-
-
-def match_rows(keys: Mapping[str, str], row_keys: list[str], where: str) -> dict[str, int]:
-    """Item id → its one row among ``row_keys`` (the loaded rows' keys, in row order). An item
-    that matches no row, or several, is refused naming the items and ``where``."""
-    rows_of: dict[str, list[int]] = {}
-    for n, k in enumerate(row_keys):
-        rows_of.setdefault(k, []).append(n)
-    missing = [i for i, k in keys.items() if k not in rows_of]
-    several = [i for i, k in keys.items() if len(rows_of.get(k, [])) > 1]
-    problems = []
-    if missing:
-        problems.append(f"{len(missing)} suite items match no row by content (e.g. {missing[:5]})")
-    if several:
-        problems.append(
-            f"{len(several)} suite items match several rows by content (e.g. {several[:5]})"
-        )
-    if problems:
-        raise InputError(f"{where}: " + "; ".join(problems) + " — not guessed")
-    return {i: rows_of[k][0] for i, k in keys.items()}

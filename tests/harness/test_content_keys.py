@@ -253,3 +253,30 @@ def test_bad_keys_build_inputs_are_named_not_tracebacks(tmp_path, capsys):
         err = capsys.readouterr().err
         assert said in err and "Traceback" not in err, err
     assert not (tmp_path / "k.json").exists()
+
+
+def test_text_keyed_rows_found_once_or_refused():
+    """#55: an lmms-eval row keyed by its text (the manifest's keys, no keys file): the suite's
+    item is found in the one row holding its question and answers, in manifest order; two rows
+    holding it, or none, are refused naming the item — never a guess."""
+    from harness_adapters.lmms_eval.task_functions import ManifestItemsMissing, make_process_docs
+    from primebench_tasks.data.text_keys import ocrbench_key
+
+    keys = {
+        "schema": "primebench.keys/1",
+        "task": "ocrbench",
+        "text_rule": "ocrbench",
+        "keys": {"7": ocrbench_key("what is written?", "['B']")},
+    }
+    rows = [
+        {"question": "What is written?", "answer": ["A"]},
+        {"question": "what is written?", "answer": ["B"]},
+        {"question": "Read the sign.", "answer": ["B"]},
+    ]
+    keep = make_process_docs(["7"], "primebench_content_key", "t", None, keys)
+    got = keep(datasets.Dataset.from_list(rows))
+    assert got["primebench_content_key"] == ["7"] and got["answer"] == [["B"]]
+    with pytest.raises(ManifestItemsMissing, match="match several rows"):
+        keep(datasets.Dataset.from_list([rows[1], rows[1]]))
+    with pytest.raises(ManifestItemsMissing, match="not in the"):
+        keep(datasets.Dataset.from_list([rows[0], rows[2]]))
