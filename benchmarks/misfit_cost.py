@@ -16,7 +16,7 @@ import pandas as pd
 
 from harness_adapters.placement import reference_panels
 from harness_adapters.released import resolve_suite
-from primebench_tasks.evaluate.person_fit import person_fit
+from primebench_tasks.evaluate.person_fit import ItemFacts, person_fit
 from primebench_tasks.evaluate.suite_placement import place_on_suite
 from primebench_tasks.select.irt import _FIT_CACHE
 from primebench_tasks.suite.manifest import as_suite
@@ -36,7 +36,8 @@ def main() -> None:
         y = X[p.model_names.index(model)] if model in p.model_names else np.full(X.shape[1], 0.5)
         cols += [(e.name, str(i)) for i in e.item_ids]
         row += [float(y[k]) for k in at]
-        checks.append((X[:, at], np.asarray([[float(y[k]) for k in at]])))
+        facts = ItemFacts.of_items(p.items_of(e.name)).take(at)
+        checks.append((X[:, at], np.asarray([[float(y[k]) for k in at]]), facts))
     new = pd.DataFrame([row], index=[model], columns=pd.MultiIndex.from_tuples(cols))
 
     def best(f) -> float:
@@ -49,8 +50,8 @@ def main() -> None:
 
     def checked() -> None:
         _FIT_CACHE.clear()  # every 2PL fitted anew, as a first placement fits them
-        for ref, y in checks:
-            person_fit(ref, y)
+        for ref, y, facts in checks:
+            person_fit(ref, y, facts=facts)
 
     def placed() -> None:
         _FIT_CACHE.clear()

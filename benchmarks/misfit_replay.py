@@ -6,6 +6,7 @@ models as the reference panel.
 
     python benchmarks/misfit_replay.py [--splits 5]
     python benchmarks/misfit_replay.py --render   # the tables from the committed CSV
+    python benchmarks/misfit_replay.py --lz-only  # the comparison: lz* alone (prints only)
 
 Panels with ≥ 80 models: AutoJudger's AI2D and MMMU (no item text: the faults that need the
 options or the question are left out there, said in the table), VLMEvalKit's published records
@@ -41,7 +42,7 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.adaptive_validation import hold_out
-from primebench_tasks.evaluate.person_fit import person_fit
+from primebench_tasks.evaluate.person_fit import ItemFacts, person_fit
 from primebench_tasks.progress import progress_bar
 from primebench_tasks.select.default import DEFAULT_SELECTOR
 from primebench_tasks.select.registry import SELECTORS, SelectorContext
@@ -132,7 +133,7 @@ def faulty(
     return Y
 
 
-def replay(n_splits: int) -> pd.DataFrame:
+def replay(n_splits: int, lz_only: bool = False) -> pd.DataFrame:
     rows = []
     cells = [
         (name, panel, b, proto, seed)
@@ -144,6 +145,7 @@ def replay(n_splits: int) -> pd.DataFrame:
     for name, panel, b, proto, seed in cells:
         X = panel.matrix(b).astype(float)
         facts_all = item_facts(panel, b)
+        checked = ItemFacts.of_items(panel.items_of(b))
         held, build = hold_out(X, proto, seed)
         for k in CURVE_ITEMS:
             if k > X.shape[1]:
@@ -161,7 +163,13 @@ def replay(n_splits: int) -> pd.DataFrame:
                 if Y is None:
                     continue
                 for level in LEVELS:
-                    fits = person_fit(X[build][:, items], Y, level=level, seed=seed)
+                    fits = person_fit(
+                        X[build][:, items],
+                        Y,
+                        level=level,
+                        seed=seed,
+                        facts=None if lz_only else checked.take(items),
+                    )
                     judged = [f for f in fits if f.p_value is not None]
                     rows.append(
                         {
@@ -232,8 +240,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--splits", type=int, default=5)
     ap.add_argument("--render", action="store_true", help="tables from the committed CSV")
+    ap.add_argument(
+        "--lz-only",
+        action="store_true",
+        help="the check without its directed residual (the comparison that chose it); prints only",
+    )
     args = ap.parse_args()
     csv = RESULTS / "misfit_replay.csv"
+    if args.lz_only:
+        print(render(replay(args.splits, lz_only=True)))
+        return
     if args.render:
         df = pd.read_csv(csv)
     else:

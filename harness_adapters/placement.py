@@ -167,7 +167,10 @@ def fit_cell(fit: dict[str, Any] | None) -> str:
     if fit.get("p_value") is None:
         return f"— ({fit.get('why_not')})"
     p = f"p = {fit['p_value']:.3f}"
-    return f"**misfit** ({p})" if fit.get("flagged") else p
+    if not fit.get("flagged"):
+        return p
+    sig = fit.get("signature")
+    return f"**misfit** ({sig}, {p})" if sig and sig != "pattern" else f"**misfit** ({p})"
 
 
 def misfit_warnings(doc: dict[str, Any]) -> list[str]:

@@ -66,7 +66,7 @@ from primebench_tasks.evaluate.defaults import (
     ADAPTIVE_TARGET_WIDTH,
     N_BOOT_VARIANTS,
 )
-from primebench_tasks.evaluate.person_fit import person_fit
+from primebench_tasks.evaluate.person_fit import ItemFacts, person_fit
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.suite.manifest import SuiteManifest, as_suite
@@ -93,6 +93,8 @@ class _Pool:
     category: str
     docs: list[SuiteDoc]
     bench: AdaptiveBenchmark
+    facts: ItemFacts
+    """What the misfit check's directed residual reads of every pool item (panel order)."""
 
     def index(self) -> dict[str, int]:
         return {d.item_id: k for k, d in enumerate(self.docs)}
@@ -148,7 +150,8 @@ def item_pools(
                 level=settings.level,
                 cache_dir=cache_dir,
             )
-            pools.append(_Pool(b, category, docs, bench))
+            facts = ItemFacts.of_items(panel.items_of(b))
+            pools.append(_Pool(b, category, docs, bench, facts))
     return pools
 
 
@@ -433,7 +436,9 @@ def adaptive_report(
             # person fit on the items it was asked, against the reference models' answers to
             # the same items (no item added)
             scored = np.flatnonzero(asked & np.isfinite(answers))
-            (fit,) = person_fit(p.bench.Y_ref[:, scored], answers[None, scored])
+            (fit,) = person_fit(
+                p.bench.Y_ref[:, scored], answers[None, scored], facts=p.facts.take(scored)
+            )
             if (line := fit.line(p.benchmark)) is not None:
                 misfit.append(line)
             by_b[p.benchmark] = {

@@ -152,3 +152,7 @@ MISFIT_FOLDS = 5
 
 MISFIT_MIN_ITEMS = 10
 """Fewer answered items on a benchmark: no misfit verdict there (too few to tell)."""
+
+MISFIT_MIN_DIRECTED = 10
+"""Fewer answered items with a covariate (the gold's position, the question's length): no
+directed residual of the misfit check for it."""

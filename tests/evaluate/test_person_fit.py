@@ -1,7 +1,8 @@
 """The misfit check (#56): Snijders' lz* by hand on a two-item case, its calibration on held-out
 reference models, and verdicts on a tiny simulated panel — a pattern drawn from the item model
 passes, a reversed one (right on the hard items, wrong on the easy ones) is flagged, and a
-panel too small to reach the level says so instead of flagging."""
+panel too small to reach the level says so instead of flagging; the directed residual by hand,
+and a truncated run (wrong on the long items) flagged by it where lz* alone lets it pass."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from primebench_tasks.evaluate.person_fit import lz_star, person_fit
+from primebench_tasks.evaluate.person_fit import ItemFacts, directed_residual, lz_star, person_fit
 
 
 def test_lz_star_by_hand():
@@ -68,3 +69,39 @@ def test_too_few_reference_models_or_items_give_no_verdict():
     few[0, :5] = 1.0
     (g,) = person_fit(Y[:20], few, level=0.2)
     assert not g.flagged and g.statistic is None and "5 answered items" in g.why_not
+
+
+def test_directed_residual_by_hand():
+    # a = (1, 2, 1), b = 0, θ = 0: every P = ½, q = ¼. c = (1, 0, −1) is orthogonal to the span
+    # of (a, 1) = span{(1, 0, 1), (0, 1, 0)}, so c̃ = c; answers (1, 0, 0): u − P = (½, −½, −½)
+    # Σ c̃ (u − P) = ½ + ½ = 1; Σ q c̃² = ¼ · 2 = ½; z = 1 / √½ = √2
+    a, b, theta = np.array([1.0, 2.0, 1.0]), np.zeros(3), np.array([0.0])
+    z = directed_residual(a, b, theta, [[1, 0, 0]], np.array([1.0, 0.0, -1.0]), min_items=3)
+    assert z[0] == pytest.approx(math.sqrt(2), rel=1e-12)
+    # c = (2, 1, 0) = (1, 0, −1) + 1·(1, 1, 1): the constant is taken out, same z
+    z2 = directed_residual(a, b, theta, [[1, 0, 0]], np.array([2.0, 1.0, 0.0]), min_items=3)
+    assert z2[0] == pytest.approx(math.sqrt(2), rel=1e-9)
+    # too few items with a covariate, or a two-valued covariate with one item on a side: none
+    assert np.isnan(directed_residual(a, b, theta, [[1, 0, 0]], np.array([1.0, 0.0, -1.0]))[0])
+    one_side = directed_residual(a, b, theta, [[1, 0, 0]], np.array([1.0, 0.0, 0.0]), min_items=3)
+    assert np.isnan(one_side[0])
+
+
+def test_a_truncated_run_is_flagged_by_its_length_signature():
+    Y, a, b = _panel(160, 60, 2)
+    length = np.random.default_rng(3).uniform(20, 400, 60)  # question characters
+    facts = ItemFacts(length)
+    ref, new = Y[:120], Y[120:]
+    healthy = person_fit(ref, new, facts=facts)
+    assert sum(f.flagged for f in healthy) <= 2
+    assert all(f.directed is not None and "length" in f.directed for f in healthy)
+    cut = new.copy()
+    cut[:, np.argsort(-length)[:20]] = 0.0  # the longest third lost to the token budget
+    by_lz = person_fit(ref, cut)
+    with_length = person_fit(ref, cut, facts=facts)
+    # 40 truncated runs, weak ones lose little: 19 flagged with the length residual, 3 by lz*
+    assert sum(f.flagged for f in with_length) >= 15 and sum(f.flagged for f in by_lz) <= 5
+    f = next(f for f in with_length if f.flagged)
+    assert f.signature == "length" and "truncated decoding" in f.line("B")
+    with pytest.raises(ValueError, match="facts of 60 items for 59"):
+        person_fit(ref[:, :59], cut[:, :59], facts=facts)
