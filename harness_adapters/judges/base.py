@@ -141,10 +141,10 @@ class BackendJudge:
                             still.append(n)
                             continue
                         out[n] = reply
-                        key = keys[n]
-                        assert key is not None
+                        cache_file = keys[n]
+                        assert cache_file is not None
                         atomic_write_text(
-                            key,
+                            cache_file,
                             canonical_json(
                                 {
                                     "judge": self.id,
@@ -201,8 +201,8 @@ def make_judge(
     kind, _, rest = spec.partition(":")
     if kind == "vllm" and rest:
         model_dir = check_model(rest)
-        backend = OfflineBackend(str(model_dir), (), engine_settings(**engine))
-        return BackendJudge(backend, cache_dir, local_judge_id(model_dir), progress=progress)
+        offline = OfflineBackend(str(model_dir), (), engine_settings(**engine))
+        return BackendJudge(offline, cache_dir, local_judge_id(model_dir), progress=progress)
     if kind in ("vllm-server", "openai") and "@" in rest:
         model, url = rest.split("@", 1)
         backend = ServerBackend(

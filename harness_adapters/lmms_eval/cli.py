@@ -80,9 +80,12 @@ def cmd_ingest_lmms_logs(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_build(args: argparse.Namespace) -> int:
+    from collections.abc import Mapping
+    from typing import Any
+
     from harness_adapters.lmms_eval.content_keys import build_keys, load_upstream_rows, write_keys
 
-    rows = load_upstream_rows(args.upstream, args.split)
+    rows: list[Mapping[str, Any]] = list(load_upstream_rows(args.upstream, args.split))
     doc = build_keys(args.vlmeval_tsv, rows, args.task, args.dataset, str(args.upstream))
     write_keys(doc, args.out)
     print(

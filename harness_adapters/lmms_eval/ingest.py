@@ -223,7 +223,8 @@ def run_conditions(output_dir: str | Path) -> dict[str, Any]:
     for res_path, res, task, meta, _samples in logged_tasks(
         output_dir, lambda meta: "primebench_suite" in meta
     ):
-        cfg = res.get("config") if isinstance(res.get("config"), dict) else {}
+        raw_cfg = res.get("config")
+        cfg: dict[str, Any] = raw_cfg if isinstance(raw_cfg, dict) else {}
         for key in CONDITION_KEYS:
             if cfg.get(key) not in (None, "", []):
                 out.setdefault(key, scrub_model_args(cfg[key]))

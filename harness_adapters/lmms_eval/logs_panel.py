@@ -217,7 +217,8 @@ def read_logs(
         samples = samples_file(path, task)
         rows = per_model_bench.setdefault((model, spec.benchmark), [])
         for ln, rec in jsonl_records(read_utf8(samples), str(samples), invalid="invalid JSON line"):
-            doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
+            raw_doc = rec.get("doc")
+            doc: dict[str, Any] = raw_doc if isinstance(raw_doc, dict) else {}
             if spec.metric not in rec:
                 raise InputError(
                     f"the sample has no {spec.metric!r} (the upstream task's per-item value)",

@@ -35,7 +35,7 @@ def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None) -> s
     return str(doc["text"])
 
 
-def make_process_results(axis: str):  # type: ignore[no-untyped-def]
+def make_process_results(axis: str):
     def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
         response = results[0] if results else ""
         score = rule_score(axis, json.loads(doc["grade"]), response)

@@ -163,6 +163,7 @@ def make_upstream_process_results(
                 f"upstream process_results returned no {metric!r} (got {sorted(out)})"
             )
         module = inspect.getmodule(fn)
+        assert module is not None  # an upstream function has its module
         out[ITEM_METRIC] = {"item_id": str(doc[key]), "score": score(out[metric], module)}
         return out
 

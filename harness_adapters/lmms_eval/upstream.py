@@ -119,7 +119,7 @@ def load_task_config(path: str | Path) -> dict[str, Any]:
         pass
 
     def function(loader: yaml.SafeLoader, node: yaml.Node) -> FunctionRef:
-        return FunctionRef(str(loader.construct_scalar(node)), str(path.parent))  # type: ignore[arg-type]
+        return FunctionRef(str(loader.construct_scalar(node)), str(path.parent))
 
     Loader.add_constructor("!function", function)
     with open(path, "rb") as fh:

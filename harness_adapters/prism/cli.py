@@ -23,9 +23,7 @@ def _engine(args: argparse.Namespace) -> dict:
     }
 
 
-def _judge(  # type: ignore[no-untyped-def]
-    spec: str, cache: Path, args: argparse.Namespace, key_env: str = "judge_api_key_env"
-):
+def _judge(spec: str, cache: Path, args: argparse.Namespace, key_env: str = "judge_api_key_env"):
     """A judge from ``spec``; its endpoint gets only the key of the option ``key_env`` names
     (``--judge-api-key-env`` for the judge, ``--audit-judge-api-key-env`` for the audit judge)."""
     from harness_adapters.judges.base import make_judge
@@ -111,10 +109,10 @@ def _run(args: argparse.Namespace) -> int:
         if not args.base_url:
             raise PrimeBenchError("--backend server needs --base-url http://HOST:PORT/v1")
         plan = check_server_adapters(adapters, args.base_url)
-        backend = ServerBackend(
+        backend: ServerBackend | OfflineBackend | None = ServerBackend(
             args.base_url, args.served_model or args.model, sorted(adapters), timeout_s=args.timeout
         )
-        checked = {n: {"path": p} for n, p in adapters.items()}
+        checked: dict[str, dict[str, Any]] = {n: {"path": p} for n, p in adapters.items()}
     else:
         engine = engine_settings(**_engine(args))
         model = check_model(args.model)

@@ -84,7 +84,7 @@ def _units(index: dict[str, Any], store: ArtifactStore, axis: str) -> list[Unit]
         payload = None
         if axis != "q":
             art = store.load(axis, it["benchmark"], it["item_id"])
-            if not usable(art):
+            if art is None or not usable(art):
                 continue
             payload = art["payload"]
         out.append(Unit(axis, it["benchmark"], it["item_id"], it["doc"], payload))

@@ -20,8 +20,9 @@ def build_id(root: str | Path) -> str:
     return hashlib.sha256((Path(root) / "prism.json").read_bytes()).hexdigest()[:16]
 
 
-def rule_score(axis: str, grade: dict[str, Any], response: str) -> float:
-    """The rule grader of ``axis`` (graders module) on one response."""
+def rule_score(axis: str, grade: dict[str, Any], response: str) -> float | None:
+    """The rule grader of ``axis`` (graders module) on one response; None: the item is
+    excluded for every model alike (an instruction that cannot be verified)."""
     from harness_adapters.prism.score import MATCHERS
 
     if axis == "q":
@@ -29,7 +30,9 @@ def rule_score(axis: str, grade: dict[str, Any], response: str) -> float:
     if axis == "if":
         return g.grade_if(grade["payload"], response)
     if axis == "h":
-        return g.grade_h([grade["payload"]], [response], None)[0]  # type: ignore[return-value]
+        (h,) = g.grade_h([grade["payload"]], [response], None)
+        assert h is not None  # the rule grader (no judge) scores every response
+        return h
     if axis == "mq":
         out = g.grade_mq([grade["item"]], [grade["payload"]], [response], None, MATCHERS)[0]
         assert out is not None

@@ -238,7 +238,8 @@ class OfflineBackend:
         sp = SamplingParams(**kw)
         lora = self._lora(adapter)
         try:
-            outs = self.llm.chat(list(messages), sp, lora_request=lora, use_tqdm=False)
+            batch: Any = list(messages)  # vLLM types each turn as its own TypedDicts
+            outs = self.llm.chat(batch, sp, lora_request=lora, use_tqdm=False)
             return [o.outputs[0].text for o in outs]
         except Exception:  # noqa: BLE001 - isolate the failing request(s) one by one
             if len(messages) == 1:
@@ -247,7 +248,7 @@ class OfflineBackend:
         for m in messages:
             try:
                 res.append(
-                    self.llm.chat([m], sp, lora_request=lora, use_tqdm=False)[0].outputs[0].text
+                    self.llm.chat([m], sp, lora_request=lora, use_tqdm=False)[0].outputs[0].text  # type: ignore[arg-type]
                 )
             except Exception as exc:  # noqa: BLE001 - recorded as a failed item
                 res.append(exc)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
 
 
-def _request(args: argparse.Namespace, adapters: dict[str, str]):  # type: ignore[no-untyped-def]
+def _request(args: argparse.Namespace, adapters: dict[str, str]):
     from harness_adapters.placement import reference_panels
     from harness_adapters.released import resolve_suite
     from harness_adapters.vllm.session import RunRequest, engine_settings

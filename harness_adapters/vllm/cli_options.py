@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import glob
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,7 @@ def given_panel(args: argparse.Namespace) -> Panel | None:
     return None
 
 
-def reference_panel(args: argparse.Namespace, suite: dict) -> Panel:
+def reference_panel(args: argparse.Namespace, suite: Mapping[str, Any]) -> Panel:
     """The one reference panel of a single-panel suite (PRISM builds on one panel)."""
     from harness_adapters.placement import reference_panels
 

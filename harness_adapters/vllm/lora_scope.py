@@ -124,7 +124,7 @@ def model_lora_support(model: Path | str) -> ModelLoraSupport:
 
         # vLLM has no public lookup of a model class by architecture without a ModelConfig;
         # this private one is guarded: any failure falls back to the name rules
-        cls = ModelRegistry._try_load_model_cls(arch)
+        cls: Any = ModelRegistry._try_load_model_cls(arch)
     except Exception:  # noqa: BLE001 - vLLM missing or its internals changed
         return ModelLoraSupport(arch, None)
     if cls is None:
@@ -345,8 +345,8 @@ def check_server_adapters(
         return LoraPlan(plan.tower_lora, plan.scopes, plan.language_only, {**plan.notes, **unseen})
     if info.tower_lora:
         # the server has it on; the model must support it too (vLLM ignores it otherwise)
-        plan = plan_lora(scopes, support, where=where) if support.tower_lora is False else None
-        return LoraPlan(True, scopes, notes=unseen) if plan is None else plan
+        refused = plan_lora(scopes, support, where=where) if support.tower_lora is False else None
+        return LoraPlan(True, scopes, notes=unseen) if refused is None else refused
     if info.tower_lora is None and server_tower_lora_asserted:
         notes = {
             n: f"adapter {n}: the server's tower/connector LoRA was asserted with "

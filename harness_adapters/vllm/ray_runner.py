@@ -245,7 +245,12 @@ def run_on_ray(
         pending = [d for d in docs if (name, d.benchmark, d.item_id) not in done]
         summary.skipped[name] = len(docs) - len(pending)
         summary.scored[name] = summary.failed[name] = 0
-        base = {"model": name, "adapter": adapter, "condition": "vl", "suite": suite_version}
+        base: dict[str, Any] = {
+            "model": name,
+            "adapter": adapter,
+            "condition": "vl",
+            "suite": suite_version,
+        }
         for d in pending:
             try:
                 msgs = chat_messages(d)

@@ -16,10 +16,10 @@ decoding (adapters may be added).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -56,7 +56,7 @@ class RunRequest:
     suite, and where to write."""
 
     model: str
-    suite: dict[str, Any]
+    suite: Mapping[str, Any]
     out: Path
     adapters: dict[str, str] = field(default_factory=dict)
     name: str | None = None
@@ -435,7 +435,7 @@ class _NothingToRun:
 
 
 def score_frame(
-    records: RecordFile, names: Sequence[str], suite: dict[str, Any]
+    records: RecordFile, names: Sequence[str], suite: Mapping[str, Any]
 ) -> tuple[pd.DataFrame, pd.Series]:
     """(variants × (benchmark, item_id)) ok scores (NaN = missing or failed) in suite order,
     and each column's category."""
@@ -548,7 +548,8 @@ def write_variant_report(
         },
     }
     atomic_write_text(req.out / "variants.json", canonical_json(doc))
-    groups = "; ".join(" ≈ ".join(g) for g in verdict["indistinguishable_groups"])  # type: ignore[union-attr]
+    indistinguishable = cast("list[list[str]]", verdict["indistinguishable_groups"])
+    groups = "; ".join(" ≈ ".join(g) for g in indistinguishable)
     md = (
         f"# Variants of {req.model_name} on {req.suite['name']}\n\n"
         f"**Verdict** (paired bootstrap over the same items, {n_boot} resamples): "

@@ -133,7 +133,7 @@ def build_tiny_qwen2vl(out: str | Path, seed: int = 0, size: str = "tiny") -> Pa
         additional_special_tokens=SPECIAL_TOKENS[1:],
         chat_template=CHAT_TEMPLATE,
     )
-    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
+    ids: dict[str, int] = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}  # type: ignore[misc]
     spec = SIZES[size]
     config = Qwen2VLConfig(
         text_config=dict(
@@ -211,5 +211,5 @@ def build_lora_adapter(
         for name, p in peft_model.named_parameters():
             if "lora_" in name:
                 p.copy_(torch.randn(p.shape, generator=gen) * (scale / r))
-    peft_model.save_pretrained(out)
+    peft_model.save_pretrained(str(out))
     return Path(out)

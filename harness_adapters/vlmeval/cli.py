@@ -83,9 +83,9 @@ def cmd_vlmeval_run(args: argparse.Namespace) -> int:
     finally:
         sys.argv = argv
     failed = {k: v for k, v in PrimeBenchMixin.OUTCOMES.items() if isinstance(v, BaseException)}
-    for name, exc in failed.items():  # run.py logs these and exits 0
+    for name, err in failed.items():  # run.py logs these and exits 0
         print(
-            f"error: VLMEvalKit's evaluation of {name} failed: {type(exc).__name__}: {exc}",
+            f"error: VLMEvalKit's evaluation of {name} failed: {type(err).__name__}: {err}",
             file=sys.stderr,
         )
     for name, side in PrimeBenchMixin.OUTCOMES.items():

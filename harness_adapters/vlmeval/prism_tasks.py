@@ -156,9 +156,10 @@ class PrismAxisMixin:
                 }
             )
             dump(result, get_intermediate_file_path(eval_file, RESULT_SUFFIX, "xlsx"))
-            summary = pd.DataFrame(
-                {"axis": [axis], "n": [len(scores)], "score": [sum(scores) / len(scores)]}
-            )
+            # an item whose instruction cannot be verified is excluded (None), for every model
+            kept = [s for s in scores if s is not None]
+            mean = sum(kept) / len(kept) if kept else None
+            summary = pd.DataFrame({"axis": [axis], "n": [len(kept)], "score": [mean]})
             dump(summary, get_intermediate_file_path(eval_file, "_acc", "csv"))
         except BaseException as exc:
             PrimeBenchMixin.OUTCOMES[self.PRISM["dataset"]] = exc

@@ -112,7 +112,7 @@ def _vlmeval_can_infer() -> Callable[[str, dict[str, str]], str | bool] | None:
         from vlmeval.utils.matching_util import can_infer
     except Exception:  # noqa: BLE001 - not installed, or its import fails: the built-in rule
         return None
-    return can_infer  # type: ignore[no-any-return]
+    return can_infer
 
 
 def ocrbench_hit(prediction: str, answers: list[str], category: str) -> bool:
@@ -126,7 +126,26 @@ def ocrbench_hit(prediction: str, answers: list[str], category: str) -> bool:
     return any(a.lower().strip().replace("\n", " ") in p for a in answers)
 
 
-_PUNCT = (";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`")
+_PUNCT: tuple[str, ...] = (
+    ";",
+    "/",
+    "[",
+    "]",
+    '"',
+    "{",
+    "}",
+    "(",
+    ")",
+    "=",
+    "+",
+    "\\",
+    "_",
+    "-",
+    ">",
+    "<",
+    "@",
+    "`",
+)
 _PUNCT = (*_PUNCT, ",", "?", "!")
 _COMMA_STRIP = re.compile(r"(\d)(,)(\d)")
 _PERIOD_STRIP = re.compile(r"(?<!\d)\.(?!\d)")
@@ -164,7 +183,7 @@ def _vlmeval_yorn() -> Callable[[str], str] | None:
         from vlmeval.dataset.utils.yorn import YOrN_Extraction
     except Exception:  # noqa: BLE001 - not installed, or its import fails: the built-in rule
         return None
-    return YOrN_Extraction  # type: ignore[no-any-return]
+    return YOrN_Extraction
 
 
 def _choices(row: dict[str, Any]) -> dict[str, str]:

@@ -51,10 +51,13 @@ def import_vlmeval() -> Any:
     """``vlmeval.dataset``, imported without the side effect of ``vlmeval.vlm``'s import:
     ``torch.set_grad_enabled(False)`` for the whole process (it would stop a training loop in
     the same process from computing gradients); the caller's grad mode is restored."""
+    torch: Any = None
     try:
-        import torch
+        import torch as installed
+
+        torch = installed
     except ImportError:  # pragma: no cover - VLMEvalKit needs torch
-        torch = None
+        pass
     prev = torch.is_grad_enabled() if torch is not None else None
     try:
         import vlmeval.dataset as D
@@ -140,6 +143,8 @@ class PrimeBenchMixin:
     #: evaluations in this process: dataset → sidecar path, or the error (run.py logs an
     #: evaluation error and carries on with exit status 0; ``vlmeval run`` reports these)
     OUTCOMES: dict[str, str | BaseException] = {}
+    #: set by the upstream dataset class this is mixed into
+    dataset_name: str
 
     @classmethod
     def supported_datasets(cls) -> list[str]:
@@ -149,11 +154,11 @@ class PrimeBenchMixin:
         try:
             return self._evaluate(eval_file, **judge_kwargs)
         except BaseException as exc:
-            PrimeBenchMixin.OUTCOMES[self.dataset_name] = exc  # type: ignore[attr-defined]
+            PrimeBenchMixin.OUTCOMES[self.dataset_name] = exc
             raise
 
     def _evaluate(self, eval_file: str, **judge_kwargs: Any) -> Any:
-        spec = self.PRIMEBENCH[self.dataset_name]  # type: ignore[attr-defined]
+        spec = self.PRIMEBENCH[self.dataset_name]
         since = time.time_ns() - 2_000_000_000  # file systems with coarse mtimes
         judge = judge_kwargs.get("model")
         judge_needed = None
@@ -162,20 +167,22 @@ class PrimeBenchMixin:
         else:
             result = super().evaluate(eval_file, **judge_kwargs)  # type: ignore[misc]
         path = Path(eval_file)
+        name: str | None
+        rule: str | None
         if spec["upstream_class"] == "OCRBench":
             # OCRBench's evaluation writes category totals only: the rows are the prediction file
             # itself, scored by the same rule (ingest's "ocrbench"; totals equal, tested)
             name, rule = path.name, "ocrbench"
         else:
             name, rule = per_row_result(path, since)
-        model = path.with_suffix("").name[: -len(f"_{self.dataset_name}")]  # type: ignore[attr-defined]
+        model = path.with_suffix("").name[: -len(f"_{self.dataset_name}")]
         doc = {
             "schema": SIDECAR_SCHEMA,
             "suite": self.SUITE["suite"],
             "suite_name": self.SUITE["suite_name"],
             "model": model,
             "dataset": self.dataset_name,
-            "benchmark": spec["benchmark"],  # type: ignore[attr-defined]
+            "benchmark": spec["benchmark"],
             "upstream": spec["upstream"],
             "upstream_class": spec["upstream_class"],
             "judge": judge if judge not in NO_JUDGE else "exact_matching",
@@ -189,5 +196,5 @@ class PrimeBenchMixin:
         tmp = side.with_name(f".{side.name}.tmp")
         tmp.write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n", "utf-8")
         os.replace(tmp, side)
-        PrimeBenchMixin.OUTCOMES[self.dataset_name] = str(side)  # type: ignore[attr-defined]
+        PrimeBenchMixin.OUTCOMES[self.dataset_name] = str(side)
         return result
