@@ -208,9 +208,11 @@ def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
         "Values with 95 % intervals (bootstrap over the suite's items; estimator "
         f"`{doc['estimator']}`, {doc['n_boot']} resamples). Ranks: 1 = best, among the "
         "reference models of each benchmark's source panel plus this model."
-        " Fit: how well the answers fit the reference models' item model (person fit lz*, its "
-        "p-value among held-out reference models; **misfit** at or below the level) — a flagged "
-        "placement keeps its numbers but was not made like the reference runs.",
+        " Fit: how well the answers fit the reference models' item model (person fit lz* and, "
+        "where the items have text, a residual along the questions' length; its p-value among "
+        "held-out reference models; **misfit** at or below the level, with the signature that "
+        "flagged it) — a flagged placement keeps its numbers but was not made like the "
+        "reference runs.",
         "",
     ]
     for model, r in doc["models"].items():

@@ -1,4 +1,4 @@
-"""The Panel: per-item scores of many models on many benchmarks (DESIGN.md, "Panel").
+"""The Panel: per-item scores of many models on many benchmarks (docs/architecture.md, "Panel").
 
 On disk a Panel is a directory::
 

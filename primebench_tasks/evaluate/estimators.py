@@ -1,5 +1,5 @@
 """Score estimators: predict each model's full-pool mean score from its responses on the selected
-items. Contract (DESIGN.md): ``ScoreEstimator.fit(Y_source, indices, weights) -> self`` on the
+items. Contract (docs/architecture.md, "Estimators and selectors"): ``ScoreEstimator.fit(Y_source, indices, weights) -> self`` on the
 source (build) models' full responses (M_s, n), then ``.predict(Y_subset)`` with a new model's
 responses on the selected items (M', k) → (M',) predicted full-pool means in [0, 1].
 """

@@ -1,4 +1,4 @@
-"""Suite manifests (DESIGN.md, schema ``primebench.suite/1``): the one output of every builder.
+"""Suite manifests (docs/architecture.md, "Suite manifest"; schema ``primebench.suite/1``): the one output of every builder.
 
 Written atomically; byte-identical for identical inputs and seed (canonical JSON, no time
 stamps); ``version`` is the content hash of everything else in the manifest.

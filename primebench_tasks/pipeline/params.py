@@ -34,7 +34,7 @@ MAX_SUBSETS = 2_000_000
 
 @dataclass(frozen=True)
 class PipelineParams:
-    """The paper's defaults (DESIGN.md conventions)."""
+    """The paper's defaults (docs/architecture.md conventions)."""
 
     retention: float = RETENTION
     k: int = K

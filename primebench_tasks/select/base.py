@@ -1,4 +1,4 @@
-"""The selector contract (DESIGN.md): ``Selector(k=..., random_state=..., **params)
+"""The selector contract (docs/architecture.md, "Estimators and selectors"): ``Selector(k=..., random_state=..., **params)
 .fit(X_build, items=None) -> self`` with learned ``indices_`` (item positions, int64, in selection
 order) and ``weights_`` (float64, sums to 1; uniform unless the method weights its anchors).
 Nothing happens in ``__init__``; a selector never reads files.

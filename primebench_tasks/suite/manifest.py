@@ -1,4 +1,4 @@
-"""The suite manifest, typed (schema ``primebench.suite/1``; DESIGN.md): what every builder writes
+"""The suite manifest, typed (schema ``primebench.suite/1``; docs/architecture.md, "Suite manifest"): what every builder writes
 and every harness, runner and placement reads.
 
 :class:`SuiteManifest` is the checked, immutable view of one manifest document: every field the
