@@ -49,16 +49,13 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     from harness_adapters.released import resolve_suite
+    from harness_adapters.run.adaptive import AdaptiveSettings, item_pools
+    from harness_adapters.run.records import RecordFile
+    from harness_adapters.run.request import EngineSettings, RunRequest
     from harness_adapters.suite_docs import SuiteDoc, benchmark_rows
-    from harness_adapters.vllm.adaptive_session import (
-        AdaptiveSettings,
-        item_pools,
-        run_adaptive,
-    )
-    from harness_adapters.vllm.backends import Adapter, EngineSettings, OfflineBackend
-    from harness_adapters.vllm.records import RecordFile
+    from harness_adapters.vllm.adaptive_session import run_adaptive
+    from harness_adapters.vllm.backends import Adapter, OfflineBackend
     from harness_adapters.vllm.runner import run_variants
-    from harness_adapters.vllm.session import RunRequest
     from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
     from primebench_tasks.data.panel import Panel
 

@@ -92,7 +92,7 @@ def _free_port() -> int:
 
 
 def engine_settings(gpu: bool, max_lora_rank: int, n_adapters: int) -> Any:
-    from harness_adapters.vllm.backends import EngineSettings
+    from harness_adapters.run.request import EngineSettings
 
     return EngineSettings(
         max_model_len=4096 if gpu else 2048,
@@ -111,8 +111,8 @@ def run_offline(
     max_new_tokens: int,
     batch_size: int,
 ) -> dict[str, Any]:
+    from harness_adapters.run.messages import chat_messages
     from harness_adapters.vllm.backends import OfflineBackend
-    from harness_adapters.vllm.requests import chat_messages
 
     settings = engine_settings(gpu, max(a.rank for a in adapters), len(adapters))
     t0 = time.perf_counter()
@@ -152,8 +152,8 @@ def run_server(
 ) -> dict[str, Any]:
     from openai import OpenAI
 
+    from harness_adapters.run.messages import chat_messages
     from harness_adapters.vllm.backends import ServerBackend, stop_server, wait_until_healthy
-    from harness_adapters.vllm.requests import chat_messages
 
     port = _free_port()
     s = engine_settings(gpu, max(a.rank for a in adapters), len(adapters))
@@ -240,8 +240,8 @@ def run_ray(
 ) -> dict[str, Any]:
     import ray
 
+    from harness_adapters.run.records import RecordFile
     from harness_adapters.vllm.ray_runner import run_on_ray
-    from harness_adapters.vllm.records import RecordFile
 
     n_gpus = 0
     if gpu:
@@ -288,9 +288,9 @@ def run_tower(
     language-only one on one engine with tower/connector LoRA on, as the runner plans it
     (``lora_scope.check_adapters``): engine start, items/s of each, and whether the tower
     adapter's answers differ from the base model's and the language adapter's."""
+    from harness_adapters.run.messages import chat_messages
     from harness_adapters.vllm.backends import Adapter, OfflineBackend
     from harness_adapters.vllm.lora_scope import check_adapters
-    from harness_adapters.vllm.requests import chat_messages
 
     tower = Adapter("tower", model.parent / "tower", 8)
     both = [adapters[0], tower]
@@ -329,12 +329,13 @@ def run_adaptive_phase(
 ) -> dict[str, Any]:
     """``primebench run --adaptive`` against a static run of the same number of items per
     variant on one engine (issue #29's goal: adaptive ≤ 1.15× the static wall time)."""
+    from harness_adapters.run.adaptive import AdaptiveSettings
+    from harness_adapters.run.records import RecordFile
+    from harness_adapters.run.request import RunRequest
     from harness_adapters.suite_docs import SuiteDoc, benchmark_rows
-    from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
+    from harness_adapters.vllm.adaptive_session import run_adaptive
     from harness_adapters.vllm.backends import OfflineBackend
-    from harness_adapters.vllm.records import RecordFile
     from harness_adapters.vllm.runner import run_variants
-    from harness_adapters.vllm.session import RunRequest
     from primebench_tasks.data.panel import Panel
 
     settings = engine_settings(gpu, max(a.rank for a in adapters), len(adapters))

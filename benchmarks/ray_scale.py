@@ -40,7 +40,7 @@ passes of the same loop differ by up to 7 %)."""
 
 
 def _settings() -> Any:
-    from harness_adapters.vllm.backends import EngineSettings
+    from harness_adapters.run.request import EngineSettings
 
     return EngineSettings(
         max_model_len=2048, max_num_seqs=4, enforce_eager=True, max_lora_rank=8, max_loras=3
@@ -52,9 +52,9 @@ def runner_overhead(
 ) -> dict[str, Any]:
     from vllm import SamplingParams
 
+    from harness_adapters.run.messages import chat_messages
+    from harness_adapters.run.records import RecordFile
     from harness_adapters.vllm.backends import OfflineBackend, _sampling_kwargs
-    from harness_adapters.vllm.records import RecordFile
-    from harness_adapters.vllm.requests import chat_messages
     from harness_adapters.vllm.runner import run_variants
 
     t0 = time.perf_counter()
@@ -124,8 +124,8 @@ def ray_runs(
 ) -> list[dict[str, Any]]:
     import ray
 
+    from harness_adapters.run.records import RecordFile
     from harness_adapters.vllm import ray_runner
-    from harness_adapters.vllm.records import RecordFile
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)

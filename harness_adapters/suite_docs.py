@@ -66,7 +66,7 @@ class SuiteDoc:
     """One suite item: stable ids plus the document, and the ``source`` that asks and scores it.
     With the shared source the document is ``id``, ``question``, ``options`` (list), ``answer``,
     ``image`` (absolute path or None); an upstream source's document is the upstream dataset's
-    row (:mod:`harness_adapters.lmms_eval.upstream_docs`)."""
+    row (:mod:`harness_adapters.upstream.documents`)."""
 
     item_id: str
     benchmark: str
@@ -132,7 +132,7 @@ def _content_in_panel(panel: Panel, benchmark: str, upstream_task: str | None) -
     """Whether the panel holds what it takes to ask ``benchmark``'s items: the text and answer
     of every item, and their images — a panel with text but no image (VLMEvalKit's records)
     is asked from the upstream dataset when there is a verified upstream task."""
-    from harness_adapters.lmms_eval.upstream import VERIFIED_UPSTREAM
+    from harness_adapters.upstream.tasks import VERIFIED_UPSTREAM
 
     items = panel.items_of(benchmark)
     if not len(items) or not bool(items["question"].notna().all()):
@@ -153,8 +153,8 @@ def pool_documents(
     :func:`suite_docs`), which must hold every one of them (a missing one is refused, named)."""
     if _content_in_panel(panel, benchmark, task):
         return [SuiteDoc(r["id"], benchmark, category, r) for r in benchmark_rows(panel, benchmark)]
-    from harness_adapters.lmms_eval.upstream import VERIFIED_UPSTREAM
-    from harness_adapters.lmms_eval.upstream_docs import upstream_documents
+    from harness_adapters.upstream.documents import upstream_documents
+    from harness_adapters.upstream.tasks import VERIFIED_UPSTREAM
 
     ids = [str(i) for i in panel.item_ids(benchmark)]
     up = VERIFIED_UPSTREAM.get(task or "")
@@ -192,7 +192,7 @@ def suite_docs(
     prompt and scorer; one whose items live in an upstream lmms-eval dataset (MathVista, MMMU,
     BLINK: the panel holds only ids, or text without images) is read from that dataset and asked and scored by the upstream task's
     own code, exactly as ``lmms-eval --tasks <suite>`` does
-    (:func:`harness_adapters.lmms_eval.upstream_docs.upstream_documents`; ``data``: upstream
+    (:func:`harness_adapters.upstream.documents.upstream_documents`; ``data``: upstream
     lmms-eval task → a local ``datasets.save_to_disk`` copy, else the hub)."""
     out = []
     suite = as_suite(manifest)
@@ -209,7 +209,7 @@ def suite_docs(
                 continue  # asked through lmms-eval's task code, which has none for it
             task = entry.lmms_eval_task
             if not _content_in_panel(p, b, task):
-                from harness_adapters.lmms_eval.upstream_docs import upstream_documents
+                from harness_adapters.upstream.documents import upstream_documents
 
                 found = upstream_documents(
                     b,

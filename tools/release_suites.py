@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_adapters.lmms_eval.taskgen import generate_tasks
-from harness_adapters.lmms_eval.upstream import VERIFIED_UPSTREAM
+from harness_adapters.upstream.tasks import VERIFIED_UPSTREAM
 from primebench_tasks.data.cards import released_sources
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.evaluate.calibration import calibration_entry

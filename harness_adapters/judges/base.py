@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.vllm.requests import ItemInputError, Messages, user_turn
+from harness_adapters.run.messages import ItemInputError, Messages, user_turn
 from primebench_tasks.data.io import atomic_write_text, canonical_json, read_image_bytes
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.prism.judging import JudgeRequest

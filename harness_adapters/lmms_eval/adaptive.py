@@ -2,7 +2,7 @@
 ... --suite S --out RUN``.
 
 The model is loaded once (lmms-eval's own model class, ``get_model(M).create_from_arg_string``);
-each round, the items the adaptive test chose (:mod:`harness_adapters.vllm.adaptive_session`:
+each round, the items the adaptive test chose (:mod:`harness_adapters.run.adaptive`:
 the same policy, stopping rule, records and report as ``primebench run --adaptive``) become a
 generated task set (``generate_tasks`` on a manifest of just those items, named
 ``<suite>_adaptive_rNNN`` so it never shadows a released task) and go through
@@ -24,16 +24,16 @@ from typing import Any
 
 from harness_adapters.lmms_eval.ingest import scrub_model_args
 from harness_adapters.lmms_eval.taskgen import generate_tasks, suite_task_name
-from harness_adapters.suite_docs import SuiteDoc
-from harness_adapters.versions import installed_version
-from harness_adapters.vllm.adaptive_session import (
+from harness_adapters.run.adaptive import (
     AdaptiveSettings,
     harness_round_records,
     next_round,
-    run_adaptive,
+    run_adaptive_rounds,
 )
-from harness_adapters.vllm.records import RecordFile
-from harness_adapters.vllm.session import RUN_SCHEMA, RunRequest
+from harness_adapters.run.records import RecordFile
+from harness_adapters.run.request import RUN_SCHEMA, RunRequest
+from harness_adapters.suite_docs import SuiteDoc
+from harness_adapters.versions import installed_version
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.suite.manifest import as_suite
@@ -58,7 +58,7 @@ def lmms_executor(
     panels: Mapping[str, Panel],
     gen_kwargs: str | None = None,
 ) -> Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None]:
-    """A round executor for :func:`~harness_adapters.vllm.adaptive_session.run_adaptive` that
+    """A round executor for :func:`~harness_adapters.run.adaptive.run_adaptive_rounds` that
     runs each round through lmms-eval with the loaded model ``lm`` (an upstream task's data from
     ``req.data``, else the hub)."""
 
@@ -156,11 +156,11 @@ def run_adaptive_lmms(
         },
     }
     lm = lm if lm is not None else load_model(model, model_args)
-    return run_adaptive(
+    return run_adaptive_rounds(
         req,
         panels,
         settings,
-        progress,
+        progress=progress,
         executor=lmms_executor(lm, req, panels, gen_kwargs),
         spec=spec,
     )

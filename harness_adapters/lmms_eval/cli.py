@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness_adapters.vllm.cli_options import adaptive_budget_options
+from harness_adapters.run.options import adaptive_budget_options
 from primebench_tasks.cli import CommandTree, load_panel, parse_pairs
 from primebench_tasks.cli.options import REPLACE_HELP, name_text
 from primebench_tasks.data.defaults import default_kind, default_names
@@ -83,7 +83,7 @@ def cmd_keys_build(args: argparse.Namespace) -> int:
     from collections.abc import Mapping
     from typing import Any
 
-    from harness_adapters.lmms_eval.content_keys import build_keys, load_upstream_rows, write_keys
+    from harness_adapters.upstream.content_keys import build_keys, load_upstream_rows, write_keys
 
     rows: list[Mapping[str, Any]] = list(load_upstream_rows(args.upstream, args.split))
     doc = build_keys(args.vlmeval_tsv, rows, args.task, args.dataset, str(args.upstream))
@@ -100,7 +100,7 @@ def cmd_adaptive_lmms(args: argparse.Namespace) -> int:
     from harness_adapters.lmms_eval.adaptive import run_adaptive_lmms
     from harness_adapters.placement import reference_panels
     from harness_adapters.released import resolve_suite
-    from harness_adapters.vllm.cli_options import adaptive_settings, print_adaptive
+    from harness_adapters.run.options import adaptive_settings, print_adaptive
 
     suite = resolve_suite(args.suite)
     given = load_panel(args) if (args.panel or args.default) else None

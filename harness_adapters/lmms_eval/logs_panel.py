@@ -4,7 +4,7 @@
 (lmms-eval writes ``<output_path>/<model>/<stamp>_results.json`` and
 ``<stamp>_samples_<task>.jsonl``; a folder of many models' output paths is the input) and keeps the
 tasks of the benchmarks whose upstream row key is verified
-(:data:`~harness_adapters.lmms_eval.upstream.VERIFIED_UPSTREAM`: MathVista testmini's ``format``
+(:data:`~harness_adapters.upstream.tasks.VERIFIED_UPSTREAM`: MathVista testmini's ``format``
 variant, MMMU val, BLINK's subtasks), named as the embedded panels name them (``MathVista_MINI``,
 ``MMMU_DEV_VAL``, ``BLINK``):
 
@@ -12,7 +12,7 @@ variant, MMMU val, BLINK's subtasks), named as the embedded panels name them (``
   it, else from the upstream per-item value, which names its row (lmms-eval 0.7.3 logs no
   document: MMMU's and BLINK's values carry ``id``, MathVista's ``question_id``);
 - score: the upstream task's per-item value scored by the same item scorer as the generated
-  suite tasks (:mod:`~harness_adapters.lmms_eval.item_scorers`: MMMU's ``evaluate_mmmu`` on the
+  suite tasks (:mod:`~harness_adapters.upstream.item_scorers`: MMMU's ``evaluate_mmmu`` on the
   one sample, MathVista's ``true_false``, BLINK's ``is_correct``) — the upstream code itself;
 - one run per (model, task): the newest results file (lmms-eval's time stamp in its name); the
   others are listed as skipped;
@@ -38,8 +38,8 @@ from typing import Any
 import pandas as pd
 
 from harness_adapters.lmms_eval.ingest import read_results_file, read_utf8, samples_file
-from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS, NoItemScore
-from harness_adapters.lmms_eval.upstream import (
+from harness_adapters.upstream.item_scorers import ITEM_SCORERS, NoItemScore
+from harness_adapters.upstream.tasks import (
     VERIFIED_UPSTREAM,
     UpstreamBenchmark,
     find_group_yaml,

@@ -7,14 +7,14 @@ subtask); per category a group ``<suite>_<category>`` (the pooled item mean:
 ``weight_by_size: false``, the manifest's ``aggregate``). Two names that slug alike are an error.
 
 Upstream tasks. A benchmark whose catalogue task has a verified row key
-(:data:`~harness_adapters.lmms_eval.upstream.VERIFIED_UPSTREAM`, or ``--upstream-key TASK=FIELD``
+(:data:`~harness_adapters.upstream.tasks.VERIFIED_UPSTREAM`, or ``--upstream-key TASK=FIELD``
 checked by the user) becomes a *flattened copy* of the upstream task's configuration (its dataset,
 prompt functions, filters, generation settings and metrics; ``include:`` resolved at generation):
 upstream functions are referenced by their module path in the installed lmms-eval, so nothing
 machine-specific is written. Its ``process_docs`` applies the upstream one, then keeps exactly the
 manifest's items; its ``process_results`` wraps the upstream one and adds ``primebench_item``:
 the stable item id and the item's score from a registered item scorer
-(:mod:`~harness_adapters.lmms_eval.item_scorers`). For a group of alternative variants
+(:mod:`~harness_adapters.upstream.item_scorers`). For a group of alternative variants
 (MathVista testmini) the variant named in the mapping is used; for a group of subtasks (BLINK)
 each item runs in its subtask. ``datasets`` points a benchmark's upstream task at a local copy
 (``datasets.save_to_disk`` folder; one sub-folder per ``dataset_name`` for subtask groups) — for
@@ -41,7 +41,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.lmms_eval.upstream import (
+from harness_adapters.shared_prompt import GENERATION, PROMPT_KWARGS
+from harness_adapters.suite_docs import benchmark_rows
+from harness_adapters.upstream.tasks import (
     VERIFIED_UPSTREAM,
     FunctionRef,
     UpstreamBenchmark,
@@ -50,8 +52,6 @@ from harness_adapters.lmms_eval.upstream import (
     relative_ref,
     resolve_members,
 )
-from harness_adapters.shared_prompt import GENERATION, PROMPT_KWARGS
-from harness_adapters.suite_docs import benchmark_rows
 from primebench_tasks.data.defaults import embedded_root
 from primebench_tasks.data.io import (
     atomic_write_text,
@@ -266,7 +266,7 @@ def _upstream_tasks(
                 field="scorer",
             )
         if up.scorer not in ("number", "metric"):
-            from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS
+            from harness_adapters.upstream.item_scorers import ITEM_SCORERS
 
             if up.scorer not in ITEM_SCORERS:
                 raise InputError(
@@ -281,7 +281,7 @@ def _upstream_tasks(
         pd_ref = cfg.get("process_docs")
         keys_arg = ""
         if up.text_key is not None:
-            from harness_adapters.lmms_eval.content_keys import text_keys_doc
+            from harness_adapters.upstream.content_keys import text_keys_doc
 
             s.content_keys.setdefault(
                 up.task,
@@ -413,7 +413,7 @@ _HEADER = [
     "import json",
     "from pathlib import Path",
     "",
-    "from harness_adapters.lmms_eval.task_functions import (  # noqa: F401",
+    "from harness_adapters.upstream.functions import (  # noqa: F401",
     "    doc_to_text, item_aggregation, lazy_upstream, make_doc_to_visual, make_process_docs,",
     "    make_process_results, make_upstream_process_results)",
     "",
@@ -491,7 +491,7 @@ def generate_tasks(
     ``save_to_disk`` folder to read instead of the hub. ``content_keys``: ``primebench.keys/1``
     files (``primebench keys build``): their task's rows are keyed by content; a task without
     ``process_results`` is then scored by its own filters and metric."""
-    from harness_adapters.lmms_eval.content_keys import FIELD, read_keys
+    from harness_adapters.upstream.content_keys import FIELD, read_keys
 
     out = Path(out)
     known = dict(VERIFIED_UPSTREAM)

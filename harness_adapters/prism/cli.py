@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.vllm.cli_options import adapter_specs, reference_panel, say
+from harness_adapters.run.options import say
+from harness_adapters.vllm.cli_options import adapter_specs, reference_panel
 from primebench_tasks.errors import InputError, PrimeBenchError
 
 JUDGE_HELP = "vllm:MODEL_DIR | vllm-server:MODEL@URL | openai:MODEL@URL | rules (default: rules)"
@@ -79,7 +80,7 @@ def _budgets(specs: list[str]) -> dict[str, int]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from harness_adapters.vllm.session import run_lock
+    from harness_adapters.run.request import run_lock
 
     with run_lock(Path(args.out)):  # a second run into the folder is refused, not interleaved
         return _run(args)
@@ -89,6 +90,7 @@ def _run(args: argparse.Namespace) -> int:
     from harness_adapters.prism.build import read_build
     from harness_adapters.prism.run import RECORD_SCHEMA, run_prism
     from harness_adapters.prism.score import MATCHERS
+    from harness_adapters.run.request import freeze_spec
     from harness_adapters.vllm.backends import (
         OfflineBackend,
         ServerBackend,
@@ -96,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
         check_model,
     )
     from harness_adapters.vllm.lora_scope import check_adapters, check_server_adapters
-    from harness_adapters.vllm.session import engine_settings, freeze_spec
+    from harness_adapters.vllm.session import engine_settings
     from primebench_tasks.prism.prompts import EVALUEE
 
     index, store = read_build(args.prism)

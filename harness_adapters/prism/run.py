@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.run.engine import Backend
+from harness_adapters.run.messages import ItemInputError, Messages, user_turn
+from harness_adapters.run.records import RecordFile, variant_name
 from harness_adapters.shared_prompt import PROMPT_KWARGS, doc_to_text
-from harness_adapters.vllm.records import RecordFile, variant_name
-from harness_adapters.vllm.requests import ItemInputError, Messages, user_turn
-from harness_adapters.vllm.runner import Backend
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.prism.artifacts import ArtifactStore, usable
 from primebench_tasks.prism.graders import Matchers, same_answers

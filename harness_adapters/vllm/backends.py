@@ -18,17 +18,14 @@ import re
 import struct
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.run.errors import BackendError
+from harness_adapters.run.messages import Messages
+from harness_adapters.run.request import EngineSettings
 from harness_adapters.shared_prompt import GENERATION
-from harness_adapters.vllm.requests import Messages
-from primebench_tasks.errors import PrimeBenchError
-
-
-class BackendError(PrimeBenchError, RuntimeError):
-    """The backend cannot run at all (bad model, bad adapter, server down)."""
 
 
 def check_model(model: str) -> Path | str:
@@ -105,28 +102,6 @@ def check_adapter(
                         f"(adapter trained on {cfg.get('base_model_name_or_path')!r})"
                     )
     return Adapter(name, p, rank)
-
-
-@dataclass
-class EngineSettings:
-    """Engine options (vLLM's names). CPU defaults; on a GPU start from the settings in docs/harnesses.md (vLLM runner)."""
-
-    max_model_len: int | None = None
-    """None: the model's own context length (from its config)."""
-    tensor_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.9
-    max_lora_rank: int | None = None
-    """None: the largest rank of the adapters given, rounded up to a rank vLLM supports."""
-    max_loras: int = 4
-    max_num_seqs: int = 32
-    enforce_eager: bool = False
-    limit_images: int = 1
-    dtype: str | None = None
-    """None: vLLM's ``auto`` (bfloat16 on CPU even for a float32 checkpoint)."""
-    enable_tower_connector_lora: bool = False
-    """Apply adapters' vision-tower and connector matrices too; set by the runner from what the
-    adapters change (:mod:`harness_adapters.vllm.lora_scope`), not by hand."""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)

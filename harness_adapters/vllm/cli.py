@@ -9,16 +9,18 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_adapters.vllm.cli_options import (
-    adapter_specs,
-    adaptive_options,
+from harness_adapters.run.options import (
     adaptive_settings,
-    engine_options,
-    given_panel,
     print_adaptive,
     refuse_adaptive_only,
     refuse_nothing_placed,
     say,
+)
+from harness_adapters.vllm.cli_options import (
+    adapter_specs,
+    adaptive_options,
+    engine_options,
+    given_panel,
 )
 from primebench_tasks.errors import ConfigError, PrimeBenchError
 
@@ -29,7 +31,8 @@ if TYPE_CHECKING:
 def _request(args: argparse.Namespace, adapters: dict[str, str]):
     from harness_adapters.placement import reference_panels
     from harness_adapters.released import resolve_suite
-    from harness_adapters.vllm.session import RunRequest, engine_settings
+    from harness_adapters.run.request import RunRequest
+    from harness_adapters.vllm.session import engine_settings
     from primebench_tasks.cli.plugin import parse_pairs
 
     suite = resolve_suite(args.suite)
@@ -77,10 +80,7 @@ def _adaptive(
     args: argparse.Namespace, req: Any, panel: Panel | None, variants: bool = False
 ) -> int:
     from harness_adapters.placement import reference_panels
-    from harness_adapters.vllm.adaptive_session import (
-        rank_variants_adaptive,
-        run_adaptive,
-    )
+    from harness_adapters.vllm.adaptive_session import rank_variants_adaptive, run_adaptive
 
     settings = adaptive_settings(args)
     panels = reference_panels(req.suite, panel)
@@ -93,7 +93,8 @@ def _adaptive(
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from harness_adapters.vllm.session import execute, run_lock, write_run_report
+    from harness_adapters.run.request import run_lock
+    from harness_adapters.vllm.session import execute, write_run_report
 
     refuse_adaptive_only(args)
     req, panel = _request(args, adapter_specs(args.lora))
@@ -121,12 +122,8 @@ def _refuse_unscored(req: Any, placed: Any) -> None:
 
 def cmd_rank_variants(args: argparse.Namespace) -> int:
     refuse_adaptive_only(args)
-    from harness_adapters.vllm.session import (
-        execute,
-        run_lock,
-        write_run_report,
-        write_variant_report,
-    )
+    from harness_adapters.run.request import run_lock
+    from harness_adapters.vllm.session import execute, write_run_report, write_variant_report
 
     found = [p for pattern in args.adapters for p in sorted(glob.glob(pattern))]
     twice = sorted({p for p in found if found.count(p) > 1})

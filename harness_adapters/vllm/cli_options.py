@@ -1,22 +1,19 @@
-"""The vLLM runner's shared command-line parts: engine and adaptive options, adapter specs,
+"""The vLLM runner's command-line parts: engine and adaptive options, adapter specs,
 the reference panel (also used by ``primebench prism run``)."""
 
 from __future__ import annotations
 
 import argparse
 import glob
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness_adapters.run.options import adaptive_budget_options
 from primebench_tasks.cli.options import name_text
 from primebench_tasks.data.defaults import default_names
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.evaluate.defaults import (
-    ADAPTIVE_BATCH,
-    ADAPTIVE_MAX_ITEMS,
-    ADAPTIVE_TARGET_WIDTH,
     DEFAULT_ESTIMATOR,
     ESTIMATOR_NAMES,
     N_BOOT,
@@ -24,10 +21,6 @@ from primebench_tasks.evaluate.defaults import (
 
 if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
-
-
-def say(msg: str) -> None:
-    print(f"[primebench] {msg}", file=sys.stderr, flush=True)
 
 
 def given_panel(args: argparse.Namespace) -> Panel | None:
@@ -207,84 +200,3 @@ def adaptive_options(p: argparse.ArgumentParser, target: bool) -> None:
         ),
     )
     adaptive_budget_options(a, target, "a round is one engine batch per variant")
-
-
-def adaptive_budget_options(p: Any, target: bool, round_is: str) -> None:
-    """``--target-width`` (with ``target``), ``--max-items``, ``--round-size`` on ``p`` (a
-    parser or an argument group); ``round_is`` says what a round costs in that harness."""
-    # no argparse default: an option given without --adaptive is refused, not ignored
-    # (adaptive_settings fills the defaults)
-    if target:
-        p.add_argument(
-            "--target-width",
-            type=float,
-            help="stop a benchmark's test when the 90 %% interval of its predicted full score "
-            f"is narrower than this (0: run to --max-items; default {ADAPTIVE_TARGET_WIDTH})",
-        )
-    p.add_argument(
-        "--max-items",
-        type=int,
-        help=f"items per benchmark at most (default {ADAPTIVE_MAX_ITEMS})",
-    )
-    p.add_argument(
-        "--round-size",
-        type=int,
-        help=f"items per benchmark per round ({round_is}; default {ADAPTIVE_BATCH})",
-    )
-
-
-ADAPTIVE_ONLY = ("target_width", "max_items", "round_size")
-"""Options that mean something only with ``--adaptive``."""
-
-
-def refuse_adaptive_only(args: argparse.Namespace) -> None:
-    """An adaptive-only option given to a static run is refused by name, not ignored."""
-    given = [n for n in ADAPTIVE_ONLY if getattr(args, n, None) is not None]
-    if given and not getattr(args, "adaptive", True):
-        flags = ", ".join("--" + n.replace("_", "-") for n in given)
-        raise PrimeBenchError(f"{flags} only apply with --adaptive; add it or leave them out")
-
-
-def adaptive_settings(args: argparse.Namespace) -> Any:
-    """:class:`~harness_adapters.vllm.adaptive_session.AdaptiveSettings` from the options
-    (a ``--target-width`` of 0 or less, or none: run to ``--max-items``)."""
-    from harness_adapters.vllm.adaptive_session import AdaptiveSettings
-
-    refuse_adaptive_only(args)
-    width = getattr(args, "target_width", 0)
-    if width is None:
-        width = ADAPTIVE_TARGET_WIDTH
-    return AdaptiveSettings(
-        target_width=None if width is None or width <= 0 else width,
-        max_items=ADAPTIVE_MAX_ITEMS if args.max_items is None else args.max_items,
-        round_size=ADAPTIVE_BATCH if args.round_size is None else args.round_size,
-    )
-
-
-def print_adaptive(doc: Any, out: Path) -> None:
-    """Print an adaptive run's ``adaptive.md``; say on stderr which tests had failed items, and
-    fail the command (after the report is written) where a test scored nothing — every
-    harness's adaptive command (``run --adaptive``, ``adaptive lmms-eval``, ``adaptive
-    vlmeval``) ends here."""
-    from harness_adapters.vllm.adaptive_session import adaptive_failures
-
-    print((Path(out) / "adaptive.md").read_text("utf-8"))
-    some, none = adaptive_failures(doc)
-    for line in some:
-        say(f"warning: {line}")
-    for model, r in doc["models"].items():
-        for line in r.get("misfit", []):
-            say(f"warning: {model}: {line}")
-    refuse_nothing_placed(none, out)
-
-
-def refuse_nothing_placed(none: list[str], out: Path) -> None:
-    """Fail the command when ``none`` (one line per variant or test with no scored item) is not
-    empty: a run whose requests failed is not a result."""
-    if none:
-        raise PrimeBenchError(
-            "nothing placed for "
-            + "; ".join(none)
-            + f" — fix the cause and rerun the same command (into {out}): the failed items are "
-            "asked again"
-        )

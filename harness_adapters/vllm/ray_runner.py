@@ -36,10 +36,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from harness_adapters.run.errors import BackendError
+from harness_adapters.run.messages import ItemInputError, chat_messages
+from harness_adapters.run.records import RecordFile, variant_name
+from harness_adapters.run.request import EngineSettings
 from harness_adapters.suite_docs import SuiteDoc
-from harness_adapters.vllm.backends import Adapter, BackendError, EngineSettings
-from harness_adapters.vllm.records import RecordFile, variant_name
-from harness_adapters.vllm.requests import ItemInputError, chat_messages
+from harness_adapters.vllm.backends import Adapter
 from harness_adapters.vllm.runner import RunSummary, _failed, _ids
 
 #: environment variables the replicas need as the driver has them (offline hub, vLLM CPU cache)

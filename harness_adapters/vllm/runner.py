@@ -12,24 +12,13 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from harness_adapters.run.engine import Backend
+from harness_adapters.run.messages import ItemInputError, Messages, chat_messages
+from harness_adapters.run.records import RecordFile, variant_name
 from harness_adapters.suite_docs import SuiteDoc
-from harness_adapters.vllm.records import RecordFile, variant_name
-from harness_adapters.vllm.requests import ItemInputError, Messages, chat_messages
 from primebench_tasks.progress import progress_bar
-
-
-class Backend(Protocol):
-    kind: str
-
-    def generate(
-        self,
-        messages: Sequence[Messages],
-        adapter: str | None,
-        max_new_tokens: int | None = None,
-        regex: str | None = None,
-    ) -> list[str | Exception]: ...
 
 
 @dataclass

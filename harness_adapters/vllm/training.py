@@ -26,11 +26,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.run.errors import BackendError
+from harness_adapters.run.records import RecordFile, variant_name
 from harness_adapters.shared_prompt import GENERATION
 from harness_adapters.suite_docs import suite_docs
-from harness_adapters.vllm.backends import BackendError, ServerBackend
+from harness_adapters.vllm.backends import ServerBackend
 from harness_adapters.vllm.lora_scope import check_server_adapters
-from harness_adapters.vllm.records import RecordFile, variant_name
 from harness_adapters.vllm.runner import run_variants
 from harness_adapters.vllm.session import score_frame
 from primebench_tasks.data.panel import Panel
@@ -197,8 +198,8 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
         return self
 
     def _evaluate(self, ckpt: Path, step: int) -> dict[str, Any]:
-        from harness_adapters.vllm.records import records_lock
-        from harness_adapters.vllm.session import run_lock
+        from harness_adapters.run.records import records_lock
+        from harness_adapters.run.request import run_lock
 
         self.out.mkdir(parents=True, exist_ok=True)
         with run_lock(self.out), records_lock(self.out / "records.jsonl"):

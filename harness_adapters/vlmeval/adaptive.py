@@ -5,7 +5,7 @@ VLMEvalKit's ``run.py`` builds its datasets once per invocation, but its Python 
 instance: ``vlmeval.inference.infer_data_job(model, work_dir, model_name, dataset)``, then
 ``dataset.evaluate(prediction_file, model=<judge>)`` — what ``run.py`` itself calls. So the model
 is built once (``supported_VLM[M]()``, or an instance the caller gives) and each round of the
-adaptive test (:mod:`harness_adapters.vllm.adaptive_session`: the same policy, stopping rule,
+adaptive test (:mod:`harness_adapters.run.adaptive`: the same policy, stopping rule,
 records and report as ``primebench run --adaptive``) is exported as VLMEvalKit datasets of just
 the round's items (``primebench vlmeval export`` on a manifest of those items, from the user's
 upstream TSVs — every item of a benchmark's pool is a row there), registered
@@ -32,16 +32,16 @@ from typing import Any
 
 import pandas as pd
 
-from harness_adapters.suite_docs import SuiteDoc
-from harness_adapters.versions import installed_version
-from harness_adapters.vllm.adaptive_session import (
+from harness_adapters.run.adaptive import (
     AdaptiveSettings,
     harness_round_records,
     next_round,
-    run_adaptive,
+    run_adaptive_rounds,
 )
-from harness_adapters.vllm.records import RecordFile
-from harness_adapters.vllm.session import RUN_SCHEMA, RunRequest
+from harness_adapters.run.records import RecordFile
+from harness_adapters.run.request import RUN_SCHEMA, RunRequest
+from harness_adapters.suite_docs import SuiteDoc
+from harness_adapters.versions import installed_version
 from harness_adapters.vlmeval.export import export_suite, key_column, read_config, read_tsv
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError, PrimeBenchError
@@ -134,7 +134,7 @@ def vlmeval_executor(
     api_nproc: int = 1,
     tables: dict[Path, pd.DataFrame] | None = None,
 ) -> Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None]:
-    """A round executor for :func:`~harness_adapters.vllm.adaptive_session.run_adaptive` that
+    """A round executor for :func:`~harness_adapters.run.adaptive.run_adaptive_rounds` that
     exports each round's items as VLMEvalKit datasets and runs them through VLMEvalKit's own
     inference and evaluation with the model instance ``model`` (built once); ``tables``: the
     upstream TSVs read so far (path → frame), so each is read once per run, not per round."""
@@ -240,11 +240,11 @@ def run_adaptive_vlmeval(
         for b in by_b:  # the model is built
             documents(panels[b], b, category)
     instance = instance if instance is not None else load_model(model)
-    return run_adaptive(
+    return run_adaptive_rounds(
         req,
         panels,
         settings,
-        progress,
+        progress=progress,
         executor=vlmeval_executor(instance, req, source_tsv, judge, api_nproc, tables),
         spec=spec,
         documents=documents,

@@ -134,7 +134,7 @@ def cmd_adaptive_vlmeval(args: argparse.Namespace) -> int:
 
     from harness_adapters.placement import reference_panels
     from harness_adapters.released import resolve_suite
-    from harness_adapters.vllm.cli_options import adaptive_settings, print_adaptive
+    from harness_adapters.run.options import adaptive_settings, print_adaptive
     from harness_adapters.vlmeval.adaptive import run_adaptive_vlmeval
 
     for mod in args.import_ or []:
@@ -263,7 +263,7 @@ def add_commands(tree: CommandTree) -> None:
     p.add_argument("run_args", nargs=argparse.REMAINDER, help="run.py's arguments, after --")
     p.set_defaults(func=cmd_vlmeval_run)
 
-    from harness_adapters.vllm.cli_options import adaptive_budget_options
+    from harness_adapters.run.options import adaptive_budget_options
 
     adaptive = tree.group("adaptive", "adaptive evaluation inside a harness")
     p = adaptive.add_parser(

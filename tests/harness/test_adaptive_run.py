@@ -12,12 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness_adapters.lmms_eval.task_functions import doc_to_text, exact_answer_score
+from harness_adapters.run.adaptive import AdaptiveSettings
+from harness_adapters.run.records import RecordFile
+from harness_adapters.run.request import RunRequest
 from harness_adapters.shared_prompt import PROMPT_KWARGS
 from harness_adapters.suite_docs import benchmark_rows
-from harness_adapters.vllm.adaptive_session import AdaptiveSettings, run_adaptive
-from harness_adapters.vllm.records import RecordFile
-from harness_adapters.vllm.session import RunRequest
+from harness_adapters.upstream.functions import doc_to_text, exact_answer_score
+from harness_adapters.vllm.adaptive_session import run_adaptive
 
 BENCH = "MATH-Vision_MINI"
 HELD = "Qwen-VL-Max"
@@ -127,7 +128,7 @@ def test_resumed_run_asks_what_an_uninterrupted_run_asks(setup, mathvision, tmp_
 
 
 def test_a_run_under_another_policy_is_not_resumed(setup, mathvision, tmp_path):
-    from harness_adapters.vllm.backends import BackendError
+    from harness_adapters.run.errors import BackendError
 
     model, panels, suite = setup
     out = tmp_path / "p"
@@ -325,7 +326,7 @@ def test_a_resumed_run_refuses_another_revision_of_the_dataset(setup, flagship_m
     before anything is asked."""
     import datasets
 
-    from harness_adapters.vllm.backends import BackendError
+    from harness_adapters.run.errors import BackendError
 
     model, _, _ = setup
     b, suite, panel, pool, write = flagship_mmmu
@@ -368,8 +369,8 @@ def test_the_whole_flagships_pools_come_from_the_upstream_datasets(tmp_path, mon
     pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
     from harness_adapters.placement import reference_panels
     from harness_adapters.released import suites_path
+    from harness_adapters.run.adaptive import item_pools
     from harness_adapters.shared_prompt import PROMPT_KWARGS
-    from harness_adapters.vllm.adaptive_session import item_pools
     from primebench_tasks.data.cards import card
     from primebench_tasks.pipeline.manifest import read_manifest
     from tests.fixtures import upstream_standins as standins

@@ -8,13 +8,13 @@ import pytest
 
 from harness_adapters.lmms_eval import task_path
 from harness_adapters.lmms_eval.ingest import read_run
-from harness_adapters.lmms_eval.task_functions import (
+from harness_adapters.lmms_eval.taskgen import RELEASE_FILE, generate_tasks
+from harness_adapters.upstream.functions import (
     ManifestItemsMissing,
     exact_answer_score,
     make_process_docs,
     resolve_image,
 )
-from harness_adapters.lmms_eval.taskgen import RELEASE_FILE, generate_tasks
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest

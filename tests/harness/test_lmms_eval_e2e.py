@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from harness_adapters.lmms_eval.ingest import read_run
-from harness_adapters.lmms_eval.task_functions import exact_answer_score
+from harness_adapters.upstream.functions import exact_answer_score
 from primebench_tasks.cli import main
 from primebench_tasks.data.defaults import default_path
 from primebench_tasks.data.panel import Panel
@@ -166,7 +166,7 @@ def test_adaptive_driver_runs_rounds_through_lmms_eval_and_resumes(tmp_path):
     """``primebench adaptive lmms-eval``: the dummy model loaded once, rounds of 5 items of the
     MATH-Vision testmini pool through generated tasks and lmms-eval's own scoring; a run stopped
     at 10 items and resumed to 15 asks what an uninterrupted 15-item run asks."""
-    from harness_adapters.vllm.records import RecordFile
+    from harness_adapters.run.records import RecordFile
 
     def run(out, items):
         args = ["adaptive", "lmms-eval", "--model", "dummy", "--model_args", "response=A"]
@@ -197,7 +197,7 @@ def test_adaptive_driver_asks_the_flagships_upstream_pool(tmp_path):
     of its reference panel (900, the merged MMMU panel), read from an upstream-schema stand-in (--dataset); each round
     is a generated task over the upstream MMMU task code, scored by it (the dummy's "A" is right
     exactly on the multiple-choice items whose answer is A)."""
-    from harness_adapters.vllm.records import RecordFile
+    from harness_adapters.run.records import RecordFile
     from primebench_tasks.pipeline.manifest import write_manifest
     from tests.fixtures import upstream_standins as standins
     from tests.harness.conftest import flagship_benchmark

@@ -49,7 +49,7 @@ def _copy_task(member: Path, data: Path, out: Path) -> None:
     """The upstream task's YAML, flattened, its functions by module path, its data local."""
     import yaml
 
-    from harness_adapters.lmms_eval.upstream import FunctionRef, load_task_config, portable_ref
+    from harness_adapters.upstream.tasks import FunctionRef, load_task_config, portable_ref
 
     class Fn(str):
         pass
@@ -77,7 +77,7 @@ def _copy_task(member: Path, data: Path, out: Path) -> None:
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
-    from harness_adapters.lmms_eval.upstream import find_task_yaml
+    from harness_adapters.upstream.tasks import find_task_yaml
 
     tmp = tmp_path_factory.mktemp("lmms_logs")
     docs = {

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from harness_adapters.lmms_eval.ingest import read_run
-from harness_adapters.lmms_eval.task_functions import exact_answer_score
 from harness_adapters.lmms_eval.taskgen import generate_tasks
 from harness_adapters.released import suites_path
+from harness_adapters.upstream.functions import exact_answer_score
 from primebench_tasks.data.cards import card
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
@@ -120,7 +120,7 @@ def test_released_suite_runs_exactly_its_items_with_upstream_scores(released_run
     from lmms_eval.tasks.ocrbench import utils as ocrbench_utils
     from lmms_eval.tasks.realworldqa import utils as realworldqa_utils
 
-    from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS, score_number
+    from harness_adapters.upstream.item_scorers import ITEM_SCORERS, score_number
 
     upstream = {
         "MathVista_MINI": (mathvista_utils, "mathvista"),
@@ -308,10 +308,11 @@ def test_the_vllm_runner_runs_and_places_the_flagship_as_lmms_eval_does(released
     datasets (--dataset), asked with lmms-eval's own prompts
     and images, scored by the upstream code; the same responses give the same item scores and
     the same report as ``primebench place`` on the lmms-eval run."""
+    from harness_adapters.run.messages import chat_messages
+    from harness_adapters.run.records import RecordFile
+    from harness_adapters.run.request import RunRequest
     from harness_adapters.suite_docs import suite_docs
-    from harness_adapters.vllm.records import RecordFile
-    from harness_adapters.vllm.requests import chat_messages
-    from harness_adapters.vllm.session import RunRequest, execute, write_run_report
+    from harness_adapters.vllm.session import execute, write_run_report
     from primebench_tasks.cli import main
 
     os.environ.setdefault("API_TYPE", "dummy")  # MathVista's upstream module, as above

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_adapters.vllm.records import RecordFile
+from harness_adapters.run.records import RecordFile
 from primebench_tasks.pipeline.manifest import write_manifest
 from tests.harness.conftest import small_suite, vllm_server
 
@@ -87,8 +87,8 @@ def reference(tiny, mathvision) -> dict[str, dict[str, str]]:
     from PIL import Image
     from transformers import AutoProcessor, Qwen2VLForConditionalGeneration
 
+    from harness_adapters.run.messages import chat_messages
     from harness_adapters.suite_docs import suite_docs
-    from harness_adapters.vllm.requests import chat_messages
 
     docs = suite_docs(small_suite(mathvision, N_ITEMS), mathvision)
     proc = AutoProcessor.from_pretrained(tiny / "base")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_adapters.vllm.backends import BackendError
+from harness_adapters.run.errors import BackendError
 from harness_adapters.vllm.lora_scope import (
     CONNECTOR,
     LANGUAGE,

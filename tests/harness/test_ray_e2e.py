@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_adapters.vllm.records import RecordFile
+from harness_adapters.run.records import RecordFile
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
 

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from harness_adapters.vllm.records import RecordFile
-from harness_adapters.vllm.session import freeze_spec, read_run_spec
+from harness_adapters.run.records import RecordFile
+from harness_adapters.run.request import freeze_spec, read_run_spec
 from primebench_tasks.errors import InputError
 
 SPEC = {"schema": "primebench.run/1", "suite": "v", "model": "m", "adapters": {}}
@@ -71,7 +71,7 @@ def test_a_line_under_the_unicode_line_separator_reads_whole(tmp_path):
 def test_a_resume_refuses_an_adapter_whose_weights_changed_in_place(tmp_path):
     """#54: rank-variants resumed an adapter whose weights had changed under the same name and
     path; its weights' digest is now frozen in the spec."""
-    from harness_adapters.vllm.backends import BackendError
+    from harness_adapters.run.errors import BackendError
     from harness_adapters.vllm.session import adapter_weights_digest
 
     ad = tmp_path / "a1"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_adapters.vllm.records import RecordFile
+from harness_adapters.run.records import RecordFile
 from primebench_tasks.pipeline.manifest import write_manifest
 from tests.harness.conftest import flagship_benchmark, kill_after, small_suite, vllm_server
 

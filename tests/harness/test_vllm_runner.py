@@ -11,19 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness_adapters.lmms_eval.task_functions import doc_to_text
+from harness_adapters.run.errors import BackendError
+from harness_adapters.run.messages import chat_messages
+from harness_adapters.run.records import RecordFile
+from harness_adapters.run.request import RunRequest
 from harness_adapters.shared_prompt import PROMPT_KWARGS
 from harness_adapters.suite_docs import SuiteDoc, suite_docs
-from harness_adapters.vllm.backends import BackendError, ServerBackend, check_adapter, check_model
-from harness_adapters.vllm.records import RecordFile
-from harness_adapters.vllm.requests import chat_messages
+from harness_adapters.upstream.functions import doc_to_text
+from harness_adapters.vllm.backends import ServerBackend, check_adapter, check_model
 from harness_adapters.vllm.runner import run_variants
-from harness_adapters.vllm.session import (
-    RunRequest,
-    execute,
-    write_run_report,
-    write_variant_report,
-)
+from harness_adapters.vllm.session import execute, write_run_report, write_variant_report
 from primebench_tasks.errors import InputError
 from tests.extras import requires
 
@@ -79,7 +76,7 @@ def test_an_image_reaches_the_model_as_its_rgb_pixels(tmp_path, mode):
 
     from PIL import Image
 
-    from harness_adapters.vllm.requests import image_data_url
+    from harness_adapters.run.messages import image_data_url
 
     rng = np.random.default_rng(0)
     im = Image.fromarray(rng.integers(0, 255, (9, 7, 4), dtype=np.uint8), "RGBA").convert(mode)
@@ -238,7 +235,8 @@ def test_adapter_and_model_checks(tmp_path):
         check_model(str(tmp_path / "missing-model"))
     # no --max-lora-rank: any rank passes the check, and the engine gets the adapters' rank
     # rounded up to one vLLM supports
-    from harness_adapters.vllm.backends import EngineSettings, lora_rank_for
+    from harness_adapters.run.request import EngineSettings
+    from harness_adapters.vllm.backends import lora_rank_for
 
     big = check_adapter("big", tmp_path / "big", model, None)
     assert big.rank == 16 and lora_rank_for([8, 16]) == 16 and lora_rank_for([9]) == 16
@@ -313,7 +311,7 @@ def test_documents_digest_by_hand(suite20, mathvision):
 
 
 def test_a_resumed_run_with_other_documents_is_refused(tmp_path, suite20, mathvision):
-    from harness_adapters.vllm.session import freeze_spec
+    from harness_adapters.run.request import freeze_spec
 
     out = tmp_path / "run"
     out.mkdir()
@@ -351,7 +349,7 @@ def test_benchmarks_that_share_item_ids_are_distinct_records(tmp_path, suite20, 
 
 def test_a_device_or_huge_file_as_image_is_refused_not_read(tmp_path):
     """An item image path of /dev/zero was read whole (MemoryError at 5.4 GB)."""
-    from harness_adapters.vllm.requests import ItemInputError, image_data_url
+    from harness_adapters.run.messages import ItemInputError, image_data_url
     from primebench_tasks.data.io import read_image_bytes
 
     with pytest.raises(ItemInputError, match="not a regular file"):
@@ -368,7 +366,8 @@ def test_a_server_process_that_dies_is_a_clear_error(tmp_path):
     import subprocess
     import sys
 
-    from harness_adapters.vllm.backends import BackendError, wait_until_healthy
+    from harness_adapters.run.errors import BackendError
+    from harness_adapters.vllm.backends import wait_until_healthy
 
     proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
     proc.wait()

@@ -55,8 +55,8 @@ def realworldqa(tmp_path, monkeypatch):
 
 
 def test_adaptive_rounds_run_through_vlmevalkit_and_resume(realworldqa, tmp_path, monkeypatch):
-    from harness_adapters.vllm.adaptive_session import AdaptiveSettings
-    from harness_adapters.vllm.records import RecordFile
+    from harness_adapters.run.adaptive import AdaptiveSettings
+    from harness_adapters.run.records import RecordFile
     from harness_adapters.vlmeval.adaptive import run_adaptive_vlmeval
     from primebench_tasks.cli import main
 
@@ -102,7 +102,7 @@ def test_adaptive_rounds_run_through_vlmevalkit_and_resume(realworldqa, tmp_path
 
 
 def test_a_pool_item_missing_from_the_tsv_is_refused_before_the_model(realworldqa, tmp_path):
-    from harness_adapters.vllm.adaptive_session import AdaptiveSettings
+    from harness_adapters.run.adaptive import AdaptiveSettings
     from harness_adapters.vlmeval.adaptive import run_adaptive_vlmeval
     from primebench_tasks.errors import InputError
 

@@ -40,7 +40,7 @@ UpstreamBenchmark = LmmsEvalEntry
 """How a benchmark maps onto an upstream lmms-eval task, with a checked row key (a benchmark
 card's ``[lmms_eval]`` table). ``task``: the catalogue's ``lmms_eval_task`` (a task or a group).
 ``key``: the dataset field that holds the panel's item ids. ``scorer``: the name of the item scorer
-(:mod:`harness_adapters.lmms_eval.item_scorers`) that turns the upstream per-item value into a
+(:mod:`harness_adapters.upstream.item_scorers`) that turns the upstream per-item value into a
 score in [0, 1]. ``variant``: for a group of alternative variants, the member task used.
 ``subtask_pattern``: for a group of disjoint subtasks, a regex whose first group, applied to an
 item id, gives the member's ``dataset_name``. ``evidence``: how the key was checked."""

@@ -10,7 +10,7 @@ group of subtasks — the layout ``primebench tasks lmms-eval --dataset`` takes)
 Per item the runner uses the upstream ``doc_to_visual`` (images, in order), ``doc_to_text``
 with the task's ``lmms_eval_specific_kwargs.default``, and ``process_results`` on the response,
 turned into the item's score by the same item scorer as the generated lmms-eval task
-(:func:`~harness_adapters.lmms_eval.task_functions.make_upstream_process_results`). Same
+(:func:`~harness_adapters.upstream.functions.make_upstream_process_results`). Same
 response → same score on every path (tested).
 
 Deviation, stated: the runner generates with its own ``--max-new-tokens`` (greedy), not the
@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.lmms_eval.task_functions import (
+from harness_adapters.upstream.functions import (
     ITEM_METRIC,
     LazyFunction,
     ManifestItemsMissing,
     make_process_docs,
     make_upstream_process_results,
 )
-from harness_adapters.lmms_eval.upstream import (
+from harness_adapters.upstream.tasks import (
     VERIFIED_UPSTREAM,
     FunctionRef,
     UpstreamMember,
@@ -48,7 +48,7 @@ def _function(ref: Any) -> LazyFunction:
     if not isinstance(ref, FunctionRef):
         raise InputError(f"upstream function {ref!r} is not a `!function` reference")
     # the installed lmms-eval's function by its module path, else from its folder
-    from harness_adapters.lmms_eval.upstream import portable_ref
+    from harness_adapters.upstream.tasks import portable_ref
 
     full = portable_ref(ref)
     return LazyFunction(full, None, None) if full else LazyFunction(ref.ref, ref.directory, None)
@@ -184,7 +184,7 @@ def upstream_documents(
     local = (data or {}).get(str(task))
     keys = None
     if up.text_key is not None:
-        from harness_adapters.lmms_eval.content_keys import text_keys_doc
+        from harness_adapters.upstream.content_keys import text_keys_doc
 
         keys = text_keys_doc(benchmark, up, text_keys)
     by_id: dict[str, tuple[dict[str, Any], UpstreamSource]] = {}

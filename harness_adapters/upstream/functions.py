@@ -35,7 +35,7 @@ class LazyFunction:
 
     def resolve(self) -> Callable[..., Any]:
         if self._fn is None:
-            from harness_adapters.lmms_eval.upstream import upstream_function
+            from harness_adapters.upstream.tasks import upstream_function
 
             self._fn = upstream_function(self.ref, self.folder, self.base)
         return self._fn
@@ -111,7 +111,7 @@ def make_process_docs(
 def _with_content_key(
     dataset: Any, key: str, keys: str | Path | Mapping[str, Any], wanted: set[str]
 ) -> Any:
-    from harness_adapters.lmms_eval.content_keys import fingerprint, read_keys
+    from harness_adapters.upstream.content_keys import fingerprint, read_keys
     from primebench_tasks.data.text_keys import lmms_eval_row_key
 
     doc = keys if isinstance(keys, Mapping) else read_keys(keys)
@@ -144,11 +144,11 @@ def make_upstream_process_results(
 ) -> Callable[[dict, list], dict]:
     """Wrap the upstream ``process_results``: its metrics unchanged, plus the stable item id and
     the item's score in ``primebench_item``. ``scorer``: a registered item scorer's name
-    (:data:`~harness_adapters.lmms_eval.item_scorers.ITEM_SCORERS`), or (metric, lo, hi) for an
+    (:data:`~harness_adapters.upstream.item_scorers.ITEM_SCORERS`), or (metric, lo, hi) for an
     upstream metric that is a plain number per item on [lo, hi]."""
     import inspect
 
-    from harness_adapters.lmms_eval.item_scorers import ITEM_SCORERS, score_number
+    from harness_adapters.upstream.item_scorers import ITEM_SCORERS, score_number
 
     if isinstance(scorer, str):
         metric, score = ITEM_SCORERS[scorer]
