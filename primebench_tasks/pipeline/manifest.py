@@ -27,8 +27,6 @@ from primebench_tasks.suite.manifest import (
 )
 
 __all__ = [
-    "AGGREGATES",
-    "SCHEMA",
     "build_manifest",
     "manifest_items",
     "read_manifest",

@@ -33,10 +33,10 @@ import numpy as np
 from primebench_tasks.data.io import content_hash
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
-from primebench_tasks.pipeline.manifest import SCHEMA, clean_for_json
+from primebench_tasks.pipeline.manifest import clean_for_json
 from primebench_tasks.pipeline.params import K
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
-from primebench_tasks.suite.manifest import as_suite, versioned
+from primebench_tasks.suite.manifest import SCHEMA, as_suite, versioned
 
 MIN_SHARED_MODELS = 10
 """Fewer models than this with every benchmark of a category: Stage 1 keeps every benchmark."""
