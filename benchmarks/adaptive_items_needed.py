@@ -4,7 +4,7 @@
 
 Per benchmark (AutoJudger's two; VLMEvalKit's published BLINK, OCRBench and RealWorldQA records —
 the embedded ``openvlm_*`` panels; the adaptive predictor was chosen on these five by
-leave-one-panel-out, ``benchmarks/adaptive_choice.py``) and hold-out (``random``: 20 % of the
+leave-one-panel-out, ``research/adaptive/adaptive_choice.py``) and hold-out (``random``: 20 % of the
 models, ``splits`` seeds; ``frontier``: the strongest 15 %): the static default suite's share of
 the benchmark — ``category_budget`` (5 %, floor 100: the items the default build keeps for a
 one-benchmark category) chosen by the default selector on the build models — and its full-score

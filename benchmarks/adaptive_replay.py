@@ -10,8 +10,8 @@ the replay panels, with the bootstrap ranges, the stopping rule's table and the 
 
 Panels with ≥ 40 models: AutoJudger (AI2D, MMMU) and VLMEvalKit's published records of BLINK,
 OCRBench and RealWorldQA (used to choose nothing of the static path; the adaptive policy and its
-interval calibration were chosen on all five by leave-one-panel-out — ``adaptive_choice.py``,
-``adaptive_interval_choice.py`` — so each panel's evidence there is the fold that left it out).
+interval calibration were chosen on all five by leave-one-panel-out — ``research/adaptive/adaptive_choice.py``,
+``research/adaptive/adaptive_interval_choice.py`` — so each panel's evidence there is the fold that left it out).
 Hold-outs: ``random`` (20 % of the models, ``--splits`` seeds) and ``frontier`` (the strongest
 15 %). Reported at 25 / 50 / 100 items: the
 full-score MAE of the adaptive and of the static selection, their ratio (the issue's goal: ≤ 0.7)
@@ -45,10 +45,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 BLEND_POLICY = AdaptivePolicy(beyond_weight=0.5)
 """The library's policy as it stood before p-IRT's weight beyond the panel was chosen
-(``adaptive_outside_weight.py``): the blend (p-IRT + ridge)/2 at the top and beyond. The
+(``research/adaptive/adaptive_outside_weight.py``): the blend (p-IRT + ridge)/2 at the top and beyond. The
 comparisons made before that choice (the policy's, the interval's, the top shift's, α's, the slip
 probes') ran under it and run under it still, so that rerun they reproduce their committed
-figures; their ``deployed`` rows are ``adaptive_outside_weight.py``'s ``w=0.5`` rows."""
+figures; their ``deployed`` rows are ``research/adaptive/adaptive_outside_weight.py``'s ``w=0.5`` rows."""
 
 
 def benchmarks() -> list[tuple[str, np.ndarray]]:

@@ -12,10 +12,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+RESEARCH = ROOT / "research" / "adaptive"
+"""The investigation that chose the adaptive test's constants (its scripts and tables)."""
 
 
 def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    path = ROOT / "benchmarks" / f"{name}.py"
+    if not path.exists():
+        path = RESEARCH / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -184,9 +189,9 @@ def test_adaptive_predictor_is_the_one_the_committed_procedure_chooses():
     from primebench_tasks.evaluate.adaptive import AdaptivePolicy
 
     mod = _script("adaptive_choice")
-    df = pd.read_csv(RESULTS / "adaptive_choice.csv")
+    df = pd.read_csv(RESEARCH / "results" / "adaptive_choice.csv")
     text = mod.render(df)
-    assert text == (RESULTS / "adaptive_choice.md").read_text("utf-8")
+    assert text == (RESEARCH / "results" / "adaptive_choice.md").read_text("utf-8")
     assert _readme_block("adaptive-choice") == text
     c = mod.cells(df)
     panels = list(dict.fromkeys(c["panel"]))
@@ -205,9 +210,9 @@ def test_adaptive_interval_is_the_one_the_committed_procedure_chooses():
     from primebench_tasks.evaluate.defaults import ADAPTIVE_FOLDS
 
     mod = _script("adaptive_interval_choice")
-    df = pd.read_csv(RESULTS / "adaptive_interval_choice.csv")
+    df = pd.read_csv(RESEARCH / "results" / "adaptive_interval_choice.csv")
     text = mod.table(df)
-    assert text == (RESULTS / "adaptive_interval_choice.md").read_text("utf-8")
+    assert text == (RESEARCH / "results" / "adaptive_interval_choice.md").read_text("utf-8")
     assert _readme_block("adaptive-interval-choice") == text
     assert set(df["candidate"]) == {mod.label(*c) for c in mod.CANDIDATES}
     params = inspect.signature(AdaptiveBenchmark).parameters
@@ -236,9 +241,10 @@ def _rendered(name: str, marker: str):
     """The script ``name`` and its committed CSV, after checking that its ``table`` of the CSV
     is the committed markdown and the docs' block ``marker``."""
     mod = _script(name)
-    df = pd.read_csv(RESULTS / f"{name}.csv")
+    where = RESULTS if (RESULTS / f"{name}.csv").exists() else RESEARCH / "results"
+    df = pd.read_csv(where / f"{name}.csv")
     text = mod.table(df)
-    assert text == (RESULTS / f"{name}.md").read_text("utf-8")
+    assert text == (where / f"{name}.md").read_text("utf-8")
     assert _readme_block(marker) == text
     return mod, df
 
@@ -261,7 +267,7 @@ def _deployed_top_rule() -> str:
 
 def test_top_rule_is_the_one_the_committed_procedure_chooses():
     mod = _script("adaptive_top_shift")
-    r = mod.ratios(pd.read_csv(RESULTS / "adaptive_top_shift.csv"))
+    r = mod.ratios(pd.read_csv(RESEARCH / "results" / "adaptive_top_shift.csv"))
     assert mod.chosen(r) == _deployed_top_rule()
     assert f"On all five: **`{_deployed_top_rule()}`**" in _readme_block("adaptive-top-shift")
 
@@ -298,8 +304,8 @@ def test_top_shift_deployed_rule_is_the_blend_of_the_outside_weight_comparison()
     """The top-of-panel comparison ran before p-IRT's weight beyond the panel was chosen: its
     deployed rule's errors are the outside-weight comparison's earlier point (``w=0.5``), hold-out
     by hold-out — and that comparison's deployed rule is the replay's (below)."""
-    top = pd.read_csv(RESULTS / "adaptive_top_shift.csv")
-    out = pd.read_csv(RESULTS / "adaptive_outside_weight.csv")
+    top = pd.read_csv(RESEARCH / "results" / "adaptive_top_shift.csv")
+    out = pd.read_csv(RESEARCH / "results" / "adaptive_outside_weight.csv")
     _same_errors(top[top.rule == _deployed_top_rule()], out[out.rule == "w=0.5"])
 
 
@@ -318,7 +324,7 @@ def test_outside_weight_table_is_rendered_and_chooses_the_librarys_weight():
 def test_outside_weight_deployed_rule_is_the_replays():
     """The comparison's deployed rule is the library's: on every panel, hold-out, split and item
     count its errors sum to the adaptive replay's (both committed, 6 decimals)."""
-    out = pd.read_csv(RESULTS / "adaptive_outside_weight.csv")
+    out = pd.read_csv(RESEARCH / "results" / "adaptive_outside_weight.csv")
     rep = pd.read_csv(RESULTS / "adaptive_replay.csv").rename(columns={"benchmark": "panel"})
     keys = ["panel", "protocol", "split", "items"]
     g = rep.groupby(keys)
@@ -379,8 +385,8 @@ def test_alpha_choice_deployed_alpha_is_the_replays():
     deployed rule's, hold-out by hold-out (both committed, 6 decimals)."""
     from primebench_tasks.evaluate.defaults import ADAPTIVE_RIDGE_ALPHA
 
-    alpha = pd.read_csv(RESULTS / "adaptive_alpha_choice.csv")
-    top = pd.read_csv(RESULTS / "adaptive_top_shift.csv")
+    alpha = pd.read_csv(RESEARCH / "results" / "adaptive_alpha_choice.csv")
+    top = pd.read_csv(RESEARCH / "results" / "adaptive_top_shift.csv")
     _same_errors(alpha[alpha.alpha == ADAPTIVE_RIDGE_ALPHA], top[top.rule == _deployed_top_rule()])
 
 
@@ -433,7 +439,7 @@ def test_slip_probe_table_is_rendered_and_its_deployed_rule_is_the_replays():
     no probes, docs/results.md)."""
     mod, df = _rendered("adaptive_slip_probe", "adaptive-slip-probe")
     assert set(df.rule) == set(mod.RULES)
-    top = pd.read_csv(RESULTS / "adaptive_top_shift.csv")
+    top = pd.read_csv(RESEARCH / "results" / "adaptive_top_shift.csv")
     _same_errors(df[df.rule == "deployed"], top[top.rule == _deployed_top_rule()])
     loss = mod.comparison.rule_losses(mod.comparison.rule_ratios(df), mod.RULES).mean()
     assert loss.idxmin() == "deployed"

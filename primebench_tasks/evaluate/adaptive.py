@@ -6,7 +6,7 @@ Per benchmark, a 2PL (P(correct) = σ(a_i·θ − b_i)) is fitted on the referen
 responses (:func:`~primebench_tasks.select.irt.fit_2pl_cached`). A model is asked in rounds of
 ``batch`` items; its MAP ability θ̂ (N(0, 1) prior) is re-estimated from every answer so far. The
 policy (:class:`AdaptivePolicy`; the default chosen by leave-one-panel-out in
-``benchmarks/adaptive_choice.py``) says which items a round asks and what the answers predict:
+``research/adaptive/adaptive_choice.py``) says which items a round asks and what the answers predict:
 
 - ``regime`` / ``regime_local`` (the default): while p-IRT's prediction, (Σ answers +
   Σ_{unasked} P_i(θ̂)) / n, places the model inside the reference panel, the locally weighted
@@ -17,7 +17,7 @@ policy (:class:`AdaptivePolicy`; the default chosen by leave-one-panel-out in
   reference full scores on the asked items (``blend``), because the 2PL extrapolates where
   neighbours cannot — above every reference model p-IRT weighted ``beyond_weight`` (0.6 by
   default; the ridge under-predicts there, p-IRT errs less; chosen in
-  ``benchmarks/adaptive_outside_weight.py``);
+  ``research/adaptive/adaptive_outside_weight.py``);
 - ``fisher`` with ``pirt``/``ridge``/``blend``/``regime_blend``, or ``local`` with ``local`` /
   ``local_blend``: one rule everywhere.
 
@@ -197,8 +197,8 @@ class AdaptivePolicy:
     calibrated point moves by its regime's median error, ``shift`` (:data:`ADAPTIVE_SHIFTS`),
     and p-IRT's weight in ``regime_local``'s point where p-IRT places the model above every
     reference model, ``beyond_weight`` (in [0, 1]; the ridge regression has the rest; at the top
-    of the panel ½). The defaults are the ones ``benchmarks/adaptive_choice.py`` chose, and
-    ``beyond_weight`` the one ``benchmarks/adaptive_outside_weight.py`` chose after them."""
+    of the panel ½). The defaults are the ones ``research/adaptive/adaptive_choice.py`` chose, and
+    ``beyond_weight`` the one ``research/adaptive/adaptive_outside_weight.py`` chose after them."""
 
     predictor: str = ADAPTIVE_PREDICTOR
     choice: str = ADAPTIVE_CHOICE
@@ -333,7 +333,7 @@ class AdaptiveProcedure:
         w_beyond = self.policy.beyond_weight
         if self.policy.predictor == "regime_local" and w_beyond != 0.5 and regime == "beyond":
             # above every reference model the ridge under-predicts and p-IRT errs less:
-            # blend + (w − ½)·(p-IRT − ridge) (benchmarks/adaptive_outside_weight.py's form)
+            # blend + (w − ½)·(p-IRT − ridge) (research/adaptive/adaptive_outside_weight.py's form)
             ridge = ridge_full(self.Y_fit, self.full_fit, items, answers, self.policy.ridge_alpha)
             pred = float(pred + (w_beyond - 0.5) * (pirt - ridge))
         return theta, pred
@@ -523,7 +523,7 @@ class AdaptiveBenchmark:
 
     procedure_class: type[AdaptiveProcedure] = AdaptiveProcedure
     """The procedure asked and calibrated: the library's; a comparison script's subclass may
-    replace it (``benchmarks/adaptive_slip_probe.py``), and it then enters
+    replace it (``research/adaptive/adaptive_slip_probe.py``), and it then enters
     :attr:`calibration_key`."""
 
     def __init__(

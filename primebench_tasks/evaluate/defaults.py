@@ -43,11 +43,7 @@ panel where the deployed test fits on all of it, so the calibration's errors wer
 test's and its 90 % intervals covered 93 % of random hold-outs at stop on three of five replay
 panels; with 10 folds, 90–92 % (``benchmarks/adaptive_replay.py``). Chosen with the frontier hull
 of :meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval` by leave-one-panel-out
-(``benchmarks/adaptive_interval_choice.py``)."""
-
-ADAPTIVE_NEAREST_SHIFTS = (20, 40, 80)
-"""Adaptive evaluation: the numbers of calibration rows compared for the point's move at the top
-of the panel or beyond it (``benchmarks/adaptive_top_shift.py``)."""
+(``research/adaptive/adaptive_interval_choice.py``)."""
 
 ADAPTIVE_NEAREST_SHIFT: int | None = 80
 """Adaptive evaluation: at the top of the panel or beyond it, the calibrated point moves by the
@@ -55,8 +51,8 @@ median error of this many calibration rows — of either kind, random or frontie
 predictions stood nearest in position among their fitting models
 (:func:`~primebench_tasks.evaluate.placement.placement_position`); None: by the median error of
 the regime's rows (every row at the top, the frontier folds' beyond it), the earlier rule.
-Chosen by leave-one-panel-out among :data:`ADAPTIVE_NEAREST_SHIFTS`, the earlier rule and two
-others (``benchmarks/adaptive_top_shift.py``)."""
+Chosen by leave-one-panel-out among the nearest 20, 40 or 80 rows, the earlier rule and two
+others (``research/adaptive/adaptive_top_shift.py``)."""
 
 ADAPTIVE_PREDICTORS = (
     "pirt",
@@ -83,16 +79,6 @@ model's ability, Fluid Benchmarking), ``local`` (the items that most reduce the 
 variance of the full score under ``evaluate.local_gaussian``'s model) or ``regime`` (``local``
 where p-IRT places the model inside the reference panel, ``fisher`` at the top or beyond it)."""
 
-ADAPTIVE_BANDWIDTHS = (0.5, 1.0)
-"""The ability bandwidths h of the local model that the choice procedure tries."""
-
-ADAPTIVE_AGREEMENTS = (0.0, 0.15)
-"""The answer-agreement weights λ of the local model that the choice procedure tries."""
-
-ADAPTIVE_PIRT_WEIGHTS = (0.5, 0.25)
-"""p-IRT's weights in the local blend (the rest the local model's kriging) that the choice
-procedure tries."""
-
 ADAPTIVE_SHIFTS = ("all", "outside")
 """Where an adaptive prediction moves by the median calibration error of its placement regime
 (:meth:`primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.estimate`), as the choice procedure
@@ -100,13 +86,9 @@ tries: ``all`` (everywhere) or ``outside`` (only at the top of the reference pan
 it, where the frontier folds' shortfall is the predictor's bias; inside it the random folds'
 median error is of the size of its own noise)."""
 
-ADAPTIVE_RIDGE_ALPHAS = (3.0, 10.0, 30.0, 100.0)
-"""The ridge penalties / local noise variances α the choice procedure tries (on 0/1 answers,
-centred): 10 for every candidate, the others with the local model at h = 0.5, λ = 0.15, w = ¼."""
-
 ADAPTIVE_PREDICTOR = "regime_local"
 """The default predictor, chosen with :data:`ADAPTIVE_RIDGE_ALPHA` by
-``benchmarks/adaptive_choice.py`` (leave-one-panel-out over the replay panels; docs/results.md)."""
+``research/adaptive/adaptive_choice.py`` (leave-one-panel-out over the replay panels; docs/results.md)."""
 
 ADAPTIVE_RIDGE_ALPHA = 30.0
 """The default predictor's ridge penalty — the local model's noise variance α (chosen with it;
@@ -129,18 +111,13 @@ ADAPTIVE_SHIFT = "all"
 """Where the prediction moves by its regime's median calibration error (one of
 :data:`ADAPTIVE_SHIFTS`; chosen with :data:`ADAPTIVE_PREDICTOR`)."""
 
-ADAPTIVE_BEYOND_WEIGHTS = (0.6, 0.75, 1.0)
-"""p-IRT's weights beyond the panel that ``benchmarks/adaptive_outside_weight.py`` tries (with
-the same weights at the top and beyond, ½ — the blend — and two weights fitted on the
-calibration)."""
-
 ADAPTIVE_BEYOND_WEIGHT = 0.6
 """p-IRT's weight in ``regime_local``'s point where p-IRT places the model above every
 reference model (the ridge regression has the rest; at the top of the panel both have ½). Beyond
 the panel the ridge regression under-predicts on every replay panel (it shrinks toward the
 panel's mean) and p-IRT errs less, either way (over where the 2PL's logistic tail carries the
 ability onto every unasked item); chosen by leave-one-panel-out among ½ and
-:data:`ADAPTIVE_BEYOND_WEIGHTS` (``benchmarks/adaptive_outside_weight.py``; ½ before)."""
+0.6, 0.75 and 1.0 (``research/adaptive/adaptive_outside_weight.py``; ½ before)."""
 
 MISFIT_LEVEL = 0.02
 """A placement is flagged as not looking like the reference runs when its person-fit p-value

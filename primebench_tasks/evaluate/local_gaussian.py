@@ -29,7 +29,7 @@ are chosen greedily, P updated by rank one after each. It is Fluid Benchmarking'
 the answer is uncertain and matters) with the full score, not the ability, as the target, and with
 the reference panel's item correlations instead of one ability dimension.
 
-Not in the papers: this module is the project's (``benchmarks/adaptive_choice.py`` chose it and its
+Not in the papers: this module is the project's (``research/adaptive/adaptive_choice.py`` chose it and its
 constants by leave-one-panel-out against p-IRT + Fisher information; docs/results.md). The
 choice's criterion is put on a 2⁻³⁰ grid before the arg-max, so a last-bit difference between BLAS
 kernels does not change which item is asked (ties → the lower index).

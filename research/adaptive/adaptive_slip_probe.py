@@ -2,8 +2,8 @@
 ability passes (issue #29). A committed comparison with leave-one-panel-out evidence, as the
 other adaptive choices. Its answer was no: the library asks no probes.
 
-    python benchmarks/adaptive_slip_probe.py [--splits 10]   # ~36 min, 2 cores
-    python benchmarks/adaptive_slip_probe.py --render        # the table from the committed CSV
+    python research/adaptive/adaptive_slip_probe.py [--splits 10]   # ~36 min, 2 cores
+    python research/adaptive/adaptive_slip_probe.py --render        # the table from the committed CSV
 
 Why it was tried. AI2D's random hold-outs are the goal cell furthest from 0.7 (docs/results.md),
 and a few atypical models carry their error. One (full score 0.397) answers the items the test
@@ -40,7 +40,7 @@ is not.) An asked-item trigger (the slip posterior of the items the test chose, 
 suspect models would be probed) flags none of the tests of models that slip
 (``adaptive_slip_trigger.py``). So the library asks no probes.
 
-Writes ``benchmarks/results/adaptive_slip_probe.{csv,md}`` (included in docs/results.md).
+Writes ``research/adaptive/results/adaptive_slip_probe.{csv,md}`` (included in docs/results.md).
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # adaptive_replay
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adaptive_replay as replay  # noqa: E402

@@ -3,8 +3,8 @@ calibration (issue #29): a committed comparison with leave-one-panel-out evidenc
 policy (``adaptive_choice.py``), the interval (``adaptive_interval_choice.py``) and the point at
 the top (``adaptive_top_shift.py``). Its answer was no: the library keeps one α.
 
-    python benchmarks/adaptive_alpha_choice.py [--splits 10]   # ~30 min, 2 cores
-    python benchmarks/adaptive_alpha_choice.py --render        # the table from the committed CSV
+    python research/adaptive/adaptive_alpha_choice.py [--splits 10]   # ~30 min, 2 cores
+    python research/adaptive/adaptive_alpha_choice.py --render        # the table from the committed CSV
 
 The policy's choice fixed one α for every benchmark (α = 30, chosen on all five panels). Its
 table shows the best α differing by benchmark: α = 10 was the better on AI2D's and RealWorldQA's
@@ -30,7 +30,7 @@ Measured: the calibrated rules did no better than α = 30 (−0.5854 and −0.58
 the calibration's choice did not follow the held-out one (on OCRBench it chose α = 10 in 9 of
 11 hold-outs, where α = 30 was the better), and a calibrated rule costs one calibration per
 candidate — the setup doubled. So the library keeps α = 30 (a test checks that the calibrated
-rules' gain is below 0.001). Writes ``benchmarks/results/adaptive_alpha_choice.{csv,md}``
+rules' gain is below 0.001). Writes ``research/adaptive/results/adaptive_alpha_choice.{csv,md}``
 (included in docs/results.md).
 """
 
@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # adaptive_replay
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adaptive_replay as replay  # noqa: E402

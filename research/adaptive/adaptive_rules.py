@@ -15,9 +15,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # adaptive_replay
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adaptive_replay as replay  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+"""The investigation's tables (the docs include them)."""
 
 
 def cell_row(
@@ -148,7 +152,7 @@ def compare(
         ap.set_defaults(splits=splits)
     ap.add_argument("--render", action="store_true", help="the table from the committed CSV")
     args = ap.parse_args()
-    path = replay.RESULTS / f"{name}.csv"
+    path = RESULTS / f"{name}.csv"
     if args.render:
         df = pd.read_csv(path)
     else:
@@ -162,5 +166,5 @@ def compare(
         df = pd.DataFrame([row for got in out for row in got])
         df.to_csv(path, index=False, float_format="%.6f")
     text = table(df)
-    (replay.RESULTS / f"{name}.md").write_text(text, "utf-8")
+    (RESULTS / f"{name}.md").write_text(text, "utf-8")
     print(text)

@@ -2,8 +2,8 @@
 test needs there to reach 0.7 × the static suite's error, and what other predictors and item
 choices give at 50 and 100 items on the same panels.
 
-    python benchmarks/adaptive_goal_reach.py [--splits 5]   # ~20 min, 2 cores
-    python benchmarks/adaptive_goal_reach.py --render       # the tables from the committed CSV
+    python research/adaptive/adaptive_goal_reach.py [--splits 5]   # ~20 min, 2 cores
+    python research/adaptive/adaptive_goal_reach.py --render       # the tables from the committed CSV
 
 The cells (:data:`CELLS`): AI2D's random hold-outs (the unmet cells with the most tests: 34
 held-out models a split) and the frontier hold-outs of MMMU, OCRBench and RealWorldQA (25–28
@@ -31,7 +31,7 @@ be within 0.7 × the static suite's error at 100 items (and 100 items for its er
 predictor or choice here is better than the deployed one on every cell — the global-weight choice
 gains RealWorldQA's frontier and loses OCRBench's and AI2D's, and MMMU's frontier at 50 items is
 0.67 uncalibrated, 0.84 after the calibration's shift, which gains OCRBench's frontier instead.
-Writes ``benchmarks/results/adaptive_goal_reach.{csv,md}``
+Writes ``research/adaptive/results/adaptive_goal_reach.{csv,md}``
 (included in docs/results.md; a test checks them).
 """
 
@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # adaptive_replay
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adaptive_replay as replay  # noqa: E402

@@ -3,8 +3,8 @@ committed comparison with leave-one-panel-out evidence, after the policy (``adap
 the interval (``adaptive_interval_choice.py``) and the point's shift at the top
 (``adaptive_top_shift.py``).
 
-    python benchmarks/adaptive_outside_weight.py [--splits 10]   # ~15 min, 2 cores
-    python benchmarks/adaptive_outside_weight.py --render        # the table from the committed CSV
+    python research/adaptive/adaptive_outside_weight.py [--splits 10]   # ~15 min, 2 cores
+    python research/adaptive/adaptive_outside_weight.py --render        # the table from the committed CSV
 
 Where p-IRT places a model at the top of the panel or beyond it, the policy (``regime_local``)
 predicted the blend (p-IRT + ridge)/2 (the local kriging only inside). On the frontier
@@ -40,7 +40,7 @@ blend's −0.585) and on three of the five leave-one-out folds; it is the librar
 :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BEYOND_WEIGHT` (a test checks it, and that
 its errors are the replay's). The stacked weights lost: the calibration's frontier folds stand
 closer to their fitting models than the real frontier to the panel. Writes
-``benchmarks/results/adaptive_outside_weight.{csv,md}`` (included in docs/results.md).
+``research/adaptive/results/adaptive_outside_weight.{csv,md}`` (included in docs/results.md).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # adaptive_replay
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adaptive_replay as replay  # noqa: E402

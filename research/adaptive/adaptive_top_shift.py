@@ -2,8 +2,8 @@
 (issue #29), by a committed procedure with leave-one-panel-out evidence, after the policy
 (``adaptive_choice.py``) and the interval (``adaptive_interval_choice.py``).
 
-    python benchmarks/adaptive_top_shift.py [--splits 10]   # ~14 min, 2 cores
-    python benchmarks/adaptive_top_shift.py --render        # the table from the committed CSV
+    python research/adaptive/adaptive_top_shift.py [--splits 10]   # ~14 min, 2 cores
+    python research/adaptive/adaptive_top_shift.py --render        # the table from the committed CSV
 
 The calibrated point is the raw prediction moved by a median calibration error
 (:meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval`). At the top of the
@@ -17,7 +17,7 @@ or beyond changes, and no interval does:
   frontier folds' rows beyond it);
 - ``random-fold rows``: at the top, of the random folds' rows only (no frontier correction);
 - ``no shift``: at the top, the raw prediction;
-- ``nearest k`` (k in :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_NEAREST_SHIFTS`):
+- ``nearest k`` (k in ``candidates.ADAPTIVE_NEAREST_SHIFTS``):
   at the top or beyond, the median error of the k calibration rows, of either kind, whose
   predictions stood nearest in position among their fitting models
   (:func:`~primebench_tasks.evaluate.placement.placement_position`) — whether the position
@@ -30,7 +30,7 @@ choice; leave one panel out: the candidate with the least loss on the other four
 (:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_NEAREST_SHIFT`) is the candidate chosen on
 all five; a test checks it, and that the deployed rule's errors are the replay's. k = 40 alone
 was tried first, in an uncommitted pilot on these panels (with k = 10 and 20), before this grid.
-Writes ``benchmarks/results/adaptive_top_shift.{csv,md}`` (included in docs/results.md).
+Writes ``research/adaptive/results/adaptive_top_shift.{csv,md}`` (included in docs/results.md).
 """
 
 from __future__ import annotations
@@ -41,13 +41,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # adaptive_replay
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adaptive_replay as replay  # noqa: E402
 import adaptive_rules as comparison  # noqa: E402
+from candidates import ADAPTIVE_NEAREST_SHIFTS  # noqa: E402
 
 from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, _run  # noqa: E402
-from primebench_tasks.evaluate.defaults import ADAPTIVE_NEAREST_SHIFTS  # noqa: E402
 from primebench_tasks.evaluate.placement import (  # noqa: E402
     REGIMES,
     placement_regime,

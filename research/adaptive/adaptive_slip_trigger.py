@@ -1,8 +1,8 @@
 """Whether a test's own answers can tell which models to probe for a slip (issue #29; after
 ``adaptive_slip_probe.py``, whose probes cost every model more than the few that slip repay).
 
-    python benchmarks/adaptive_slip_trigger.py [--splits 10]   # ~8 min, 2 cores
-    python benchmarks/adaptive_slip_trigger.py --render        # the table from the committed CSV
+    python research/adaptive/adaptive_slip_trigger.py [--splits 10]   # ~8 min, 2 cores
+    python research/adaptive/adaptive_slip_trigger.py --render        # the table from the committed CSV
 
 If the items the deployed test chose already showed a slip, only suspect models would need
 probes. Per held-out model of every replay hold-out, the deployed test is replayed (its asked
@@ -15,7 +15,7 @@ whole panel) and among the others.
 
 Measured: the posterior flags none of the 109 tests of models that slip, at 20 or at 50 items
 (and 2 of the 1,577 others): the items chosen for a typical model, of middling difficulty for
-it, do not show a slip, which is why probes were needed at all. Writes ``benchmarks/results/adaptive_slip_trigger.{csv,md}`` (included in
+it, do not show a slip, which is why probes were needed at all. Writes ``research/adaptive/results/adaptive_slip_trigger.{csv,md}`` (included in
 docs/results.md).
 """
 
@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # adaptive_replay
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adaptive_replay as replay  # noqa: E402
