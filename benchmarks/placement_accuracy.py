@@ -29,7 +29,7 @@ MAE on that panel. Writes the markdown (docs/results.md, checked by a test) and 
 
 Panels never used to choose anything: VLMEvalKit's published records of BLINK (86 models),
 OCRBench (188) and RealWorldQA (172) — the embedded ``openvlm_blink``, ``openvlm_ocrbench`` and
-``openvlm_realworldqa`` panels (imported with ``primebench vlmeval import-records``; the same
+``openvlm_realworldqa`` panels (imported with ``primebench ingest vlmeval-records``; the same
 content hashes as the import of the shared records these rows were first measured on) — random and
 frontier hold-outs, and chronological ones on the models the OpenVLM leaderboard dates (its
 release dates joined on the VLMEvalKit model id: 30, 55 and 54 models), marked "held out" in

@@ -50,7 +50,7 @@ def add_commands(tree: CommandTree) -> None:
         "per-category and per-benchmark scores, predicted full scores and ranks among the "
         "reference models, with 95 % intervals.",
         epilog="examples: lmms-eval --model M --tasks primebench --log_samples --output_path "
-        "out/ && primebench place out/  |  primebench vlmeval run -- --data "
+        "out/ && primebench place out/  |  primebench evaluate vlmeval -- --data "
         "PrimeBench_MMMU_DEV_VAL --model M && primebench place --vlmeval outputs/M",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )

@@ -164,3 +164,39 @@ def test_validate_estimators_default_is_the_librarys():
     from primebench_tasks.evaluate.validate import ESTIMATORS
 
     assert ",".join(ESTIMATORS) == ESTIMATORS_DEFAULT
+
+
+def test_one_command_grammar_and_the_old_spellings_say_what_to_type(capsys):
+    """#57: what a harness does is ``VERB HARNESS``; every old spelling still runs for one
+    release — rewritten to the command it is now, saying so — and a current spelling, or a
+    group's own help, is left alone."""
+    from primebench_tasks.cli.main import _build, respell
+
+    ap, tree = _build()
+    renamed = tree.renamed
+    assert renamed[("vlmeval", "export")] == ("tasks", "vlmeval")
+    assert renamed[("keys", "build")] == ("keys", "lmms-eval")
+    # every target is a command of the parser (its --help exits 0)
+    for new in renamed.values():
+        with pytest.raises(SystemExit) as exit_:
+            ap.parse_args([*new, "--help"])
+        assert exit_.value.code == 0
+    capsys.readouterr()
+    got = respell(["vlmeval", "export", "--suite", "primebench"], renamed)
+    assert got == ["tasks", "vlmeval", "--suite", "primebench"]
+    err = capsys.readouterr().err
+    assert "`primebench vlmeval export` is now `primebench tasks vlmeval`" in err
+    # the old `prism tasks` is a prefix of the new `prism tasks lmms-eval` / `vlmeval`
+    assert respell(["prism", "tasks", "--prism", "B"], renamed)[:3] == [
+        "prism",
+        "tasks",
+        "lmms-eval",
+    ]
+    capsys.readouterr()
+    for line in (["prism", "tasks", "vlmeval", "--prism", "B"], ["prism", "tasks", "--help"]):
+        assert respell(line, renamed) == line
+    assert respell(["tasks", "lmms-eval", "--manifest", "M"], renamed)[:2] == ["tasks", "lmms-eval"]
+    assert capsys.readouterr().err == ""
+    # the top level lists verbs, not a harness's own group
+    top = ap.format_help()
+    assert "evaluate" in top and "{panel," in top and ",vlmeval}" not in top

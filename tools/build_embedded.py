@@ -85,7 +85,7 @@ def records_source(card: BenchmarkCard, panel: Panel) -> tuple[str, str]:
         "github.com/OfirArviv/adaptive-eval at commit 2c44ed23, "
         f"`data/raw/open_vlm_leaderboard/local_2025_03_05/EvalRecords/*/*_{ds}.xlsx`: the "
         f"OpenVLM leaderboard's published VLMEvalKit evaluation records of {ds} (March 2025 "
-        f"snapshot), imported by `primebench vlmeval import-records --datasets {ds} --rule "
+        f"snapshot), imported by `primebench ingest vlmeval-records --datasets {ds} --rule "
         f"builtin` ({card.embedded.rule}; one run per model: the top-level file, else the newest "
         "dated run; models with more than half of their predictions empty or unparseable left "
         f"out): {len(panel.model_names)} VLMs x {n_items:,} items (VLMEvalKit model ids; "

@@ -13,9 +13,9 @@ Released:
   VLMEvalKit records, 169 VLMs), BLINK, OCRBench and RealWorldQA (the OpenVLM leaderboard's
   published VLMEvalKit records: 86, 188 and 172 VLMs), every item keyed by VLMEvalKit's
   ``index`` and every model by its VLMEvalKit id — so it runs in VLMEvalKit as is (``primebench
-  vlmeval export``) and the models that have all five benchmarks give a suite-level rank. Built per
+  tasks vlmeval``) and the models that have all five benchmarks give a suite-level rank. Built per
   benchmark on its own models like ``primebench``; no lmms-eval tasks (lmms-eval's rows of these
-  datasets carry no VLMEvalKit index: see ``primebench keys build``).
+  datasets carry no VLMEvalKit index: see ``primebench keys lmms-eval``).
 - ``primebench_resampled`` — ResampledBench (farthest-point sampling over the items' text
   embeddings, pooled across benchmarks; §4) on VLMEvalKit's published records of BLINK, OCRBench
   and RealWorldQA (the embedded ``openvlm_records`` panel, 202 VLMs; its text space is MiniLM's
@@ -152,6 +152,8 @@ def _multi_source(
     return manifest, {s.benchmark: s.panel for s in sources}
 
 
+# released text, part of the flagship's version: it keeps the spelling it was released with
+# (`keys build`, now `keys lmms-eval`; the old spelling still runs, with a note, for one release)
 NO_LMMS_EVAL_TASK = {
     "AI2D_TEST": "lmms-eval's ai2d rows carry no id and the AutoJudger panel no item text or image "
     "to key them by content here; `primebench keys build` maps a VLMEvalKit AI2D_TEST TSV to "

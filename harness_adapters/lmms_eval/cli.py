@@ -1,4 +1,4 @@
-"""``primebench`` sub-commands of the lmms-eval adapter: `tasks lmms-eval`, `lmms-eval-path`, `ingest lmms-eval`, `keys build` (a ``primebench.commands`` plugin)."""
+"""``primebench`` sub-commands of the lmms-eval adapter: `tasks lmms-eval`, `path lmms-eval`, `ingest lmms-eval`, `ingest lmms-eval-logs`, `adaptive lmms-eval`, `keys lmms-eval` (a ``primebench.commands`` plugin)."""
 
 from __future__ import annotations
 
@@ -125,7 +125,6 @@ def add_commands(tree: CommandTree) -> None:
     from harness_adapters.lmms_eval.help import EXAMPLES, OPTION_HELP
 
     tree.add_help(OPTION_HELP, EXAMPLES)
-    sub = tree.sub
     tasks = tree.group("tasks", "harness task configs from a manifest")
     p = tasks.add_parser("lmms-eval", help="lmms-eval task YAMLs for a suite")
     p.add_argument("--manifest", required=True)
@@ -152,7 +151,7 @@ def add_commands(tree: CommandTree) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="row keys built by content (primebench keys build) for an upstream "
+        help="row keys built by content (primebench keys lmms-eval) for an upstream "
         "task whose rows carry no id, e.g. ai2d",
     )
     p.add_argument(
@@ -165,8 +164,11 @@ def add_commands(tree: CommandTree) -> None:
         "the hub",
     )
     p.set_defaults(func=cmd_tasks_lmms)
-    p = sub.add_parser("lmms-eval-path", help="the released suites' lmms-eval task directory")
+    path = tree.group("path", "where a harness finds the released suites")
+    p = path.add_parser("lmms-eval", help="the released suites' lmms-eval task directory")
     p.set_defaults(func=cmd_lmms_path)
+    tree.rename("lmms-eval-path", "path lmms-eval")
+    tree.rename("keys build", "keys lmms-eval")
     ingest = tree.group("ingest", "harness results into a Panel")
     p = ingest.add_parser("lmms-eval", help="an lmms-eval --log_samples output directory")
     p.add_argument("output_dir")
@@ -228,12 +230,12 @@ def add_commands(tree: CommandTree) -> None:
 
     keys = tree.group("keys", "row keys by content for upstream datasets without ids")
     p = keys.add_parser(
-        "build",
+        "lmms-eval",
         help="map a VLMEvalKit TSV's index onto the upstream lmms-eval rows by content",
         description="Match every row of your VLMEvalKit TSV (index, question, options, image) "
         "to exactly one row of a local copy of the upstream lmms-eval dataset (question, "
         "options, image hash); ambiguous or missing matches are refused and nothing is written.",
-        epilog="example: primebench keys build --vlmeval-tsv ~/LMUData/AI2D_TEST.tsv --upstream "
+        epilog="example: primebench keys lmms-eval --vlmeval-tsv ~/LMUData/AI2D_TEST.tsv --upstream "
         "ai2d_local/ --split test --task ai2d --dataset AI2D_TEST --out ai2d_keys.json",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )

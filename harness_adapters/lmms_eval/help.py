@@ -8,10 +8,10 @@ OPTION_HELP: dict[str, str] = {
 }
 EXAMPLES: dict[str, str] = {
     "tasks lmms-eval": "primebench tasks lmms-eval --manifest S/manifest.json --panel P --out T",
-    "lmms-eval-path": "lmms-eval --include_path $(primebench lmms-eval-path) --tasks primebench",
+    "path lmms-eval": "lmms-eval --include_path $(primebench path lmms-eval) --tasks primebench",
     "ingest lmms-eval": "primebench ingest lmms-eval out/ --panel P",
     "adaptive lmms-eval": "primebench adaptive lmms-eval --model llava_hf --model_args "
     "pretrained=llava-hf/llava-1.5-7b-hf --suite primebench_mathvision --out RUN",
-    "keys build": "primebench keys build --vlmeval-tsv AI2D_TEST.tsv --upstream DIR --task ai2d "
+    "keys lmms-eval": "primebench keys lmms-eval --vlmeval-tsv AI2D_TEST.tsv --upstream DIR --task ai2d "
     "--out keys.json",
 }

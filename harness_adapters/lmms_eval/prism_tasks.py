@@ -1,14 +1,14 @@
 """lmms-eval tasks ``prism_<axis>`` for the single-turn PRISM axes (q, if, h, mq, c, vis), and
 the ingest of their ``--log_samples`` output back into PRISM run records.
 
-``primebench prism tasks --prism BUILD --out DIR`` writes, per axis, a JSONL data file of the
+``primebench prism tasks lmms-eval --prism BUILD --out DIR`` writes, per axis, a JSONL data file of the
 axis's documents (the exact text the vLLM runner sends, the image path relative to DIR, and what
 the rule grader needs), a task YAML (the axis's output budget, greedy decoding) and the group
 ``prism``; ``prism_tasks.py`` binds the functions below. Each task's metric ``prism_<axis>`` is
 the rule-graded mean (h: refusal phrases; mq: per-question answer match); the per-item
 ``primebench_item`` metric carries the stable key, axis and response, so that
 
-``primebench prism ingest-lmms-eval OUTPUT_DIR --prism BUILD --out RUN --model NAME`` turns the
+``primebench prism ingest lmms-eval OUTPUT_DIR --prism BUILD --out RUN --model NAME`` turns the
 run into PRISM records; ``primebench prism run --axes sc`` then continues the sc dialogues from
 those q answers and ``primebench prism score`` grades everything with the chosen judge.
 sc is multi-turn and runs only through the vLLM runner.

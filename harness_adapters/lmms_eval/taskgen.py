@@ -489,7 +489,7 @@ def generate_tasks(
     by the user (its per-item metric must be a number). ``upstream_paths``: more folders to
     search for upstream YAMLs. ``datasets``: catalogue lmms-eval task → a local
     ``save_to_disk`` folder to read instead of the hub. ``content_keys``: ``primebench.keys/1``
-    files (``primebench keys build``): their task's rows are keyed by content; a task without
+    files (``primebench keys lmms-eval``): their task's rows are keyed by content; a task without
     ``process_results`` is then scored by its own filters and metric."""
     from harness_adapters.upstream.content_keys import FIELD, read_keys
 

@@ -227,7 +227,7 @@ def cmd_vlmeval_export(args: argparse.Namespace) -> int:
     for name, path in out.items():
         print(f"{name}: {path}")
     print(
-        f"run: LMUData={args.lmudata} primebench vlmeval run -- --data {' '.join(out)} "
+        f"run: LMUData={args.lmudata} primebench evaluate vlmeval -- --data {' '.join(out)} "
         "--model <model>"
     )
     return 0

@@ -12,9 +12,9 @@ EXAMPLES: dict[str, str] = {
     "prism build": "primebench prism build --suite primebench_mathvision --default mathvision --out "
     "B --judge rules",
     "prism run": "primebench prism run --prism B --model DIR --lora a=PATH --out R",
-    "prism tasks": "primebench prism tasks --prism B --out T",
-    "prism ingest-lmms-eval": "primebench prism ingest-lmms-eval L --prism B --out R --model M",
-    "prism vlmeval-export": "primebench prism vlmeval-export --prism B --lmudata DIR",
-    "prism ingest-vlmeval": "primebench prism ingest-vlmeval W --prism B --out R --model M",
+    "prism tasks lmms-eval": "primebench prism tasks lmms-eval --prism B --out T",
+    "prism ingest lmms-eval": "primebench prism ingest lmms-eval L --prism B --out R --model M",
+    "prism tasks vlmeval": "primebench prism tasks vlmeval --prism B --lmudata DIR",
+    "prism ingest vlmeval": "primebench prism ingest vlmeval W --prism B --out R --model M",
     "prism score": "primebench prism score --prism B --runs R --out S --judge rules",
 }

@@ -47,7 +47,7 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_commands(tree: Any) -> None:
-    """``primebench prism build|run|tasks|ingest-lmms-eval|score`` (a ``primebench.commands``
+    """``primebench prism build|run|tasks HARNESS|ingest HARNESS|score|aggregate`` (a ``primebench.commands``
     plugin; ``tree``: :class:`primebench_tasks.cli.CommandTree`)."""
     from harness_adapters.prism.help import EXAMPLES, OPTION_HELP
 
@@ -98,28 +98,40 @@ def add_commands(tree: Any) -> None:
     _engine_args(p)
     p.set_defaults(func=cmd_run)
 
-    p = prism.add_parser("tasks", help="lmms-eval tasks prism_<axis> (single-turn axes)")
+    # the grammar of every harness command: VERB HARNESS (docs/library.md, "Command grammar")
+    tasks = prism.add_parser(
+        "tasks", help="the single-turn axes as a harness's tasks"
+    ).add_subparsers(dest="prism_tasks_command", required=True)
+    ingest = prism.add_parser(
+        "ingest", help="a harness's results on the single-turn axes → run records"
+    ).add_subparsers(dest="prism_ingest_command", required=True)
+    tree.rename("prism tasks", "prism tasks lmms-eval")
+    tree.rename("prism ingest-lmms-eval", "prism ingest lmms-eval")
+    tree.rename("prism vlmeval-export", "prism tasks vlmeval")
+    tree.rename("prism ingest-vlmeval", "prism ingest vlmeval")
+
+    p = tasks.add_parser("lmms-eval", help="lmms-eval tasks prism_<axis> (single-turn axes)")
     p.add_argument("--prism", required=True, help="build directory")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_tasks)
 
-    p = prism.add_parser("ingest-lmms-eval", help="lmms-eval prism_<axis> logs → run records")
+    p = ingest.add_parser("lmms-eval", help="lmms-eval prism_<axis> logs → run records")
     p.add_argument("output_dir")
     p.add_argument("--prism", required=True, help="build directory")
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--model", required=True, help="the model's name in the records")
     p.set_defaults(func=cmd_ingest)
 
-    p = prism.add_parser(
-        "vlmeval-export", help="the single-turn axes as VLMEvalKit datasets (LMUData TSVs)"
+    p = tasks.add_parser(
+        "vlmeval", help="the single-turn axes as VLMEvalKit datasets (LMUData TSVs)"
     )
     p.add_argument("--prism", required=True, help="build directory")
     p.add_argument("--lmudata", required=True, help="LMUData folder to write to")
     p.add_argument("--axes", help="comma-separated single-turn axes (default: every built one)")
     p.set_defaults(func=cmd_vlmeval_export)
 
-    p = prism.add_parser(
-        "ingest-vlmeval", help="VLMEvalKit PrimeBench_PRISM_<axis> results → run records"
+    p = ingest.add_parser(
+        "vlmeval", help="VLMEvalKit PrimeBench_PRISM_<axis> results → run records"
     )
     p.add_argument("work_dir", help="run.py's --work-dir")
     p.add_argument("--prism", required=True, help="build directory")

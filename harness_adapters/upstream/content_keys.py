@@ -1,4 +1,4 @@
-"""Row keys built by content (``primebench keys build``), for upstream datasets whose rows carry
+"""Row keys built by content (``primebench keys lmms-eval``), for upstream datasets whose rows carry
 no id that matches the panels' item ids — AI2D in lmms-eval (question, options, answer, image
 only) against the AutoJudger panel's VLMEvalKit ``index``.
 

@@ -7,7 +7,7 @@ instance: ``vlmeval.inference.infer_data_job(model, work_dir, model_name, datase
 is built once (``supported_VLM[M]()``, or an instance the caller gives) and each round of the
 adaptive test (:mod:`harness_adapters.run.adaptive`: the same policy, stopping rule,
 records and report as ``primebench run --adaptive``) is exported as VLMEvalKit datasets of just
-the round's items (``primebench vlmeval export`` on a manifest of those items, from the user's
+the round's items (``primebench tasks vlmeval`` on a manifest of those items, from the user's
 upstream TSVs — every item of a benchmark's pool is a row there), registered
 (:func:`~harness_adapters.vlmeval.datasets.register`: the upstream dataset's own class, so prompts,
 answer extraction and metrics are VLMEvalKit's), inferred and evaluated in ``RUN/rounds/rNNN``;

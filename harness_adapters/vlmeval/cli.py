@@ -1,5 +1,5 @@
 """``primebench`` sub-commands of the VLMEvalKit adapter (a ``primebench.commands`` plugin):
-``vlmeval export`` (a suite's rows as LMUData TSVs), ``vlmeval run`` (VLMEvalKit's ``run.py``
+``tasks vlmeval`` (a suite's rows as LMUData TSVs), ``evaluate vlmeval`` (VLMEvalKit's ``run.py``
 with the suite's datasets registered), ``ingest vlmeval`` (results into a panel) and ``adaptive
 vlmeval`` (the adaptive test through VLMEvalKit's inference, the model built once).
 ``primebench place --vlmeval`` is in :mod:`harness_adapters.placement`."""
@@ -33,7 +33,7 @@ def cmd_vlmeval_export(args: argparse.Namespace) -> int:
         print(f"{name}: {path}")
     print(
         f"config: {Path(args.lmudata) / CONFIG_NAME}\nrun: LMUData={args.lmudata} primebench "
-        f"vlmeval run -- --data {' '.join(out)} --model <model>"
+        f"evaluate vlmeval -- --data {' '.join(out)} --model <model>"
     )
     return 0
 
@@ -159,6 +159,9 @@ def add_commands(tree: CommandTree) -> None:
     from harness_adapters.vlmeval.help import EXAMPLES, OPTION_HELP
 
     tree.add_help(OPTION_HELP, EXAMPLES)
+    tree.rename("vlmeval export", "tasks vlmeval")
+    tree.rename("vlmeval import-records", "ingest vlmeval-records")
+    tree.rename("vlmeval run", "evaluate vlmeval")
     ingest = tree.group("ingest", "harness results into a Panel")
     p = ingest.add_parser(
         "vlmeval",
@@ -169,13 +172,13 @@ def add_commands(tree: CommandTree) -> None:
     p.add_argument("--panel", required=True, help="a writable panel directory")
     p.add_argument("--model", help="only this model (default: every model found)")
     p.set_defaults(func=cmd_ingest_vlmeval)
-    vlm = tree.group("vlmeval", "VLMEvalKit datasets of a suite")
-    p = vlm.add_parser(
-        "export",
+    tasks = tree.group("tasks", "harness task configs from a manifest")
+    p = tasks.add_parser(
+        "vlmeval",
         help="LMUData TSVs holding exactly a suite's items",
         description="Filter your upstream VLMEvalKit TSVs to the suite's items (every column "
-        "kept; shared images carried) and write the config that `vlmeval run` registers.",
-        epilog="example: primebench vlmeval export --suite primebench --source-tsv ~/LMUData "
+        "kept; shared images carried) and write the config that `evaluate vlmeval` registers.",
+        epilog="example: primebench tasks vlmeval --suite primebench --source-tsv ~/LMUData "
         "--lmudata ~/LMUData --only MMMU_DEV_VAL,MathVista_MINI",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -199,8 +202,8 @@ def add_commands(tree: CommandTree) -> None:
     )
     p.add_argument("--only", help="comma-separated benchmarks to export (default: all)")
     p.set_defaults(func=cmd_vlmeval_export)
-    p = vlm.add_parser(
-        "import-records",
+    p = ingest.add_parser(
+        "vlmeval-records",
         help="a folder of VLMEvalKit evaluation records (<model>/<model>_<DATASET>.xlsx) as a panel",
         description="Score the raw predictions of VLMEvalKit's published records (the OpenVLM "
         "leaderboard's EvalRecords layout) without a judge: multiple choice with VLMEvalKit's own "
@@ -208,7 +211,7 @@ def add_commands(tree: CommandTree) -> None:
         "reported), OCRBench with its substring rule. One run per model and dataset counts (the "
         "top-level file, else the newest T<date>_G<commit> run); models with mostly empty or "
         "unparseable predictions are reported and left out, not scored 0.",
-        epilog="example: primebench vlmeval import-records ../shared/data/openvlm_records/"
+        epilog="example: primebench ingest vlmeval-records ../shared/data/openvlm_records/"
         "EvalRecords --datasets BLINK,OCRBench,RealWorldQA --out panels/openvlm_records",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -235,14 +238,15 @@ def add_commands(tree: CommandTree) -> None:
         "dataset is left out there",
     )
     p.set_defaults(func=cmd_vlmeval_import_records)
-    p = vlm.add_parser(
-        "run",
+    evaluate = tree.group("evaluate", "run a harness on a suite's items")
+    p = evaluate.add_parser(
+        "vlmeval",
         help="VLMEvalKit's run.py with the suite's datasets registered",
         description="Registers the PrimeBench datasets of $LMUData's export with the installed "
         "VLMEvalKit, then runs its run.py in this process with the arguments after `--`. "
         "MathVista needs --judge exact_matching when no judge API is configured (rule-based "
         "extraction only).",
-        epilog="example: LMUData=~/LMUData primebench vlmeval run -- --data "
+        epilog="example: LMUData=~/LMUData primebench evaluate vlmeval -- --data "
         "PrimeBench_MMMU_DEV_VAL PrimeBench_MathVista_MINI --model Qwen2-VL-2B-Instruct "
         "--judge exact_matching --work-dir outputs",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,

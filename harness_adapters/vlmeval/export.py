@@ -1,4 +1,4 @@
-"""``primebench vlmeval export``: LMUData TSVs holding exactly a suite's items.
+"""``primebench tasks vlmeval``: LMUData TSVs holding exactly a suite's items.
 
 For each suite benchmark with a VLMEvalKit dataset, the rows of the user's upstream TSV
 (``SOURCE/<dataset>.tsv``, e.g. ``~/LMUData/MMMU_DEV_VAL.tsv``) that hold the manifest's items are
@@ -257,6 +257,6 @@ def read_config(lmudata: str | Path) -> dict[str, Any]:
     path = Path(lmudata) / CONFIG_NAME
     if not path.exists():
         raise InputError(
-            "no PrimeBench export here; run `primebench vlmeval export` first", file=str(path)
+            "no PrimeBench export here; run `primebench tasks vlmeval` first", file=str(path)
         )
     return read_json_document(path, "PrimeBench VLMEvalKit export config", SCHEMA)

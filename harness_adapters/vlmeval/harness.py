@@ -12,12 +12,12 @@ from primebench_tasks.suite.harness import HarnessRun
 
 
 class VLMEvalKitHarness:
-    """VLMEvalKit: suites exported as its datasets (``primebench vlmeval export``) and run by its
-    ``run.py`` through ``primebench vlmeval run``; a run is the ``--work-dir`` (or one model's
+    """VLMEvalKit: suites exported as its datasets (``primebench tasks vlmeval``) and run by its
+    ``run.py`` through ``primebench evaluate vlmeval``; a run is the ``--work-dir`` (or one model's
     folder in it), where every evaluated PrimeBench dataset leaves a ``*_primebench.json``."""
 
     name = "vlmeval"
-    summary = "VLMEvalKit: primebench vlmeval run -- --data PrimeBench_<benchmark> --model M"
+    summary = "VLMEvalKit: primebench evaluate vlmeval -- --data PrimeBench_<benchmark> --model M"
 
     def detect(self, output: Path) -> bool:
         from harness_adapters.vlmeval.registration import SIDECAR_SUFFIX

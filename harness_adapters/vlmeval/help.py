@@ -5,9 +5,10 @@ own)."""
 OPTION_HELP: dict[str, str] = {}
 EXAMPLES: dict[str, str] = {
     "ingest vlmeval": "primebench ingest vlmeval outputs --panel P",
-    "vlmeval export": "primebench vlmeval export --suite primebench --source-tsv $LMUData --lmudata "
+    "tasks vlmeval": "primebench tasks vlmeval --suite primebench --source-tsv $LMUData --lmudata "
     "$LMUData",
-    "vlmeval run": "primebench vlmeval run -- --data PrimeBench_MMMU_DEV_VAL --model M",
+    "ingest vlmeval-records": "primebench ingest vlmeval-records RECORDS/ --out P",
+    "evaluate vlmeval": "primebench evaluate vlmeval -- --data PrimeBench_MMMU_DEV_VAL --model M",
     "adaptive vlmeval": "primebench adaptive vlmeval --model Qwen2-VL-2B-Instruct --suite "
     "primebench_vlmeval --source-tsv $LMUData --out RUN",
 }

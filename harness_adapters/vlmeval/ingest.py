@@ -179,7 +179,7 @@ def read_work_dir(
     if not side:
         raise InputError(
             "no evaluated PrimeBench dataset here (no *_primebench.json; run "
-            "VLMEvalKit through `primebench vlmeval run` so the datasets are "
+            "VLMEvalKit through `primebench evaluate vlmeval` so the datasets are "
             "registered)",
             file=str(work_dir),
         )

@@ -1,10 +1,10 @@
 """The single-turn PRISM axes of a build as VLMEvalKit datasets, and their results back as PRISM
 run records.
 
-``primebench prism vlmeval-export --prism BUILD --lmudata DIR`` writes, per axis with usable
+``primebench prism tasks vlmeval --prism BUILD --lmudata DIR`` writes, per axis with usable
 artifacts, ``DIR/PrimeBench_PRISM_<axis>.tsv`` (VLMEvalKit columns ``index``, ``image`` as base64,
 ``question`` = exactly the text the vLLM runner sends; plus ``key``, ``axis`` and the rule
-grader's ``grade``) and ``DIR/primebench_prism_vlmeval_config.json``. ``primebench vlmeval run``
+grader's ``grade``) and ``DIR/primebench_prism_vlmeval_config.json``. ``primebench evaluate vlmeval``
 registers them (:func:`register_prism`) as a VQA dataset on VLMEvalKit's ``ImageBaseDataset``:
 its default prompt (image, then text) and, for evaluation, the project's rule grader of the axis
 (:func:`harness_adapters.prism.single_turn.rule_score`), written per row to

@@ -3,11 +3,11 @@
 VLMEvalKit has no plugin entry points: its ``build_dataset(name)`` walks
 ``vlmeval.dataset.DATASET_CLASSES`` and ``run.py --config`` looks classes up on the
 ``vlmeval.dataset`` module. :func:`~harness_adapters.vlmeval.datasets.register` reads ``LMUData/primebench_vlmeval_config.json``
-(written by ``primebench vlmeval export``) and, for each exported dataset, adds a subclass of **the
+(written by ``primebench tasks vlmeval``) and, for each exported dataset, adds a subclass of **the
 upstream dataset's own VLMEvalKit class** — found the way ``build_dataset`` finds it, by the
 upstream name (``MMMU_DEV_VAL`` → ``MMMUDataset``, ``MathVista_MINI`` → ``MathVista``,
 ``AI2D_TEST`` → ``ImageMCQDataset``) — so prompt building (MMMU's image interleaving), answer
-extraction and metrics are VLMEvalKit's, restricted to the suite's rows. ``primebench vlmeval run``
+extraction and metrics are VLMEvalKit's, restricted to the suite's rows. ``primebench evaluate vlmeval``
 calls it before VLMEvalKit's ``run.py``; in Python: ``register(); build_dataset(name)``.
 
 What the subclass adds:
@@ -141,7 +141,7 @@ class PrimeBenchMixin:
     PRIMEBENCH: dict[str, dict[str, Any]] = {}
     SUITE: dict[str, Any] = {}
     #: evaluations in this process: dataset → sidecar path, or the error (run.py logs an
-    #: evaluation error and carries on with exit status 0; ``vlmeval run`` reports these)
+    #: evaluation error and carries on with exit status 0; ``evaluate vlmeval`` reports these)
     OUTCOMES: dict[str, str | BaseException] = {}
     #: set by the upstream dataset class this is mixed into
     dataset_name: str

@@ -22,6 +22,10 @@ if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --h
 
 
 def build_parser() -> argparse.ArgumentParser:
+    return _build()[0]
+
+
+def _build() -> tuple[argparse.ArgumentParser, CommandTree]:
     ap = argparse.ArgumentParser(
         prog="primebench",
         description="PRIMEBench: compact VLM evaluation suites (PRIMEBench, ResampledBench, "
@@ -46,7 +50,32 @@ def build_parser() -> argparse.ArgumentParser:
     from primebench_tasks.cli.help import finish_help
 
     finish_help(ap, tree.option_help, tree.examples)
-    return ap
+    return ap, tree
+
+
+def respell(argv: list[str], renamed: dict[tuple[str, ...], tuple[str, ...]]) -> list[str]:
+    """``argv`` with an old command spelling (:attr:`CommandTree.renamed`) replaced by the
+    command it is now, saying so on stderr; a command line that already starts with a current
+    spelling is left alone (``prism tasks lmms-eval`` is not the old ``prism tasks``)."""
+    current = set(renamed.values())
+    if any(tuple(argv[: len(n)]) == n for n in current):
+        return argv
+    for old in sorted(renamed, key=len, reverse=True):
+        if tuple(argv[: len(old)]) == old:
+            if argv[len(old) :] in (["-h"], ["--help"]) and any(
+                n[: len(old)] == old for n in current
+            ):
+                return (
+                    argv  # the group's own help (``prism tasks lmms-eval --help``: its harnesses)
+                )
+            new = renamed[old]
+            print(
+                f"primebench: `primebench {' '.join(old)}` is now `primebench {' '.join(new)}`; "
+                "the old spelling goes in the next release",
+                file=sys.stderr,
+            )
+            return [*new, *argv[len(old) :]]
+    return argv
 
 
 ENVIRONMENT_ERRNOS = frozenset(
@@ -87,7 +116,8 @@ def _read_only(path: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    ap, tree = _build()
+    args = ap.parse_args(respell(list(sys.argv[1:] if argv is None else argv), tree.renamed))
     try:
         check_outputs_writable(args)
         return int(args.func(args))

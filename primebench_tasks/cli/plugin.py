@@ -66,8 +66,9 @@ def parse_pairs(specs: list[str], option: str, form: str) -> dict[str, str]:
 PLUGIN_GROUP = "primebench.commands"
 """Entry-point group of sub-command plugins: ``NAME = "module:add_commands"``, where
 ``add_commands(tree: CommandTree) -> None`` adds its sub-commands (the harness adapters contribute
-``tasks``, ``ingest``, ``place``, ``keys``, ``vlmeval``, ``run``, ``rank-variants``, ``prism
-build|run|...`` this way; a third party can add its own)."""
+``tasks``, ``evaluate``, ``ingest``, ``adaptive``, ``keys``, ``path``, ``place``, ``run``,
+``rank-variants``, ``prism build|run|...`` this way; a third party can add its own). The grammar
+is ``primebench VERB HARNESS`` for what a harness does (docs/library.md, "Command grammar")."""
 
 
 class CommandTree:
@@ -79,6 +80,9 @@ class CommandTree:
         self._groups: dict[str, argparse._SubParsersAction] = {}
         self.option_help: dict[str, str] = {}
         self.examples: dict[str, str] = {}
+        self.renamed: dict[tuple[str, ...], tuple[str, ...]] = {}
+        """Old spelling → the command it is now (kept one release: ``main`` runs the new one
+        and says what to type instead)."""
 
     def add_help(
         self,
@@ -92,6 +96,14 @@ class CommandTree:
             for k, v in (theirs or {}).items():
                 if mine.setdefault(k, v) != v:
                     raise ValueError(f"two help texts for {k!r}: {mine[k]!r} and {v!r}")
+
+    def rename(self, old: str, new: str) -> None:
+        """Keep the spelling ``old`` (words, e.g. ``"vlmeval export"``) one release as an alias
+        of the command ``new`` (e.g. ``"tasks vlmeval"``); two targets for one spelling is an
+        error."""
+        key, target = tuple(old.split()), tuple(new.split())
+        if self.renamed.setdefault(key, target) != target:
+            raise ValueError(f"{old!r} renamed twice: {self.renamed[key]} and {target}")
 
     def group(self, name: str, help: str) -> argparse._SubParsersAction:  # noqa: A002
         if name not in self._groups:

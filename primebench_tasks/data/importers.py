@@ -781,7 +781,7 @@ def panel_with_benchmarks(panel: Panel, benchmarks: list[str]) -> Panel:
 
 def save_imported_panel(panel: Panel, out: str | Path, *, replace: bool = False) -> str:
     """The one rule of every command that writes a whole new panel into a folder (``simulate``,
-    ``ingest lmms-eval-logs``, ``vlmeval import-records``), as ``panel import`` appends a
+    ``ingest lmms-eval-logs``, ``ingest vlmeval-records``), as ``panel import`` appends a
     benchmark: into an empty folder the panel is written; into a folder that holds a panel its
     benchmarks are **appended** (models joined by name) — and refused, naming them, where the
     panel already holds one of them; ``replace`` (the commands' ``--replace``) writes the new

@@ -1,4 +1,4 @@
-"""Row keys by content (``primebench keys build``) for AI2D: a VLMEvalKit TSV (index =
+"""Row keys by content (``primebench keys lmms-eval``) for AI2D: a VLMEvalKit TSV (index =
 imageId·100 + question number, JPEG in base64, a shared-image reference) matched onto an
 upstream-schema AI2D stand-in (question, options, answer, PNG image; no id), then the real
 upstream lmms-eval ``ai2d`` task (filters + exact_match, no process_results) run on exactly the
@@ -248,7 +248,7 @@ def test_bad_keys_build_inputs_are_named_not_tracebacks(tmp_path, capsys):
         (tsv, tsv, "AI2D_TEST.tsv, field '--upstream': a file, not a dataset folder"),
     ]
     for t, u, said in cases:
-        args = ["keys", "build", "--vlmeval-tsv", str(t), "--upstream", str(u)]
+        args = ["keys", "lmms-eval", "--vlmeval-tsv", str(t), "--upstream", str(u)]
         assert main([*args, "--out", str(tmp_path / "k.json")]) == 2
         err = capsys.readouterr().err
         assert said in err and "Traceback" not in err, err

@@ -118,7 +118,15 @@ def test_prism_axes_as_lmms_eval_tasks(tmp_path, mathvision):
     build(mathvision, tmp_path / "build", Generator(), small_suite(mathvision, 8))
     assert (
         main(
-            ["prism", "tasks", "--prism", str(tmp_path / "build"), "--out", str(tmp_path / "tasks")]
+            [
+                "prism",
+                "tasks",
+                "lmms-eval",
+                "--prism",
+                str(tmp_path / "build"),
+                "--out",
+                str(tmp_path / "tasks"),
+            ]
         )
         == 0
     )

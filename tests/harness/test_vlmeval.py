@@ -116,7 +116,7 @@ def test_export_finds_the_id_column_and_refuses_missing_items(tmp_path, released
 
 @pytest.fixture(scope="module")
 def vlmeval_run(tmp_path_factory, released):
-    """The released suite's MMMU and MathVista through `primebench vlmeval run` (VLMEvalKit's
+    """The released suite's MMMU and MathVista through `primebench evaluate vlmeval` (VLMEvalKit's
     run.py, in a subprocess as a user runs it) with the fake model; MathVista without a judge."""
     if not _vlmeval_available():
         pytest.skip("VLMEvalKit not installed")

@@ -112,12 +112,12 @@ def test_a_blank_index_cell_is_named_and_a_float_column_keeps_the_ids(tmp_path):
 
 
 def test_import_records_into_an_existing_panel_appends_or_refuses(tmp_path, capsys):
-    """#54: `vlmeval import-records --out P` on an existing panel replaced it silently."""
+    """#54: `ingest vlmeval-records --out P` on an existing panel replaced it silently."""
     from primebench_tasks.cli import main
     from primebench_tasks.data.panel import Panel
 
     out = tmp_path / "p"
-    base = ["vlmeval", "import-records", str(RECORDS), "--rule", "builtin", "--out", str(out)]
+    base = ["ingest", "vlmeval-records", str(RECORDS), "--rule", "builtin", "--out", str(out)]
     assert main([*base, "--datasets", "OCRBench"]) == 0
     assert main([*base, "--datasets", "RealWorldQA"]) == 0
     assert "appended to" in capsys.readouterr().out

@@ -75,7 +75,7 @@ def _run_in_vlmeval(tmp: Path, suite: dict, name: str) -> Path:
     benches = [b for by_b in manifest_items(suite).values() for b in by_b]
     for b in benches:
         S.for_benchmark(b)(src / f"{b}.tsv", _ids(suite, b))  # the card's stand-in
-    export = ["vlmeval", "export", "--suite", name]
+    export = ["tasks", "vlmeval", "--suite", name]
     assert main([*export, "--source-tsv", str(src), "--lmudata", str(lmu)]) == 0
     env = {
         **os.environ,
@@ -83,7 +83,7 @@ def _run_in_vlmeval(tmp: Path, suite: dict, name: str) -> Path:
         "PRIMEBENCH_FAKE_VLM": "1",
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
-    cmd = [sys.executable, "-m", "primebench_tasks.cli", "vlmeval", "run"]
+    cmd = [sys.executable, "-m", "primebench_tasks.cli", "evaluate", "vlmeval"]
     cmd += ["--import", "tests.fixtures.vlmeval_standins", "--", "--data"]
     cmd += [f"PrimeBench_{b}" for b in benches]
     cmd += ["--model", "FakeVLM", "--judge", "exact_matching", "--work-dir", str(work)]
