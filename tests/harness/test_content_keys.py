@@ -116,7 +116,7 @@ def test_keys_map_every_row_by_content_and_refuse_guesses(tmp_path):
         main(
             [
                 "keys",
-                "build",
+                "lmms-eval",
                 "--vlmeval-tsv",
                 str(tmp_path / "AI2D_TEST.tsv"),
                 "--upstream",

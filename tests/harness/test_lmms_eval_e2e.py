@@ -133,7 +133,8 @@ def test_prism_axes_as_lmms_eval_tasks(tmp_path, mathvision):
     run_lmms_eval("prism", tmp_path / "out", include=tmp_path / "tasks", env=ENV, cwd=tmp_path)
     args = [
         "prism",
-        "ingest-lmms-eval",
+        "ingest",
+        "lmms-eval",
         str(tmp_path / "out"),
         "--prism",
         str(tmp_path / "build"),

@@ -128,8 +128,8 @@ def vlmeval_run(tmp_path_factory, released):
     assert (
         main(
             [
+                "tasks",
                 "vlmeval",
-                "export",
                 "--suite",
                 "primebench",
                 "--source-tsv",
@@ -152,8 +152,8 @@ def vlmeval_run(tmp_path_factory, released):
         sys.executable,
         "-m",
         "primebench_tasks.cli",
+        "evaluate",
         "vlmeval",
-        "run",
         "--import",
         "tests.fixtures.vlmeval_standins",
         "--",
@@ -373,7 +373,8 @@ def test_prism_axis_built_offline_runs_in_vlmeval_and_lands_in_run_records(
         main(
             [
                 "prism",
-                "vlmeval-export",
+                "tasks",
+                "vlmeval",
                 "--prism",
                 str(tmp_path / "build"),
                 "--lmudata",
@@ -415,7 +416,8 @@ def test_prism_axis_built_offline_runs_in_vlmeval_and_lands_in_run_records(
         main(
             [
                 "prism",
-                "ingest-vlmeval",
+                "ingest",
+                "vlmeval",
                 str(tmp_path / "work"),
                 "--prism",
                 str(tmp_path / "build"),
@@ -436,7 +438,8 @@ def test_prism_axis_built_offline_runs_in_vlmeval_and_lands_in_run_records(
         main(
             [
                 "prism",
-                "ingest-vlmeval",
+                "ingest",
+                "vlmeval",
                 str(tmp_path / "work"),
                 "--prism",
                 str(tmp_path / "build"),
