@@ -41,7 +41,18 @@ def test_plugins_add_commands():
     from primebench_tasks.cli import build_parser
 
     choices = build_parser()._subparsers._group_actions[0].choices  # noqa: SLF001
-    for name in ("tasks", "ingest", "place", "keys", "run", "rank-variants", "vlmeval", "prism"):
+    for name in (
+        "tasks",
+        "evaluate",
+        "ingest",
+        "adaptive",
+        "keys",
+        "path",
+        "place",
+        "run",
+        "rank-variants",
+        "prism",
+    ):
         assert name in choices, name
 
 
