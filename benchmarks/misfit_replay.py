@@ -91,8 +91,7 @@ def item_facts(panel: Panel, b: str) -> pd.DataFrame:
             for a, o in zip(ans, opts, strict=True)
         ]
     )
-    q = items["question"].astype("string")
-    length = np.array([np.nan if x is pd.NA else float(len(str(x))) for x in q])
+    length = ItemFacts.of_items(items).length  # the check's own definition
     return pd.DataFrame({"chance": chance, "first_right": first, "length": length})
 
 
@@ -145,7 +144,7 @@ def replay(n_splits: int, lz_only: bool = False) -> pd.DataFrame:
     for name, panel, b, proto, seed in cells:
         X = panel.matrix(b).astype(float)
         facts_all = item_facts(panel, b)
-        checked = ItemFacts.of_items(panel.items_of(b))
+        checked = ItemFacts(facts_all["length"].to_numpy())
         held, build = hold_out(X, proto, seed)
         for k in CURVE_ITEMS:
             if k > X.shape[1]:

@@ -31,12 +31,8 @@ from harness_adapters.vllm.runner import run_variants
 from harness_adapters.vllm.session import _spec, build_backend, check_inputs
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.adaptive import (
-    race_variants,
-)
-from primebench_tasks.evaluate.defaults import (
-    N_BOOT_VARIANTS,
-)
+from primebench_tasks.evaluate.adaptive import race_variants
+from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS
 from primebench_tasks.report.tables import markdown_table
 
 

@@ -40,8 +40,10 @@ so it flagged 0–12 % of biased runs and cost the other signatures power
 
 **Calibration on held-out reference models**, not a fixed threshold: the reference models are
 split into :data:`~primebench_tasks.evaluate.defaults.MISFIT_FOLDS` folds; each fold's models
-get their lz* under a 2PL fitted without them. A placed model's p-value is the conformal rank
-of its lz* among those held-out values, ``(1 + #{held-out ≤ lz*}) / (n + 1)``; the placement is
+get their statistics under a 2PL fitted without them. A placed model's p-value is the conformal
+rank of its smallest tail share t among the held-out models' own (each computed against the
+held-out values, itself included), ``(1 + #{held-out ≤ t}) / (n + 1)`` — with lz* alone, the
+rank of its lz* among theirs; the placement is
 flagged when it is at most :data:`~primebench_tasks.evaluate.defaults.MISFIT_LEVEL` — it fits
 the reference models worse than that share of them. A panel with fewer than ``1/level − 1``
 answering models cannot flag at that level: the check then says it is not calibrated. The
@@ -212,12 +214,6 @@ def held_out_statistics(
     return out
 
 
-def held_out_lz(Y: np.ndarray, folds: int = MISFIT_FOLDS, seed: int = 0) -> np.ndarray:
-    """lz* (M,) of every reference model of ``Y`` (binary, M × k) under a 2PL fitted without its
-    fold; NaN for a model with fewer than 2 answers."""
-    return -held_out_statistics(Y, ItemFacts.unknown(Y.shape[1]), folds, seed)[:, 0]
-
-
 def _tail_shares(null: np.ndarray, stats: np.ndarray) -> np.ndarray:
     """Per statistic, the share of the held-out reference models whose value is at least each
     row's (``null`` (n, d), ``stats`` (V, d); high = misfit): the statistics on one scale, so
@@ -248,12 +244,12 @@ def _combined(null: np.ndarray, stats: np.ndarray) -> tuple[np.ndarray, np.ndarr
 @dataclass(frozen=True)
 class PersonFit:
     """One placed model's fit on one benchmark: ``statistic`` (lz*; None: too few answered
-    items), ``p_value`` (the conformal rank of the check's statistic — the largest of ``−lz*``
-    and the directed residuals — among the held-out reference models' own, in (0, 1]; None when
-    not calibrated), ``worse_than`` (share of those held-out models whose pattern fits better,
+    items), ``p_value`` (the conformal rank of the check's statistic — the smallest tail share
+    of ``−lz*`` and the directed residuals — among the held-out reference models' own, in
+    (0, 1]; None when not calibrated), ``worse_than`` (share of those held-out models whose pattern fits better,
     in [0, 1]), ``items`` (answered items it was computed on), ``reference`` (held-out
     reference values), ``level``, ``flagged``, when the check could not be made ``why_not``,
-    ``signature`` (the statistic that was largest: a key of :data:`SIGNATURES`) and
+    ``signature`` (the statistic with that smallest share: a key of :data:`SIGNATURES`) and
     ``directed`` (signature → directed residual z, where computable)."""
 
     statistic: float | None
