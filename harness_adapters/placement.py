@@ -159,6 +159,29 @@ def _fmt(v: dict[str, Any] | None, digits: int = 3) -> str:
     return f"{v['value']:.{digits}f} [{v['lo']:.{digits}f}, {v['hi']:.{digits}f}]"
 
 
+def suite_rank_text(suite: dict[str, Any]) -> str:
+    """The report's words for a suite rank: the rank, and where it was ranked on imputed
+    reference scores, on which benchmarks, among how many models, with how much imputed."""
+    rank = suite.get("predicted_rank")
+    if not rank:
+        return str(suite["no_rank_because"])
+    basis = suite.get("rank_basis") or {}
+    if not basis.get("imputed_cells"):
+        return _fmt(rank)
+    errors = [v["mae"] for v in basis["imputation"].values()]
+    text = (
+        f"{_fmt(rank)} on {', '.join(basis['benchmarks'])} (predicted "
+        f"{_fmt(basis['predicted_full'])} on them) among {basis['n_reference']} reference "
+        f"models: {basis['n_complete']} have all of them; {basis['imputed_cells']} of "
+        f"{basis['cells']} scores imputed from the models' other scores and "
+        f"{basis['covariates']}, cross-validated error {min(errors):.3f}–{max(errors):.3f}, "
+        "carried into the interval"
+    )
+    left = [f"{b} — {why}" for b, why in basis.get("left_out", {}).items()]
+    left += [f"{b} — not scored in this run" for b in basis.get("not_scored", [])]
+    return text + (f". Not in the rank: {'; '.join(left)}" if left else "")
+
+
 def fit_cell(fit: dict[str, Any] | None) -> str:
     """A report cell for a person fit (``PersonFit.as_dict``): "p = 0.42", "**misfit** (p =
     0.008)", or "—" with why it was not judged."""
@@ -222,8 +245,7 @@ def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
             "",
             f"- suite score: {_fmt(s['score'])} ({s['n_scored']} of {s['n_items']} items scored)",
             f"- predicted full-suite score: {_fmt(s['predicted_full'])}",
-            f"- predicted rank on the full suite: "
-            f"{_fmt(s['predicted_rank']) if s['predicted_rank'] else s['no_rank_because']}",
+            f"- predicted rank on the full suite: {suite_rank_text(s)}",
             *[
                 f"- beyond the reference panel: {line} (interval from placements that were "
                 "beyond their panel)"

@@ -9,16 +9,10 @@ only), equals exactly one leaderboard name folded the same way; nothing is guess
 
 from __future__ import annotations
 
-import re
-
 from primebench_tasks.data.defaults import default_kind, default_names
 from primebench_tasks.data.leaderboard import Leaderboard
-from primebench_tasks.data.model_dates import DATES_FILE
+from primebench_tasks.data.model_dates import DATES_FILE, folded_name
 from primebench_tasks.data.panel import Panel
-
-
-def fold(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
 def main() -> None:
@@ -26,13 +20,13 @@ def main() -> None:
     by_fold: dict[str, list[tuple[str, str]]] = {}
     for name, date in zip(lb.models["model"], lb.models["release_date"], strict=True):
         if isinstance(date, str) and date:
-            by_fold.setdefault(fold(name), []).append((name, date))
+            by_fold.setdefault(folded_name(name), []).append((name, date))
     rows: dict[str, tuple[str, str]] = {}
     for pn in default_names():
         if default_kind(pn) != "panel":
             continue
         for m in Panel.load_default(pn).model_names:
-            hits = by_fold.get(fold(m), [])
+            hits = by_fold.get(folded_name(m), [])
             if len(hits) == 1:
                 name, date = hits[0]
                 rows[m] = (date, f"OpenVLM leaderboard 2025-09-17: {name}")

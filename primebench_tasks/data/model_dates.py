@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -15,6 +16,14 @@ from primebench_tasks.data.panel import Panel
 DATES_FILE = Path(
     str(resources.files("primebench_tasks.data").joinpath("resources", "model_release_dates.csv"))
 )
+
+
+@functools.cache
+def folded_name(name: str) -> str:
+    """A model name folded for joining sources that spell it differently: lower case, letters and
+    digits only (``"Qwen2-VL-7B-Instruct"`` → ``"qwen2vl7binstruct"``). A join on it is taken only
+    where exactly one name of the other source folds the same."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
 @functools.cache

@@ -133,3 +133,19 @@ MISFIT_MIN_ITEMS = 10
 MISFIT_MIN_DIRECTED = 10
 """Fewer answered items with a covariate (the gold's position, the question's length): no
 directed residual of the misfit check for it."""
+
+MIN_COMPLETE_REFERENCE = 30
+"""A suite's rank is taken among the reference models that have every benchmark of it when at
+least this many do; with fewer, among reference models whose missing benchmarks are imputed
+(``evaluate.suite_imputation``) — never among a handful."""
+
+IMPUTE_FOLDS = 5
+"""Cross-validation folds that measure a benchmark's imputation error."""
+
+IMPUTE_MIN_MODELS = 20
+"""A benchmark's scores are imputed for a suite rank only when at least this many reference
+models have it (its error is measured on them)."""
+
+IMPUTE_MAX_ERROR_RATIO = 0.8
+"""…and when its cross-validated imputation error (MAE) is at most this share of the error of
+imputing the benchmark's mean — an imputation no better than the mean says nothing of the model."""

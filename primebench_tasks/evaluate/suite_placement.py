@@ -18,7 +18,11 @@ models" is stated at three levels (schema ``primebench.placement/1``):
   (:mod:`~primebench_tasks.evaluate.leaderboard_standing`);
 - **suite**: the suite score (mean of category means of the suite items), the predicted
   full-suite score (mean of category means of the predicted full benchmark scores), and a rank
-  among the reference models that cover the suite — with the same rule.
+  among the reference models that have every benchmark of the suite when at least
+  ``MIN_COMPLETE_REFERENCE`` do; with fewer, among reference models whose missing benchmark
+  scores are imputed (:mod:`~primebench_tasks.evaluate.suite_imputation`), on the benchmarks
+  whose imputation validated (``rank_basis`` says which, which were left out and why, how many
+  models and imputed cells, and the model's predicted score on that basis).
 
 Intervals: scores on the suite items from resampling the items of each benchmark independently;
 predicted full scores and ranks from the estimator's held-out (cross-conformal) residuals on each
@@ -38,9 +42,15 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.defaults import N_BOOT
+from primebench_tasks.evaluate.defaults import MIN_COMPLETE_REFERENCE, N_BOOT
 from primebench_tasks.evaluate.person_fit import suite_person_fit
 from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR, place_models
+from primebench_tasks.evaluate.suite_imputation import (
+    ImputedReference,
+    category_mean,
+    impute_reference,
+    restrict,
+)
 from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.suite.manifest import as_suite
 
@@ -79,14 +89,23 @@ def _fixed(point: float, lo: float, hi: float) -> dict[str, float | None]:
     return {"value": f(point), "lo": f(lo), "hi": f(hi)}
 
 
-def _rank(value: float, draws: np.ndarray, reference: np.ndarray) -> dict[str, Any] | None:
-    """The rank (1 = best) of ``value`` among ``reference`` with its interval from ``draws``;
-    None for a model with no predicted score (nothing scored: no rank, not rank 1)."""
+def _rank(
+    value: float,
+    draws: np.ndarray,
+    reference: np.ndarray,
+    reference_draws: np.ndarray | None = None,
+) -> dict[str, Any] | None:
+    """The rank (1 = best) of ``value`` among ``reference`` (shape (R,)) with its interval from
+    ``draws`` (shape (B,)) — each draw ranked among ``reference``, or among the same row of
+    ``reference_draws`` (shape (B, R)) where the reference scores are uncertain too; None for a
+    model with no predicted score (nothing scored: no rank, not rank 1)."""
     if not np.isfinite(value):
         return None
-    ref = reference[np.isfinite(reference)]
+    ok = np.isfinite(reference)
+    ref = reference[ok]
     point = float(1 + (ref > value).sum())
-    r = 1 + (ref[None, :] > draws[:, None]).sum(axis=1).astype(float)
+    ref_rows = ref[None, :] if reference_draws is None else reference_draws[:, ok]
+    r = 1 + (ref_rows > draws[:, None]).sum(axis=1).astype(float)
     out = _value(point, r)
     out["out_of"] = int(len(ref) + 1)
     return out
@@ -130,6 +149,8 @@ def place_on_suite(
         )
     # does each model's answer pattern look like the reference runs? (no item is added)
     fits = suite_person_fit(manifest, panels, new, seed)
+    ref_suite = _reference_full_suite(panels, items)
+    imputed: ImputedReference | None = None  # built once, when a suite rank needs it
     out: dict[str, Any] = {}
     for v, model in enumerate(models):
         bench: dict[str, Any] = {}
@@ -223,25 +244,27 @@ def place_on_suite(
             dS = np.nanmean(np.column_stack(cat_draw_s), axis=1)
             dT = np.nanmean(np.column_stack(cat_draw_t), axis=1)
         all_b = [b for by_b in items.values() for b in by_b]
-        ref_suite = _reference_full_suite(panels, items)
         suite: dict[str, Any] = {
             "n_items": sum(bench[b]["n_items"] for b in all_b),
             "n_scored": sum(bench[b]["n_scored"] for b in all_b),
             "score": _value(S, dS),
             "predicted_full": _value(T, dT),
-            "predicted_rank": (
-                _rank(T, dT, ref_suite.to_numpy())
-                if len(ref_suite) >= MIN_RANKED_REFERENCE
-                else None
-            ),
+            "predicted_rank": None,
         }
-        if suite["n_scored"] == 0:
+        if suite["n_scored"] == 0 or not np.isfinite(T):
             suite["no_rank_because"] = _NOTHING_SCORED
-        elif suite["predicted_rank"] is None:
-            suite["no_rank_because"] = (
-                f"{len(ref_suite)} reference models have every benchmark of the suite; rank per "
-                "benchmark (and per category where ranked) instead"
-            )
+        elif len(ref_suite) >= MIN_COMPLETE_REFERENCE:
+            suite["predicted_rank"] = _rank(T, dT, ref_suite.to_numpy())
+            suite["rank_basis"] = {
+                "benchmarks": all_b,
+                "n_reference": len(ref_suite),
+                "n_complete": len(ref_suite),
+                "imputed_cells": 0,
+            }
+        else:
+            if imputed is None:
+                imputed = impute_reference(panels, all_b, seed=seed)
+            _rank_on_imputed(suite, imputed, items, bench, draws_t, len(ref_suite), n_boot, seed)
         suite["misfit"] = [line for b in all_b if (line := fits[str(model)][b].line(b)) is not None]
         above = [b for b in all_b if bench[b]["above_all_reference"]]
         suite["beyond_reference"] = [
@@ -265,6 +288,47 @@ def place_on_suite(
 
     add_leaderboard_standing(doc, sm)
     return doc
+
+
+def _rank_on_imputed(
+    suite: dict[str, Any],
+    imputed: ImputedReference,
+    items: Mapping[str, Mapping[str, Any]],
+    bench: Mapping[str, Any],
+    draws_t: Mapping[str, np.ndarray],
+    n_complete: int,
+    n_boot: int,
+    seed: int,
+) -> None:
+    """Set ``suite``'s ``predicted_rank`` (and ``rank_basis``) on the imputed reference: the
+    basis is the benchmarks whose imputation validated and which this model has a predicted full
+    score on; the model's score on it is :func:`category_mean` of its predicted full scores (its
+    draws likewise); else ``no_rank_because`` says why."""
+    scored = [b for b in imputed.basis if bench[b]["predicted_full"]["value"] is not None]
+    cats = restrict({c: list(by_b) for c, by_b in items.items()}, scored)
+    ranked = imputed.ranked(scored) if scored else []
+    if len(ranked) < MIN_RANKED_REFERENCE:
+        left = "; ".join(f"{b}: {why}" for b, why in imputed.excluded.items())
+        suite["no_rank_because"] = (
+            f"{n_complete} reference models have every benchmark of the suite, and "
+            f"{len(ranked)} can be ranked on the benchmarks whose scores impute"
+            + (f" ({left})" if left else "")
+        )
+        return
+    point = float(
+        category_mean(
+            pd.DataFrame({b: [bench[b]["predicted_full"]["value"]] for b in scored}), cats
+        )[0]
+    )
+    draws = category_mean(pd.DataFrame({b: draws_t[b] for b in scored}), cats)
+    ref = imputed.suite_scores(cats)
+    ref_draws = imputed.suite_draws(cats, n_boot, seed)
+    suite["predicted_rank"] = _rank(point, draws, ref.to_numpy(), ref_draws)
+    suite["rank_basis"] = {
+        **imputed.summary(scored),
+        "predicted_full": _value(point, draws),
+        "not_scored": [b for b in imputed.basis if b not in scored],
+    }
 
 
 def _reference_full_suite(
