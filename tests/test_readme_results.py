@@ -618,3 +618,27 @@ def test_flagship_floor_table_is_rendered_from_the_committed_csvs():
     assert _readme_block("flagship-floor") == text
     assert set(df["protocol"]) == {"random", "frontier"}
     assert df.error.abs().mean() < real.error.abs().mean()  # the floor is below the real error
+
+
+def test_suite_rank_imputation_tables_are_rendered_from_the_committed_csvs():
+    """#55: the flagship's suite rank on imputed reference scores — which benchmarks impute,
+    hidden scores of complete models, held-out models placed on the suite."""
+    mod = _script("suite_rank_imputation")
+    frames = [
+        pd.read_csv(RESULTS / f"suite_rank_imputation_{n}.csv")
+        for n in ("which", "hidden", "held_out")
+    ]
+    text = mod.render(*frames)
+    assert text == (RESULTS / "suite_rank_imputation.md").read_text("utf-8")
+    assert _readme_block("suite-rank-imputation") == text
+    which, hidden, held = frames
+    assert set(which.benchmark[which.in_rank]) == {
+        "MMMU_DEV_VAL",
+        "RealWorldQA",
+        "AI2D_TEST",
+        "OCRBench",
+        "BLINK",
+    }
+    # the imputation beats the benchmark's mean on every measured repeat
+    by = hidden.pivot(index="repeat", columns="method", values="mae")
+    assert (by["imputed"] < by["benchmark mean"]).all()

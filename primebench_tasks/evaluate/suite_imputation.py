@@ -234,17 +234,19 @@ def impute_reference(
         key = (tuple((b, panels[b].content_hash) for b in benchmarks), leaderboard, seed)
         if key in _CACHE:
             return _CACHE[key]
-    out = _impute_reference(panels, benchmarks, leaderboard, seed)
+    out = impute_table(benchmark_scores(panels, benchmarks), leaderboard=leaderboard, seed=seed)
     if key is not None:
         _CACHE.clear()  # one suite's reference at a time
         _CACHE[key] = out
     return out
 
 
-def _impute_reference(
-    panels: Mapping[str, Panel], benchmarks: Sequence[str], leaderboard: Any, seed: int
+def impute_table(
+    observed: pd.DataFrame, *, leaderboard: Any = LEADERBOARD, seed: int = 0
 ) -> ImputedReference:
-    observed = benchmark_scores(panels, benchmarks)
+    """:func:`impute_reference` on a table of benchmark scores already read: ``observed``
+    (models × benchmarks, in [0, 1], NaN = the model does not have it)."""
+    benchmarks = [str(b) for b in observed.columns]
     models = [str(m) for m in observed.index]
     if leaderboard is None:
         cov = pd.DataFrame(index=models)

@@ -224,10 +224,14 @@ def test_place_reads_the_run_and_places_it(released_run):
     assert all("misfit" in e for e in r["benchmarks"].values())
     md = (tmp / "report" / "report.md").read_text()
     assert "## Run conditions" in md and "- harness: lmms-eval" in md and "| fit |" in md
-    # no reference model has every benchmark: no suite rank, and it says why
-    assert (
-        r["suite"]["predicted_rank"] is None and "every benchmark" in r["suite"]["no_rank_because"]
-    )
+    # no reference model has every benchmark: the suite is ranked on imputed reference scores
+    # of the benchmarks whose scores impute; AI2D (no lmms-eval task) is not in this run's rank
+    rank, basis = r["suite"]["predicted_rank"], r["suite"]["rank_basis"]
+    assert rank["lo"] <= rank["value"] <= rank["hi"] and rank["out_of"] == basis["n_reference"] + 1
+    assert basis["benchmarks"] == ["MMMU_DEV_VAL", "RealWorldQA", "OCRBench", "BLINK"]
+    assert basis["not_scored"] == ["AI2D_TEST"] and basis["imputed_cells"] > 0
+    assert set(basis["left_out"]) == {"MathVista_MINI", "MATH-Vision_MINI"}
+    assert "not in the rank: AI2D_TEST" not in md and "AI2D_TEST — not scored in this run" in md
     assert r["suite"]["score"]["lo"] <= r["suite"]["score"]["value"] <= r["suite"]["score"]["hi"]
     assert (tmp / "report" / "report.md").read_text().startswith("# primebench_standin")
     assert (tmp / "report" / "placement.png").stat().st_size > 10_000
