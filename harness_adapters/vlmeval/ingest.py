@@ -41,7 +41,7 @@ def _table(path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read results table: {exc}", file=str(path)) from None
 
 
-SCORE_RULES = ("hit", "mathvista_post_check", "ocrbench")
+SCORE_RULES = ("hit", "mathvista_post_check", "mathvision_post_check", "ocrbench")
 
 
 def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
@@ -57,12 +57,14 @@ def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
                 field="hit",
             )
         return [float(x) for x in s]
-    if rule == "mathvista_post_check":
-        from harness_adapters.vlmeval.registration import import_vlmeval
+    if rule in ("mathvista_post_check", "mathvision_post_check"):
+        import importlib
+
+        from harness_adapters.vlmeval.registration import RULE_BASED, import_vlmeval
 
         import_vlmeval()
-        from vlmeval.dataset.utils.mathvista import post_check
-
+        upstream = "MathVista" if rule == "mathvista_post_check" else "MathVision"
+        post_check = importlib.import_module(RULE_BASED[upstream][0]).post_check
         return [1.0 if post_check(df.iloc[i], prefetch=False) else 0.0 for i in range(len(df))]
     if rule == "ocrbench":
         return _ocrbench_scores(df, path)

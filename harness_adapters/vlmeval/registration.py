@@ -6,7 +6,7 @@ VLMEvalKit has no plugin entry points: its ``build_dataset(name)`` walks
 (written by ``primebench tasks vlmeval``) and, for each exported dataset, adds a subclass of **the
 upstream dataset's own VLMEvalKit class** — found the way ``build_dataset`` finds it, by the
 upstream name (``MMMU_DEV_VAL`` → ``MMMUDataset``, ``MathVista_MINI`` → ``MathVista``,
-``AI2D_TEST`` → ``ImageMCQDataset``) — so prompt building (MMMU's image interleaving), answer
+``AI2D_TEST`` → ``ImageMCQDataset``, ``MathVision_MINI`` → ``MathVision``) — so prompt building (MMMU's image interleaving), answer
 extraction and metrics are VLMEvalKit's, restricted to the suite's rows. ``primebench evaluate vlmeval``
 calls it before VLMEvalKit's ``run.py``; in Python: ``register(); build_dataset(name)``.
 
@@ -21,8 +21,9 @@ What the subclass adds:
 - OCRBench: VLMEvalKit's evaluation writes only category totals; the sidecar names the prediction
   file itself with the rule ``ocrbench`` — VLMEvalKit's own substring rule applied per row, whose
   total is the upstream ``Final Score`` (tested).
-- MathVista: VLMEvalKit's evaluation needs a judge model (``--judge``, an OpenAI-compatible API)
-  for the answers its rules cannot read. With ``--judge exact_matching`` (no judge) the subclass
+- MathVista and MATH-Vision: VLMEvalKit's evaluation needs a judge model (``--judge``, an
+  OpenAI-compatible API) for the answers its rules cannot read (MATH-Vision's refuses to start
+  without one). With ``--judge exact_matching`` (no judge) the subclass
   runs the same evaluation with the rule-based path only — VLMEvalKit's own ``post_check``
   pre-extraction (option letters / option text via ``can_infer``, integers, floats) — and an answer
   the rules cannot settle scores 0, as an answer the judge fails on does upstream — a lower bound
@@ -30,7 +31,8 @@ What the subclass adds:
 
 Dataset-name checks inside the upstream classes see ``PrimeBench_<name>``: substring checks
 (``'MMMU' in dataset``) behave as for the upstream name; exact-name checks do not fire. For the
-classes used by the released suites (ImageMCQDataset for AI2D/BLINK, MMMUDataset, MathVista) no
+classes used by the released suites (ImageMCQDataset for AI2D/BLINK/RealWorldQA, MMMUDataset,
+MathVista, MathVision, OCRBench) no
 exact-name check changes prompts or scores (VLMEvalKit e8e78f05).
 """
 
@@ -93,8 +95,8 @@ def _table_files(eval_file: Path) -> list[Path]:
 
 def per_row_result(eval_file: Path, since_ns: int) -> tuple[str, str] | tuple[None, None]:
     """(file name, score rule) of the per-row result table the evaluation just wrote: a table
-    with ``index`` and ``hit`` (multiple choice), or ``index`` and ``res`` (MathVista: scored
-    with VLMEvalKit's ``post_check``)."""
+    with ``index`` and ``hit`` (multiple choice), or ``index`` and ``res`` (MathVista, MATH-Vision:
+    scored with VLMEvalKit's own ``post_check`` of each)."""
     from vlmeval.smp import load
 
     for p in _table_files(eval_file):
@@ -108,29 +110,43 @@ def per_row_result(eval_file: Path, since_ns: int) -> tuple[str, str] | tuple[No
             return p.name, "hit"
         if {"index", "res", "question_type", "answer_type"} <= cols:
             return p.name, "mathvista_post_check"
+        if {"index", "res", "log", "choices"} <= cols:
+            return p.name, "mathvision_post_check"
     return None, None
 
 
-def _mathvista_rule_based(eval_file: str) -> Any:
-    """VLMEvalKit's MathVista evaluation without a judge: its own ``post_check`` pre-extraction
-    for every row (``MathVista_auxeval``'s first step, whose truthiness test is kept as upstream
-    has it); rows it does not settle — the ones upstream sends to the judge — get ``res = ''``
-    (what upstream records when the judge fails), then upstream ``MathVista_acc``. Returns the
-    score table and the number of rows a judge would have been asked about."""
-    from vlmeval.dataset.utils.mathvista import MathVista_acc, post_check
+RULE_BASED = {
+    "MathVista": ("vlmeval.dataset.utils.mathvista", "MathVista_acc"),
+    "MathVision": ("vlmeval.dataset.utils.mathv", "MATH_V_acc"),
+}
+"""Upstream classes whose evaluation asks a judge model for the answers its rules cannot read:
+the module holding their ``post_check`` and the summary function their evaluation calls."""
+
+
+def _rule_based(eval_file: str, upstream_class: str) -> Any:
+    """VLMEvalKit's MathVista or MATH-Vision evaluation without a judge: its own ``post_check``
+    pre-extraction for every row (the first step of ``MathVista_auxeval`` / ``MATH_V_auxeval``,
+    whose truthiness test is kept as upstream has it); rows it does not settle — the ones
+    upstream sends to the judge — get ``res = ''`` (what upstream records when the judge fails),
+    then the upstream summary (``MathVista_acc`` / ``MATH_V_acc``). Returns the score table and
+    the number of rows a judge would have been asked about."""
+    import importlib
+
     from vlmeval.smp import dump, get_intermediate_file_path, load
 
+    module, acc = RULE_BASED[upstream_class]
+    utils = importlib.import_module(module)
     data = load(eval_file)
     res, log = [], []
     for i in range(len(data)):
-        got = post_check(data.iloc[i], prefetch=True)
+        got = utils.post_check(data.iloc[i], prefetch=True)
         ok = bool(got)
         res.append(got if ok else "")
         log.append("Prefetch succeed" if ok else "No judge: rule-based extraction failed")
     data["res"], data["log"] = res, log
     storage = get_intermediate_file_path(eval_file, "_exact_matching")
     dump(data, storage)
-    score = MathVista_acc(storage)
+    score = getattr(utils, acc)(storage)
     dump(score, get_intermediate_file_path(storage, "_score", "csv"))
     return score, sum(x == "" for x in res)
 
@@ -162,8 +178,8 @@ class PrimeBenchMixin:
         since = time.time_ns() - 2_000_000_000  # file systems with coarse mtimes
         judge = judge_kwargs.get("model")
         judge_needed = None
-        if spec["upstream_class"] == "MathVista" and judge in NO_JUDGE:
-            result, judge_needed = _mathvista_rule_based(eval_file)
+        if spec["upstream_class"] in RULE_BASED and judge in NO_JUDGE:
+            result, judge_needed = _rule_based(eval_file, spec["upstream_class"])
         else:
             result = super().evaluate(eval_file, **judge_kwargs)  # type: ignore[misc]
         path = Path(eval_file)

@@ -67,14 +67,20 @@ def _entries(suite):
     return [e for c in suite["categories"].values() for e in c["benchmarks"].values()]
 
 
-def _run_in_vlmeval(tmp: Path, suite: dict, name: str) -> Path:
-    """Export ``suite`` from upstream-schema stand-ins and run it with VLMEvalKit's run.py and
-    the fake model; returns the work dir."""
+def _run_in_vlmeval(tmp: Path, suite: dict, name: str, writers: dict | None = None) -> Path:
+    """Export ``suite`` from upstream-schema stand-ins (the card's, or ``writers[benchmark]``)
+    and run it with VLMEvalKit's run.py and the fake model; returns the work dir."""
     src, lmu, work = tmp / "upstream", tmp / "LMUData", tmp / "outputs"
     src.mkdir()
     benches = [b for by_b in manifest_items(suite).values() for b in by_b]
+    dataset = {
+        b: e["vlmeval_dataset"]
+        for c in suite["categories"].values()
+        for b, e in c["benchmarks"].items()
+    }
     for b in benches:
-        S.for_benchmark(b)(src / f"{b}.tsv", _ids(suite, b))  # the card's stand-in
+        write = (writers or {}).get(b) or S.for_benchmark(b)  # the card's stand-in
+        write(src / f"{dataset[b]}.tsv", _ids(suite, b))
     export = ["tasks", "vlmeval", "--suite", name]
     assert main([*export, "--source-tsv", str(src), "--lmudata", str(lmu)]) == 0
     env = {
@@ -169,3 +175,59 @@ def test_the_resampled_suite_runs_in_vlmevalkit_and_places(tmp_path):
         "RealWorldQA": 172,
     }
     assert r["suite"]["predicted_rank"]["out_of"] == 77
+
+
+@needs_vlmeval
+def test_the_flagship_runs_all_seven_benchmarks_in_vlmevalkit_and_places(tmp_path):
+    """The released flagship through VLMEvalKit's run.py, all seven benchmarks, no judge:
+    every item scored — MATH-Vision by VLMEvalKit's own MathVision evaluation on its rule-based
+    path (its post_check per row; the answers only a judge could read counted), its summary
+    equal to the ingested rows' mean — then placed: each benchmark among its source panel, the
+    suite ranked on imputed reference scores."""
+    from vlmeval.dataset.utils.mathv import post_check
+    from vlmeval.smp import load
+
+    from harness_adapters.released import resolve_suite
+    from harness_adapters.vlmeval import read_work_dir
+
+    flagship = resolve_suite("primebench")
+    # the flagship's MMMU is keyed by MMMU's own ids (the merged panel), not VLMEvalKit's index;
+    # its OCRBench and RealWorldQA rows are checked against the records' text: the records' rows
+    writers = {
+        "MMMU_DEV_VAL": S.mmmu_tsv,
+        "OCRBench": lambda p, ids: S.records_tsv(p, ids, "openvlm_ocrbench_text", "OCRBench"),
+        "RealWorldQA": lambda p, ids: S.records_tsv(
+            p, ids, "openvlm_realworldqa_text", "RealWorldQA"
+        ),
+    }
+    work = _run_in_vlmeval(tmp_path, flagship, "primebench", writers)
+    records, docs = read_work_dir(work)
+    by = {d["benchmark"]: d for d in docs}
+    benches = {b for by_b in manifest_items(flagship).values() for b in by_b}
+    assert set(by) == benches and len(benches) == 7
+    for b in benches:
+        assert sorted(records[records.benchmark == b].item_id) == sorted(_ids(flagship, b))
+    mv = by["MATH-Vision_MINI"]
+    assert mv["upstream_class"] == "MathVision" and mv["score_rule"] == "mathvision_post_check"
+    assert mv["judge"] == "exact_matching" and mv["judge_needed"] > 0
+    table = load(str(Path(mv["table"])))
+    want = {
+        mv["index_to_item"][str(i)]: float(bool(post_check(table.iloc[k], prefetch=False)))
+        for k, i in enumerate(table["index"])
+    }
+    got = records[records.benchmark == "MATH-Vision_MINI"]
+    assert dict(zip(got.item_id, got.score, strict=True)) == want
+    assert 0 < got.score.mean() < 1
+    summary = load(str(next(Path(mv["table"]).parent.glob("*MATH-Vision_MINI*_score.csv"))))
+    overall = summary[summary["Subject"] == "Overall"]["acc"].iloc[0]
+    assert float(overall) == pytest.approx(100 * got.score.mean())
+    out = tmp_path / "report"
+    assert main(["place", "--vlmeval", str(work), "--out", str(out), "--n-boot", "100"]) == 0
+    r = json.loads((out / "report.json").read_text())["models"]["FakeVLM"]
+    assert all(e["n_scored"] == e["n_items"] > 0 for e in r["benchmarks"].values())
+    assert r["benchmarks"]["MATH-Vision_MINI"]["n_reference"] == 16
+    basis = r["suite"]["rank_basis"]
+    assert set(basis["left_out"]) == {"MathVista_MINI", "MATH-Vision_MINI"}
+    assert len(basis["benchmarks"]) == 5 and basis["not_scored"] == []
+    assert r["suite"]["predicted_rank"]["out_of"] == basis["n_reference"] + 1
+    assert "MATH-Vision_MINI: placed among 16 models" in (out / "report.md").read_text()
