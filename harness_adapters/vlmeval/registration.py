@@ -125,11 +125,17 @@ the module holding their ``post_check`` and the summary function their evaluatio
 
 def _rule_based(eval_file: str, upstream_class: str) -> Any:
     """VLMEvalKit's MathVista or MATH-Vision evaluation without a judge: its own ``post_check``
-    pre-extraction for every row (the first step of ``MathVista_auxeval`` / ``MATH_V_auxeval``,
-    whose truthiness test is kept as upstream has it); rows it does not settle — the ones
-    upstream sends to the judge — get ``res = ''`` (what upstream records when the judge fails),
-    then the upstream summary (``MathVista_acc`` / ``MATH_V_acc``). Returns the score table and
-    the number of rows a judge would have been asked about."""
+    pre-extraction for every row (the first step of ``MathVista_auxeval`` / ``MATH_V_auxeval``);
+    rows it does not settle — the ones upstream sends to the judge — get ``res = ''`` (what
+    upstream records when the judge fails), then the upstream summary (``MathVista_acc`` /
+    ``MATH_V_acc``). Returns the score table and the number of rows a judge would have been
+    asked about.
+
+    A pre-extraction settles a row when it returns a value, ``False`` (or None) being its "not
+    settled". Upstream tests the value's truth instead, so a right answer ``0`` goes to the judge,
+    which reads it as 0; without a judge that test would score every right ``0`` as wrong (3 of
+    the flagship's 100 MathVista items), and the same answers would place differently in
+    VLMEvalKit than in lmms-eval (``tests/harness/test_lmms_released_e2e.py``)."""
     import importlib
 
     from vlmeval.smp import dump, get_intermediate_file_path, load
@@ -140,7 +146,7 @@ def _rule_based(eval_file: str, upstream_class: str) -> Any:
     res, log = [], []
     for i in range(len(data)):
         got = utils.post_check(data.iloc[i], prefetch=True)
-        ok = bool(got)
+        ok = got is not False and got is not None
         res.append(got if ok else "")
         log.append("Prefetch succeed" if ok else "No judge: rule-based extraction failed")
     data["res"], data["log"] = res, log

@@ -3,7 +3,9 @@
 For every released benchmark: lmms-eval runs the generated task (the upstream dataset schema in a
 local stand-in, the upstream prompt, visual and scoring code) with a model that answers some items
 right and others wrong; exactly the manifest's items run; each item's ingested score equals what
-the upstream scorer gives for that answer; ``primebench place`` places the run.
+the upstream scorer gives for that answer; ``primebench place`` places the run. The same answers
+through the vLLM runner and through VLMEvalKit's run.py give the same item scores and the same
+placement.
 """
 
 from __future__ import annotations
@@ -379,3 +381,57 @@ def test_the_vllm_runner_runs_and_places_the_flagship_as_lmms_eval_does(released
     ((_, placed),) = json.loads((tmp_path / "placed" / "report.json").read_text())["models"].items()
     for part in ("benchmarks", "categories", "suite"):
         assert runner[part] == placed[part], part
+
+
+@pytest.mark.heavy
+def test_vlmevalkit_places_the_same_answers_as_lmms_eval_does(released_run, tmp_path):
+    """The same answers through VLMEvalKit's run.py (its own prompts, answer extraction and
+    scoring; rows found by VLMEvalKit's index, OCRBench and RealWorldQA checked against the
+    records' text) as through lmms-eval: the same item scores on the six benchmarks both run, and
+    the same placement — per benchmark, per category and for the suite."""
+    from harness_adapters.vlmeval import read_work_dir
+    from primebench_tasks.cli import main
+    from tests.fixtures import vlmeval_standins as S
+    from tests.harness.test_vlmeval import _vlmeval_available
+    from tests.harness.test_vlmeval_suite import _run_in_vlmeval
+
+    if not _vlmeval_available():
+        pytest.skip("needs VLMEvalKit (not on PyPI; its git checkout on the path)")
+    manifest, _docs, intended, _t, tmp = released_run
+    six = sorted({b for b, _i in intended})
+    assert "AI2D_TEST" not in six and len(six) == 6
+    wanted: dict[str, dict[str, bool]] = {}
+    for (b, i), ok in intended.items():
+        wanted.setdefault(b, {})[i] = ok
+    (tmp_path / "answers.json").write_text(json.dumps(wanted))
+    writers = {
+        "MMMU_DEV_VAL": S.mmmu_tsv,
+        "OCRBench": lambda p, ids: S.records_tsv(p, ids, "openvlm_ocrbench_text", "OCRBench"),
+        "RealWorldQA": lambda p, ids: S.records_tsv(
+            p, ids, "openvlm_realworldqa_text", "RealWorldQA"
+        ),
+    }
+    flagship = read_manifest(suites_path() / "primebench.json")
+    assert manifest_items(flagship) == manifest_items(manifest)  # the flagship, renamed
+    work = _run_in_vlmeval(
+        tmp_path,
+        flagship,
+        "primebench",
+        writers,
+        only=six,
+        env={"PRIMEBENCH_FAKE_VLM_ANSWERS": str(tmp_path / "answers.json")},
+    )
+    records, _ = read_work_dir(work)
+    got = {(r.benchmark, r.item_id): r.score for r in records.itertuples()}
+    assert got == {k: float(v) for k, v in intended.items()}
+    placed = {}
+    for name, args in (
+        ("lmms_eval", [str(tmp / "out"), "--suite", str(tmp_path / "suite.json")]),
+        ("vlmeval", ["--vlmeval", str(work), "--allow-partial"]),
+    ):
+        (tmp_path / "suite.json").write_text(manifest.to_json())
+        out = tmp_path / f"placed_{name}"
+        assert main(["place", *args, "--out", str(out), "--n-boot", "200"]) == 0
+        ((_, placed[name]),) = json.loads((out / "report.json").read_text())["models"].items()
+    for part in ("benchmarks", "categories", "suite"):
+        assert placed["vlmeval"][part] == placed["lmms_eval"][part], part

@@ -67,12 +67,20 @@ def _entries(suite):
     return [e for c in suite["categories"].values() for e in c["benchmarks"].values()]
 
 
-def _run_in_vlmeval(tmp: Path, suite: dict, name: str, writers: dict | None = None) -> Path:
-    """Export ``suite`` from upstream-schema stand-ins (the card's, or ``writers[benchmark]``)
-    and run it with VLMEvalKit's run.py and the fake model; returns the work dir."""
+def _run_in_vlmeval(
+    tmp: Path,
+    suite: dict,
+    name: str,
+    writers: dict | None = None,
+    only: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> Path:
+    """Export ``suite`` (``only`` those benchmarks) from upstream-schema stand-ins (the card's,
+    or ``writers[benchmark]``) and run it with VLMEvalKit's run.py and the fake model (``env``
+    added to its environment); returns the work dir."""
     src, lmu, work = tmp / "upstream", tmp / "LMUData", tmp / "outputs"
     src.mkdir()
-    benches = [b for by_b in manifest_items(suite).values() for b in by_b]
+    benches = [b for by_b in manifest_items(suite).values() for b in by_b if not only or b in only]
     dataset = {
         b: e["vlmeval_dataset"]
         for c in suite["categories"].values()
@@ -81,10 +89,11 @@ def _run_in_vlmeval(tmp: Path, suite: dict, name: str, writers: dict | None = No
     for b in benches:
         write = (writers or {}).get(b) or S.for_benchmark(b)  # the card's stand-in
         write(src / f"{dataset[b]}.tsv", _ids(suite, b))
-    export = ["tasks", "vlmeval", "--suite", name]
+    export = ["tasks", "vlmeval", "--suite", name, *(["--only", ",".join(only)] if only else [])]
     assert main([*export, "--source-tsv", str(src), "--lmudata", str(lmu)]) == 0
     env = {
         **os.environ,
+        **(env or {}),
         "LMUData": str(lmu),
         "PRIMEBENCH_FAKE_VLM": "1",
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
