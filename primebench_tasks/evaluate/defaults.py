@@ -136,8 +136,9 @@ directed residual of the misfit check for it."""
 
 MIN_COMPLETE_REFERENCE = 30
 """A suite's rank is taken among the reference models that have every benchmark of it when at
-least this many do; with fewer, among reference models whose missing benchmarks are imputed
-(``evaluate.suite_imputation``) — never among a handful."""
+least this many do (or when all of them do: a one-panel suite); with fewer, among reference
+models whose missing benchmarks are imputed (``evaluate.suite_imputation``) — never among a
+handful."""
 
 IMPUTE_FOLDS = 5
 """Cross-validation folds that measure a benchmark's imputation error."""

@@ -19,7 +19,8 @@ models" is stated at three levels (schema ``primebench.placement/1``):
 - **suite**: the suite score (mean of category means of the suite items), the predicted
   full-suite score (mean of category means of the predicted full benchmark scores), and a rank
   among the reference models that have every benchmark of the suite when at least
-  ``MIN_COMPLETE_REFERENCE`` do; with fewer, among reference models whose missing benchmark
+  ``MIN_COMPLETE_REFERENCE`` do, or when every reference model does (a one-panel suite; at least
+  ``MIN_RANKED_REFERENCE`` of them); otherwise among reference models whose missing benchmark
   scores are imputed (:mod:`~primebench_tasks.evaluate.suite_imputation`), on the benchmarks
   whose imputation validated (``rank_basis`` says which, which were left out and why, how many
   models and imputed cells, and the model's predicted score on that basis).
@@ -150,6 +151,8 @@ def place_on_suite(
     # does each model's answer pattern look like the reference runs? (no item is added)
     fits = suite_person_fit(manifest, panels, new, seed)
     ref_suite = _reference_full_suite(panels, items)
+    # one panel, or panels of the same models: nothing to impute, every model is ranked
+    every_complete = len(ref_suite) == len({m for p in panels.values() for m in p.model_names})
     imputed: ImputedReference | None = None  # built once, when a suite rank needs it
     out: dict[str, Any] = {}
     for v, model in enumerate(models):
@@ -253,7 +256,9 @@ def place_on_suite(
         }
         if suite["n_scored"] == 0 or not np.isfinite(T):
             suite["no_rank_because"] = _NOTHING_SCORED
-        elif len(ref_suite) >= MIN_COMPLETE_REFERENCE:
+        elif len(ref_suite) >= MIN_COMPLETE_REFERENCE or (
+            every_complete and len(ref_suite) >= MIN_RANKED_REFERENCE
+        ):
             suite["predicted_rank"] = _rank(T, dT, ref_suite.to_numpy())
             suite["rank_basis"] = {
                 "benchmarks": all_b,
@@ -262,8 +267,8 @@ def place_on_suite(
                 "imputed_cells": 0,
             }
         else:
-            if imputed is None:
-                imputed = impute_reference(panels, all_b, seed=seed)
+            if imputed is None:  # a property of the reference: its own seed, kept per process
+                imputed = impute_reference(panels, all_b)
             _rank_on_imputed(suite, imputed, items, bench, draws_t, len(ref_suite), n_boot, seed)
         suite["misfit"] = [line for b in all_b if (line := fits[str(model)][b].line(b)) is not None]
         above = [b for b in all_b if bench[b]["above_all_reference"]]
