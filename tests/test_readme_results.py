@@ -642,3 +642,9 @@ def test_suite_rank_imputation_tables_are_rendered_from_the_committed_csvs():
     # the imputation beats the benchmark's mean on every measured repeat
     by = hidden.pivot(index="repeat", columns="method", values="mae")
     assert (by["imputed"] < by["benchmark mean"]).all()
+    # the same held-out protocol at 5 % of the items (no 100-item floor)
+    floor0 = pd.read_csv(RESULTS / "suite_rank_imputation_floor0.csv")
+    text = mod.render_held_out(floor0)
+    assert text == (RESULTS / "suite_rank_imputation_floor0.md").read_text("utf-8")
+    assert _readme_block("suite-share-5") == text
+    assert floor0["share"].iloc[0] <= 0.05 < held["share"].iloc[0]
