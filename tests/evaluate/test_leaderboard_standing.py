@@ -19,7 +19,8 @@ def test_rank_by_hand():
 
 
 def _replay(manifest, panels, model):
-    """``model``'s own recorded answers on the suite's items, as a new run."""
+    """``model``'s own recorded answers on the suite's items, as a new run (NaN on a benchmark
+    whose panel does not hold the model)."""
     from primebench_tasks.pipeline.manifest import manifest_items
 
     cols = [
@@ -31,6 +32,9 @@ def _replay(manifest, panels, model):
     row = []
     for b, i in cols:
         p = panels[b]
+        if model not in p.model_names:
+            row.append(np.nan)
+            continue
         row.append(p.matrix(b)[p.model_names.index(model), list(map(str, p.item_ids(b))).index(i)])
     return pd.DataFrame([row], index=[f"{model} again"], columns=pd.MultiIndex.from_tuples(cols))
 
