@@ -48,11 +48,11 @@ from primebench_tasks.evaluate.person_fit import suite_person_fit
 from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR, place_models
 from primebench_tasks.evaluate.suite_imputation import (
     ImputedReference,
+    benchmark_scores,
     category_mean,
     impute_reference,
     restrict,
 )
-from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.suite.manifest import as_suite
 
 SCHEMA = "primebench.placement/1"
@@ -115,12 +115,7 @@ def _rank(
 def _reference_full(panels: Mapping[str, Panel], benchmarks: list[str]) -> pd.Series:
     """Full score (mean of benchmark means) of the reference models that have every one of
     ``benchmarks`` (joined on model name across panels)."""
-    cols = {}
-    for b in benchmarks:
-        p = panels[b]
-        cols[b] = pd.Series(nanmean_rows(p.matrix(b)), index=p.model_names)
-    frame = pd.DataFrame(cols)
-    return frame.dropna().mean(axis=1)
+    return benchmark_scores(panels, benchmarks).dropna().mean(axis=1)
 
 
 def place_on_suite(

@@ -15,6 +15,7 @@ from primebench_tasks.evaluate.suite_imputation import (
     leaderboard_covariates,
     restrict,
 )
+from tests.conftest import make_panel
 
 SUITES = Path(__file__).parents[2] / "task_configs" / "suites"
 
@@ -46,39 +47,9 @@ def test_rank_among_uncertain_reference_by_hand():
 def _panel(benchmark: str, models: list[str], scores: list[float], n_items: int = 20) -> Panel:
     """A one-benchmark panel whose models score ``scores`` (multiples of 1/n_items)."""
     mat = np.array(
-        [[1.0 if j < round(s * n_items) else 0.0 for j in range(n_items)] for s in scores],
-        dtype=np.float32,
+        [[1.0 if j < round(s * n_items) else 0.0 for j in range(n_items)] for s in scores]
     )
-    return Panel.from_dense(
-        f"panel_{benchmark}",
-        {"vl": {benchmark: mat}},
-        pd.DataFrame({"model": models, "family": None, "release_date": None, "params_b": np.nan}),
-        pd.DataFrame(
-            [
-                {
-                    "benchmark": benchmark,
-                    "category": "C",
-                    "metric": "acc",
-                    "metric_kind": "binary",
-                    "score_min": 0.0,
-                    "score_max": 1.0,
-                    "lmms_eval_task": None,
-                    "vlmeval_dataset": None,
-                }
-            ]
-        ),
-        pd.DataFrame(
-            {
-                "benchmark": benchmark,
-                "item_id": [f"{benchmark}-{j}" for j in range(n_items)],
-                "question": None,
-                "options": None,
-                "answer": None,
-                "image_ref": None,
-                "source_index": None,
-            }
-        ),
-    )
+    return make_panel({benchmark: mat}, {benchmark: "C"}, models=models)
 
 
 def test_imputation_validates_per_benchmark_and_fills_what_follows_the_others():
