@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Any
 from harness_adapters.released import find_manifest
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.errors import InputError
-from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR, N_BOOT
+from primebench_tasks.evaluate.defaults import (
+    DEFAULT_ESTIMATOR,
+    MIN_SCORED_ITEMS,
+    N_BOOT,
+    min_scored_items,
+)
 from primebench_tasks.suite.manifest import as_suite
 
 if TYPE_CHECKING:
@@ -128,15 +133,27 @@ def score_frame(
             f"the run logged item {r.item_id} of {r.benchmark}, which is not in the "
             "suite (tasks of another suite version in the same folder?)"
         )
-    wide = records.pivot_table(
-        index="model", columns=["benchmark", "item_id"], values="score", aggfunc="first"
-    ).reindex(columns=index)
+    # every model of the run, also one whose every score is missing (pivot_table drops it)
+    models = pd.Index(sorted(set(records["model"].astype(str))), name="model")
+    if models.empty:
+        raise InputError("the run holds no record of any model: nothing to place")
+    wide = (
+        records.assign(model=records["model"].astype(str), score=score)
+        .pivot_table(
+            index="model", columns=["benchmark", "item_id"], values="score", aggfunc="first"
+        )
+        .reindex(index=models, columns=index)
+    )
     missing = missing_items(wide)
     excused = excused or {}
     for m in wide.index:
-        absent = []
+        absent, few = [], []
         for b, v in missing.get(str(m), {}).items():
             if v["missing"] != v["of"]:
+                need = min_scored_items(v["of"])
+                if v["of"] - v["missing"] < need:
+                    v["why"] = f"{v['of'] - v['missing']} scored, fewer than the {need} placed"
+                    few.append(f"{b} ({v['of'] - v['missing']} of {v['of']})")
                 continue
             if b in excused:
                 v["why"] = excused[b]
@@ -147,6 +164,13 @@ def score_frame(
                 f"model {m}: the run has no result for {', '.join(absent)} (its "
                 "task failed or was not run; check the harness log, or pass "
                 "--allow-partial)"
+            )
+        if few and not allow_partial:
+            raise InputError(
+                f"model {m}: too few items scored on {', '.join(few)} — a benchmark is placed "
+                f"on at least {MIN_SCORED_ITEMS} scored items (or half of a smaller one's): "
+                "fewer give an interval of no width and a rank of noise; finish the run, or "
+                "pass --allow-partial to place the other benchmarks"
             )
     return wide, missing
 
@@ -212,14 +236,28 @@ def beyond_panel_warnings(doc: dict[str, Any]) -> list[str]:
     for m, r in doc["models"].items():
         for b, e in r.get("benchmarks", {}).items():
             rank = (e.get("predicted_rank") or {}).get("value")
-            if rank == 1:
-                ref = doc.get("reference", {}).get(b, {})
-                newest = ref.get("newest_release")
+            top = e.get("regime") == "top"
+            if rank != 1 and not top:
+                continue
+            ref = doc.get("reference", {}).get(b, {})
+            newest = ref.get("newest_release")
+            where = (
+                f"predicted above every one of its {e.get('n_reference', '?')} reference models"
+                if rank == 1
+                else f"predicted at the top of its {e.get('n_reference', '?')} reference models"
+            ) + (f" (newest released {newest})" if newest else "")
+            if e.get("interval_from") == "design":
                 out.append(
-                    f"{m}: {b}: predicted above every one of its {e.get('n_reference', '?')} "
-                    "reference models"
-                    + (f" (newest released {newest})" if newest else "")
-                    + ": the placement extrapolates beyond the panel"
+                    f"{m}: {b}: {where}: the estimate rests on the drawn items (a probability "
+                    "design: unbiased however unlike the reference models the model is), its "
+                    "interval is the design's"
+                )
+            elif rank == 1:
+                out.append(f"{m}: {b}: {where}: the placement extrapolates beyond the panel")
+            else:
+                out.append(
+                    f"{m}: {b}: {where}: the item model's prediction there is least sure; the "
+                    "interval is the top's held-out errors"
                 )
     return out
 

@@ -146,6 +146,17 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
                     f"{out} holds a run with a different {key} "
                     f"({old.get(key)!r} vs {spec.get(key)!r}); use another --out"
                 )
+        # a static run's records are the static suite's answers, an adaptive run's the items its
+        # test chose: one folder holds one kind, or a resume would count the other's answers
+        # as its own (a static run's 100 items as an adaptive test's spent budget)
+        kinds = ["adaptive" if d.get("adaptive") else "static" for d in (old, spec)]
+        if kinds[0] != kinds[1]:
+            raise BackendError(
+                f"{out} holds {'an' if kinds[0] == 'adaptive' else 'a'} {kinds[0]} run; this "
+                f"one is {kinds[1]}: the two kinds are not "
+                "mixed in one folder (the records of one are not answers of the other); use "
+                "another --out"
+            )
         for name, a in spec["adapters"].items():
             was = old["adapters"].get(name)
             # what was applied counts too (a run from before it was recorded has no "applied")

@@ -149,9 +149,12 @@ def _rank_variants_adaptive(
                     "command (the failed items are asked again)"
                 )
 
-    # resume: every item any variant was asked is asked of all (in record order)
+    # resume: every item any variant was asked is asked of all (in record order); an item
+    # that failed before this run is asked again (a failure never spends the budget of a
+    # later run, as in run --adaptive)
     lines = records.read()
-    state = recorded_states(lines, names, pools)
+    since = len(lines)
+    state = recorded_states(lines, names, pools, since)
     started: list[list[int]] = []
     for p in pools:
         seen: list[int] = []
@@ -172,7 +175,7 @@ def _rank_variants_adaptive(
             for a in variants
         }
     )
-    state = recorded_states(records.read(), names, pools)
+    state = recorded_states(records.read(), names, pools, since)
     start_scores = [
         np.array([state[(a, p.benchmark)][0][ks] for a in variants]).reshape(len(variants), len(ks))
         for p, ks in zip(pools, started, strict=True)
@@ -183,7 +186,7 @@ def _rank_variants_adaptive(
         rounds[0] += 1
         say(f"round {rounds[0]}: {sum(map(len, picks.values()))} items × {len(variants)} variants")
         send({a: [pools[b].docs[k] for b, ks in picks.items() for k in ks] for a in variants})
-        st = recorded_states(records.read(), names, pools)
+        st = recorded_states(records.read(), names, pools, since)
         return {
             b: np.array([st[(a, pools[b].benchmark)][0][ks] for a in variants])
             for b, ks in picks.items()

@@ -220,7 +220,7 @@ def add_evaluate_commands(sub: argparse._SubParsersAction, tree: CommandTree) ->
     p.add_argument("--estimators", default=ESTIMATORS_DEFAULT)
     p.add_argument(
         "--protocol",
-        choices=["heldout", "chrono", "frontier", "e2e", "same", "adaptive"],
+        choices=["heldout", "chrono", "frontier", "gap", "e2e", "same", "adaptive"],
         default="heldout",
     )
     p.add_argument(

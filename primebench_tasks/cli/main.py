@@ -108,6 +108,30 @@ def check_outputs_writable(args: argparse.Namespace) -> None:
             raise PrimeBenchError(f"--{dest} {value}: cannot write in {probe} ({why})")
 
 
+def check_outputs_not_inputs(args: argparse.Namespace) -> None:
+    """Before any work: an output option that names an existing file given as an input too (the
+    same file by another spelling, a link) is refused — the command would overwrite what it
+    reads (``keys lmms-eval --out`` equal to ``--vlmeval-tsv``)."""
+    inputs: list[tuple[str, str]] = []
+    for dest, value in vars(args).items():
+        if dest in OUTPUT_OPTIONS or dest == "func":
+            continue
+        for v in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(v, str) and v and Path(v).is_file():
+                inputs.append((dest, v))
+    for dest in OUTPUT_OPTIONS:
+        value = getattr(args, dest, None)
+        if not isinstance(value, str) or not value or not Path(value).exists():
+            continue
+        for src, v in inputs:
+            if os.path.samefile(value, v):
+                name = src if src.startswith("-") else src.replace("_", "-")
+                raise PrimeBenchError(
+                    f"--{dest} {value} is the input given as {name} ({v}): the command would "
+                    "overwrite what it reads; write somewhere else"
+                )
+
+
 def _read_only(path: Path) -> bool:
     try:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
@@ -120,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(respell(list(sys.argv[1:] if argv is None else argv), tree.renamed))
     try:
         check_outputs_writable(args)
+        check_outputs_not_inputs(args)
         return int(args.func(args))
     except PrimeBenchError as exc:  # bad input: one line; anything else is a bug: a traceback
         print(f"primebench: error: {exc}", file=sys.stderr)

@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from primebench_tasks.data.names import model_name_problem
 from primebench_tasks.errors import InputError
 
 RUN_FILES = ("run_spec.json", "per_instance_stats.json")
@@ -105,22 +106,180 @@ def find_runs(root: str | Path) -> list[Path]:
     return sorted(p.parent for p in base.rglob("run_spec.json"))
 
 
+def _entry(doc: Any, n: int, path: Path, what: str) -> dict[str, Any]:
+    """Entry ``n`` of a JSON list, which must be an object."""
+    if not isinstance(doc, dict):
+        raise InputError(
+            f"{what} {n} is a {type(doc).__name__}, not an object", file=str(path), row=str(n)
+        )
+    return doc
+
+
+def _list(doc: Any, path: Path, what: str) -> list[Any]:
+    if not isinstance(doc, list):
+        raise InputError(
+            f"must be a JSON list of {what}, not a {type(doc).__name__}", file=str(path)
+        )
+    return doc
+
+
+def _text(value: Any, path: Path, row: str, fld: str, *, optional: bool = False) -> str | None:
+    """A string field (HELM ids and names are strings); ``None`` only where ``optional``."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value:
+        raise InputError(
+            f"must be a non-empty string, not {value!r}", file=str(path), row=row, field=fld
+        )
+    return value
+
+
+def _number(value: Any, path: Path, row: str, fld: str) -> float:
+    """A JSON number (``true``/``false`` are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"must be a number, not {value!r}", file=str(path), row=row, field=fld)
+    return float(value)
+
+
 def _instances(run: Path) -> dict[str, dict[str, Any]]:
+    """The run's unperturbed instances by HELM id. Two unperturbed instances with one id are
+    refused: which one a score belongs to cannot be told."""
     path = run / "instances.json"
     if path.exists():
-        doc = _read_json(path)
+        doc = _list(_read_json(path), path, "instances")
     elif (run / "scenario_state.json").exists():
-        state = _read_json(run / "scenario_state.json")
-        doc = [rs["instance"] for rs in state.get("request_states", [])]
+        path = run / "scenario_state.json"
+        state = _read_json(path)
+        if not isinstance(state, dict):
+            raise InputError(f"must be a JSON object, not a {type(state).__name__}", file=str(path))
+        states = _list(state.get("request_states", []), path, "request states")
+        doc = []
+        for n, rs in enumerate(states):
+            rs = _entry(rs, n, path, "request state")
+            doc.append(rs.get("instance"))
     else:
         raise InputError("no instances.json (nor scenario_state.json)", file=str(run))
-    if not isinstance(doc, list):
-        raise InputError("must be a list of instances", file=str(path))
     out: dict[str, dict[str, Any]] = {}
-    for i in doc:
-        if isinstance(i, dict) and i.get("id") is not None and i.get("perturbation") is None:
-            out.setdefault(str(i["id"]), i)
+    seen: dict[str, int] = {}
+    for n, raw in enumerate(doc):
+        inst = _entry(raw, n, path, "instance")
+        if inst.get("perturbation") is not None:
+            continue
+        iid = _text(inst.get("id"), path, str(n), "id")
+        assert iid is not None
+        if iid in seen:
+            if path.name == "scenario_state.json" and inst == out[iid]:
+                continue  # one instance, requested again (another trial): the same instance
+            raise InputError(
+                f"instance {iid!r} appears twice unperturbed (entries {seen[iid]} and {n}): "
+                "which one its score belongs to cannot be told",
+                file=str(path),
+                row=str(n),
+                field="id",
+            )
+        seen[iid] = n
+        out[iid] = inst
     return out
+
+
+def _instance_scores(path: Path, stats: Any, metric: str) -> dict[str, float]:
+    """``metric``'s mean per unperturbed trial-0 instance of ``per_instance_stats.json``; every
+    entry and field checked, each error naming the entry and the field."""
+    got: dict[str, float] = {}
+    for n, raw in enumerate(_list(stats, path, "per-instance stats")):
+        pis = _entry(raw, n, path, "entry")
+        row = str(n)
+        trial = pis.get("train_trial_index", 0)
+        if isinstance(trial, bool) or not isinstance(trial, int):
+            raise InputError(
+                f"must be an integer, not {trial!r}",
+                file=str(path),
+                row=row,
+                field="train_trial_index",
+            )
+        if pis.get("perturbation") is not None or trial != 0:
+            continue
+        iid = _text(pis.get("instance_id"), path, row, "instance_id")
+        assert iid is not None
+        entries = pis.get("stats")
+        if not isinstance(entries, list):
+            raise InputError(
+                f"must be a list of stats, not {entries!r}",
+                file=str(path),
+                row=row,
+                field="stats",
+            )
+        hit = []
+        for k, st in enumerate(entries):
+            if not isinstance(st, dict):
+                raise InputError(
+                    f"stat {k} is a {type(st).__name__}, not an object",
+                    file=str(path),
+                    row=row,
+                    field="stats",
+                )
+            name = st.get("name")
+            if not isinstance(name, dict):
+                raise InputError(
+                    f"stat {k}'s name is {name!r}, not an object",
+                    file=str(path),
+                    row=row,
+                    field="stats.name",
+                )
+            if name.get("name") == metric and name.get("perturbation") is None:
+                hit.append(st)
+        if not hit:
+            continue
+        if len(hit) > 1:
+            raise InputError(
+                f"instance {iid} has {len(hit)} unperturbed {metric!r} stats: which counts is "
+                "not guessed",
+                file=str(path),
+                row=row,
+                field="stats",
+            )
+        st = hit[0]
+        count = _number(st.get("count", 0), path, row, "stats.count")
+        if count <= 0:
+            continue
+        value = _number(st.get("sum"), path, row, "stats.sum") / count
+        if not 0.0 <= value <= 1.0:
+            raise InputError(
+                f"{metric} of instance {iid} is {value}, not in [0, 1]",
+                file=str(path),
+                row=row,
+                field="stats",
+            )
+        if iid in got:
+            raise InputError(f"instance {iid} appears twice", file=str(path), row=row)
+        got[iid] = value
+    return got
+
+
+def _run_model(run: Path) -> tuple[str, str]:
+    """(scenario, model) of a run's ``run_spec.json``."""
+    path = run / "run_spec.json"
+    spec = _read_json(path)
+    if not isinstance(spec, dict):
+        raise InputError(f"must be a JSON object, not a {type(spec).__name__}", file=str(path))
+    name = spec.get("name", "")
+    if not isinstance(name, str):
+        raise InputError(f"must be a string, not {name!r}", file=str(path), field="name")
+    adapter = spec.get("adapter_spec") or {}
+    if not isinstance(adapter, dict):
+        raise InputError(
+            f"must be an object, not {adapter!r}", file=str(path), field="adapter_spec"
+        )
+    fld = "adapter_spec.model" if adapter.get("model") else "adapter_spec.model_deployment"
+    model = adapter.get("model") or adapter.get("model_deployment")
+    if not model:
+        raise InputError("no adapter_spec.model", file=str(path), field="adapter_spec.model")
+    if not isinstance(model, str):
+        raise InputError(f"must be a string, not {model!r}", file=str(path), field=fld)
+    problem = model_name_problem(model)
+    if problem:
+        raise InputError(f"model name {model!r} {problem}", file=str(path), field=fld)
+    return name.split(":", 1)[0], model
 
 
 def read_helm_runs(
@@ -135,7 +294,8 @@ def read_helm_runs(
     under ``root``, named ``benchmark``. ``metric``: the per-instance stat (its mean, in
     [0, 1]); ``rule`` + ``keyed_by`` (the reference panel's items of the benchmark: item_id,
     question, options, answer): map instances to those items by text (see the module
-    docstring). Two runs of one model are refused (which counts is not guessed)."""
+    docstring). Two runs of one model are refused (which counts is not guessed); so are two
+    unperturbed instances with one id, and a score for an instance the run does not hold."""
     from primebench_tasks.data.text_keys import panel_text_keys
 
     if (rule is None) != (keyed_by is None):
@@ -150,15 +310,10 @@ def read_helm_runs(
     base = Path(root)
     for run in find_runs(base):
         rel = str(run.relative_to(base))
-        spec = _read_json(run / "run_spec.json")
-        name = str(spec.get("name", ""))
-        if name.split(":", 1)[0] != scenario:
-            report.skipped[rel] = f"scenario {name.split(':', 1)[0]!r}, not {scenario!r}"
+        run_scenario, model = _run_model(run)
+        if run_scenario != scenario:
+            report.skipped[rel] = f"scenario {run_scenario!r}, not {scenario!r}"
             continue
-        adapter = spec.get("adapter_spec") or {}
-        model = adapter.get("model") or adapter.get("model_deployment")
-        if not model:
-            raise InputError("no adapter_spec.model", file=str(run / "run_spec.json"))
         if model in model_run:
             raise InputError(
                 f"model {model!r} has two runs of {scenario} ({model_run[model]} and {rel}): "
@@ -169,51 +324,26 @@ def read_helm_runs(
             report.skipped[rel] = "no per_instance_stats.json (the run did not finish)"
             continue
         instances = _instances(run)
-        stats = _read_json(run / "per_instance_stats.json")
-        got: dict[str, float] = {}
-        for n, pis in enumerate(stats):
-            if pis.get("perturbation") is not None or int(pis.get("train_trial_index", 0)) != 0:
-                continue
-            iid = str(pis["instance_id"])
-            hit = [
-                s
-                for s in pis.get("stats") or []
-                if (s.get("name") or {}).get("name") == metric
-                and (s.get("name") or {}).get("perturbation") is None
-            ]
-            if not hit:
-                continue
-            s = hit[0]
-            count = float(s.get("count") or 0)
-            if count <= 0:
-                continue
-            value = float(s["sum"]) / count
-            if not 0.0 <= value <= 1.0:
-                raise InputError(
-                    f"{metric} of instance {iid} is {value}, not in [0, 1]",
-                    file=str(run / "per_instance_stats.json"),
-                    row=str(n),
-                    field="stats",
-                )
-            if iid in got:
-                raise InputError(
-                    f"instance {iid} appears twice",
-                    file=str(run / "per_instance_stats.json"),
-                    row=str(n),
-                )
-            got[iid] = value
+        stats_path = run / "per_instance_stats.json"
+        got = _instance_scores(stats_path, _read_json(stats_path), metric)
         if not got:
-            report.skipped[rel] = f"no per-instance {metric!r}"
+            names = _metric_names(_read_json(stats_path))
+            report.skipped[rel] = (
+                f"no per-instance {metric!r} (the run's metrics: {', '.join(names) or 'none'})"
+            )
             continue
         for iid, value in got.items():
+            inst = instances.get(iid)
+            if inst is None:
+                raise InputError(
+                    f"instance {iid} has a score but is not among the run's unperturbed "
+                    "instances: a score is never filed under an item not answered",
+                    file=str(stats_path),
+                    row=iid,
+                    field="instance_id",
+                )
             item = iid
             if rule is not None:
-                inst = instances.get(iid)
-                if inst is None:
-                    raise InputError(
-                        f"instance {iid} has stats but is not in the run's instances",
-                        file=str(run),
-                    )
                 key = instance_key(rule, inst)
                 if key not in by_key:
                     raise InputError(
@@ -242,6 +372,17 @@ def read_helm_runs(
     return df, report
 
 
+def _metric_names(stats: list[Any]) -> list[str]:
+    """The metric names a (checked) ``per_instance_stats.json`` holds, sorted."""
+    names = {
+        str(st["name"].get("name"))
+        for pis in stats
+        for st in pis.get("stats") or []
+        if isinstance(st.get("name"), dict)
+    }
+    return sorted(names)
+
+
 def helm_panel(
     root: str | Path,
     scenario: str,
@@ -261,7 +402,12 @@ def helm_panel(
 
     records, report = read_helm_runs(root, scenario, benchmark, metric, rule, keyed_by)
     if records.empty:
-        raise InputError(f"no HELM run of scenario {scenario!r} was imported", file=str(root))
+        why = "; ".join(f"{r}: {w}" for r, w in sorted(report.skipped.items()))
+        raise InputError(
+            f"no HELM run of scenario {scenario!r} was imported"
+            + (f" (skipped {why})" if why else " (no run folder holds a run_spec.json)"),
+            file=str(root),
+        )
     spec = lookup(benchmark, category)
     ids = sorted(set(records["item_id"]), key=lambda i: (len(i), i))
     if keyed_by is not None:

@@ -4,7 +4,7 @@ DEFAULT_ESTIMATOR = "pirt"
 """The estimator of the predicted full score (``evaluate.estimators``): measured best on the
 panels with ≥ 100 models (docs/results.md, "Placement accuracy")."""
 
-ESTIMATOR_NAMES = ("mean", "weighted", "pirt", "gpirt", "aipw")
+ESTIMATOR_NAMES = ("mean", "weighted", "pirt", "gpirt", "aipw", "greg")
 """The estimators' names (``evaluate.estimators.ESTIMATORS``' keys, checked by a test), for
 ``--estimator`` choices without importing the estimators."""
 
@@ -129,6 +129,21 @@ MISFIT_FOLDS = 5
 
 MISFIT_MIN_ITEMS = 10
 """Fewer answered items on a benchmark: no misfit verdict there (too few to tell)."""
+
+MIN_SCORED_ITEMS = 10
+"""A benchmark with fewer scored items than this (or than half its suite items, where the suite
+holds fewer than 20) gets no score, no predicted full score and no rank, as one with none: a
+bootstrap over one or a few items gives an interval of (almost) zero width, and at 10
+right/wrong items the mean's standard error is still up to 0.16 — fewer is noise dressed as a
+result. ``place`` refuses such a run unless ``--allow-partial``."""
+
+
+def min_scored_items(n_items: int) -> int:
+    """The fewest scored items a benchmark of ``n_items`` suite items is placed on:
+    :data:`MIN_SCORED_ITEMS`, or half the suite items (rounded up, at least 1) where that is
+    fewer."""
+    return max(1, min(MIN_SCORED_ITEMS, -(-n_items // 2)))
+
 
 MISFIT_MIN_DIRECTED = 10
 """Fewer answered items with a covariate (the gold's position, the question's length): no

@@ -13,6 +13,13 @@ from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.select.irt import binarize, estimate_theta, fit_2pl_cached
 
 RIDGE_ALPHA = 10.0
+GREG_PREDICTORS = ("irt", "ridge")
+"""How the model-assisted estimator predicts each item: the 2PL at the model's ability
+(``irt``), or a linear kernel ridge regression from the drawn items' responses, cross-fitted
+(``ridge``)."""
+GREG_FOLDS = 5
+INTERVAL_LEVEL = 0.90
+"""The level of :meth:`GREG.interval` when none is given."""
 
 
 class ScoreEstimator:
@@ -164,18 +171,148 @@ class AIPW(ScoreEstimator):
         return (Xs.sum(axis=1) + self.n_rest_ * rest_hat) / (Xs.shape[1] + self.n_rest_)
 
 
+def model_assisted(
+    p_mean: np.ndarray, resid: np.ndarray, weights: np.ndarray, n_pool: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The model-assisted (difference) estimate of a pool's mean score and its design variance.
+
+    ``p_mean`` (M',): each model's mean predicted score over the pool's ``n_pool`` items;
+    ``resid`` (M', k): y − p̂ on the drawn items, NaN where the model has no response;
+    ``weights`` (M', k): the drawn items' design weights normalised to sum to 1 over each model's
+    answered items (0 elsewhere). Point: p_mean + Σ w_i e_i, clipped to [0, 1] (NaN for a model
+    with no answered item). Variance, with n answered items: n/(n − 1) · Σ w_i² (e_i − ē_w)² ·
+    (1 − n/n_pool), ē_w = Σ w_i e_i — the with-replacement form with the finite-population
+    correction (it ignores strata: conservative for a stratified draw); NaN with n < 2."""
+    ok = np.isfinite(resid)
+    n = ok.sum(axis=1)
+    e = np.where(ok, resid, 0.0)
+    w = np.where(ok, weights, 0.0)
+    mean = (w * e).sum(axis=1)
+    point = np.where(n > 0, np.clip(p_mean + mean, 0.0, 1.0), np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = (w**2 * (e - mean[:, None]) ** 2).sum(axis=1) * n / (n - 1.0)
+    v = v * np.clip(1.0 - n / n_pool, 0.0, 1.0)
+    return point, np.where(n >= 2, v, np.nan)
+
+
+class GREG(PIRT):
+    """The model-assisted (generalised regression) estimator of survey sampling, with the 2PL as
+    the model: for a new model, θ (MAP) from its drawn items, p̂_i = P̂(θ) on every item of the
+    pool, and
+
+        ŷ = (1/N) Σ_{i ∈ U} p̂_i + Σ_{i ∈ s} w_i (y_i − p̂_i),
+
+    where ``weights`` are the design weights 1/π_i of the drawn items normalised to sum to 1
+    (uniform for a simple random sample; ``select.stratified`` gives them for its design). The
+    residual term makes ŷ design-unbiased (to first order) whatever the 2PL says of the model:
+    a model unlike the reference models — a new generation above all of them — gets at least a
+    random sample's accuracy, never the item model's extrapolation; where the 2PL fits, the
+    residuals are small and so is the error. A drawn item without a response is left out and the
+    weights of the others renormalised (missing at random within the draw).
+
+    :meth:`variance` is the design variance of ŷ, estimated from the residuals' weighted spread
+    (with-replacement form, the finite-population correction 1 − n/N applied; it ignores the
+    strata, so it is conservative for a stratified draw: :func:`model_assisted`); :meth:`interval`
+    the normal interval."""
+
+    name = "greg"
+
+    def __init__(
+        self,
+        thresholds: np.ndarray | None = None,
+        predictor: str = "irt",
+        alpha: float = RIDGE_ALPHA,
+    ) -> None:
+        super().__init__(thresholds)
+        if predictor not in GREG_PREDICTORS:
+            raise ConfigError(f"unknown predictor {predictor!r}; known: {GREG_PREDICTORS}")
+        self.predictor = predictor
+        self.alpha = alpha
+
+    def fit(
+        self, Y_source: np.ndarray, indices: np.ndarray, weights: np.ndarray | None = None
+    ) -> GREG:
+        super().fit(Y_source, indices, weights)
+        if self.predictor == "ridge":
+            Y = np.asarray(Y_source, float)
+            self.mu_ = np.nan_to_num(np.nanmean(Y, axis=0), nan=0.5)
+            self.Yc_ = np.where(np.isfinite(Y), Y, self.mu_) - self.mu_
+            k = len(self.indices_)
+            folds = min(GREG_FOLDS, k)
+            self.fold_ = np.arange(k) % folds
+        return self
+
+    def _ridge(self, Y: np.ndarray) -> np.ndarray:
+        """Cross-fitted predictions (M', n): item i of the pool predicted for each new model by
+        a linear kernel ridge regression (α) fitted on the source models, from the new model's
+        responses to the drawn items outside item i's fold (a drawn item never predicts itself;
+        an item not drawn gets the mean of the folds' predictions)."""
+        sel = self.indices_
+        Xs = self.Yc_[:, sel]
+        Ynew = np.where(np.isfinite(Y), Y, self.mu_[sel]) - self.mu_[sel]
+        n_f = int(self.fold_.max()) + 1
+        out = np.zeros((len(Y), self.Yc_.shape[1]))
+        drawn = np.zeros((len(Y), self.Yc_.shape[1]))
+        for f in range(n_f):
+            keep = self.fold_ != f
+            Xf = Xs[:, keep]
+            G = Xf @ Xf.T + self.alpha * np.eye(len(Xf))
+            coef = np.linalg.solve(G, self.Yc_)  # (M, n)
+            pred = (Ynew[:, keep] @ Xf.T) @ coef  # (M', n)
+            out += pred / n_f
+            mine = sel[self.fold_ == f]
+            drawn[:, mine] = pred[:, mine]
+        out[:, sel] = drawn[:, sel]
+        return np.clip(out + self.mu_, 0.0, 1.0)
+
+    def _parts(self, Y_subset: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(mean p̂ over the pool (M',), residuals on the drawn items (M', k) with NaN where no
+        response, the weights renormalised per model over the answered items (M', k))."""
+        Y = np.asarray(Y_subset, float)
+        if self.predictor == "ridge":
+            p = self._ridge(Y)
+        else:
+            th_sel = None if self.thresholds is None else np.asarray(self.thresholds)[self.indices_]
+            theta = estimate_theta(self.model_, binarize(Y, th_sel), self.indices_)
+            p = self.model_.prob(theta)
+        resid = Y - p[:, self.indices_]
+        ok = np.isfinite(resid)
+        w = np.where(ok, self.weights_[None, :], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = w / w.sum(axis=1, keepdims=True)
+        return p.mean(axis=1), resid, w
+
+    def predict(self, Y_subset: np.ndarray) -> np.ndarray:
+        return model_assisted(*self._parts(Y_subset), self.n_items_)[0]
+
+    def variance(self, Y_subset: np.ndarray) -> np.ndarray:
+        """The estimated design variance of :meth:`predict` (M',); see :func:`model_assisted`."""
+        return model_assisted(*self._parts(Y_subset), self.n_items_)[1]
+
+    def interval(
+        self, Y_subset: np.ndarray, level: float = INTERVAL_LEVEL
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The normal interval ŷ ± z·√V̂ at ``level``, clipped to [0, 1] (M',) each."""
+        from scipy.stats import norm
+
+        point = self.predict(Y_subset)
+        half = float(norm.ppf(0.5 + level / 2)) * np.sqrt(self.variance(Y_subset))
+        return np.clip(point - half, 0.0, 1.0), np.clip(point + half, 0.0, 1.0)
+
+
 ESTIMATORS: dict[str, type[ScoreEstimator]] = {
     "mean": SubsetMean,
     "weighted": WeightedMean,
     "pirt": PIRT,
     "gpirt": GPIRT,
     "aipw": AIPW,
+    "greg": GREG,
 }
 
 
 def make_estimator(name: str, thresholds: np.ndarray | None = None) -> ScoreEstimator:
     if name not in ESTIMATORS:
         raise ConfigError(f"unknown estimator {name!r}; known: {', '.join(ESTIMATORS)}")
-    if name in ("pirt", "gpirt"):
+    if name in ("pirt", "gpirt", "greg"):
         return ESTIMATORS[name](thresholds)  # type: ignore[call-arg]
     return ESTIMATORS[name]()

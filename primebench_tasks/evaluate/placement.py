@@ -49,6 +49,7 @@ from primebench_tasks.errors import InputError
 from primebench_tasks.evaluate.defaults import (
     DEFAULT_ESTIMATOR,  # defined once, re-exported
     N_BOOT,
+    min_scored_items,
 )
 from primebench_tasks.evaluate.estimators import make_estimator
 from primebench_tasks.metrics import nanmean_rows
@@ -135,14 +136,21 @@ class _Category:
     Y: np.ndarray  # (M, n_c) reference responses over the category's suite benchmarks
     sel: np.ndarray  # (k_c,) positions of the suite items in Y's columns
     new: np.ndarray  # (V, k_c) new models' responses to the suite items (NaN = missing)
+    weights: np.ndarray | None = None  # (k_c,) design weights 1/π of a drawn suite, else None
 
 
 def _categories(panel: Panel, suite: SuiteManifest, new: pd.DataFrame) -> list[_Category]:
     out = []
     for cat, by_b in suite.item_ids().items():
         mats, sel, cols = [], [], []
+        weights: list[float] | None = []
         offset = 0
         for b, ids in by_b.items():
+            inclusion = suite.entry(b).inclusion
+            if inclusion is None or weights is None:
+                weights = None
+            else:
+                weights += [1.0 / inclusion[str(i)] for i in ids]
             if b not in panel.benchmark_names:
                 raise InputError(
                     f"suite benchmark {b!r} is not in reference panel {panel.name!r}",
@@ -163,7 +171,11 @@ def _categories(panel: Panel, suite: SuiteManifest, new: pd.DataFrame) -> list[_
         wide = new.reindex(columns=pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"]))
         out.append(
             _Category(
-                cat, np.concatenate(mats, axis=1), np.asarray(sel, np.int64), wide.to_numpy(float)
+                cat,
+                np.concatenate(mats, axis=1),
+                np.asarray(sel, np.int64),
+                wide.to_numpy(float),
+                None if weights is None else np.asarray(weights, float),
             )
         )
     return out
@@ -211,13 +223,43 @@ class _Predictor:
         cat_means, preds = [], []
         for c, pick in zip(self.cats, picks, strict=True):
             idx = c.sel[pick]
-            est = make_estimator(self.estimator).fit(c.Y, idx)
+            w = None if c.weights is None else c.weights[pick]
+            est = make_estimator(self.estimator).fit(c.Y, idx, w)
             preds.append(est.predict(c.new[:, pick]))
             cat_means.append(nanmean_rows(c.new[:, pick]))
         C = np.column_stack(cat_means)
         with warnings.catch_warnings():  # a model with no scored item in a resample: NaN
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.nanmean(C, axis=1), C, self._map(np.column_stack(preds))
+
+    def design_variance(self) -> np.ndarray | None:
+        """The design variance (V,) of the predicted full score where every category's items
+        were drawn by a probability design and the estimator is the model-assisted one
+        (:class:`~primebench_tasks.evaluate.estimators.GREG`): Σ_c β_c² V_c over the categories
+        (independent draws; β_c = 1/C for the mean map, the ridge map's coefficients else);
+        None otherwise."""
+        if self.estimator != "greg" or any(c.weights is None for c in self.cats):
+            return None
+        V = []
+        for c in self.cats:
+            est = make_estimator("greg").fit(c.Y, c.sel, c.weights)
+            V.append(est.variance(c.new))  # type: ignore[attr-defined]
+        beta = np.full(len(self.cats), 1.0 / len(self.cats)) if self.exact_mean else self.beta_
+        return np.column_stack(V) @ (beta**2)
+
+
+DESIGN_DRAWS = 1000
+"""Predictive draws of a design interval: the normal quantiles at (j + ½)/DESIGN_DRAWS, times
+the model's standard error (what a suite or category interval combines across benchmarks)."""
+
+
+def design_residuals(se: float) -> np.ndarray:
+    """``DESIGN_DRAWS`` draws of N(0, se²) at evenly spaced quantiles (NaN se: none)."""
+    from scipy.stats import norm
+
+    if not np.isfinite(se):
+        return np.zeros(0)
+    return se * norm.ppf((np.arange(DESIGN_DRAWS) + 0.5) / DESIGN_DRAWS)
 
 
 CONFORMAL_FOLDS = 10
@@ -306,16 +348,18 @@ def place_models(
 
     whole = [np.arange(len(c.sel)) for c in cats]
     S, C, T = pred.predict(whole)
+    T = np.clip(T, 0.0, 1.0)  # a predicted score, like a score, lies in [0, 1]
     S_ref = ref_scores(whole)
     rng = np.random.default_rng(seed)
     boots = np.empty((n_boot, 4, len(new)))
     for b in range(n_boot):
         picks = [rng.integers(len(c.sel), size=len(c.sel)) for c in cats]
         s, _, t = pred.predict(picks)
+        t = np.clip(t, 0.0, 1.0)
         boots[b] = [s, _rank(s, ref_scores(picks)), t, _rank(t, full)]
     with warnings.catch_warnings():  # a model with nothing scored has all-NaN resamples
         warnings.simplefilter("ignore", RuntimeWarning)
-        lo, hi = np.nanpercentile(boots, [2.5, 97.5], axis=0)
+        lo, hi = np.nanpercentile(boots, [2.5, 97.5], axis=0).reshape(2, 4, len(new))
     # the predicted full score and its rank: conformal intervals from the estimator's held-out
     # residuals on the reference models (they hold the estimator's error, which an item
     # bootstrap leaves out: its intervals covered ~70 % for a nominal 95 %)
@@ -333,7 +377,14 @@ def place_models(
         resid = conformal_residuals(cats, full, exact, estimator, seed=seed)
         source = "cross-fit"
     by_model = [resid] * len(T)
-    if source == "manifest" and cal.get("regimes"):
+    design = pred.design_variance() if residuals is None else None
+    if design is not None:
+        # a drawn suite and the model-assisted estimator: the interval is the design's — it
+        # holds for any model, also one beyond every reference model, where held-out errors
+        # of the reference models say nothing
+        by_model = [design_residuals(float(np.sqrt(v))) for v in design]
+        source = "design"
+    elif source == "manifest" and cal.get("regimes"):
         # Mondrian: each model's interval from the errors of its own regime (random and nested
         # frontier folds of the build), so a model beyond the panel gets the wider intervals
         # that placements beyond the panel have had
@@ -344,8 +395,15 @@ def place_models(
     for level, tag in ((0.95, ""), (0.90, "90")):
         t_lo, t_hi = np.full(len(T), np.nan), np.full(len(T), np.nan)
         for v, r in enumerate(by_model):
-            lo_v, hi_v = conformal_bounds(T[v : v + 1], r, level)
-            t_lo[v], t_hi[v] = lo_v[0], hi_v[0]
+            if source == "design":
+                from scipy.stats import norm
+
+                half = float(norm.ppf(0.5 + level / 2)) * np.sqrt(design[v])  # type: ignore[index]
+                lo_v, hi_v = T[v : v + 1] - half, T[v : v + 1] + half
+            else:
+                lo_v, hi_v = conformal_bounds(T[v : v + 1], r, level)
+            # a score lies in [0, 1]: an interval end beyond it claims nothing more
+            t_lo[v], t_hi[v] = np.clip(lo_v[0], 0.0, 1.0), np.clip(hi_v[0], 0.0, 1.0)
         if tag:
             extra["predicted_full_lo90"], extra["predicted_full_hi90"] = t_lo, t_hi
             extra["predicted_rank_lo90"] = _rank(t_hi, full).astype(float)
@@ -360,15 +418,16 @@ def place_models(
     ok = np.isfinite(points)
     lo = np.where(ok, np.fmin(lo, points), lo)
     hi = np.where(ok, np.fmax(hi, points), hi)
-    n_scored = sum(np.isfinite(c.new).sum(axis=1) for c in cats)
-    # a model with no scored item (every request failed): no score, no prediction, no rank
-    none = np.asarray(n_scored) == 0
+    n_scored = np.asarray(sum(np.isfinite(c.new).sum(axis=1) for c in cats)).reshape(len(new))
+    # a model with no scored item (every request failed), or fewer than the stated minimum: no
+    # score, no prediction, no rank
+    none = n_scored < min_scored_items(sum(len(c.sel) for c in cats))
     if none.any():
         S, T = np.where(none, np.nan, S), np.where(none, np.nan, T)
         lo[:, none], hi[:, none] = np.nan, np.nan
         for key in extra:
             extra[key] = np.where(none, np.nan, extra[key])
-        regime = np.where(none, "none", regime)
+        regime = np.where(none, np.where(n_scored == 0, "none", "too_few"), regime)
     rows = pd.DataFrame(
         {
             "n_items": sum(len(c.sel) for c in cats),

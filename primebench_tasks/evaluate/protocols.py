@@ -24,7 +24,12 @@ from primebench_tasks.evaluate.defaults import (
     RETENTIONS,  # defined once
 )
 from primebench_tasks.evaluate.estimators import make_estimator
-from primebench_tasks.evaluate.splits import chronological_split, frontier_split, random_splits
+from primebench_tasks.evaluate.splits import (
+    chronological_split,
+    frontier_split,
+    gap_split,
+    random_splits,
+)
 from primebench_tasks.evaluate.variants import CEILING_BAR, bootstrap_suite_scores, ceiling_of
 from primebench_tasks.metrics import kendall, nanmean_rows, spearman, top_k_overlap
 from primebench_tasks.pipeline.params import K
@@ -185,15 +190,29 @@ def run_protocol(
     floor: int = FLOOR,
     budgets: Sequence[int] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``heldout`` | ``chrono`` | ``frontier`` (the strongest ``FRONTIER_SHARE`` of the models
-    by full-suite score held out, at least ``MIN_HELDOUT``) | ``same``: returns (per-category rows, per-split rows), one
+    """``heldout`` | ``chrono`` (release dates: the panel's, else the shipped ones) |
+    ``frontier`` (the strongest ``FRONTIER_SHARE`` of the models by full-suite score held out,
+    at least ``MIN_HELDOUT``) | ``gap`` (built below a score cut, placed 0.05-0.10 above it:
+    ``evaluate.splits.gap_split``) | ``same``: returns (per-category rows, per-split rows), one
     budget per retention (with ``floor``) and per item count in ``budgets``."""
     say = progress or (lambda _m: None)
     M = len(panel.model_names)
     if protocol == "heldout":
         splits = random_splits(M, n_splits, seed)
     elif protocol == "chrono":
-        splits = [chronological_split(panel.model_table)]
+        # the panel's own release dates, else the shipped ones (a records panel's models are
+        # dated by the OpenVLM leaderboard)
+        from primebench_tasks.data.model_dates import release_dates
+
+        dates = release_dates(panel)
+        table = panel.model_table.assign(release_date=[dates.get(m) for m in panel.model_names])
+        splits = [chronological_split(table)]
+    elif protocol == "gap":
+        from primebench_tasks.evaluate.placement import full_suite_scores
+
+        strength = full_suite_scores(panel).reindex(panel.model_names).to_numpy(float)
+        build, held, _ = gap_split(strength)
+        splits = [(build, held)]
     elif protocol == "frontier":
         # the strongest models held out: fidelity among models at the top (top-decile rho)
         from primebench_tasks.evaluate.placement import full_suite_scores
@@ -204,7 +223,9 @@ def run_protocol(
         allm = np.arange(M)
         splits = [(allm, allm)]
     else:
-        raise ConfigError(f"unknown protocol {protocol!r} (heldout, chrono, frontier, same, e2e)")
+        raise ConfigError(
+            f"unknown protocol {protocol!r} (heldout, chrono, frontier, gap, same, e2e)"
+        )
     if protocol != "same" and min(len(h) for _, h in splits) < MIN_HELDOUT:
         raise ConfigError(f"{protocol}: fewer than {MIN_HELDOUT} held-out models")
     pools = prepare_pools(panel)

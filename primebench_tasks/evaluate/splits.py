@@ -39,7 +39,39 @@ def chronological_split(
     return build, held
 
 
-HOLDOUT_PROTOCOLS = ("random", "frontier", "chronological")
+GAP = (0.05, 0.10)
+"""The gap hold-out's band: models scoring this far above the cut (the best build model)."""
+GAP_MIN_HELD = 8
+
+
+def gap_split(
+    strength: np.ndarray, band: tuple[float, float] = GAP, minimum: int = GAP_MIN_HELD
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """(build, held, cut) positions for a *gap* hold-out: built on the models whose ``strength``
+    (M,) is at most a cut c, placed on those scoring c + band[0] to c + band[1] (the models in
+    between left out) — a new model clearly above every reference model. c is the model score
+    that holds out the most models (the highest among ties); at least ``minimum`` held out, else
+    a ``ConfigError``. NaN strength is never used."""
+    s = np.asarray(strength, float)
+    ok = np.flatnonzero(np.isfinite(s))
+    best: tuple[int, float] | None = None
+    for c in np.unique(s[ok]):
+        n = int(((s[ok] >= c + band[0] - 1e-12) & (s[ok] <= c + band[1] + 1e-12)).sum())
+        if best is None or n >= best[0]:
+            best = (n, float(c))
+    if best is None or best[0] < minimum:
+        got = 0 if best is None else best[0]
+        raise ConfigError(
+            f"gap hold-out: at most {got} models score {band[0]:g}-{band[1]:g} above a cut "
+            f"(needs {minimum})"
+        )
+    c = best[1]
+    build = ok[s[ok] <= c]
+    held = ok[(s[ok] >= c + band[0] - 1e-12) & (s[ok] <= c + band[1] + 1e-12)]
+    return build, held, c
+
+
+HOLDOUT_PROTOCOLS = ("random", "frontier", "chronological", "gap")
 """How placement accuracy is measured (``benchmarks/placement_accuracy.py``):
 
 - ``random``: a seeded random ``share`` of the models is held out;
@@ -47,7 +79,9 @@ HOLDOUT_PROTOCOLS = ("random", "frontier", "chronological")
   stronger than every reference model;
 - ``chronological``: the newest ``share`` of the dated models is held out and the suite is built
   on the dated models released before them only (undated models are left out: their date is
-  unknown)."""
+  unknown);
+- ``gap``: built on the models below a score cut, placed on those 0.05-0.10 above the best of
+  them (:func:`gap_split`)."""
 
 
 def frontier_split(

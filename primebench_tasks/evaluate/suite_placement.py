@@ -43,7 +43,12 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.defaults import MIN_COMPLETE_REFERENCE, N_BOOT
+from primebench_tasks.evaluate.defaults import (
+    MIN_COMPLETE_REFERENCE,
+    MIN_SCORED_ITEMS,
+    N_BOOT,
+    min_scored_items,
+)
 from primebench_tasks.evaluate.person_fit import suite_person_fit
 from primebench_tasks.evaluate.placement import DEFAULT_ESTIMATOR, place_models
 from primebench_tasks.evaluate.suite_imputation import (
@@ -59,6 +64,24 @@ SCHEMA = "primebench.placement/1"
 MIN_RANKED_REFERENCE = 3
 _Q = (2.5, 97.5)
 _NOTHING_SCORED = "no item scored (every item failed or is missing): no score and no rank"
+
+
+def _unplaced_because(n_scored: int, n_items: int) -> str:
+    """Why a benchmark of a placement has no score, prediction or rank."""
+    if n_scored == 0:
+        return _NOTHING_SCORED
+    return (
+        f"{n_scored} of {n_items} items scored, fewer than the {min_scored_items(n_items)} a "
+        "benchmark is placed on (a bootstrap over so few items is no interval): no score, no "
+        "prediction and no rank"
+    )
+
+
+def _unplaced_category(bench: Mapping[str, Any], bs: list[str]) -> str:
+    """Why a category with no placed benchmark has no rank."""
+    if all(bench[b]["n_scored"] == 0 for b in bs):
+        return _NOTHING_SCORED
+    return "; ".join(f"{b}: {bench[b].get('no_prediction_because', 'not placed')}" for b in bs)
 
 
 def _num(x: float | None) -> float:
@@ -163,7 +186,7 @@ def place_on_suite(
             rng = np.random.default_rng([seed, v, sum(map(ord, b))])
             draws_s[b] = boot[:, 0, v]
             draws_t[b] = (
-                float(r.predicted_full) + rng.choice(resid, n_boot)
+                np.clip(float(r.predicted_full) + rng.choice(resid, n_boot), 0.0, 1.0)
                 if len(resid)
                 else np.full(n_boot, np.nan)
             )
@@ -190,8 +213,13 @@ def place_on_suite(
                 },
                 "regime": str(r.regime),
                 "above_all_reference": bool(r.above_all),
+                "interval_from": str(r.residuals_from),
                 "misfit": fits[str(model)][b].as_dict(),
             }
+            if r.regime in ("none", "too_few"):
+                bench[b]["no_prediction_because"] = _unplaced_because(
+                    int(r.n_scored), int(r.n_items)
+                )
         cats: dict[str, Any] = {}
         cat_s, cat_t, cat_draw_s, cat_draw_t = [], [], [], []
         for cat, by_b in items.items():
@@ -222,7 +250,7 @@ def place_on_suite(
                     _rank(t, dt, ref.to_numpy()) if len(ref) >= MIN_RANKED_REFERENCE else None
                 )
                 if not np.isfinite(t):
-                    cat_entry["no_rank_because"] = _NOTHING_SCORED
+                    cat_entry["no_rank_because"] = _unplaced_category(bench, bs)
                 elif cat_entry["predicted_rank"] is None:
                     cat_entry["no_rank_because"] = (
                         f"{len(ref)} reference models have every benchmark of the category "
@@ -230,7 +258,7 @@ def place_on_suite(
                         f"{', '.join(sorted({panels[b].name for b in bs}))})"
                     )
             if cat_entry["predicted_rank"] is None and "no_rank_because" not in cat_entry:
-                cat_entry["no_rank_because"] = _NOTHING_SCORED
+                cat_entry["no_rank_because"] = _unplaced_category(bench, bs)
             cats[cat] = cat_entry
             cat_s.append(s)
             cat_t.append(t)
@@ -249,8 +277,13 @@ def place_on_suite(
             "predicted_full": _value(T, dT),
             "predicted_rank": None,
         }
-        if suite["n_scored"] == 0 or not np.isfinite(T):
+        if suite["n_scored"] == 0:
             suite["no_rank_because"] = _NOTHING_SCORED
+        elif not np.isfinite(T):
+            suite["no_rank_because"] = (
+                "no benchmark has the items a placement needs "
+                f"(at least {MIN_SCORED_ITEMS} scored, or half of a smaller benchmark's)"
+            )
         elif len(ref_suite) >= MIN_COMPLETE_REFERENCE or (
             every_complete and len(ref_suite) >= MIN_RANKED_REFERENCE
         ):

@@ -50,6 +50,12 @@ def clean_for_json(obj: Any) -> Any:
     return obj
 
 
+def design_entry(ids: Any, inclusion: np.ndarray) -> dict[str, float]:
+    """item id → inclusion probability (stored, like every manifest float, to 6 places: a
+    relative error of 1/π below 1e-5)."""
+    return {str(i): float(p) for i, p in zip(ids, inclusion, strict=True)}
+
+
 def build_manifest(
     name: str,
     panel: Panel,
@@ -59,9 +65,12 @@ def build_manifest(
     fidelity: dict[str, Any],
     aggregate: str = "mean_of_category_means",
     extra: dict[str, Any] | None = None,
+    inclusion: Mapping[str, Mapping[str, np.ndarray]] | None = None,
 ) -> dict[str, Any]:
     """Assemble a manifest from selected item positions (category → benchmark → positions);
-    ``extra`` fields (e.g. ``placement_calibration``) are part of the hashed body."""
+    ``extra`` fields (e.g. ``placement_calibration``) are part of the hashed body;
+    ``inclusion`` (category → benchmark → each position's inclusion probability, aligned with
+    ``selected``): the design of a drawn suite, stored per item (``inclusion``)."""
     if aggregate not in AGGREGATES:
         raise ConfigError(f"aggregate must be one of {AGGREGATES}")
     bench = panel.benchmarks.set_index("benchmark")
@@ -69,7 +78,9 @@ def build_manifest(
     for cat, by_b in selected.items():
         entry = {}
         for b, pos in by_b.items():
-            ids = panel.item_ids(b)[np.sort(np.asarray(pos, dtype=np.int64))]
+            pos = np.asarray(pos, dtype=np.int64)
+            order = np.argsort(pos, kind="stable")
+            ids = panel.item_ids(b)[pos[order]]
             row = bench.loc[b]
             entry[b] = {
                 "item_ids": [str(i) for i in ids],
@@ -78,6 +89,9 @@ def build_manifest(
                 "metric": row["metric"],
                 "score_range": [float(row["score_min"]), float(row["score_max"])],
             }
+            pi = (inclusion or {}).get(cat, {}).get(b)
+            if pi is not None:
+                entry[b]["inclusion"] = design_entry(ids, np.asarray(pi, float)[order])
         cats[cat] = {
             "benchmarks": entry,
             "n_items": sum(len(v["item_ids"]) for v in entry.values()),

@@ -33,7 +33,7 @@ import numpy as np
 from primebench_tasks.data.io import content_hash
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
-from primebench_tasks.pipeline.manifest import clean_for_json
+from primebench_tasks.pipeline.manifest import clean_for_json, design_entry
 from primebench_tasks.pipeline.params import K
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
 from primebench_tasks.suite.manifest import SCHEMA, as_suite, versioned
@@ -145,6 +145,11 @@ def build_multi_source_suite(
                 "vlmeval_dataset": row["vlmeval_dataset"],
                 "metric": row["metric"],
                 "score_range": [float(row["score_min"]), float(row["score_max"])],
+                **(
+                    {"inclusion": design_entry(ids, res.inclusion[cat][s.benchmark])}
+                    if s.benchmark in res.inclusion.get(cat, {})
+                    else {}
+                ),
                 "source": {
                     "panel": s.panel.name,
                     "panel_hash": s.panel.content_hash,

@@ -47,6 +47,9 @@ class PipelineResult:
     stage2: Stage2Result | None = None
     stage3: Stage3Result | None = None
     selected: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    inclusion: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    """Inclusion probabilities of the selected items where Stage 2 drew them by a probability
+    design (aligned with ``selected``); empty otherwise."""
     reference: pd.Series | None = None
     suite_scores: pd.Series | None = None
     fidelity: float = float("nan")
@@ -78,6 +81,7 @@ class PipelineResult:
                 "headroom": suite_headroom(panel, self.selected),
                 **({} if calibration is None else {"placement_calibration": calibration}),
             },
+            inclusion=self.inclusion,
         )
 
 
@@ -180,6 +184,7 @@ def run_pipeline(
             }
         )
         res.selected = s2.selected
+        res.inclusion = s2.inclusion
         S = pooled_category_scores(panel, s2.selected)
         res.category_scores = S
         if S.shape[1] >= 2:
@@ -203,6 +208,7 @@ def run_pipeline(
             }
         )
         res.selected = {c: res.selected[c] for c in s3.categories}
+        res.inclusion = {c: v for c, v in res.inclusion.items() if c in s3.categories}
     scores = selection_scores(panel, res.selected)
     res.suite_scores = scores
     res.fidelity = spearman(scores.to_numpy(), ref.reindex(scores.index).to_numpy())

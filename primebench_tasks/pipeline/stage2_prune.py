@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -69,10 +69,14 @@ def pool_data(
 
 @dataclass
 class Stage2Result:
-    """selected[category][benchmark] = sorted item positions kept; table per category."""
+    """selected[category][benchmark] = sorted item positions kept; table per category;
+    inclusion[category][benchmark] = each kept item's inclusion probability (aligned with
+    ``selected``) where the selector draws with known probabilities (``select.stratified``),
+    absent otherwise."""
 
     selected: dict[str, dict[str, np.ndarray]]
     table: pd.DataFrame
+    inclusion: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
     @property
     def n_items(self) -> int:
@@ -133,17 +137,22 @@ def stage2_prune(
     space = resolve_cell_space(panel, cell_space)
     make = selector or stage2_factory()
     selected: dict[str, dict[str, np.ndarray]] = {}
+    inclusion: dict[str, dict[str, np.ndarray]] = {}
     rows = []
     for pool in pools:
         data = pool_data(panel, pool, space)
         k = category_budget(data.X.shape[1], retention, floor)
         sel = make(k).fit(data.X, data.features)
         idx = sel.indices_
+        pi = getattr(sel, "inclusion_", None)
         by_b: dict[str, np.ndarray] = {}
         for b in pool.items:
             mask = data.benchmark[idx] == b
             if mask.any():
-                by_b[b] = np.sort(data.position[idx][mask])
+                order = np.argsort(data.position[idx][mask], kind="stable")
+                by_b[b] = data.position[idx][mask][order]
+                if pi is not None:
+                    inclusion.setdefault(pool.category, {})[b] = np.asarray(pi)[mask][order]
         selected[pool.category] = by_b
         rows.append(
             {
@@ -159,7 +168,7 @@ def stage2_prune(
         )
         if progress:
             progress(f"stage 2: {pool.category}: {len(idx)} of {data.X.shape[1]} items")
-    return Stage2Result(selected=selected, table=pd.DataFrame(rows))
+    return Stage2Result(selected=selected, table=pd.DataFrame(rows), inclusion=inclusion)
 
 
 def pooled_category_scores(

@@ -15,6 +15,7 @@ import pandas as pd
 
 from primebench_tasks.data.importers import merge_records, panel_records
 from primebench_tasks.data.io import jsonl_records
+from primebench_tasks.data.names import model_name_problem
 from primebench_tasks.data.panel import CONDITIONS, Panel
 from primebench_tasks.errors import InputError, shown
 
@@ -99,6 +100,12 @@ def read_records(path: str | Path, suites: set[str] | None = None) -> pd.DataFra
                 raise InputError(
                     f"{col} {shown(df[col].iloc[i])} is {what}", file=f, row=row(i), field=col
                 )
+    for pos, name in enumerate(df["model"]):
+        problem = model_name_problem(str(name))
+        if problem:
+            raise InputError(
+                f"model name {shown(name)} {problem}", file=f, row=row(pos), field="model"
+            )
     unknown = ~df["condition"].astype(str).isin(CONDITIONS)
     if unknown.any():
         i = int(np.flatnonzero(unknown.to_numpy())[0])
@@ -110,6 +117,15 @@ def read_records(path: str | Path, suites: set[str] | None = None) -> pd.DataFra
         )
     if "status" in df.columns:  # failed runner records are missing, not 0: they are not appended
         df = df[df["status"].fillna("ok") == "ok"]
+    boolean = df["score"].map(lambda v: isinstance(v, bool | np.bool_))
+    if boolean.any():  # JSON true/false: a right/wrong flag is not a score of 1/0 by accident
+        i = int(np.flatnonzero(boolean.to_numpy())[0])
+        raise InputError(
+            f"score {shown(df['score'].iloc[i])} is a boolean, not a number in [0, 1]",
+            file=f,
+            row=row(i),
+            field="score",
+        )
     score = pd.to_numeric(df["score"], errors="coerce")
     bad = score.isna() & df["score"].notna()
     if bad.any():

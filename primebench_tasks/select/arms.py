@@ -16,6 +16,7 @@ from primebench_tasks.select.disco import DISCOSelector
 from primebench_tasks.select.fps import FPSSelector, KCenterSelector
 from primebench_tasks.select.irt import IRTSelector
 from primebench_tasks.select.random import RandomSelector
+from primebench_tasks.select.stratified import StratifiedSelector
 from primebench_tasks.select.variance import VarianceSelector
 from primebench_tasks.select.vaw import VAWSelector
 
@@ -48,4 +49,5 @@ ARMS: dict[str, Factory] = {
     "datbench": lambda k, rs, c: DatBenchSelector(k, random_state=rs),
     "fps": lambda k, rs, c: FPSSelector(k, random_state=rs),
     "kcenter": lambda k, rs, c: KCenterSelector(k, random_state=rs),
+    "stratified": lambda k, rs, c: StratifiedSelector(k, random_state=rs),
 }

@@ -68,6 +68,18 @@ class BenchmarkEntry:
     no_lmms_eval_task: str | None = None
     """Why the suite's lmms-eval folder does not run this benchmark (placed from the other
     harnesses; an lmms-eval run is placed without it and says so)."""
+    inclusion: Mapping[str, float] | None = None
+    """The probability design of a suite drawn with known inclusion probabilities
+    (``select.stratified``): item id → π_i in (0, 1] for every suite item of the benchmark; the
+    model-assisted estimator weighs item i by 1/π_i. None: the items were chosen, not drawn."""
+
+    def design_weights(self) -> tuple[float, ...] | None:
+        """1/π_i of the suite items in ``item_ids`` order, normalised to sum to 1, or None."""
+        if self.inclusion is None:
+            return None
+        d = [1.0 / self.inclusion[i] for i in self.item_ids]
+        total = sum(d)
+        return tuple(x / total for x in d)
 
 
 def _fail(msg: str, file: str, row: str | None = None, fld: str | None = None) -> InputError:
@@ -122,6 +134,27 @@ def _entry(cat: str, b: str, e: Any, file: str) -> BenchmarkEntry:
     ):
         raise _fail("must be [min, max] with min < max", file, row, "score_range")
     local = e.get("local_task")
+    inclusion = e.get("inclusion")
+    if inclusion is not None:
+        if not isinstance(inclusion, dict) or set(inclusion) != set(ids):
+            raise _fail(
+                "must be an object giving every suite item's inclusion probability",
+                file,
+                row,
+                "inclusion",
+            )
+        bad = [
+            i
+            for i, p in inclusion.items()
+            if isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 < p <= 1.0
+        ]
+        if bad:
+            raise _fail(
+                f"item {bad[0]}'s inclusion probability {inclusion[bad[0]]!r} is not in (0, 1]",
+                file,
+                row,
+                "inclusion",
+            )
     return BenchmarkEntry(
         name=b,
         category=cat,
@@ -138,6 +171,7 @@ def _entry(cat: str, b: str, e: Any, file: str) -> BenchmarkEntry:
         vlmeval=_table(e.get("vlmeval"), file, row, "vlmeval"),
         local_task=None if local is None else str(local),
         no_lmms_eval_task=_str(e.get("no_lmms_eval_task"), file, row, "no_lmms_eval_task", True),
+        inclusion=None if inclusion is None else {str(i): float(p) for i, p in inclusion.items()},
     )
 
 
@@ -287,7 +321,7 @@ class SuiteManifest(Mapping[str, Any]):
         cats: dict[str, Any] = {}
         for cat, c in self.document["categories"].items():
             entries = {
-                b: {**e, "item_ids": [str(i) for i in item_ids[b]]}
+                b: _asking_entry(e, [str(i) for i in item_ids[b]])
                 for b, e in c["benchmarks"].items()
                 if item_ids.get(b)
             }
@@ -330,6 +364,20 @@ class SuiteManifest(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self.document)
+
+
+def _asking_entry(entry: Mapping[str, Any], ids: list[str]) -> dict[str, Any]:
+    """A benchmark entry asking ``ids``: its inclusion probabilities kept for those ids when
+    every one was drawn by the design, dropped otherwise (items outside the draw, as an adaptive
+    round asks, have no inclusion probability)."""
+    out = {**entry, "item_ids": ids}
+    inclusion = entry.get("inclusion")
+    if inclusion is not None:
+        if all(i in inclusion for i in ids):
+            out["inclusion"] = {i: inclusion[i] for i in ids}
+        else:
+            out.pop("inclusion")
+    return out
 
 
 def as_suite(manifest: Mapping[str, Any], file: str = "manifest") -> SuiteManifest:

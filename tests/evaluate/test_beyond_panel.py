@@ -121,10 +121,10 @@ def test_regime_intervals_come_from_the_regime_errors():
     new = pd.DataFrame([np.ones(len(sel)), X[6, sel]], index=["strong", "mid"], columns=cols)
     r = place_models(panel, m, new, estimator="mean", n_boot=10)
     assert r.loc["strong", "predicted_full"] == 1.0  # the mean estimator: 1.0, above all
-    # beyond: the ±0.2 errors; interior: the ±0.01 errors
-    assert r.loc["strong", "predicted_full_hi90"] - r.loc["strong", "predicted_full_lo90"] == (
-        pytest.approx(0.4)
-    )
+    # beyond: the ±0.2 errors, the upper end clipped to the score's range [0, 1]; interior: the
+    # ±0.01 errors
+    assert r.loc["strong", "predicted_full_lo90"] == pytest.approx(0.8)
+    assert r.loc["strong", "predicted_full_hi90"] == 1.0
     assert r.loc["mid", "predicted_full_hi90"] - r.loc["mid", "predicted_full_lo90"] == (
         pytest.approx(0.02)
     )

@@ -325,9 +325,13 @@ def test_a_resumed_run_with_other_documents_is_refused(tmp_path, suite20, mathvi
     freeze_spec(out, spec)
     assert json.loads((out / "run_spec.json").read_text())["documents"] == spec["documents"]
     pools = {**spec, "adaptive": {"documents": {"A": "1"}}}
-    freeze_spec(out, pools)
+    with pytest.raises(BackendError, match="holds a static run; this one is adaptive"):
+        freeze_spec(out, pools)  # one folder holds one kind of run
+    adaptive = tmp_path / "adaptive"
+    adaptive.mkdir()
+    freeze_spec(adaptive, pools)
     with pytest.raises(BackendError, match="adaptive item pools of A"):
-        freeze_spec(out, {**spec, "adaptive": {"documents": {"A": "9"}}})
+        freeze_spec(adaptive, {**spec, "adaptive": {"documents": {"A": "9"}}})
 
 
 def test_benchmarks_that_share_item_ids_are_distinct_records(tmp_path, suite20, mathvision):

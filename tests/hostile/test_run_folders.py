@@ -1,0 +1,108 @@
+"""The hostile battery, run folders: a resumed adaptive race asks again the items an outage
+failed (a failure never spends a later run's budget, as in ``run --adaptive``), and one folder
+holds one kind of run — an adaptive run is not resumed on a static run's records, nor the
+reverse. The backend answers as recorded MATH-Vision models (no engine)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness_adapters.run.adaptive import AdaptiveSettings
+from harness_adapters.run.errors import BackendError
+from harness_adapters.run.records import RecordFile
+from harness_adapters.run.request import RunRequest
+from harness_adapters.vllm.adaptive_session import rank_variants_adaptive, run_adaptive
+from harness_adapters.vllm.session import execute
+from tests.harness.conftest import mathvision, suite20  # noqa: F401 - the fixtures
+from tests.harness.test_adaptive_run import (
+    BENCH,
+    HELD,
+    RecordedModel,
+    RecordedVariants,
+    _adapter_dir,
+)
+
+
+class OutageVariants(RecordedVariants):
+    """Answers as recorded, except that the calls numbered in ``down`` (1-based, one call per
+    variant per round) fail as an unreachable server's do; failed items are not counted as
+    asked."""
+
+    def __init__(self, panel, by_variant: dict, down: set[int]):
+        super().__init__(panel, by_variant)
+        self.down, self.calls = down, 0
+
+    def generate(self, messages, adapter, max_new_tokens=None, regex=None):
+        self.calls += 1
+        if self.calls in self.down:
+            return [ConnectionError("connection refused") for _ in messages]
+        return super().generate(messages, adapter, max_new_tokens, regex)
+
+
+@pytest.fixture
+def race(tmp_path, mathvision, suite20):  # noqa: F811 - the imported fixtures
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["X"]}))
+    strong, weak = "Gemini-Pro", "GPT4-CoT_TextOnly"
+    ref = mathvision.subset_models([m for m in mathvision.model_names if m not in (strong, weak)])
+    ad = {"a1": str(_adapter_dir(tmp_path / "a1"))}
+
+    def req(out):
+        return RunRequest(
+            model=str(model), suite=suite20, out=tmp_path / out, name="m", adapters=ad
+        )
+
+    return req, {BENCH: ref}, {None: strong, "a1": weak}
+
+
+def test_a_race_resumed_after_an_outage_asks_the_failed_items_again(race, mathvision):  # noqa: F811
+    req, panels, variants = race
+    settings = AdaptiveSettings(None, 30, 5)
+    straight = RecordedVariants(mathvision, variants)
+    doc = rank_variants_adaptive(req("s"), panels, settings, backend=straight)
+    # the second round's calls (both variants) fail: the race stops there
+    first = OutageVariants(mathvision, variants, down={3, 4})
+    with pytest.raises(BackendError, match="every one of its 5 requests of this round failed"):
+        rank_variants_adaptive(req("r"), panels, settings, backend=first)
+    failed = [r for r in RecordFile(req("r").out / "records.jsonl").read() if r["status"] != "ok"]
+    assert len(failed) == 10
+    second = RecordedVariants(mathvision, variants)
+    again = rank_variants_adaptive(req("r"), panels, settings, backend=second)
+    # the failed items were asked again, first: the resumed race is the uninterrupted one
+    assert first.asked + second.asked == straight.asked
+    assert again["items"] == doc["items"] and again["stopped_because"] == doc["stopped_because"]
+    assert again["verdict"] == doc["verdict"]
+
+
+def test_an_adaptive_run_is_not_resumed_on_a_static_runs_records(tmp_path, mathvision, suite20):  # noqa: F811
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(
+        json.dumps({"architectures": ["Qwen2VLForConditionalGeneration"]})
+    )
+    reference = mathvision.subset_models([m for m in mathvision.model_names if m != HELD])
+    req = RunRequest(model=str(model), suite=suite20, out=tmp_path / "run", name="m")
+    execute(req, mathvision, backend=RecordedModel(mathvision, HELD))
+    n_static = len(RecordFile(tmp_path / "run" / "records.jsonl").read())
+    assert n_static == 20
+    backend = RecordedModel(mathvision, HELD)
+    with pytest.raises(BackendError, match="holds a static run; this one is adaptive"):
+        run_adaptive(req, {BENCH: reference}, AdaptiveSettings(None, 15, 5), backend=backend)
+    assert backend.asked == []
+    assert len(RecordFile(tmp_path / "run" / "records.jsonl").read()) == n_static
+    # nor the reverse: a static run into an adaptive run's folder
+    run_adaptive(
+        RunRequest(model=str(model), suite=suite20, out=tmp_path / "ad", name="m"),
+        {BENCH: reference},
+        AdaptiveSettings(None, 10, 5),
+        backend=RecordedModel(mathvision, HELD),
+    )
+    with pytest.raises(BackendError, match="holds an adaptive run; this one is static"):
+        execute(
+            RunRequest(model=str(model), suite=suite20, out=tmp_path / "ad", name="m"),
+            mathvision,
+            backend=RecordedModel(mathvision, HELD),
+        )
