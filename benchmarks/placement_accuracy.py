@@ -14,7 +14,8 @@ Hold-out protocols (``primebench_tasks.evaluate.splits``):
   the dated models released before them — on every panel with at least 40 models (AutoJudger: 76
   models with release dates; the simulated panels, where ability grows with release date).
 
-The default PRIMEBench suite is built on the remaining models with its placement calibration
+The previous default PRIMEBench suite (chosen items: ``CHOSEN_ITEMS``) is built on the remaining
+models with its placement calibration
 (``primebench_tasks.evaluate.calibration``: random folds and nested frontier folds, the selection
 redone in each), and the held-out models are placed from their real responses to the suite items.
 Reported per panel, protocol and estimator: suite items, full-score MAE and bias (predicted −
@@ -48,12 +49,19 @@ import pandas as pd
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.data.simulate import simulate_panel
 from primebench_tasks.evaluate.calibration import calibration_entry, suite_responses
-from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
 from primebench_tasks.evaluate.placement import full_suite_scores, place_models
 from primebench_tasks.evaluate.splits import frontier_split, newest_split
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
 
 REAL = ("autojudger", "m3irt", "blink", "mathvision")
+CHOSEN_ITEMS = {"selector": "cross_validated", "top_share": 0.25}
+"""The suite this measures: the previous default, items *chosen* by the cross-validated selector
+with a quarter reserved for the strongest models' items. Suites are now drawn by a probability
+design (``research/placement/design_comparison.py``, docs/results.md "Never worse than a random
+sample"); these figures stay as the previous default's, beside the new ones."""
+CHOSEN_ITEMS_ESTIMATOR = "pirt"
+"""The estimator this measurement chose for suites of chosen items (the default before the
+probability design; the table marks it)."""
 ESTIMATORS = ("pirt", "aipw", "gpirt", "mean")
 CALIBRATED = ("pirt", "aipw")
 MIN_MODELS_BEYOND = 40
@@ -89,7 +97,7 @@ def evaluate_panel(name: str, panel: Panel, protocol: str, splits: int, n_boot: 
     out = []
     for s, (build, held) in enumerate(held_sets(panel, full, protocol, splits)):
         ref = panel.subset_models(build)
-        params = PipelineParams(seed=s)
+        params = PipelineParams(seed=s, **CHOSEN_ITEMS)  # type: ignore[arg-type]
         result = run_pipeline(ref, params)
         ref_full = full_suite_scores(ref).to_numpy()
         t = full[held].to_numpy()
@@ -132,7 +140,7 @@ def table(df: pd.DataFrame) -> str:
     ]
     for (panel, proto, est), d in df.groupby(["panel", "protocol", "estimator"], sort=False):
         n_splits = d.split.nunique()
-        default = " (default)" if est == DEFAULT_ESTIMATOR else ""
+        default = " (default)" if est == CHOSEN_ITEMS_ESTIMATOR else ""
         lines.append(
             f"| {panel} ({d.models.iloc[0]}) | {proto} | {d.held.iloc[0]} × {n_splits} | "
             f"{d['items'].mean():.0f} ({100 * d.share.mean():.0f} %) | {est}{default} | "
@@ -222,8 +230,8 @@ def main() -> None:
     print(why)
     out.write_text(text, encoding="utf-8")
     out.with_name("placement_choice.md").write_text(why, encoding="utf-8")
-    if chosen != DEFAULT_ESTIMATOR:
-        print(f"note: the procedure chooses {chosen!r}, the default is {DEFAULT_ESTIMATOR!r}")
+    if chosen != CHOSEN_ITEMS_ESTIMATOR:
+        print(f"note: the procedure chooses {chosen!r}, not {CHOSEN_ITEMS_ESTIMATOR!r}")
 
 
 if __name__ == "__main__":

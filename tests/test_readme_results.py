@@ -648,3 +648,28 @@ def test_suite_rank_imputation_tables_are_rendered_from_the_committed_csvs():
     assert text == (RESULTS / "suite_rank_imputation_floor0.md").read_text("utf-8")
     assert _readme_block("suite-share-5") == text
     assert floor0["share"].iloc[0] <= 0.05 < held["share"].iloc[0]
+
+
+def test_the_default_pair_is_the_one_the_design_comparison_chooses():
+    """research/placement/design_comparison.py: the table is rendered from its committed CSV,
+    the docs hold it, and the library's default selector and estimator are the pair it
+    chooses; the old default's figures stay in it."""
+    from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
+    from primebench_tasks.select.default import DEFAULT_SELECTOR
+
+    path = ROOT / "research" / "placement" / "design_comparison.py"
+    spec = importlib.util.spec_from_file_location("design_comparison", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    results = ROOT / "research" / "placement" / "results"
+    df = pd.read_csv(results / "design_comparison.csv")
+    text = mod.render(mod.summary(df))
+    assert text == (results / "design_comparison.md").read_text("utf-8")
+    assert _readme_block("design-comparison") == text
+    choice = mod.choice(mod.summary(df))
+    assert choice.loc[choice["chosen"], "pair"].tolist() == [
+        f"{DEFAULT_SELECTOR}+{DEFAULT_ESTIMATOR}"
+    ]
+    assert "cross_validated+pirt" in set(choice["pair"])  # the old default, beside the new
+    assert set(df["protocol"]) == {"random", "frontier", "chronological", "gap"}
+    assert set(df["k"]) == {25, 50, 100}

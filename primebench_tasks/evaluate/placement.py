@@ -9,7 +9,8 @@ Definitions (shapes: M reference models, V new models, k_c suite items in catego
   category's benchmark means, over every item of every panel benchmark (App. D.3's end-to-end
   reference, without Stage 0 cleaning: the full suite a user would otherwise run).
 - *predicted full-suite score*: per suite category, a score estimator (``mean``, ``weighted``,
-  ``pirt``, ``gpirt``, ``aipw``; default ``aipw``: calibrated and cheap to refit) fitted on the
+  ``pirt``, ``gpirt``, ``aipw``, ``greg``; default ``greg``, the model-assisted estimator, with
+  the suite's design weights where its items were drawn by a probability design) fitted on the
   reference models' responses to all items of the category's suite benchmarks predicts the new
   model's pooled mean over those items from its suite responses; the category predictions map to
   the full-suite score by their mean when the suite covers every panel benchmark with one benchmark
@@ -26,6 +27,13 @@ Definitions (shapes: M reference models, V new models, k_c suite items in catego
   the selection's optimism); they hold the estimator's error and the model-to-model variation; 95 %
   (``_lo``/``_hi``) and 90 % (``_lo90``/``_hi90``); the predicted rank interval is the rank of its
   ends. Every interval contains its point (measured coverage: ``benchmarks/placement_accuracy.py``).
+  On a suite drawn by a probability design (every category's items with inclusion probabilities)
+  with the ``greg`` estimator, the predicted full score's interval is instead the **design
+  interval** (``residuals_from = "design"``): the point ± z·√V, V the design variance of the
+  estimate (``evaluate.estimators.model_assisted``), mapped to the full suite — it holds for a
+  model unlike every reference model, which held-out errors of the reference models cannot vouch
+  for (``research/placement/design_comparison.py``). Predicted scores and their intervals lie in
+  [0, 1].
 - *beyond the panel*: a new model is usually stronger than every reference model. The manifest's
   calibration also holds nested frontier folds (the strongest models held out, the suite built on
   weaker ones) and stores every held-out error by the *regime* its prediction fell in

@@ -35,7 +35,8 @@ __all__ = [
 
 
 def clean_for_json(obj: Any) -> Any:
-    """numpy scalars → Python, non-finite floats → None, floats rounded to 6 places."""
+    """numpy scalars → Python, non-finite floats → None, floats rounded to 6 places (−0.0 as
+    0.0)."""
     if isinstance(obj, dict):
         return {str(k): clean_for_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -44,7 +45,9 @@ def clean_for_json(obj: Any) -> Any:
         return int(obj)
     if isinstance(obj, (np.floating, float)):
         x = float(obj)
-        return None if not np.isfinite(x) else round(x, 6)
+        # + 0.0: a -0.0 (a residual of ±1e-17 rounded) is written as 0.0 — its sign is the
+        # BLAS kernel's rounding, and the version hash must not depend on the CPU
+        return None if not np.isfinite(x) else round(x, 6) + 0.0
     if isinstance(obj, np.bool_):
         return bool(obj)
     return obj

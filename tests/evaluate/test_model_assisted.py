@@ -25,10 +25,12 @@ def test_model_assisted_by_hand() -> None:
     assert np.isnan(none[0]) and np.isnan(v[0])
 
 
-def _panel_and_frontier(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def _panel_and_frontier(
+    seed: int = 0, abilities: tuple[float, float] = (2.5, 3.5)
+) -> tuple[np.ndarray, np.ndarray]:
     """A 2PL panel of 120 reference models (abilities N(0, 1)) on 600 items, and 30 models of a
-    new generation: abilities 2.5-3.5 and, on the 300 items the reference models find hardest,
-    a profile of their own (those items 1.5 logits easier for them)."""
+    new generation: ``abilities`` uniform and, on the 300 items the reference models find
+    hardest, a profile of their own (those items 1.5 logits easier for them)."""
     rng = np.random.default_rng(seed)
     n = 600
     a = rng.lognormal(0.0, 0.3, n)
@@ -39,7 +41,7 @@ def _panel_and_frontier(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     hard = np.argsort(ref.mean(axis=0))[:300]
     shift = np.zeros(n)
     shift[hard] = 1.5
-    new_theta = rng.uniform(2.5, 3.5, 30)
+    new_theta = rng.uniform(*abilities, 30)
     Pn = 1 / (1 + np.exp(-(a * (new_theta[:, None] - b) + shift)))
     new = (rng.random(Pn.shape) < Pn).astype(float)
     return ref, new

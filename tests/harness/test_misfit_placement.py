@@ -68,4 +68,4 @@ def test_a_healthy_run_passes_and_a_broken_benchmark_is_flagged(tmp_path, capsys
     assert md.count("- **misfit**: answers on AI2D_TEST") == 1 and "**misfit** (p = " in md
     err = capsys.readouterr().err
     assert "warning: broken: answers on AI2D_TEST fit the reference models worse" in err
-    assert "healthy:" not in err
+    assert "healthy: answers on" not in err  # no misfit warning (a top-of-panel note may be)
