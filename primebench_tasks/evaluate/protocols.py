@@ -229,6 +229,13 @@ def run_protocol(
     if protocol != "same" and min(len(h) for _, h in splits) < MIN_HELDOUT:
         raise ConfigError(f"{protocol}: fewer than {MIN_HELDOUT} held-out models")
     pools = prepare_pools(panel)
+    largest = max(p.data.X.shape[1] for p in pools)
+    too_big = [b for b in budgets if b > largest]
+    if too_big:  # a budget no pool can fill would be reported as a pool's whole size
+        raise ConfigError(
+            f"--budgets {','.join(map(str, too_big))}: more items than any category pool "
+            f"holds (the largest: {largest}); give at most {largest}"
+        )
     rows = []
     with progress_bar(len(splits), f"validate ({protocol})", unit="split") as bar:
         for i, (build, held) in enumerate(splits):

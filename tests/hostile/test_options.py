@@ -116,3 +116,13 @@ def test_the_same_adapter_twice_is_refused(tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"--adapters names {a} more than once" in err, err
+
+
+def test_a_budget_no_pool_can_fill_is_refused(tmp_path, capsys):
+    from primebench_tasks.cli import main
+
+    out = str(tmp_path / "v")
+    code = main(["validate", "--default", "mathvision", "--budgets", "10,1000000", "--out", out])
+    assert code == 2 and not (tmp_path / "v" / "table.md").exists()
+    err = capsys.readouterr().err
+    assert "--budgets 1000000: more items than any category pool holds (the largest: 304)" in err
