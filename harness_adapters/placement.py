@@ -266,8 +266,10 @@ def report_markdown(doc: dict[str, Any], missing: dict[str, Any]) -> str:
     lines = [
         f"# {doc['suite_name']} ({doc['suite']}): placement",
         "",
-        "Values with 95 % intervals (bootstrap over the suite's items; estimator "
-        f"`{doc['estimator']}`, {doc['n_boot']} resamples). Ranks: 1 = best, among the "
+        "Values with 95 % intervals (scores on the suite items: a bootstrap over the items, "
+        f"{doc['n_boot']} resamples; predicted full scores, estimator `{doc['estimator']}`: "
+        "the design interval where the suite's items were drawn with known probabilities, "
+        "else the reference models' held-out errors). Ranks: 1 = best, among the "
         "reference models of each benchmark's source panel plus this model."
         " Fit: how well the answers fit the reference models' item model (person fit lz* and, "
         "where the items have text, a residual along the questions' length; its p-value among "
