@@ -149,9 +149,19 @@ def _runs(root: Path, report: LogsReport) -> list[tuple[str, Path, str]]:
         res = read_results_file(path)
         model = str(res.get("model_name") or path.parent.name)
         m = _STAMP.match(path.name)
-        stamp = m.group(1) if m else path.name
+        stamp = m.group(1) if m else ""
         for task in res["configs"]:
             key = (model, str(task))
+            if key in latest and not (stamp and latest[key][0]):
+                # a results file without lmms-eval's time stamp in its name: which of two runs
+                # is the newest cannot be told (its name sorts anywhere), so none is guessed
+                other = latest[key][1].relative_to(root)
+                raise InputError(
+                    f"two runs of {model} on {task} ({other} and {rel}), and "
+                    f"{rel if not stamp else other} has no lmms-eval time stamp "
+                    "(YYYYMMDD_HHMMSS_) in its name: which counts cannot be told; keep one",
+                    file=str(path),
+                )
             if key in latest and latest[key][0] > stamp:
                 report.skipped.setdefault(
                     f"{rel} ({task})",

@@ -75,6 +75,16 @@ def respell(argv: list[str], renamed: dict[tuple[str, ...], tuple[str, ...]]) ->
                 file=sys.stderr,
             )
             return [*new, *argv[len(old) :]]
+    # the first word of old spellings alone (``primebench vlmeval``): say where its commands went
+    firsts = {n[0] for n in current}
+    if argv and argv[0] not in firsts:
+        moved = sorted({" ".join(renamed[o]) for o in renamed if o[0] == argv[0]})
+        if moved:
+            print(
+                f"primebench: `primebench {argv[0]} ...` is now spelled "
+                + ", ".join(f"`primebench {m}`" for m in moved),
+                file=sys.stderr,
+            )
     return argv
 
 

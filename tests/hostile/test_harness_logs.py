@@ -110,3 +110,23 @@ def test_bad_refresh_records_name_row_and_field(tmp_path, line, message, row):
     with pytest.raises(InputError, match=message) as exc:
         read_records(f)
     assert f"row {row}" in str(exc.value)
+
+
+def _results(path, model: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"model_name": model, "configs": {"mmmu_val": {}}}))
+
+
+def test_a_results_file_without_a_time_stamp_is_never_taken_as_the_newest(tmp_path):
+    from harness_adapters.lmms_eval.logs_panel import LogsReport, _runs
+
+    _results(tmp_path / "m" / "20260101_120000_results.json", "m")
+    _results(tmp_path / "m" / "zzz_results.json", "m")
+    with pytest.raises(InputError, match="zzz_results.json has no lmms-eval time stamp") as e:
+        _runs(tmp_path, LogsReport())
+    assert "which counts cannot be told" in str(e.value)
+    # alone, or with stamps on both, the newest stamp counts
+    (tmp_path / "m" / "zzz_results.json").unlink()
+    _results(tmp_path / "m" / "20250101_120000_results.json", "m")
+    ((model, path, task),) = _runs(tmp_path, LogsReport())
+    assert path.name == "20260101_120000_results.json" and task == "mmmu_val"

@@ -126,3 +126,13 @@ def test_a_budget_no_pool_can_fill_is_refused(tmp_path, capsys):
     assert code == 2 and not (tmp_path / "v" / "table.md").exists()
     err = capsys.readouterr().err
     assert "--budgets 1000000: more items than any category pool holds (the largest: 304)" in err
+
+
+def test_an_old_group_alone_points_to_the_new_grammar(capsys):
+    from primebench_tasks.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["vlmeval"])
+    err = capsys.readouterr().err
+    assert "`primebench vlmeval ...` is now spelled" in err
+    assert "`primebench tasks vlmeval`" in err and "`primebench evaluate vlmeval`" in err
