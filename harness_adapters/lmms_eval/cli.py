@@ -65,7 +65,7 @@ def cmd_ingest_lmms(args: argparse.Namespace) -> int:
 
 def cmd_ingest_lmms_logs(args: argparse.Namespace) -> int:
     from harness_adapters.lmms_eval.logs_panel import logs_panel
-    from primebench_tasks.data.importers import save_imported_panel
+    from primebench_tasks.data.importers import save_imported_panel, saved_panel_text
 
     panel, report = logs_panel(
         args.logs,
@@ -75,7 +75,7 @@ def cmd_ingest_lmms_logs(args: argparse.Namespace) -> int:
     )
     done = save_imported_panel(panel, args.out, replace=args.replace)
     print("\n".join(report.lines()))
-    print(f"{done} {args.out}: {panel}")
+    print(saved_panel_text(done, args.out, panel))
     return 0
 
 

@@ -112,7 +112,7 @@ def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
 
 def cmd_vlmeval_import_records(args: argparse.Namespace) -> int:
     from harness_adapters.vlmeval.records import records_panel
-    from primebench_tasks.data.importers import save_imported_panel
+    from primebench_tasks.data.importers import save_imported_panel, saved_panel_text
 
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     panel, report = records_panel(
@@ -125,7 +125,7 @@ def cmd_vlmeval_import_records(args: argparse.Namespace) -> int:
     )
     done = save_imported_panel(panel, args.out, replace=args.replace)
     print("\n".join(report.lines()))
-    print(f"{done} {args.out}: {panel}")
+    print(saved_panel_text(done, args.out, panel))
     return 0
 
 

@@ -133,7 +133,7 @@ def cmd_panel_import(args: argparse.Namespace) -> int:
 def cmd_panel_import_helm(args: argparse.Namespace) -> int:
     from primebench_tasks.data.cards import benchmark_cards
     from primebench_tasks.data.helm import helm_panel
-    from primebench_tasks.data.importers import save_imported_panel
+    from primebench_tasks.data.importers import save_imported_panel, saved_panel_text
     from primebench_tasks.data.panel import Panel
 
     rule, key_panel = args.key_rule, args.key_panel
@@ -150,7 +150,22 @@ def cmd_panel_import_helm(args: argparse.Namespace) -> int:
                 f"{args.benchmark} carry their text)",
                 field="--key-panel",
             )
-        kp = Panel.load(key_panel) if Path(key_panel).is_dir() else Panel.load_default(key_panel)
+        if Path(key_panel).is_dir():
+            kp = Panel.load(key_panel)
+        elif "/" in key_panel or "\\" in key_panel or Path(key_panel).exists():
+            raise InputError(
+                "not a panel folder (no such folder), and a path is not an embedded panel's name",
+                file=key_panel,
+                field="--key-panel",
+            )
+        else:
+            kp = Panel.load_default(key_panel)
+        if args.benchmark not in kp.benchmark_names:
+            raise InputError(
+                f"panel {kp.name!r} holds no items of {args.benchmark} to match HELM's "
+                f"instances to (its benchmarks: {', '.join(kp.benchmark_names)})",
+                field="--key-panel",
+            )
         keyed_by = kp.items_of(args.benchmark)
     panel, report = helm_panel(
         args.runs,
@@ -166,12 +181,12 @@ def cmd_panel_import_helm(args: argparse.Namespace) -> int:
         print(line)
     done = save_imported_panel(panel, args.out, replace=args.replace)
     how = f"items matched by text ({rule}, panel {key_panel})" if rule else "HELM instance ids"
-    print(f"{done} {args.out}: {panel}; {how}")
+    print(f"{saved_panel_text(done, args.out, panel)}; {how}")
     return 0
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from primebench_tasks.data.importers import save_imported_panel
+    from primebench_tasks.data.importers import save_imported_panel, saved_panel_text
     from primebench_tasks.data.simulate import simulate_panel
 
     t = time.time()
@@ -180,7 +195,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     )
     say(f"simulated in {time.time() - t:.1f}s; writing {args.out}")
     done = save_imported_panel(panel, args.out, replace=args.replace)
-    print(f"{done} {args.out}: {panel}")
+    print(saved_panel_text(done, args.out, panel))
     return 0
 
 

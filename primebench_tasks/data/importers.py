@@ -779,6 +779,14 @@ def panel_with_benchmarks(panel: Panel, benchmarks: list[str]) -> Panel:
     )
 
 
+def saved_panel_text(done: str, out: str | Path, panel: Panel) -> str:
+    """What a command that saved ``panel`` with :func:`save_imported_panel` says: "<done>
+    <out>: <the panel now in the folder>" — after an append, the merged panel, not the rows
+    just added."""
+    shown = Panel.load(out) if done == "appended to" else panel
+    return f"{done} {out}: {shown}"
+
+
 def save_imported_panel(panel: Panel, out: str | Path, *, replace: bool = False) -> str:
     """The one rule of every command that writes a whole new panel into a folder (``simulate``,
     ``ingest lmms-eval-logs``, ``ingest vlmeval-records``), as ``panel import`` appends a

@@ -192,7 +192,7 @@ def test_the_command_exits_2_and_writes_no_panel(tmp_path: Path, capsys) -> None
     code = main(
         [
             "panel", "import-helm", str(tmp_path / "runs_root"), "--scenario", "real_world_qa",
-            "--benchmark", "RWQ", "--category", "General", "--out", str(out),
+            "--benchmark", "RWQ", "--category", "Image Understanding", "--out", str(out),
         ]
     )  # fmt: skip
     assert code == 2 and not out.exists()
@@ -240,10 +240,46 @@ def test_an_unknown_metric_says_what_the_runs_hold(tmp_path: Path, capsys) -> No
     code = main(
         [
             "panel", "import-helm", str(tmp_path / "r"), "--scenario", "real_world_qa",
-            "--benchmark", "RWQ", "--category", "General", "--metric", "nope",
+            "--benchmark", "RWQ", "--category", "Image Understanding", "--metric", "nope",
             "--out", str(tmp_path / "P"),
         ]
     )  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2
     assert "no per-instance 'nope'" in err and "exact_match" in err
+
+
+def _import(runs: Path, out: Path, *extra: str) -> int:
+    return main(
+        [
+            "panel", "import-helm", str(runs), "--scenario", "real_world_qa",
+            "--benchmark", "RWQ", "--category", "Image Understanding", "--out", str(out), *extra,
+        ]
+    )  # fmt: skip
+
+
+def test_key_panel_errors_name_their_cause(tmp_path: Path, capsys) -> None:
+    _run(tmp_path / "r")
+    assert _import(tmp_path / "r", tmp_path / "P", "--key-rule", "mcq_inline",
+                   "--key-panel", str(tmp_path / "nope")) == 2  # fmt: skip
+    assert "not a panel folder (no such folder)" in capsys.readouterr().err
+    assert _import(tmp_path / "r", tmp_path / "P", "--key-rule", "mcq_inline",
+                   "--key-panel", "openvlm_blink") == 2  # fmt: skip
+    assert "panel 'openvlm_blink' holds no items of RWQ" in capsys.readouterr().err
+
+
+def test_an_append_says_what_the_folder_now_holds(tmp_path: Path, capsys) -> None:
+    _run(tmp_path / "r")
+    assert _import(tmp_path / "r", tmp_path / "P") == 0
+    capsys.readouterr()
+    other = tmp_path / "r2"
+    _run(other)
+    code = main(
+        [
+            "panel", "import-helm", str(other), "--scenario", "real_world_qa",
+            "--benchmark", "RWQ2", "--category", "Image Understanding", "--out", str(tmp_path / "P"),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "appended to" in out and "2 benchmarks" in out  # the merged panel, not the new rows
