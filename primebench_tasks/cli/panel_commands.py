@@ -132,9 +132,8 @@ def cmd_panel_import(args: argparse.Namespace) -> int:
 
 def cmd_panel_import_helm(args: argparse.Namespace) -> int:
     from primebench_tasks.data.cards import benchmark_cards
-    from primebench_tasks.data.helm import helm_panel
+    from primebench_tasks.data.helm import helm_panel, reference_items
     from primebench_tasks.data.importers import save_imported_panel, saved_panel_text
-    from primebench_tasks.data.panel import Panel
 
     rule, key_panel = args.key_rule, args.key_panel
     card = next((c for c in benchmark_cards() if args.benchmark in c.names), None)
@@ -150,23 +149,7 @@ def cmd_panel_import_helm(args: argparse.Namespace) -> int:
                 f"{args.benchmark} carry their text)",
                 field="--key-panel",
             )
-        if Path(key_panel).is_dir():
-            kp = Panel.load(key_panel)
-        elif "/" in key_panel or "\\" in key_panel or Path(key_panel).exists():
-            raise InputError(
-                "not a panel folder (no such folder), and a path is not an embedded panel's name",
-                file=key_panel,
-                field="--key-panel",
-            )
-        else:
-            kp = Panel.load_default(key_panel)
-        if args.benchmark not in kp.benchmark_names:
-            raise InputError(
-                f"panel {kp.name!r} holds no items of {args.benchmark} to match HELM's "
-                f"instances to (its benchmarks: {', '.join(kp.benchmark_names)})",
-                field="--key-panel",
-            )
-        keyed_by = kp.items_of(args.benchmark)
+        keyed_by = reference_items(key_panel, args.benchmark)
     panel, report = helm_panel(
         args.runs,
         args.scenario,

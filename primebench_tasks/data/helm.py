@@ -383,6 +383,31 @@ def _metric_names(stats: list[Any]) -> list[str]:
     return sorted(names)
 
 
+def reference_items(key_panel: str, benchmark: str) -> pd.DataFrame:
+    """The items of ``benchmark`` (with their text) that HELM's instances are matched to:
+    ``key_panel`` is a panel folder or an embedded panel's name; a path that is no folder, or a
+    panel without the benchmark, is refused naming that cause."""
+    from primebench_tasks.data.panel import Panel
+
+    if Path(key_panel).is_dir():
+        panel = Panel.load(key_panel)
+    elif "/" in key_panel or "\\" in key_panel or Path(key_panel).exists():
+        raise InputError(
+            "not a panel folder (no such folder), and a path is not an embedded panel's name",
+            file=key_panel,
+            field="--key-panel",
+        )
+    else:
+        panel = Panel.load_default(key_panel)
+    if benchmark not in panel.benchmark_names:
+        raise InputError(
+            f"panel {panel.name!r} holds no items of {benchmark} to match HELM's instances to "
+            f"(its benchmarks: {', '.join(panel.benchmark_names)})",
+            field="--key-panel",
+        )
+    return panel.items_of(benchmark)
+
+
 def helm_panel(
     root: str | Path,
     scenario: str,
