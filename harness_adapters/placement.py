@@ -149,11 +149,12 @@ def score_frame(
     for m in wide.index:
         absent, few = [], []
         for b, v in missing.get(str(m), {}).items():
-            if v["missing"] != v["of"]:
+            scored = v["of"] - v["missing"]
+            if scored:
                 need = min_scored_items(v["of"])
-                if v["of"] - v["missing"] < need:
-                    v["why"] = f"{v['of'] - v['missing']} scored, fewer than the {need} placed"
-                    few.append(f"{b} ({v['of'] - v['missing']} of {v['of']})")
+                if scored < need:
+                    v["why"] = f"{scored} scored, fewer than the {need} placed"
+                    few.append(f"{b} ({scored} of {v['of']})")
                 continue
             if b in excused:
                 v["why"] = excused[b]

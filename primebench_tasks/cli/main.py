@@ -135,9 +135,9 @@ def check_outputs_not_inputs(args: argparse.Namespace) -> None:
             continue
         for src, v in inputs:
             if os.path.samefile(value, v):
-                name = src if src.startswith("-") else src.replace("_", "-")
                 raise PrimeBenchError(
-                    f"--{dest} {value} is the input given as {name} ({v}): the command would "
+                    f"--{dest} {value} is the input given as {src.replace('_', '-')} ({v}): the "
+                    "command would "
                     "overwrite what it reads; write somewhere else"
                 )
 

@@ -123,10 +123,8 @@ def _list(doc: Any, path: Path, what: str) -> list[Any]:
     return doc
 
 
-def _text(value: Any, path: Path, row: str, fld: str, *, optional: bool = False) -> str | None:
-    """A string field (HELM ids and names are strings); ``None`` only where ``optional``."""
-    if value is None and optional:
-        return None
+def _text(value: Any, path: Path, row: str, fld: str) -> str:
+    """A string field (HELM ids and names are strings)."""
     if not isinstance(value, str) or not value:
         raise InputError(
             f"must be a non-empty string, not {value!r}", file=str(path), row=row, field=fld
@@ -166,7 +164,6 @@ def _instances(run: Path) -> dict[str, dict[str, Any]]:
         if inst.get("perturbation") is not None:
             continue
         iid = _text(inst.get("id"), path, str(n), "id")
-        assert iid is not None
         if iid in seen:
             if path.name == "scenario_state.json" and inst == out[iid]:
                 continue  # one instance, requested again (another trial): the same instance
@@ -200,7 +197,6 @@ def _instance_scores(path: Path, stats: Any, metric: str) -> dict[str, float]:
         if pis.get("perturbation") is not None or trial != 0:
             continue
         iid = _text(pis.get("instance_id"), path, row, "instance_id")
-        assert iid is not None
         entries = pis.get("stats")
         if not isinstance(entries, list):
             raise InputError(
@@ -325,9 +321,10 @@ def read_helm_runs(
             continue
         instances = _instances(run)
         stats_path = run / "per_instance_stats.json"
-        got = _instance_scores(stats_path, _read_json(stats_path), metric)
+        stats = _read_json(stats_path)
+        got = _instance_scores(stats_path, stats, metric)
         if not got:
-            names = _metric_names(_read_json(stats_path))
+            names = _metric_names(stats)
             report.skipped[rel] = (
                 f"no per-instance {metric!r} (the run's metrics: {', '.join(names) or 'none'})"
             )

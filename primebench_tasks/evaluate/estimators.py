@@ -13,11 +13,6 @@ from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.select.irt import binarize, estimate_theta, fit_2pl_cached
 
 RIDGE_ALPHA = 10.0
-GREG_PREDICTORS = ("irt", "ridge")
-"""How the model-assisted estimator predicts each item: the 2PL at the model's ability
-(``irt``), or a linear kernel ridge regression from the drawn items' responses, cross-fitted
-(``ridge``)."""
-GREG_FOLDS = 5
 INTERVAL_LEVEL = 0.90
 """The level of :meth:`GREG.interval` when none is given."""
 
@@ -82,10 +77,15 @@ class PIRT(ScoreEstimator):
         self.unseen_ = np.setdiff1d(np.arange(self.n_items_), self.indices_)
         return self
 
+    def _ability(self, Y: np.ndarray) -> np.ndarray:
+        """MAP ability (M',) of each new model from its (binarised) responses ``Y`` (M', k) to the
+        selected items."""
+        th_sel = None if self.thresholds is None else np.asarray(self.thresholds)[self.indices_]
+        return estimate_theta(self.model_, binarize(Y, th_sel), self.indices_)
+
     def _pirt(self, Y_subset: np.ndarray) -> np.ndarray:
         Y = np.asarray(Y_subset, float)
-        th_sel = None if self.thresholds is None else np.asarray(self.thresholds)[self.indices_]
-        theta = estimate_theta(self.model_, binarize(Y, th_sel), self.indices_)
+        theta = self._ability(Y)
         lam = len(self.indices_) / self.n_items_
         seen = nanmean_rows(Y)
         if len(self.unseen_) == 0:
@@ -195,6 +195,17 @@ def model_assisted(
     return point, np.where(n >= 2, v, np.nan)
 
 
+def normal_interval(
+    point: np.ndarray, variance: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """point ± z·√variance at ``level`` (z the normal quantile at ½ + level/2), each end clipped
+    to a score's range [0, 1]; NaN where either is NaN."""
+    from scipy.stats import norm
+
+    half = float(norm.ppf(0.5 + level / 2)) * np.sqrt(np.asarray(variance, float))
+    return np.clip(point - half, 0.0, 1.0), np.clip(point + half, 0.0, 1.0)
+
+
 class GREG(PIRT):
     """The model-assisted (generalised regression) estimator of survey sampling, with the 2PL as
     the model: for a new model, θ (MAP) from its drawn items, p̂_i = P̂(θ) on every item of the
@@ -213,68 +224,21 @@ class GREG(PIRT):
     :meth:`variance` is the design variance of ŷ, estimated from the residuals' weighted spread
     (with-replacement form, the finite-population correction 1 − n/N applied; it ignores the
     strata, so it is conservative for a stratified draw: :func:`model_assisted`); :meth:`interval`
-    the normal interval."""
+    the normal interval. Another item predictor overrides :meth:`_item_probabilities` (the
+    cross-fitted ridge one compared in ``research/placement/design_comparison.py``)."""
 
     name = "greg"
 
-    def __init__(
-        self,
-        thresholds: np.ndarray | None = None,
-        predictor: str = "irt",
-        alpha: float = RIDGE_ALPHA,
-    ) -> None:
-        super().__init__(thresholds)
-        if predictor not in GREG_PREDICTORS:
-            raise ConfigError(f"unknown predictor {predictor!r}; known: {GREG_PREDICTORS}")
-        self.predictor = predictor
-        self.alpha = alpha
-
-    def fit(
-        self, Y_source: np.ndarray, indices: np.ndarray, weights: np.ndarray | None = None
-    ) -> GREG:
-        super().fit(Y_source, indices, weights)
-        if self.predictor == "ridge":
-            Y = np.asarray(Y_source, float)
-            self.mu_ = np.nan_to_num(np.nanmean(Y, axis=0), nan=0.5)
-            self.Yc_ = np.where(np.isfinite(Y), Y, self.mu_) - self.mu_
-            k = len(self.indices_)
-            folds = min(GREG_FOLDS, k)
-            self.fold_ = np.arange(k) % folds
-        return self
-
-    def _ridge(self, Y: np.ndarray) -> np.ndarray:
-        """Cross-fitted predictions (M', n): item i of the pool predicted for each new model by
-        a linear kernel ridge regression (α) fitted on the source models, from the new model's
-        responses to the drawn items outside item i's fold (a drawn item never predicts itself;
-        an item not drawn gets the mean of the folds' predictions)."""
-        sel = self.indices_
-        Xs = self.Yc_[:, sel]
-        Ynew = np.where(np.isfinite(Y), Y, self.mu_[sel]) - self.mu_[sel]
-        n_f = int(self.fold_.max()) + 1
-        out = np.zeros((len(Y), self.Yc_.shape[1]))
-        drawn = np.zeros((len(Y), self.Yc_.shape[1]))
-        for f in range(n_f):
-            keep = self.fold_ != f
-            Xf = Xs[:, keep]
-            G = Xf @ Xf.T + self.alpha * np.eye(len(Xf))
-            coef = np.linalg.solve(G, self.Yc_)  # (M, n)
-            pred = (Ynew[:, keep] @ Xf.T) @ coef  # (M', n)
-            out += pred / n_f
-            mine = sel[self.fold_ == f]
-            drawn[:, mine] = pred[:, mine]
-        out[:, sel] = drawn[:, sel]
-        return np.clip(out + self.mu_, 0.0, 1.0)
+    def _item_probabilities(self, Y: np.ndarray) -> np.ndarray:
+        """p̂ (M', n): each new model's predicted score on every item of the pool — the 2PL at
+        its MAP ability from its drawn items (the model the residual term corrects)."""
+        return self.model_.prob(self._ability(Y))
 
     def _parts(self, Y_subset: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(mean p̂ over the pool (M',), residuals on the drawn items (M', k) with NaN where no
         response, the weights renormalised per model over the answered items (M', k))."""
         Y = np.asarray(Y_subset, float)
-        if self.predictor == "ridge":
-            p = self._ridge(Y)
-        else:
-            th_sel = None if self.thresholds is None else np.asarray(self.thresholds)[self.indices_]
-            theta = estimate_theta(self.model_, binarize(Y, th_sel), self.indices_)
-            p = self.model_.prob(theta)
+        p = self._item_probabilities(Y)
         resid = Y - p[:, self.indices_]
         ok = np.isfinite(resid)
         w = np.where(ok, self.weights_[None, :], 0.0)
@@ -293,11 +257,7 @@ class GREG(PIRT):
         self, Y_subset: np.ndarray, level: float = INTERVAL_LEVEL
     ) -> tuple[np.ndarray, np.ndarray]:
         """The normal interval ŷ ± z·√V̂ at ``level``, clipped to [0, 1] (M',) each."""
-        from scipy.stats import norm
-
-        point = self.predict(Y_subset)
-        half = float(norm.ppf(0.5 + level / 2)) * np.sqrt(self.variance(Y_subset))
-        return np.clip(point - half, 0.0, 1.0), np.clip(point + half, 0.0, 1.0)
+        return normal_interval(*model_assisted(*self._parts(Y_subset), self.n_items_), level)
 
 
 ESTIMATORS: dict[str, type[ScoreEstimator]] = {

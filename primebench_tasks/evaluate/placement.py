@@ -59,7 +59,7 @@ from primebench_tasks.evaluate.defaults import (
     N_BOOT,
     min_scored_items,
 )
-from primebench_tasks.evaluate.estimators import make_estimator
+from primebench_tasks.evaluate.estimators import make_estimator, normal_interval
 from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.suite.manifest import SuiteManifest, as_suite
 
@@ -403,11 +403,8 @@ def place_models(
     for level, tag in ((0.95, ""), (0.90, "90")):
         t_lo, t_hi = np.full(len(T), np.nan), np.full(len(T), np.nan)
         for v, r in enumerate(by_model):
-            if source == "design":
-                from scipy.stats import norm
-
-                half = float(norm.ppf(0.5 + level / 2)) * np.sqrt(design[v])  # type: ignore[index]
-                lo_v, hi_v = T[v : v + 1] - half, T[v : v + 1] + half
+            if design is not None:
+                lo_v, hi_v = normal_interval(T[v : v + 1], design[v : v + 1], level)
             else:
                 lo_v, hi_v = conformal_bounds(T[v : v + 1], r, level)
             # a score lies in [0, 1]: an interval end beyond it claims nothing more

@@ -207,18 +207,16 @@ def run_protocol(
         dates = release_dates(panel)
         table = panel.model_table.assign(release_date=[dates.get(m) for m in panel.model_names])
         splits = [chronological_split(table)]
-    elif protocol == "gap":
+    elif protocol in ("frontier", "gap"):
+        # models stronger than the build ones held out: the strongest (fidelity among models at
+        # the top, top-decile rho), or those 0.05-0.10 above a score cut
         from primebench_tasks.evaluate.placement import full_suite_scores
 
         strength = full_suite_scores(panel).reindex(panel.model_names).to_numpy(float)
-        build, held, _ = gap_split(strength)
-        splits = [(build, held)]
-    elif protocol == "frontier":
-        # the strongest models held out: fidelity among models at the top (top-decile rho)
-        from primebench_tasks.evaluate.placement import full_suite_scores
-
-        strength = full_suite_scores(panel).reindex(panel.model_names).to_numpy(float)
-        splits = [frontier_split(strength, FRONTIER_SHARE, minimum=MIN_HELDOUT)]
+        if protocol == "frontier":
+            splits = [frontier_split(strength, FRONTIER_SHARE, minimum=MIN_HELDOUT)]
+        else:
+            splits = [gap_split(strength)[:2]]
     elif protocol == "same":
         allm = np.arange(M)
         splits = [(allm, allm)]

@@ -44,8 +44,13 @@ import pandas as pd
 
 from primebench_tasks.data.model_dates import release_dates
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.estimators import GREG, make_estimator
-from primebench_tasks.evaluate.splits import GAP_MIN_HELD, frontier_split, gap_split
+from primebench_tasks.evaluate.estimators import GREG, RIDGE_ALPHA, make_estimator
+from primebench_tasks.evaluate.splits import (
+    GAP_MIN_HELD,
+    frontier_split,
+    gap_split,
+    newest_split,
+)
 from primebench_tasks.metrics import nanmean_rows, spearman
 from primebench_tasks.progress import progress_bar
 from primebench_tasks.select.base import ItemFeatures
@@ -78,18 +83,13 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def chrono_split(panel: Panel, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The newest 15 % of the dated models (among ``keep``), built on those strictly older."""
+    """The newest 15 % of the dated models among ``keep`` (the panel's dates, else the shipped
+    ones), built on those released strictly before them (``evaluate.splits.newest_split``)."""
     dates = release_dates(panel)
-    names = np.array(panel.model_names)
-    dated = [i for i in keep if names[i] in dates]
-    if len(dated) < 2 * MIN_HELD:
-        raise ValueError(f"{len(dated)} dated models")
-    order = sorted(dated, key=lambda i: (dates[names[i]], names[i]))
-    n_held = max(MIN_HELD, round(TOP_SHARE * len(dated)))
-    cutoff = dates[names[order[-n_held]]]
-    held = np.array([i for i in dated if dates[names[i]] >= cutoff])
-    build = np.array([i for i in dated if dates[names[i]] < cutoff])
-    return build, held
+    names = [panel.model_names[i] for i in keep]
+    table = pd.DataFrame({"model": names, "release_date": [dates.get(m) for m in names]})
+    build, held = newest_split(table, TOP_SHARE, minimum=MIN_HELD)
+    return keep[build], keep[held]
 
 
 def splits(panel: Panel, X: np.ndarray, protocol: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -134,11 +134,47 @@ def rank_error(pred: np.ndarray, true: np.ndarray, ref: np.ndarray) -> float:
     return float(np.mean(np.abs(r_pred - r_true)))
 
 
+RIDGE_FOLDS = 5
+
+
+class RidgeGREG(GREG):
+    """The candidate ``greg_ridge`` (not the product's): the model-assisted estimator whose item
+    predictions come from a linear kernel ridge regression (α = ``RIDGE_ALPHA``) fitted on the
+    source models, from the new model's responses to the drawn items outside the item's fold —
+    cross-fitted over ``RIDGE_FOLDS`` folds of the drawn items, so a drawn item never predicts
+    itself; an item not drawn gets the mean of the folds' predictions."""
+
+    def fit(self, Y_source, indices, weights=None) -> RidgeGREG:
+        super().fit(Y_source, indices, weights)
+        Y = np.asarray(Y_source, float)
+        self.mu_ = np.nan_to_num(np.nanmean(Y, axis=0), nan=0.5)
+        self.Yc_ = np.where(np.isfinite(Y), Y, self.mu_) - self.mu_
+        self.fold_ = np.arange(len(self.indices_)) % min(RIDGE_FOLDS, len(self.indices_))
+        return self
+
+    def _item_probabilities(self, Y: np.ndarray) -> np.ndarray:
+        sel = self.indices_
+        Xs = self.Yc_[:, sel]
+        Ynew = np.where(np.isfinite(Y), Y, self.mu_[sel]) - self.mu_[sel]
+        n_f = int(self.fold_.max()) + 1
+        out = np.zeros((len(Y), self.Yc_.shape[1]))
+        drawn = np.zeros((len(Y), self.Yc_.shape[1]))
+        for f in range(n_f):
+            keep = self.fold_ != f
+            Xf = Xs[:, keep]
+            G = Xf @ Xf.T + RIDGE_ALPHA * np.eye(len(Xf))
+            pred = (Ynew[:, keep] @ Xf.T) @ np.linalg.solve(G, self.Yc_)  # (M', n)
+            out += pred / n_f
+            mine = sel[self.fold_ == f]
+            drawn[:, mine] = pred[:, mine]
+        out[:, sel] = drawn[:, sel]
+        return np.clip(out + self.mu_, 0.0, 1.0)
+
+
 def estimator(name: str, thresholds: np.ndarray):
-    """The product's estimator ``name``; ``greg_ridge``: the model-assisted one with the ridge
-    predictor."""
+    """The product's estimator ``name``; ``greg_ridge``: the candidate :class:`RidgeGREG`."""
     if name == "greg_ridge":
-        return GREG(thresholds, predictor="ridge")
+        return RidgeGREG(thresholds)
     return make_estimator(name, thresholds)
 
 
