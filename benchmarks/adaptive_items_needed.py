@@ -9,7 +9,7 @@ models, ``splits`` seeds; ``frontier``: the strongest 15 %): the static default 
 the benchmark — ``category_budget`` (5 %, floor 100: the items the default build keeps for a
 one-benchmark category) chosen by the default selector on the build models — and its full-score
 MAE on the held-out models with the default estimator; then the replay of the adaptive policy
-(:func:`~primebench_tasks.evaluate.adaptive.replay`) at a grid of item counts, and the smallest
+(:func:`~primebench_tasks.adaptive.replay.replay`) at a grid of item counts, and the smallest
 count whose MAE is no larger — the random splits pooled (:func:`pooled_need`). The goal: ≤ 40 % of the static suite's items.
 
 Writes ``benchmarks/results/adaptive_items_needed.{csv,md}`` (the markdown is in docs/results.md,
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from primebench_tasks.evaluate.adaptive import replay
+from primebench_tasks.adaptive.replay import replay
 from primebench_tasks.select.default import FLOOR, RETENTION
 from primebench_tasks.select.vaw import category_budget
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark
+from primebench_tasks.adaptive.policy import AdaptivePolicy
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptivePolicy
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

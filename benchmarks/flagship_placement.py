@@ -35,11 +35,11 @@ from scipy.stats import spearmanr
 
 from primebench_tasks.data.model_dates import release_dates
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.calibration import calibration_entry, suite_responses
-from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
-from primebench_tasks.evaluate.placement import full_suite_scores, place_models
 from primebench_tasks.evaluate.splits import frontier_split, newest_split
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
+from primebench_tasks.place.benchmark import full_suite_scores, place_models
+from primebench_tasks.place.calibration import calibration_entry, suite_responses
+from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR
 
 MIN_MODELS = 80
 MIN_DATED = 20

@@ -111,8 +111,8 @@ def run_offline(
     max_new_tokens: int,
     batch_size: int,
 ) -> dict[str, Any]:
+    from harness_adapters.engines.vllm.backends import OfflineBackend
     from harness_adapters.run.messages import chat_messages
-    from harness_adapters.vllm.backends import OfflineBackend
 
     settings = engine_settings(gpu, max(a.rank for a in adapters), len(adapters))
     t0 = time.perf_counter()
@@ -152,8 +152,12 @@ def run_server(
 ) -> dict[str, Any]:
     from openai import OpenAI
 
+    from harness_adapters.engines.vllm.backends import (
+        ServerBackend,
+        stop_server,
+        wait_until_healthy,
+    )
     from harness_adapters.run.messages import chat_messages
-    from harness_adapters.vllm.backends import ServerBackend, stop_server, wait_until_healthy
 
     port = _free_port()
     s = engine_settings(gpu, max(a.rank for a in adapters), len(adapters))
@@ -240,8 +244,8 @@ def run_ray(
 ) -> dict[str, Any]:
     import ray
 
+    from harness_adapters.engines.vllm.ray_runner import run_on_ray
     from harness_adapters.run.records import RecordFile
-    from harness_adapters.vllm.ray_runner import run_on_ray
 
     n_gpus = 0
     if gpu:
@@ -288,9 +292,9 @@ def run_tower(
     language-only one on one engine with tower/connector LoRA on, as the runner plans it
     (``lora_scope.check_adapters``): engine start, items/s of each, and whether the tower
     adapter's answers differ from the base model's and the language adapter's."""
+    from harness_adapters.engines.vllm.backends import Adapter, OfflineBackend
+    from harness_adapters.engines.vllm.lora_scope import check_adapters
     from harness_adapters.run.messages import chat_messages
-    from harness_adapters.vllm.backends import Adapter, OfflineBackend
-    from harness_adapters.vllm.lora_scope import check_adapters
 
     tower = Adapter("tower", model.parent / "tower", 8)
     both = [adapters[0], tower]
@@ -329,13 +333,13 @@ def run_adaptive_phase(
 ) -> dict[str, Any]:
     """``primebench run --adaptive`` against a static run of the same number of items per
     variant on one engine (issue #29's goal: adaptive ≤ 1.15× the static wall time)."""
-    from harness_adapters.run.adaptive import AdaptiveSettings
+    from harness_adapters.engines.vllm.adaptive_session import run_adaptive
+    from harness_adapters.engines.vllm.backends import OfflineBackend
+    from harness_adapters.run.adaptive_loop import AdaptiveSettings
     from harness_adapters.run.records import RecordFile
     from harness_adapters.run.request import RunRequest
-    from harness_adapters.suite_docs import SuiteDoc, benchmark_rows
-    from harness_adapters.vllm.adaptive_session import run_adaptive
-    from harness_adapters.vllm.backends import OfflineBackend
-    from harness_adapters.vllm.runner import run_variants
+    from harness_adapters.run.static_loop import run_variants
+    from harness_adapters.suites.documents import SuiteDoc, benchmark_rows
     from primebench_tasks.data.panel import Panel
 
     settings = engine_settings(gpu, max(a.rank for a in adapters), len(adapters))
@@ -374,7 +378,7 @@ def _phase(
     name: str, work: Path, docs: list[Any], adapters: list[Any], gpu: bool, args: argparse.Namespace
 ) -> dict[str, Any]:
     if name == "adaptive":
-        from harness_adapters.released import resolve_suite
+        from harness_adapters.suites.released import resolve_suite
 
         return run_adaptive_phase(
             work / "base", adapters, docs, gpu, args.max_new_tokens, resolve_suite(args.suite)
@@ -407,10 +411,10 @@ def main(argv: list[str] | None = None) -> int:
     gpu = _has_gpu()
     if not gpu:
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    from harness_adapters.released import resolve_suite
-    from harness_adapters.suite_docs import suite_docs
-    from harness_adapters.vllm.backends import Adapter
-    from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
+    from harness_adapters.engines.vllm.backends import Adapter
+    from harness_adapters.engines.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
+    from harness_adapters.suites.documents import suite_docs
+    from harness_adapters.suites.released import resolve_suite
     from primebench_tasks.data.panel import Panel
 
     suite = resolve_suite(args.suite)

@@ -66,9 +66,9 @@ def main() -> None:
     from transformers import AutoProcessor, Qwen2VLForConditionalGeneration
     from vllm.lora.request import LoRARequest
 
+    from harness_adapters.engines.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
     from harness_adapters.run.messages import chat_messages
-    from harness_adapters.suite_docs import suite_docs
-    from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
+    from harness_adapters.suites.documents import suite_docs
     from primebench_tasks.data.panel import Panel
     from primebench_tasks.pipeline.manifest import build_manifest
 

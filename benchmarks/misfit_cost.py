@@ -14,10 +14,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from harness_adapters.placement import reference_panels
-from harness_adapters.released import resolve_suite
-from primebench_tasks.evaluate.person_fit import ItemFacts, person_fit
-from primebench_tasks.evaluate.suite_placement import place_on_suite
+from harness_adapters.run.report import reference_panels
+from harness_adapters.suites.released import resolve_suite
+from primebench_tasks.place.misfit import ItemFacts, person_fit
+from primebench_tasks.place.suite import place_on_suite
 from primebench_tasks.select.irt import _FIT_CACHE
 from primebench_tasks.suite.manifest import as_suite
 

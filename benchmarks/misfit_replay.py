@@ -1,6 +1,6 @@
 """The misfit check (#56), measured by replay: held-out reference models' recorded answers stand
 in for a run, healthy or with a fault injected of a kind users meet, and the check
-(:func:`~primebench_tasks.evaluate.person_fit.person_fit`) is run as a placement runs it — on
+(:func:`~primebench_tasks.place.misfit.person_fit`) is run as a placement runs it — on
 the static suite's items (the default selector's ``k`` on the build models), against the build
 models as the reference panel.
 
@@ -39,10 +39,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from primebench_tasks.adaptive_validation import hold_out
 
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.adaptive_validation import hold_out
-from primebench_tasks.evaluate.person_fit import ItemFacts, person_fit
+from primebench_tasks.place.misfit import ItemFacts, person_fit
 from primebench_tasks.progress import progress_bar
 from primebench_tasks.select.default import DEFAULT_SELECTOR
 from primebench_tasks.select.registry import SELECTORS, SelectorContext

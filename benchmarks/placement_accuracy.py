@@ -16,7 +16,7 @@ Hold-out protocols (``primebench_tasks.evaluate.splits``):
 
 The previous default PRIMEBench suite (chosen items: ``CHOSEN_ITEMS``) is built on the remaining
 models with its placement calibration
-(``primebench_tasks.evaluate.calibration``: random folds and nested frontier folds, the selection
+(``primebench_tasks.place.calibration``: random folds and nested frontier folds, the selection
 redone in each), and the held-out models are placed from their real responses to the suite items.
 Reported per panel, protocol and estimator: suite items, full-score MAE and bias (predicted −
 true), rank MAE, coverage of the 90 % and 95 % intervals and their mean width. ``pirt`` and
@@ -48,10 +48,10 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.data.simulate import simulate_panel
-from primebench_tasks.evaluate.calibration import calibration_entry, suite_responses
-from primebench_tasks.evaluate.placement import full_suite_scores, place_models
 from primebench_tasks.evaluate.splits import frontier_split, newest_split
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
+from primebench_tasks.place.benchmark import full_suite_scores, place_models
+from primebench_tasks.place.calibration import calibration_entry, suite_responses
 
 REAL = ("autojudger", "m3irt", "blink", "mathvision")
 CHOSEN_ITEMS = {"selector": "cross_validated", "top_share": 0.25}

@@ -52,10 +52,10 @@ def runner_overhead(
 ) -> dict[str, Any]:
     from vllm import SamplingParams
 
+    from harness_adapters.engines.vllm.backends import OfflineBackend, _sampling_kwargs
     from harness_adapters.run.messages import chat_messages
     from harness_adapters.run.records import RecordFile
-    from harness_adapters.vllm.backends import OfflineBackend, _sampling_kwargs
-    from harness_adapters.vllm.runner import run_variants
+    from harness_adapters.run.static_loop import run_variants
 
     t0 = time.perf_counter()
     backend = OfflineBackend(str(work / "base"), adapters, _settings(), max_new_tokens)
@@ -124,8 +124,8 @@ def ray_runs(
 ) -> list[dict[str, Any]]:
     import ray
 
+    from harness_adapters.engines.vllm import ray_runner
     from harness_adapters.run.records import RecordFile
-    from harness_adapters.vllm import ray_runner
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
@@ -223,10 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    from harness_adapters.released import resolve_suite
-    from harness_adapters.suite_docs import suite_docs
-    from harness_adapters.vllm.backends import Adapter
-    from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
+    from harness_adapters.engines.vllm.backends import Adapter
+    from harness_adapters.engines.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
+    from harness_adapters.suites.documents import suite_docs
+    from harness_adapters.suites.released import resolve_suite
     from primebench_tasks.data.panel import Panel
 
     work = Path(tempfile.mkdtemp(prefix="ray_scale_"))

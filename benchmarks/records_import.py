@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from harness_adapters.vlmeval.records import read_records
+from harness_adapters.harnesses.vlmeval.records import read_records
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ["BLINK", "OCRBench", "RealWorldQA"]
@@ -88,10 +88,14 @@ def ocrbench_against_vlmeval(records: Path) -> tuple[int, int] | None:
     import shutil
     import tempfile
 
-    from harness_adapters.vlmeval.records import RecordsReport, find_record_files, ocrbench_hit
+    from harness_adapters.harnesses.vlmeval.records import (
+        RecordsReport,
+        find_record_files,
+        ocrbench_hit,
+    )
 
     try:
-        from harness_adapters.vlmeval.registration import import_vlmeval
+        from harness_adapters.harnesses.vlmeval.registration import import_vlmeval
 
         import_vlmeval()
         from vlmeval.dataset.image_vqa import OCRBench

@@ -6,7 +6,7 @@ trusting, and how well are held-out models ranked on the whole suite? (A benchma
 
 No reference model has all seven flagship benchmarks, so ``place`` ranks a model's suite score
 among reference models whose missing benchmark scores are imputed
-(:mod:`primebench_tasks.evaluate.suite_imputation`). Three tables:
+(:mod:`primebench_tasks.place.imputation`). Three tables:
 
 1. **Which benchmarks impute** — the product's own rule, as ``place`` computes it: each
    benchmark's cross-validated imputation MAE beside that of imputing its mean.
@@ -35,19 +35,19 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from primebench_tasks.evaluate.calibration import calibration_entry, suite_responses
-from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
-from primebench_tasks.evaluate.placement import place_models
-from primebench_tasks.evaluate.suite_imputation import (
+from primebench_tasks.pipeline.manifest import manifest_items
+from primebench_tasks.pipeline.multi_source import source_panels
+from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
+from primebench_tasks.place.benchmark import place_models
+from primebench_tasks.place.calibration import calibration_entry, suite_responses
+from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR
+from primebench_tasks.place.imputation import (
     benchmark_scores,
     category_mean,
     impute_table,
     restrict,
 )
-from primebench_tasks.evaluate.suite_placement import _rank
-from primebench_tasks.pipeline.manifest import manifest_items
-from primebench_tasks.pipeline.multi_source import source_panels
-from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
+from primebench_tasks.place.suite import _rank
 
 FLAGSHIP = Path("task_configs/suites/primebench.json")
 RESULTS = Path("benchmarks/results")

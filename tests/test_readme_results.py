@@ -186,7 +186,7 @@ def test_adaptive_predictor_is_the_one_the_committed_procedure_chooses():
     library's default policy is the candidate the procedure chooses on all panels."""
     from dataclasses import replace
 
-    from primebench_tasks.evaluate.adaptive import AdaptivePolicy
+    from primebench_tasks.adaptive.policy import AdaptivePolicy
 
     mod = _script("adaptive_choice")
     df = pd.read_csv(RESEARCH / "results" / "adaptive_choice.csv")
@@ -206,8 +206,8 @@ def test_adaptive_interval_is_the_one_the_committed_procedure_chooses():
     the library's calibration folds and top-of-panel hull are the candidate it chooses."""
     import inspect
 
-    from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark
-    from primebench_tasks.evaluate.defaults import ADAPTIVE_FOLDS
+    from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark
+    from primebench_tasks.adaptive.defaults import ADAPTIVE_FOLDS
 
     mod = _script("adaptive_interval_choice")
     df = pd.read_csv(RESEARCH / "results" / "adaptive_interval_choice.csv")
@@ -260,7 +260,7 @@ def test_top_shift_table_is_rendered_from_the_committed_csv():
 
 
 def _deployed_top_rule() -> str:
-    from primebench_tasks.evaluate.defaults import ADAPTIVE_NEAREST_SHIFT
+    from primebench_tasks.adaptive.defaults import ADAPTIVE_NEAREST_SHIFT
 
     return "all rows" if ADAPTIVE_NEAREST_SHIFT is None else f"nearest {ADAPTIVE_NEAREST_SHIFT}"
 
@@ -312,7 +312,7 @@ def test_top_shift_deployed_rule_is_the_blend_of_the_outside_weight_comparison()
 def test_outside_weight_table_is_rendered_and_chooses_the_librarys_weight():
     """benchmarks/adaptive_outside_weight.py: the table is rendered from its committed CSV; the
     rule it chooses on all five panels is the library's weight beyond the panel."""
-    from primebench_tasks.evaluate.defaults import ADAPTIVE_BEYOND_WEIGHT
+    from primebench_tasks.adaptive.defaults import ADAPTIVE_BEYOND_WEIGHT
 
     mod, df = _rendered("adaptive_outside_weight", "adaptive-outside-weight")
     assert set(df.rule) == set(mod.RULES)
@@ -368,7 +368,7 @@ def test_alpha_choice_table_is_rendered_and_keeps_one_alpha():
     """benchmarks/adaptive_alpha_choice.py: the table is rendered from its committed CSV; the
     library's α is the better fixed candidate, and no calibrated rule gains 0.001 in mean log
     ratio over it (why the library keeps one α, docs/results.md)."""
-    from primebench_tasks.evaluate.defaults import ADAPTIVE_RIDGE_ALPHA
+    from primebench_tasks.adaptive.defaults import ADAPTIVE_RIDGE_ALPHA
 
     mod, df = _rendered("adaptive_alpha_choice", "adaptive-alpha-choice")
     assert set(df.alpha) == set(mod.ALPHAS) and ADAPTIVE_RIDGE_ALPHA in mod.ALPHAS
@@ -383,7 +383,7 @@ def test_alpha_choice_deployed_alpha_is_the_replays():
     """The comparison's deployed α replays the library's test as it stood before p-IRT's
     weight beyond the panel (the blend there): its errors are the top-of-panel comparison's
     deployed rule's, hold-out by hold-out (both committed, 6 decimals)."""
-    from primebench_tasks.evaluate.defaults import ADAPTIVE_RIDGE_ALPHA
+    from primebench_tasks.adaptive.defaults import ADAPTIVE_RIDGE_ALPHA
 
     alpha = pd.read_csv(RESEARCH / "results" / "adaptive_alpha_choice.csv")
     top = pd.read_csv(RESEARCH / "results" / "adaptive_top_shift.csv")
@@ -513,7 +513,7 @@ def test_slip_probes_ask_the_neighbours_surest_items_and_correct_a_slipper():
     a model that fails every probe is probed again and predicted lower than the same answers
     with the probes passed, and with the probes kept out (no correction) the two differ only by
     the probes' own answers."""
-    from primebench_tasks.evaluate.adaptive import AdaptivePolicy
+    from primebench_tasks.adaptive.policy import AdaptivePolicy
 
     mod = _script("adaptive_slip_probe")
     rng = np.random.default_rng(0)
@@ -578,7 +578,7 @@ def test_misfit_replay_table_is_rendered_from_the_committed_csv():
     assert _readme_block("misfit-replay") == text
     assert {"random", "frontier"} <= set(df["holdout"]) and set(df["level"]) == {0.02, 0.05}
     # the docs' figures: healthy held-out runs flagged in at most 5 % at the library's level
-    from primebench_tasks.evaluate.defaults import MISFIT_LEVEL
+    from primebench_tasks.place.defaults import MISFIT_LEVEL
 
     g = df[(df["fault"] == "healthy") & (df["level"] == MISFIT_LEVEL) & (df["items"] == 100)]
     share = g.groupby(["panel", "holdout"])[["flagged", "runs"]].sum()
@@ -654,7 +654,7 @@ def test_the_default_pair_is_the_one_the_design_comparison_chooses():
     """research/placement/design_comparison.py: the table is rendered from its committed CSV,
     the docs hold it, and the library's default selector and estimator are the pair it
     chooses; the old default's figures stay in it."""
-    from primebench_tasks.evaluate.defaults import DEFAULT_ESTIMATOR
+    from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR
     from primebench_tasks.select.default import DEFAULT_SELECTOR
 
     path = ROOT / "research" / "placement" / "design_comparison.py"

@@ -216,7 +216,7 @@ def build_records(card: BenchmarkCard) -> Callable[[Path], None]:
     name = card.embedded.panel
 
     def build(shared: Path) -> None:
-        from harness_adapters.vlmeval.records import records_panel
+        from harness_adapters.harnesses.vlmeval.records import records_panel
 
         p, _ = records_panel(
             shared / "openvlm_records" / "EvalRecords",
@@ -233,7 +233,7 @@ def build_records(card: BenchmarkCard) -> Callable[[Path], None]:
 
 def build_openvlm_records(shared: Path) -> None:
     """The joint records panel with projected MiniLM text embeddings (needs the embed extra)."""
-    from harness_adapters.vlmeval.records import records_panel
+    from harness_adapters.harnesses.vlmeval.records import records_panel
     from primebench_tasks.embed.cache import embed_panel
     from primebench_tasks.embed.encoders import build_encoder
     from primebench_tasks.embed.projection import random_projection

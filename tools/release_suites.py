@@ -45,15 +45,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.lmms_eval.taskgen import generate_tasks
-from harness_adapters.upstream.tasks import VERIFIED_UPSTREAM
+from harness_adapters.harnesses.lmms_eval.taskgen import generate_tasks
+from harness_adapters.lmms_eval_upstream.tasks import VERIFIED_UPSTREAM
 from primebench_tasks.data.cards import released_sources
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.calibration import calibration_entry
-from primebench_tasks.evaluate.leaderboard_standing import VLMEVAL_RECORDS
 from primebench_tasks.pipeline.manifest import read_manifest, write_manifest
 from primebench_tasks.pipeline.multi_source import Source, build_multi_source_suite
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
+from primebench_tasks.place.calibration import calibration_entry
+from primebench_tasks.place.standing import VLMEVAL_RECORDS
 from primebench_tasks.suite.manifest import versioned
 
 SINGLE = {

@@ -193,8 +193,8 @@ def make_judge(
     the client does not retry as well, so a request is tried at most ``max_retries + 1`` times,
     each within ``timeout_s``), and a key only from ``api_key_env`` (or ``OPENAI_API_KEY`` for OpenAI's own
     host); its cache is keyed by model *and* URL."""
-    from harness_adapters.vllm.backends import OfflineBackend, ServerBackend, check_model
-    from harness_adapters.vllm.session import engine_settings
+    from harness_adapters.engines.vllm.backends import OfflineBackend, ServerBackend, check_model
+    from harness_adapters.run.request import engine_settings
 
     if spec == "rules":
         return None

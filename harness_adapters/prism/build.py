@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.suite_docs import SuiteDoc, benchmark_rows, suite_docs
+from harness_adapters.suites.documents import SuiteDoc, benchmark_rows, suite_docs
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.engines.vllm.cli_options import adapter_specs, reference_panel
 from harness_adapters.run.options import say
-from harness_adapters.vllm.cli_options import adapter_specs, reference_panel
 from primebench_tasks.errors import InputError, PrimeBenchError
 
 JUDGE_HELP = "vllm:MODEL_DIR | vllm-server:MODEL@URL | openai:MODEL@URL | rules (default: rules)"
@@ -87,18 +87,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness_adapters.prism.build import read_build
-    from harness_adapters.prism.run import RECORD_SCHEMA, run_prism
-    from harness_adapters.prism.score import MATCHERS
-    from harness_adapters.run.request import freeze_spec
-    from harness_adapters.vllm.backends import (
+    from harness_adapters.engines.vllm.backends import (
         OfflineBackend,
         ServerBackend,
         check_adapter,
         check_model,
     )
-    from harness_adapters.vllm.lora_scope import check_adapters, check_server_adapters
-    from harness_adapters.vllm.session import engine_settings
+    from harness_adapters.engines.vllm.lora_scope import check_adapters, check_server_adapters
+    from harness_adapters.prism.build import read_build
+    from harness_adapters.prism.run import RECORD_SCHEMA, run_prism
+    from harness_adapters.prism.score import MATCHERS
+    from harness_adapters.run.request import engine_settings, freeze_spec
     from primebench_tasks.prism.prompts import EVALUEE
 
     index, store = read_build(args.prism)

@@ -17,7 +17,7 @@ from harness_adapters.prism.cli import (
     cmd_vlmeval_export,
 )
 from primebench_tasks.data.defaults import default_names
-from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS
+from primebench_tasks.place.defaults import N_BOOT_VARIANTS
 from primebench_tasks.prism.axes import AXES
 
 

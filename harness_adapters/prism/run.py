@@ -24,7 +24,7 @@ from typing import Any
 from harness_adapters.run.engine import Backend
 from harness_adapters.run.messages import ItemInputError, Messages, user_turn
 from harness_adapters.run.records import RecordFile, variant_name
-from harness_adapters.shared_prompt import PROMPT_KWARGS, doc_to_text
+from harness_adapters.suites.prompt import PROMPT_KWARGS, doc_to_text
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.prism.artifacts import ArtifactStore, usable
 from primebench_tasks.prism.graders import Matchers, same_answers

@@ -23,10 +23,10 @@ import pandas as pd
 
 from harness_adapters.prism.build import read_build
 from harness_adapters.prism.run import records_file
-from harness_adapters.shared_prompt import exact_answer_score, extract_answer
+from harness_adapters.suites.prompt import exact_answer_score, extract_answer
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.errors import ConfigError, InputError
-from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS
+from primebench_tasks.place.defaults import N_BOOT_VARIANTS
 from primebench_tasks.prism import graders as g
 from primebench_tasks.prism.artifacts import ArtifactStore, usable
 from primebench_tasks.prism.audit import audit_sample, audit_table

@@ -1,6 +1,6 @@
 """The single-turn PRISM axes as harness-neutral rows — what the evaluated model reads, its image,
-and what the rule grader needs — shared by the lmms-eval tasks (:mod:`harness_adapters.lmms_eval.prism_tasks`) and the
-VLMEvalKit datasets (:mod:`harness_adapters.vlmeval.prism_tasks`)."""
+and what the rule grader needs — shared by the lmms-eval tasks (:mod:`harness_adapters.harnesses.lmms_eval.prism_tasks`) and the
+VLMEvalKit datasets (:mod:`harness_adapters.harnesses.vlmeval.prism_tasks`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_adapters.prism.run import axis_text
-from harness_adapters.shared_prompt import exact_answer_score
+from harness_adapters.suites.prompt import exact_answer_score
 from primebench_tasks.errors import ConfigError
 from primebench_tasks.prism import graders as g
 from primebench_tasks.prism.artifacts import ArtifactStore, usable

@@ -9,7 +9,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.suite_docs import SuiteDoc
+from harness_adapters.suites.documents import SuiteDoc
 
 Messages = list[dict[str, Any]]
 

@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from primebench_tasks.errors import PrimeBenchError
-from primebench_tasks.evaluate.defaults import (
+from primebench_tasks.adaptive.defaults import (
     ADAPTIVE_BATCH,
     ADAPTIVE_MAX_ITEMS,
     ADAPTIVE_TARGET_WIDTH,
 )
+from primebench_tasks.errors import PrimeBenchError
 
 
 def say(msg: str) -> None:
@@ -58,9 +58,9 @@ def refuse_adaptive_only(args: argparse.Namespace) -> None:
 
 
 def adaptive_settings(args: argparse.Namespace) -> Any:
-    """:class:`~harness_adapters.run.adaptive.AdaptiveSettings` from the options
+    """:class:`~harness_adapters.run.adaptive_loop.AdaptiveSettings` from the options
     (a ``--target-width`` of 0 or less, or none: run to ``--max-items``)."""
-    from harness_adapters.run.adaptive import AdaptiveSettings
+    from harness_adapters.run.adaptive_loop import AdaptiveSettings
 
     refuse_adaptive_only(args)
     width = getattr(args, "target_width", 0)
@@ -78,7 +78,7 @@ def print_adaptive(doc: Any, out: Path) -> None:
     fail the command (after the report is written) where a test scored nothing — every
     harness's adaptive command (``run --adaptive``, ``adaptive lmms-eval``, ``adaptive
     vlmeval``) ends here."""
-    from harness_adapters.run.adaptive import adaptive_failures
+    from harness_adapters.run.adaptive_loop import adaptive_failures
 
     print((Path(out) / "adaptive.md").read_text("utf-8"))
     some, none = adaptive_failures(doc)

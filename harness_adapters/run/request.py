@@ -7,7 +7,7 @@ reports")."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ class EngineSettings:
     """None: vLLM's ``auto`` (bfloat16 on CPU even for a float32 checkpoint)."""
     enable_tower_connector_lora: bool = False
     """Apply adapters' vision-tower and connector matrices too; set by the runner from what the
-    adapters change (:mod:`harness_adapters.vllm.lora_scope`), not by hand."""
+    adapters change (:mod:`harness_adapters.engines.vllm.lora_scope`), not by hand."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -216,3 +216,10 @@ def run_lock(out: Path) -> FolderLock:
         "another --out)",
         reentrant=True,
     )
+
+
+def engine_settings(**kw: Any) -> EngineSettings:
+    """EngineSettings from CLI values (None = default)."""
+    base = asdict(EngineSettings())
+    base.update({k: v for k, v in kw.items() if v is not None})
+    return EngineSettings(**base)

@@ -52,7 +52,7 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     out = Path(args.out)
     calibration = None
     if not args.no_calibration:
-        from primebench_tasks.evaluate.calibration import calibration_entry
+        from primebench_tasks.place.calibration import calibration_entry
 
         t = time.time()
         calibration = calibration_entry(panel, params, seed=args.seed)

@@ -3,7 +3,7 @@ how well the adaptive test would place a panel's models, against the static defa
 the same size, measured before a model is run.
 
 Per benchmark of the panel, held-out models' recorded answers stand in for the model
-(:func:`~primebench_tasks.evaluate.adaptive.replay`, the policy and stopping rule the runner
+(:func:`~primebench_tasks.adaptive.replay.replay`, the policy and stopping rule the runner
 uses); the other models are the reference panel that fits the 2PL and calibrates the interval.
 Hold-outs (:func:`hold_out`): ``random`` — 20 % of the models, one seeded draw per split — and
 ``frontier`` — the strongest 15 %, a new model's usual place (above the whole reference panel).
@@ -24,17 +24,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from primebench_tasks.adaptive.defaults import ADAPTIVE_LEVEL, ADAPTIVE_TARGET_WIDTH
+from primebench_tasks.adaptive.policy import AdaptivePolicy
+from primebench_tasks.adaptive.replay import replay
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.evaluate.adaptive import AdaptivePolicy, replay
-from primebench_tasks.evaluate.defaults import (
-    ADAPTIVE_LEVEL,
-    ADAPTIVE_TARGET_WIDTH,
-    DEFAULT_ESTIMATOR,
-    FRONTIER_SHARE,
-)
-from primebench_tasks.evaluate.estimators import make_estimator
+from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR, FRONTIER_SHARE
+from primebench_tasks.place.estimators import make_estimator
 from primebench_tasks.progress import progress_bar
 from primebench_tasks.report.plots import adaptive_plot
 from primebench_tasks.report.tables import markdown_table
@@ -101,7 +98,7 @@ def replay_hold_out(
     """One hold-out of one benchmark's responses ``X`` (M, n) replayed: one row per held-out
     model and item count (``checkpoints``, each at most n) — ``model`` (its position in ``X``),
     ``items``, ``true`` (its full score), the adaptive ``predicted`` score with its
-    :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_LEVEL` interval ``lo``/``hi``, the static
+    :data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_LEVEL` interval ``lo``/``hi``, the static
     default suite's ``static``, and where the stopping rule (interval narrower than
     ``target_width``, or max(checkpoints) items) ended the test: ``stop_items``,
     ``stop_predicted``, ``stop_lo``, ``stop_hi``. ``cache_dir``: where the interval's calibration

@@ -18,24 +18,21 @@ import pandas as pd
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.evaluate.defaults import (
-    FRONTIER_SHARE,
-    N_BOOT_VARIANTS,
-    RETENTIONS,  # defined once
-)
-from primebench_tasks.evaluate.estimators import make_estimator
+from primebench_tasks.evaluate.defaults import RETENTIONS
 from primebench_tasks.evaluate.splits import (
     chronological_split,
     frontier_split,
     gap_split,
     random_splits,
 )
-from primebench_tasks.evaluate.variants import CEILING_BAR, bootstrap_suite_scores, ceiling_of
 from primebench_tasks.metrics import kendall, nanmean_rows, spearman, top_k_overlap
 from primebench_tasks.pipeline.params import K
 from primebench_tasks.pipeline.stage0_clean import stage0_clean
 from primebench_tasks.pipeline.stage1_representatives import stage1_representatives
 from primebench_tasks.pipeline.stage2_prune import PoolData, pool_data, resolve_cell_space
+from primebench_tasks.place.defaults import FRONTIER_SHARE, N_BOOT_VARIANTS
+from primebench_tasks.place.estimators import make_estimator
+from primebench_tasks.place.variants import CEILING_BAR, bootstrap_suite_scores, ceiling_of
 from primebench_tasks.progress import progress_bar
 from primebench_tasks.select.default import DEFAULT_SELECTOR, FLOOR
 from primebench_tasks.select.irt import paper_thresholds
@@ -210,7 +207,7 @@ def run_protocol(
     elif protocol in ("frontier", "gap"):
         # models stronger than the build ones held out: the strongest (fidelity among models at
         # the top, top-decile rho), or those 0.05-0.10 above a score cut
-        from primebench_tasks.evaluate.placement import full_suite_scores
+        from primebench_tasks.place.benchmark import full_suite_scores
 
         strength = full_suite_scores(panel).reindex(panel.model_names).to_numpy(float)
         if protocol == "frontier":

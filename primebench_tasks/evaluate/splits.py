@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.errors import ConfigError
-from primebench_tasks.evaluate.defaults import FRONTIER_SHARE
+from primebench_tasks.place.defaults import FRONTIER_SHARE
 
 
 def random_splits(

@@ -72,7 +72,7 @@ def build_multi_source_suite(
     ``params.until`` must be ``stage2`` or ``stage3`` (Stage 3 keeps every category, see the
     module docstring). Benchmark names must be unique across sources. ``calibrate(panel,
     params)`` returns a benchmark's ``placement_calibration`` entry (the placement layer's
-    :func:`~primebench_tasks.evaluate.calibration.calibration_entry`, passed in by the caller
+    :func:`~primebench_tasks.place.calibration.calibration_entry`, passed in by the caller
     so that the pipeline never imports the evaluation layer); None leaves it out."""
     from primebench_tasks.data.importers import panel_with_benchmarks
 

@@ -63,7 +63,7 @@ class PipelineResult:
         self, panel: Panel, name: str = "primebench", calibration: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """The suite manifest; ``calibration``: a ``placement_calibration`` entry
-        (:func:`primebench_tasks.evaluate.calibration.calibration_entry`) to store in it."""
+        (:func:`primebench_tasks.place.calibration.calibration_entry`) to store in it."""
         stages = [] if self.stage_table is None else self.stage_table.to_dict("records")
         return build_manifest(
             name,

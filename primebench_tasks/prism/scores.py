@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from primebench_tasks.evaluate.defaults import N_BOOT_VARIANTS
+from primebench_tasks.place.defaults import N_BOOT_VARIANTS
 from primebench_tasks.prism.axes import AXES
 from primebench_tasks.prism.pscore import aggregate
 from primebench_tasks.prism.sycophancy import sc_scores

@@ -9,7 +9,7 @@ naming an object that satisfies :class:`Harness`:
   suite made with this harness — ``primebench place`` picks the harness by it;
 - ``read_run(output, model)``: the run's item scores as records (``model, benchmark, item_id,
   score``; score in [0, 1], as the suite's benchmarks score an item) and the suite version the run
-  was made with; :func:`harness_adapters.placement.write_placement` does the rest for every
+  was made with; :func:`harness_adapters.run.report.write_placement` does the rest for every
   harness, so placement has one code path;
 - ``add_commands(tree)``: its ``primebench`` sub-commands (export of a suite into the harness's
   task format, runs, ingest) through :class:`primebench_tasks.cli.plugin.CommandTree`;
@@ -118,7 +118,7 @@ def harness_for(
 def check_records(run: HarnessRun, harness: str) -> HarnessRun:
     """``run``, refused unless its records have the columns :data:`RECORD_COLUMNS` (others, e.g.
     ``condition``, may follow; the scores themselves are checked where every harness's records
-    are placed: :func:`harness_adapters.placement.score_frame`)."""
+    are placed: :func:`harness_adapters.run.report.score_frame`)."""
     cols = list(run.records.columns)
     if not set(RECORD_COLUMNS) <= set(cols):
         raise PrimeBenchError(

@@ -14,7 +14,7 @@ it can say which α predicts this benchmark better — with nothing but the refe
 Candidates (the deployed policy otherwise, its calibration, interval and point rule):
 
 - ``α=a`` for a in :data:`ALPHAS` (the two best α of the policy's choice; 30 is the deployed
-  :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_RIDGE_ALPHA`): one α everywhere;
+  :data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_RIDGE_ALPHA`): one α everywhere;
 - ``calibrated: random folds``: per benchmark the candidate α whose calibration rows of the
   random folds erred least: the mean absolute error less its median (the point moves by a median
   error), averaged over every count
@@ -49,8 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adaptive_replay as replay  # noqa: E402
 import adaptive_rules as comparison  # noqa: E402
 
-from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, _run  # noqa: E402
-from primebench_tasks.evaluate.defaults import ADAPTIVE_RIDGE_ALPHA  # noqa: E402
+from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark  # noqa: E402
+from primebench_tasks.adaptive.defaults import ADAPTIVE_RIDGE_ALPHA  # noqa: E402
+from primebench_tasks.adaptive.procedure import run_procedure  # noqa: E402
 from primebench_tasks.metrics import nanmean_rows  # noqa: E402
 
 ALPHAS = (10.0, ADAPTIVE_RIDGE_ALPHA)
@@ -94,7 +95,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
         policy = replace(replay.BLEND_POLICY, ridge_alpha=float(a))
         bench = AdaptiveBenchmark(Y, max_items=max(replay.CHECKPOINTS), seed=seed, policy=policy)
         loss = {c: calibration_loss(bench, c == "all rows") for c in CALIBRATED}
-        raw, _ = _run(bench.procedure, X[held], replay.CHECKPOINTS, bench.batch)
+        raw, _ = run_procedure(bench.procedure, X[held], replay.CHECKPOINTS, bench.batch)
         for c, k in enumerate(replay.CHECKPOINTS):
             point = np.array([bench.interval(float(p), k)[0] for p in raw[:, c]])
             rows.append(

@@ -4,28 +4,28 @@ procedure with leave-one-panel-out evidence, as for the selector.
     python research/adaptive/adaptive_choice.py            # replay every candidate (~29 min, 2 cores)
     python research/adaptive/adaptive_choice.py --render   # the table from the committed CSV
 
-Candidates (:data:`CANDIDATES`, :class:`~primebench_tasks.evaluate.adaptive.AdaptivePolicy`):
+Candidates (:data:`CANDIDATES`, :class:`~primebench_tasks.adaptive.policy.AdaptivePolicy`):
 maximum Fisher information at the current ability (Fluid Benchmarking) with p-IRT, with the
 blend of p-IRT and a ridge regression (the earlier default, itself chosen by this procedure among
 10 Fisher-choice predictors × ridge penalties — git history of this file), and with the regime
 blend; and the locally weighted linear-Gaussian model
-(:mod:`~primebench_tasks.evaluate.local_gaussian`) choosing the items that most reduce the full
+(:mod:`~primebench_tasks.adaptive.local_gaussian`) choosing the items that most reduce the full
 score's posterior variance, predicting by the mean of p-IRT and its kriging (``local_blend``), or
 only where p-IRT places the model inside the reference panel and the Fisher choice with the blend
 at the top or beyond it (``regime_local`` / ``regime``), for each bandwidth of
-:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BANDWIDTHS` and answer-agreement weight of
-:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_AGREEMENTS` — and, at h = 0.5 and λ = 0.15,
+:data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_BANDWIDTHS` and answer-agreement weight of
+:data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_AGREEMENTS` — and, at h = 0.5 and λ = 0.15,
 with p-IRT's weight in the local blend lowered from ½ to each other weight of
-:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_PIRT_WEIGHTS` (more of the kriging), and at
+:data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_PIRT_WEIGHTS` (more of the kriging), and at
 each of these weights with the calibrated point moved by its regime's median error only at the
-top of the panel or beyond it (:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_SHIFTS`:
+top of the panel or beyond it (:data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_SHIFTS`:
 ``outside``; every other candidate moves it everywhere); and at h = 0.5, λ = 0.15, w = ¼ with each
-other α of :data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_RIDGE_ALPHAS` — the local model's
+other α of :data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_RIDGE_ALPHAS` — the local model's
 noise variance and the blend's ridge penalty at the top or beyond the panel (10 for every other
 candidate; the candidates before these are the earlier rounds' and come first, in their order, so
 their rows repeat, to the CSV's precision); rounds of
-:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BATCH` items for all. Each is replayed
-(:func:`~primebench_tasks.evaluate.adaptive.replay`, its own calibration) on every replay panel of
+:data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_BATCH` items for all. Each is replayed
+(:func:`~primebench_tasks.adaptive.replay.replay`, its own calibration) on every replay panel of
 ``benchmarks/adaptive_replay.py`` — AutoJudger's AI2D and MMMU, the held-out VLMEvalKit records of
 BLINK, OCRBench and RealWorldQA — on 3 random hold-outs (20 %) and the frontier hold-out (the
 strongest 15 %), at 25 / 50 / 100 items; its score in a cell is its MAE over the static default
@@ -38,7 +38,7 @@ The choice: a candidate's loss on a set of panels is the mean log MAE ratio over
 (random and frontier, every item count). **Leave one panel out**: for each panel, the candidate
 with the least loss on the other four, scored on the left-out panel — the evidence that the rule
 chooses well on a panel it did not see. The default
-(:class:`~primebench_tasks.evaluate.adaptive.AdaptivePolicy`'s defaults) is the candidate chosen
+(:class:`~primebench_tasks.adaptive.policy.AdaptivePolicy`'s defaults) is the candidate chosen
 on all five; a test checks it is the one this table names.
 
 Writes ``research/adaptive/results/adaptive_choice.csv`` (one row per panel, hold-out, split, items and
@@ -76,8 +76,9 @@ from candidates import (  # noqa: E402
     ADAPTIVE_RIDGE_ALPHAS,
 )
 
-from primebench_tasks.evaluate.adaptive import AdaptivePolicy, replay  # noqa: E402
-from primebench_tasks.evaluate.defaults import ADAPTIVE_SHIFTS  # noqa: E402
+from primebench_tasks.adaptive.defaults import ADAPTIVE_SHIFTS  # noqa: E402
+from primebench_tasks.adaptive.policy import AdaptivePolicy  # noqa: E402
+from primebench_tasks.adaptive.replay import replay  # noqa: E402
 from primebench_tasks.progress import progress_bar  # noqa: E402
 
 SPLITS = (("random", (0, 1, 2)), ("frontier", (0,)))

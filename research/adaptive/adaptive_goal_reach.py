@@ -10,7 +10,7 @@ held-out models a split) and the frontier hold-outs of MMMU, OCRBench and RealWo
 models each). Per hold-out:
 
 - ``deployed``: the library's test, replayed as ``adaptive_replay.py`` replays it (calibrated
-  point, :func:`~primebench_tasks.evaluate.adaptive_validation.replay_hold_out`) at 25, 50 and
+  point, :func:`~primebench_tasks.adaptive_validation.replay_hold_out`) at 25, 50 and
   100 items — its errors are ``adaptive_replay.csv``'s (a test checks it) — beside the static
   default suite of the same size; and its point uncalibrated (``deployed, uncalibrated``) on to
   :data:`COUNTS` items, the static suite beside it at each. The curve is uncalibrated because the
@@ -48,19 +48,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adaptive_replay as replay  # noqa: E402
 import adaptive_rules as comparison  # noqa: E402
-
-from primebench_tasks.evaluate.adaptive import (  # noqa: E402
-    BATCH,
-    AdaptivePolicy,
-    AdaptiveProcedure,
-    _run,
-)
-from primebench_tasks.evaluate.adaptive_validation import (  # noqa: E402
+from primebench_tasks.adaptive_validation import (  # noqa: E402
     replay_hold_out,
     static_prediction,
 )
-from primebench_tasks.evaluate.defaults import ADAPTIVE_TARGET_WIDTH  # noqa: E402
-from primebench_tasks.evaluate.local_gaussian import LocalGaussian  # noqa: E402
+
+from primebench_tasks.adaptive.defaults import ADAPTIVE_TARGET_WIDTH  # noqa: E402
+from primebench_tasks.adaptive.local_gaussian import LocalGaussian  # noqa: E402
+from primebench_tasks.adaptive.policy import BATCH, AdaptivePolicy
+from primebench_tasks.adaptive.procedure import (
+    AdaptiveProcedure,
+    run_procedure,  # noqa: E402
+)
 
 CELLS = (
     ("autojudger AI2D_TEST", "random"),
@@ -161,8 +160,8 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
         bandwidth=procedure.local.bandwidth,
         agreement=0.0,
     )
-    curve, order = _run(procedure, X[held], COUNTS, BATCH)
-    chosen, _ = _run(GlobalChoice(X[build], AdaptivePolicy()), X[held], GOAL_COUNTS, BATCH)
+    curve, order = run_procedure(procedure, X[held], COUNTS, BATCH)
+    chosen, _ = run_procedure(GlobalChoice(X[build], AdaptivePolicy()), X[held], GOAL_COUNTS, BATCH)
     for v, model in enumerate(held):
         rows += [
             {

@@ -7,11 +7,11 @@ leave-one-panel-out evidence, as for its policy (``research/adaptive/adaptive_ch
 Candidates (:data:`CANDIDATES`): the random folds of the calibration (5, the earlier default, or
 10: each fold's 2PL fits on (k − 1)/k of the reference models where the deployed test fits on all
 of them) × whether, at the top of the panel, the interval's hull also holds the frontier folds'
-own interval (``frontier_at_top`` of :class:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark`).
+own interval (``frontier_at_top`` of :class:`~primebench_tasks.adaptive.benchmark.AdaptiveBenchmark`).
 Neither changes which items are asked, only the interval and the median shift of the point, so
 each hold-out's test is replayed once with the default policy (uncalibrated predictions after
 every round, up to 100 items) and every candidate's calibration is applied to those predictions
-through :meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval`; the stopping rule
+through :meth:`~primebench_tasks.adaptive.benchmark.AdaptiveBenchmark.interval`; the stopping rule
 is ``primebench run --adaptive``'s default (the 90 % interval narrower than 0.1, at most 100 items).
 Panels and hold-outs are ``benchmarks/adaptive_replay.py``'s: AutoJudger's AI2D and MMMU and the
 VLMEvalKit records of BLINK, OCRBench and RealWorldQA; 10 random hold-outs (20 %) and the
@@ -22,7 +22,7 @@ the issue's goals, summed over the panels: below 88 % or above 92 % on the rando
 below 85 % on the frontier hold-out. Ties go to the later candidate in :data:`CANDIDATES` (more
 folds, the frontier hull: the wider interval where both meet the goals). **Leave one panel out**:
 for each panel, the candidate with the least loss on the other four, scored on the left-out one.
-The default (:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_FOLDS` and
+The default (:data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_FOLDS` and
 ``frontier_at_top=True``) is the candidate chosen on all five; a test checks it is the one this
 table names. Writes ``research/adaptive/results/adaptive_interval_choice.{csv,md}``.
 """
@@ -36,8 +36,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, AdaptiveProcedure, _run
-from primebench_tasks.evaluate.defaults import ADAPTIVE_MAX_ITEMS, ADAPTIVE_TARGET_WIDTH
+from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark
+from primebench_tasks.adaptive.defaults import ADAPTIVE_MAX_ITEMS, ADAPTIVE_TARGET_WIDTH
+from primebench_tasks.adaptive.procedure import (
+    AdaptiveProcedure,
+    run_procedure,  # noqa: E402
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # adaptive_replay
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -84,7 +88,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
         bench.frontier_at_top = frontier_at_top  # the interval's rule, not its calibration
         if points is None:  # the asked items and raw predictions are the candidates' own
             procedure: AdaptiveProcedure = bench.procedure
-            points, _ = _run(procedure, X[held], bench.counts, bench.batch)
+            points, _ = run_procedure(procedure, X[held], bench.counts, bench.batch)
         for v, m in enumerate(held):
             true = float(np.nanmean(X[m]))
             for j, count in enumerate(bench.counts):

@@ -37,7 +37,7 @@ raw halves' mean errors beyond the panel on the frontier hold-outs.
 
 Measured: ``w=0.6 beyond`` is chosen on all five panels (mean log ratio −0.595 against the
 blend's −0.585) and on three of the five leave-one-out folds; it is the library's
-:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BEYOND_WEIGHT` (a test checks it, and that
+:data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_BEYOND_WEIGHT` (a test checks it, and that
 its errors are the replay's). The stacked weights lost: the calibration's frontier folds stand
 closer to their fitting models than the real frontier to the panel. Writes
 ``research/adaptive/results/adaptive_outside_weight.{csv,md}`` (included in docs/results.md).
@@ -58,24 +58,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adaptive_replay as replay  # noqa: E402
 import adaptive_rules as comparison  # noqa: E402
 
-from primebench_tasks.evaluate.adaptive import (  # noqa: E402
-    CALIBRATION_DECIMALS,
-    AdaptiveBenchmark,
+from primebench_tasks.adaptive.benchmark import CALIBRATION_DECIMALS, AdaptiveBenchmark
+from primebench_tasks.adaptive.defaults import ADAPTIVE_BEYOND_WEIGHT, ADAPTIVE_FOLDS
+from primebench_tasks.adaptive.policy import predict_adaptive
+from primebench_tasks.adaptive.procedure import (
     AdaptiveProcedure,
-    _calibration_runs,
-    _run,
-    predict_adaptive,
+    calibration_runs,
+    run_procedure,  # noqa: E402
 )
-from primebench_tasks.evaluate.calibration import FRONTIER_FOLDS  # noqa: E402
-from primebench_tasks.evaluate.defaults import (  # noqa: E402
-    ADAPTIVE_BEYOND_WEIGHT,
-    ADAPTIVE_FOLDS,
-)
-from primebench_tasks.evaluate.placement import (  # noqa: E402
+from primebench_tasks.metrics import nanmean_rows  # noqa: E402
+from primebench_tasks.place.benchmark import (  # noqa: E402
     placement_position,
     placement_regime,
 )
-from primebench_tasks.metrics import nanmean_rows  # noqa: E402
+from primebench_tasks.place.calibration import FRONTIER_FOLDS  # noqa: E402
 
 WEIGHTS = (0.5, 0.6, 0.75, 1.0)
 """The fixed candidates' p-IRT weight outside the interior (0.5: the earlier blend)."""
@@ -91,7 +87,7 @@ RULES = (
 BLEND = "w=0.5"
 """The earlier point: the blend (p-IRT + ridge)/2 at the top and beyond."""
 DEPLOYED = f"w={ADAPTIVE_BEYOND_WEIGHT:g} beyond"
-"""The library's point (:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_BEYOND_WEIGHT`)."""
+"""The library's point (:data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_BEYOND_WEIGHT`)."""
 BASE = replay.BLEND_POLICY
 """The policy every candidate starts from: the library's with the earlier point (the blend)."""
 
@@ -100,7 +96,7 @@ class ComponentProcedure(AdaptiveProcedure):
     """The procedure (under :data:`BASE`), which also logs, at every point it gives, (its point,
     p-IRT, ridge, outside the interior?, above every fitting model?, the fitting models' full
     scores) in :attr:`log`
-    (class-wide: :func:`_calibration_runs` builds its own instances). Its points and its items
+    (class-wide: :func:`calibration_runs` builds its own instances). Its points and its items
     are the library's."""
 
     log: ClassVar[list[tuple[float, float, float, bool, bool, np.ndarray]]] = []
@@ -190,7 +186,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     Y = X[build]
     bench = AdaptiveBenchmark(Y, max_items=max(replay.CHECKPOINTS), seed=seed, policy=BASE)
     ComponentProcedure.log = []
-    errors, pred, _, frontier, _ = _calibration_runs(
+    errors, pred, _, frontier, _ = calibration_runs(
         Y,
         bench.counts,
         bench.batch,
@@ -205,7 +201,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     base_cal = np.round(errors, CALIBRATION_DECIMALS)
     assert np.array_equal(cal["base"], pred)  # the library's own points under BASE
     test = ComponentProcedure(Y, bench.policy)
-    raw, _ = _run(test, X[held], replay.CHECKPOINTS, bench.batch)
+    raw, _ = run_procedure(test, X[held], replay.CHECKPOINTS, bench.batch)
     parts = logged(raw.shape)
     true = nanmean_rows(X[held])
     counts = [int(np.searchsorted(bench.counts, c, side="right")) - 1 for c in replay.CHECKPOINTS]

@@ -57,11 +57,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adaptive_replay as replay  # noqa: E402
 import adaptive_rules as comparison  # noqa: E402
 
-from primebench_tasks.evaluate.adaptive import (  # noqa: E402
-    AdaptiveBenchmark,
-    AdaptivePolicy,
+from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark
+from primebench_tasks.adaptive.policy import AdaptivePolicy
+from primebench_tasks.adaptive.procedure import (
     AdaptiveProcedure,
-    _run,
+    run_procedure,  # noqa: E402
 )
 from primebench_tasks.metrics import nanmean_rows  # noqa: E402
 
@@ -257,7 +257,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     rows = []
     for rule, cls in BENCHMARKS.items():
         bench = cls(Y, max_items=max(replay.CHECKPOINTS), seed=seed, policy=replay.BLEND_POLICY)
-        raw, _ = _run(bench.procedure, X[held], replay.CHECKPOINTS, bench.batch)
+        raw, _ = run_procedure(bench.procedure, X[held], replay.CHECKPOINTS, bench.batch)
         triggered = getattr(bench.procedure, "triggered", 0)
         for c, k in enumerate(replay.CHECKPOINTS):
             err = np.abs(np.array([bench.interval(float(p), k)[0] for p in raw[:, c]]) - true)

@@ -34,11 +34,10 @@ import adaptive_replay as replay  # noqa: E402
 import adaptive_rules as comparison  # noqa: E402
 import adaptive_slip_probe as probe  # noqa: E402
 
-from primebench_tasks.evaluate.adaptive import (  # noqa: E402
-    BATCH,
-    AdaptivePolicy,
+from primebench_tasks.adaptive.policy import BATCH, AdaptivePolicy
+from primebench_tasks.adaptive.procedure import (
     AdaptiveProcedure,
-    _run,
+    run_procedure,  # noqa: E402
 )
 
 COUNTS = (20, 50)
@@ -52,7 +51,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
     the items the deployed test asked it by each of :data:`COUNTS`."""
     held, build = replay.hold_out(X, protocol, seed)
     procedure = AdaptiveProcedure(X[build], AdaptivePolicy())
-    _, order = _run(procedure, X[held], (max(COUNTS),), BATCH)
+    _, order = run_procedure(procedure, X[held], (max(COUNTS),), BATCH)
     slipping = set(probe.slipping_models(X).tolist())
     n = X.shape[1]
     rows = []

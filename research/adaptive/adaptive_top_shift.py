@@ -6,7 +6,7 @@
     python research/adaptive/adaptive_top_shift.py --render        # the table from the committed CSV
 
 The calibrated point is the raw prediction moved by a median calibration error
-(:meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval`). At the top of the
+(:meth:`~primebench_tasks.adaptive.benchmark.AdaptiveBenchmark.interval`). At the top of the
 panel the calibration rows are of two kinds: reference models held out at random (their errors
 centre near 0) and the frontier folds' models, which stood above the models they were fitted on
 (their predictions fall short: errors > 0). A new model predicted at the top may be either.
@@ -20,14 +20,14 @@ or beyond changes, and no interval does:
 - ``nearest k`` (k in ``candidates.ADAPTIVE_NEAREST_SHIFTS``):
   at the top or beyond, the median error of the k calibration rows, of either kind, whose
   predictions stood nearest in position among their fitting models
-  (:func:`~primebench_tasks.evaluate.placement.placement_position`) — whether the position
+  (:func:`~primebench_tasks.place.benchmark.placement_position`) — whether the position
   tells the two kinds apart.
 
 Inside the panel every candidate moves the point by the random folds' interior median error, as
 deployed. A candidate's loss on a set of panels is its mean log MAE ratio to the static default
 suite over their cells (25 / 50 / 100 items, random and frontier hold-outs), as in the policy's
 choice; leave one panel out: the candidate with the least loss on the other four. The default
-(:data:`~primebench_tasks.evaluate.defaults.ADAPTIVE_NEAREST_SHIFT`) is the candidate chosen on
+(:data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_NEAREST_SHIFT`) is the candidate chosen on
 all five; a test checks it, and that the deployed rule's errors are the replay's. k = 40 alone
 was tried first, in an uncommitted pilot on these panels (with k = 10 and 20), before this grid.
 Writes ``research/adaptive/results/adaptive_top_shift.{csv,md}`` (included in docs/results.md).
@@ -48,13 +48,14 @@ import adaptive_replay as replay  # noqa: E402
 import adaptive_rules as comparison  # noqa: E402
 from candidates import ADAPTIVE_NEAREST_SHIFTS  # noqa: E402
 
-from primebench_tasks.evaluate.adaptive import AdaptiveBenchmark, _run  # noqa: E402
-from primebench_tasks.evaluate.placement import (  # noqa: E402
+from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark  # noqa: E402
+from primebench_tasks.adaptive.procedure import run_procedure  # noqa: E402
+from primebench_tasks.metrics import nanmean_rows  # noqa: E402
+from primebench_tasks.place.benchmark import (  # noqa: E402
     REGIMES,
     placement_regime,
     regime_residuals,
 )
-from primebench_tasks.metrics import nanmean_rows  # noqa: E402
 
 NEAREST = ADAPTIVE_NEAREST_SHIFTS
 """The k of the ``nearest k`` rules: calibration rows whose median error moves the point."""
@@ -65,7 +66,7 @@ def points(bench: AdaptiveBenchmark, raw: np.ndarray) -> dict[str, np.ndarray]:
     """Every rule's point (V, C) from the raw predictions ``raw`` (V, C) at
     :data:`adaptive_replay.CHECKPOINTS`, with ``bench``'s calibration. The earlier rule and the
     ``nearest k`` rules are the library's own
-    (:meth:`~primebench_tasks.evaluate.adaptive.AdaptiveBenchmark.interval` with
+    (:meth:`~primebench_tasks.adaptive.benchmark.AdaptiveBenchmark.interval` with
     ``nearest_shift`` None or k); the two others differ from the earlier rule only at the top.
     No rule changes the interval, into which every point is clipped."""
     errors, regimes, frontier, _ = bench.calibration
@@ -92,7 +93,7 @@ def points(bench: AdaptiveBenchmark, raw: np.ndarray) -> dict[str, np.ndarray]:
 def median_error(errors: np.ndarray, regimes: np.ndarray, regime: str) -> float:
     """The median of the calibration ``errors`` (R,) of ``regime`` among their ``regimes`` (R,),
     neighbouring regimes borrowed as the deployed interval does
-    (:func:`~primebench_tasks.evaluate.placement.regime_residuals`)."""
+    (:func:`~primebench_tasks.place.benchmark.regime_residuals`)."""
     by = {g: list(errors[regimes == g]) for g in REGIMES}
     return float(np.median(regime_residuals(by, regime)))
 
@@ -121,7 +122,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
         Y, max_items=max(replay.CHECKPOINTS), seed=seed, policy=replay.BLEND_POLICY
     )
     full = nanmean_rows(Y)
-    raw, _ = _run(bench.procedure, X[held], replay.CHECKPOINTS, bench.batch)
+    raw, _ = run_procedure(bench.procedure, X[held], replay.CHECKPOINTS, bench.batch)
     true = nanmean_rows(X[held])
     got = points(bench, raw)
     rows = []

@@ -1,5 +1,5 @@
 """The candidate values the adaptive investigation compared (the library keeps only the chosen
-ones, in ``primebench_tasks/evaluate/defaults.py``; the choice, its table and the command that
+ones, in ``primebench_tasks/adaptive/defaults.py``; the choice, its table and the command that
 reproduces it are in docs/results.md)."""
 
 from __future__ import annotations

@@ -44,7 +44,6 @@ import pandas as pd
 
 from primebench_tasks.data.model_dates import release_dates
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.estimators import GREG, RIDGE_ALPHA, make_estimator
 from primebench_tasks.evaluate.splits import (
     GAP_MIN_HELD,
     frontier_split,
@@ -52,6 +51,7 @@ from primebench_tasks.evaluate.splits import (
     newest_split,
 )
 from primebench_tasks.metrics import nanmean_rows, spearman
+from primebench_tasks.place.estimators import GREG, RIDGE_ALPHA, make_estimator
 from primebench_tasks.progress import progress_bar
 from primebench_tasks.select.base import ItemFeatures
 from primebench_tasks.select.irt import paper_thresholds

@@ -69,8 +69,8 @@ def test_the_catalogue_names_are_the_cards_names():
 
 
 def test_the_harness_tables_are_read_from_the_cards():
-    from harness_adapters.upstream.tasks import VERIFIED_UPSTREAM
-    from harness_adapters.vlmeval.records import DATASET_KINDS
+    from harness_adapters.harnesses.vlmeval.records import DATASET_KINDS
+    from harness_adapters.lmms_eval_upstream.tasks import VERIFIED_UPSTREAM
 
     assert sorted(VERIFIED_UPSTREAM) == [
         "blink",

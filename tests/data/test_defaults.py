@@ -28,7 +28,7 @@ def test_openvlm_blink_panel_is_the_published_records_scored_by_the_import():
     a model whose real record file is vendored equal what the import scores from that file."""
     from pathlib import Path
 
-    from harness_adapters.vlmeval.records import records_panel
+    from harness_adapters.harnesses.vlmeval.records import records_panel
 
     p = Panel.load_default("openvlm_blink")
     assert len(p.model_names) == 86 and p.benchmark_names == ["BLINK"]

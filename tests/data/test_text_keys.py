@@ -75,7 +75,7 @@ def test_items_sharing_their_text_are_left_out() -> None:
 
 
 def test_vlmeval_export_refuses_a_row_whose_content_is_another_items(tmp_path: Path) -> None:
-    from harness_adapters.vlmeval.export import check_text_keys
+    from harness_adapters.harnesses.vlmeval.export import check_text_keys
 
     rows = pd.DataFrame([{"index": 7, "question": "what is written?", "answer": "['B']"}])
     good = {

@@ -28,8 +28,8 @@ def flagship_benchmark(benchmark: str, name: str) -> tuple[Any, Panel, list[str]
     """The released flagship with only ``benchmark`` (renamed ``name``: the stand-in datasets
     are not the hub's), that benchmark's reference panel, and its adaptive pool: every item id
     of the panel."""
-    from harness_adapters.placement import reference_panels
-    from harness_adapters.released import suites_path
+    from harness_adapters.run.report import reference_panels
+    from harness_adapters.suites.released import suites_path
     from primebench_tasks.pipeline.manifest import read_manifest
 
     flagship = read_manifest(suites_path() / "primebench.json")
@@ -60,7 +60,7 @@ def vllm_server(
 ) -> Iterator[str]:
     """A vLLM OpenAI-compatible server for ``model`` (served as ``tiny``, engine ``flags``) on a
     free local port, its log at ``log_path``; yields the ``/v1`` base URL, stopped on exit."""
-    from harness_adapters.vllm.backends import stop_server, wait_until_healthy
+    from harness_adapters.engines.vllm.backends import stop_server, wait_until_healthy
 
     port = free_port()
     cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model)]

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness_adapters.run.adaptive import AdaptiveSettings
+from harness_adapters.engines.vllm.adaptive_session import run_adaptive
+from harness_adapters.lmms_eval_upstream.functions import doc_to_text, exact_answer_score
+from harness_adapters.run.adaptive_loop import AdaptiveSettings
 from harness_adapters.run.records import RecordFile
 from harness_adapters.run.request import RunRequest
-from harness_adapters.shared_prompt import PROMPT_KWARGS
-from harness_adapters.suite_docs import benchmark_rows
-from harness_adapters.upstream.functions import doc_to_text, exact_answer_score
-from harness_adapters.vllm.adaptive_session import run_adaptive
+from harness_adapters.suites.documents import benchmark_rows
+from harness_adapters.suites.prompt import PROMPT_KWARGS
 
 BENCH = "MATH-Vision_MINI"
 HELD = "Qwen-VL-Max"
@@ -96,7 +96,7 @@ def test_adaptive_run_asks_the_pool_in_rounds_and_reports(setup, mathvision, tmp
 
 
 def test_resumed_run_asks_what_an_uninterrupted_run_asks(setup, mathvision, tmp_path, monkeypatch):
-    import primebench_tasks.evaluate.adaptive as adaptive
+    import primebench_tasks.adaptive.benchmark as adaptive
 
     model, panels, suite = setup
     straight = RecordedModel(mathvision, HELD)
@@ -119,7 +119,7 @@ def test_resumed_run_asks_what_an_uninterrupted_run_asks(setup, mathvision, tmp_
     def replayed(*_a, **_k):
         raise AssertionError("a resumed run replayed the calibration")
 
-    monkeypatch.setattr(adaptive, "_calibration_runs", replayed)
+    monkeypatch.setattr(adaptive, "calibration_runs", replayed)
     again = RecordedModel(mathvision, HELD)
     run_adaptive(
         _req(model, suite, tmp_path / "b"), panels, AdaptiveSettings(None, 40, 5), backend=again
@@ -195,7 +195,7 @@ def _adapter_dir(path: Path) -> Path:
 
 
 def test_rank_variants_adaptive_separates_and_resumes(tmp_path, mathvision, suite20):
-    from harness_adapters.vllm.adaptive_session import rank_variants_adaptive
+    from harness_adapters.engines.vllm.adaptive_session import rank_variants_adaptive
 
     model = tmp_path / "model"
     model.mkdir()
@@ -367,10 +367,10 @@ def test_the_whole_flagships_pools_come_from_the_upstream_datasets(tmp_path, mon
     panel's content; MMMU, MathVista and BLINK (a group of subtasks) from upstream-schema
     stand-ins, each document's prompt and images built by the upstream task's code."""
     pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-    from harness_adapters.placement import reference_panels
-    from harness_adapters.released import suites_path
-    from harness_adapters.run.adaptive import item_pools
-    from harness_adapters.shared_prompt import PROMPT_KWARGS
+    from harness_adapters.run.adaptive_loop import item_pools
+    from harness_adapters.run.report import reference_panels
+    from harness_adapters.suites.prompt import PROMPT_KWARGS
+    from harness_adapters.suites.released import suites_path
     from primebench_tasks.data.cards import card
     from primebench_tasks.pipeline.manifest import read_manifest
     from tests.fixtures import upstream_standins as standins
@@ -412,15 +412,15 @@ def test_a_second_run_into_a_held_folder_is_refused(setup, mathvision, tmp_path)
     import subprocess
     import sys
 
-    from harness_adapters.vllm.adaptive_session import rank_variants_adaptive
-    from harness_adapters.vllm.session import execute
+    from harness_adapters.engines.vllm.adaptive_session import rank_variants_adaptive
+    from harness_adapters.engines.vllm.engine import execute
     from primebench_tasks.data.folder_lock import FolderLockedError
 
     model, panels, suite = setup
     out = tmp_path / "run"
     hold = (
         "import sys, time; from pathlib import Path\n"
-        "from harness_adapters.vllm.session import run_lock\n"
+        "from harness_adapters.run.request import run_lock\n"
         "with run_lock(Path(sys.argv[1])):\n"
         "    print('held', flush=True); time.sleep(600)\n"
     )

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness_adapters.upstream.content_keys import build_keys, read_keys, write_keys
+from harness_adapters.lmms_eval_upstream.content_keys import build_keys, read_keys, write_keys
 from primebench_tasks.cli import main
 from primebench_tasks.errors import InputError
 from tests.fixtures.lmms_runs import run_lmms_eval
@@ -134,8 +134,11 @@ def test_the_run_time_check_refuses_a_corrupted_or_duplicated_dataset(tmp_path):
     """What the generated task's process_docs does when lmms-eval loads the data: a shuffled
     copy runs the items in manifest order; an item whose image was changed (matches no row) or
     that occurs twice (matches several) stops the run — a wrong mapping never scores."""
-    from harness_adapters.upstream.content_keys import FIELD
-    from harness_adapters.upstream.functions import ManifestItemsMissing, make_process_docs
+    from harness_adapters.lmms_eval_upstream.content_keys import FIELD
+    from harness_adapters.lmms_eval_upstream.functions import (
+        ManifestItemsMissing,
+        make_process_docs,
+    )
 
     up = _upstream(tmp_path / "ai2d")
     write_keys(
@@ -209,8 +212,8 @@ def _panel_and_manifest():
 @pytest.mark.heavy
 def test_real_upstream_ai2d_runs_the_manifest_items_by_content_key(tmp_path):
     pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-    from harness_adapters.lmms_eval.ingest import read_run
-    from harness_adapters.lmms_eval.taskgen import generate_tasks
+    from harness_adapters.harnesses.lmms_eval.ingest import read_run
+    from harness_adapters.harnesses.lmms_eval.taskgen import generate_tasks
 
     up = _upstream(tmp_path / "ai2d")
     write_keys(
@@ -259,7 +262,10 @@ def test_text_keyed_rows_found_once_or_refused():
     """#55: an lmms-eval row keyed by its text (the manifest's keys, no keys file): the suite's
     item is found in the one row holding its question and answers, in manifest order; two rows
     holding it, or none, are refused naming the item — never a guess."""
-    from harness_adapters.upstream.functions import ManifestItemsMissing, make_process_docs
+    from harness_adapters.lmms_eval_upstream.functions import (
+        ManifestItemsMissing,
+        make_process_docs,
+    )
     from primebench_tasks.data.text_keys import ocrbench_key
 
     keys = {

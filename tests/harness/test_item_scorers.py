@@ -9,7 +9,7 @@ import importlib
 import numpy as np
 import pytest
 
-from harness_adapters.upstream.item_scorers import ITEM_SCORERS, NoItemScore
+from harness_adapters.lmms_eval_upstream.item_scorers import ITEM_SCORERS, NoItemScore
 from tests.extras import requires
 
 blink = ITEM_SCORERS["blink"][1]

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from harness_adapters.lmms_eval import task_path
-from harness_adapters.lmms_eval.ingest import read_run
-from harness_adapters.lmms_eval.taskgen import RELEASE_FILE, generate_tasks
-from harness_adapters.upstream.functions import (
+from harness_adapters.harnesses.lmms_eval import task_path
+from harness_adapters.harnesses.lmms_eval.ingest import read_run
+from harness_adapters.harnesses.lmms_eval.taskgen import RELEASE_FILE, generate_tasks
+from harness_adapters.lmms_eval_upstream.functions import (
     ManifestItemsMissing,
     exact_answer_score,
     make_process_docs,
@@ -184,7 +184,7 @@ def test_place_refuses_scores_outside_the_unit_interval(bad):
     """A samples line with "score": 7 was placed (suite score 1.4, rank 1 of 13)."""
     import pandas as pd
 
-    from harness_adapters.placement import score_frame
+    from harness_adapters.run.report import score_frame
     from tests.fixtures.manifests import small_manifest
 
     manifest = small_manifest({"Math Reasoning": {"B": ["1", "2"]}})

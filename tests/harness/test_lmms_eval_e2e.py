@@ -8,8 +8,8 @@ import shutil
 import numpy as np
 import pytest
 
-from harness_adapters.lmms_eval.ingest import read_run
-from harness_adapters.upstream.functions import exact_answer_score
+from harness_adapters.harnesses.lmms_eval.ingest import read_run
+from harness_adapters.lmms_eval_upstream.functions import exact_answer_score
 from primebench_tasks.cli import main
 from primebench_tasks.data.defaults import default_path
 from primebench_tasks.data.panel import Panel
@@ -109,7 +109,7 @@ def test_plain_lmms_eval_tasks_through_the_entry_point(tmp_path):
 def test_prism_axes_as_lmms_eval_tasks(tmp_path, mathvision):
     """PRISM build (scripted generator) → prism_<axis> tasks → lmms-eval dummy → ingest → sc
     continues from the ingested q answers → score."""
-    from harness_adapters.lmms_eval.prism_tasks import rule_score
+    from harness_adapters.harnesses.lmms_eval.prism_tasks import rule_score
     from harness_adapters.prism.build import build
     from harness_adapters.prism.run import records_file
     from tests.harness.conftest import small_suite

@@ -49,7 +49,11 @@ def _copy_task(member: Path, data: Path, out: Path) -> None:
     """The upstream task's YAML, flattened, its functions by module path, its data local."""
     import yaml
 
-    from harness_adapters.upstream.tasks import FunctionRef, load_task_config, portable_ref
+    from harness_adapters.lmms_eval_upstream.tasks import (
+        FunctionRef,
+        load_task_config,
+        portable_ref,
+    )
 
     class Fn(str):
         pass
@@ -77,7 +81,7 @@ def _copy_task(member: Path, data: Path, out: Path) -> None:
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
-    from harness_adapters.upstream.tasks import find_task_yaml
+    from harness_adapters.lmms_eval_upstream.tasks import find_task_yaml
 
     tmp = tmp_path_factory.mktemp("lmms_logs")
     docs = {
@@ -164,7 +168,7 @@ def test_logs_of_many_models_become_a_panel(logs, tmp_path, monkeypatch):
 
 def test_the_report_accounts_for_every_run(logs, monkeypatch):
     monkeypatch.setenv("API_TYPE", "dummy")
-    from harness_adapters.lmms_eval.logs_panel import read_logs
+    from harness_adapters.harnesses.lmms_eval.logs_panel import read_logs
 
     out, _docs, _intended = logs
     _scores, _items, report = read_logs(out)

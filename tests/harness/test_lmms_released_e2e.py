@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from harness_adapters.lmms_eval.ingest import read_run
-from harness_adapters.lmms_eval.taskgen import generate_tasks
-from harness_adapters.released import suites_path
-from harness_adapters.upstream.functions import exact_answer_score
+from harness_adapters.harnesses.lmms_eval.ingest import read_run
+from harness_adapters.harnesses.lmms_eval.taskgen import generate_tasks
+from harness_adapters.lmms_eval_upstream.functions import exact_answer_score
+from harness_adapters.suites.released import suites_path
 from primebench_tasks.data.cards import card
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
@@ -122,7 +122,7 @@ def test_released_suite_runs_exactly_its_items_with_upstream_scores(released_run
     from lmms_eval.tasks.ocrbench import utils as ocrbench_utils
     from lmms_eval.tasks.realworldqa import utils as realworldqa_utils
 
-    from harness_adapters.upstream.item_scorers import ITEM_SCORERS, score_number
+    from harness_adapters.lmms_eval_upstream.item_scorers import ITEM_SCORERS, score_number
 
     upstream = {
         "MathVista_MINI": (mathvista_utils, "mathvista"),
@@ -262,7 +262,7 @@ def test_place_detects_a_failed_or_partial_run(tmp_path):
     from primebench_tasks.errors import InputError
 
     with pytest.raises(InputError, match="did not finish"):
-        from harness_adapters.lmms_eval.place import place_run
+        from harness_adapters.harnesses.lmms_eval.place import place_run
 
         place_run(tmp_path)
     manifest = read_manifest(suites_path() / "primebench.json")
@@ -314,11 +314,12 @@ def test_the_vllm_runner_runs_and_places_the_flagship_as_lmms_eval_does(released
     datasets (--dataset), asked with lmms-eval's own prompts
     and images, scored by the upstream code; the same responses give the same item scores and
     the same report as ``primebench place`` on the lmms-eval run."""
+    from harness_adapters.engines.vllm.engine import execute
     from harness_adapters.run.messages import chat_messages
     from harness_adapters.run.records import RecordFile
     from harness_adapters.run.request import RunRequest
-    from harness_adapters.suite_docs import suite_docs
-    from harness_adapters.vllm.session import execute, write_run_report
+    from harness_adapters.run.session import write_run_report
+    from harness_adapters.suites.documents import suite_docs
     from primebench_tasks.cli import main
 
     os.environ.setdefault("API_TYPE", "dummy")  # MathVista's upstream module, as above
@@ -389,7 +390,7 @@ def test_vlmevalkit_places_the_same_answers_as_lmms_eval_does(released_run, tmp_
     scoring; rows found by VLMEvalKit's index, OCRBench and RealWorldQA checked against the
     records' text) as through lmms-eval: the same item scores on the six benchmarks both run, and
     the same placement — per benchmark, per category and for the suite."""
-    from harness_adapters.vlmeval import read_work_dir
+    from harness_adapters.harnesses.vlmeval import read_work_dir
     from primebench_tasks.cli import main
     from tests.fixtures import vlmeval_standins as S
     from tests.harness.test_vlmeval import _vlmeval_available

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness_adapters.lmms_eval.ingest import read_run
-from harness_adapters.lmms_eval.taskgen import generate_tasks
-from harness_adapters.upstream.functions import ManifestItemsMissing
-from harness_adapters.upstream.tasks import find_task_yaml, load_task_config
+from harness_adapters.harnesses.lmms_eval.ingest import read_run
+from harness_adapters.harnesses.lmms_eval.taskgen import generate_tasks
+from harness_adapters.lmms_eval_upstream.functions import ManifestItemsMissing
+from harness_adapters.lmms_eval_upstream.tasks import find_task_yaml, load_task_config
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import build_manifest

@@ -55,7 +55,7 @@ def _text(s: str) -> str:
 def tiny(tmp_path_factory) -> Path:
     from safetensors.torch import load_file, save_file
 
-    from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
+    from harness_adapters.engines.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
 
     root = tmp_path_factory.mktemp("tiny")
     build_tiny_qwen2vl(root / "base")
@@ -88,7 +88,7 @@ def reference(tiny, mathvision) -> dict[str, dict[str, str]]:
     from transformers import AutoProcessor, Qwen2VLForConditionalGeneration
 
     from harness_adapters.run.messages import chat_messages
-    from harness_adapters.suite_docs import suite_docs
+    from harness_adapters.suites.documents import suite_docs
 
     docs = suite_docs(small_suite(mathvision, N_ITEMS), mathvision)
     proc = AutoProcessor.from_pretrained(tiny / "base")

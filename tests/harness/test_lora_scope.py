@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_adapters.run.errors import BackendError
-from harness_adapters.vllm.lora_scope import (
+from harness_adapters.engines.vllm.lora_scope import (
     CONNECTOR,
     LANGUAGE,
     TOWER,
@@ -26,6 +25,7 @@ from harness_adapters.vllm.lora_scope import (
     rule_kind,
     server_lora,
 )
+from harness_adapters.run.errors import BackendError
 from tests.extras import requires
 
 LM = "model.language_model.layers.0.self_attn.q_proj"

@@ -1,5 +1,5 @@
 """The misfit check end to end through the placement every harness shares (#56:
-``harness_adapters.placement.write_report`` — lmms-eval's and VLMEvalKit's ``place``, the vLLM
+``harness_adapters.run.report.write_report`` — lmms-eval's and VLMEvalKit's ``place``, the vLLM
 runner, Ray, rank-variants): on the released VLMEvalKit suite, a reference model's own answers
 place unflagged; the same answers with AI2D's pattern reversed (right on the items the panel
 finds hardest, wrong on the easiest, the same count right) keep their numbers but are flagged
@@ -12,8 +12,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from harness_adapters.placement import reference_panels, write_report
-from harness_adapters.released import resolve_suite
+from harness_adapters.run.report import reference_panels, write_report
+from harness_adapters.suites.released import resolve_suite
 from primebench_tasks.suite.manifest import as_suite
 
 
@@ -43,7 +43,7 @@ def test_a_healthy_run_passes_and_a_broken_benchmark_is_flagged(tmp_path, capsys
     broken[pos] = 0.0
     broken[pos[np.argsort(ease, kind="stable")[:n_right]]] = 1.0  # the hardest n_right right
     new = pd.DataFrame([healthy, broken], index=["healthy", "broken"], columns=index)
-    doc = write_report(suite, new, {}, tmp_path, n_boot=200)
+    doc = write_report(suite, new, {}, tmp_path, n_boot=200).to_json()
     fits = {
         m: {b: e["misfit"] for b, e in r["benchmarks"].items()} for m, r in doc["models"].items()
     }

@@ -328,7 +328,7 @@ def test_sc_item_score_variants():
 
 
 def test_lmms_eval_task_files_and_ingest_contract(built, tmp_path):
-    from harness_adapters.lmms_eval.prism_tasks import (
+    from harness_adapters.harnesses.lmms_eval.prism_tasks import (
         build_id,
         generate_prism_tasks,
         ingest_lmms_eval,

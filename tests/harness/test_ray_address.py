@@ -26,7 +26,7 @@ BIN = Path(sys.executable).parent
 ENV = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"RAY_AUTH_MODE": "disabled"}
 PROBE = """
 import json, sys
-from harness_adapters.vllm.ray_runner import _init_ray
+from harness_adapters.engines.vllm.ray_runner import _init_ray
 ray = _init_ray(sys.argv[1] or None, int(sys.argv[2]), 1.0)  # replicas of 1 CPU
 print(json.dumps({"port": int(ray.get_runtime_context().gcs_address.rsplit(":", 1)[1]),
                   "cpus": ray.cluster_resources()["CPU"]}))

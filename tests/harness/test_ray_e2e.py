@@ -59,7 +59,7 @@ N = 400  # 100 items × (base + 3 adapters)
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
-    from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
+    from harness_adapters.engines.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
 
     root = tmp_path_factory.mktemp("tiny")
     build_tiny_qwen2vl(root / "base")

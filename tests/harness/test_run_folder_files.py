@@ -71,8 +71,8 @@ def test_a_line_under_the_unicode_line_separator_reads_whole(tmp_path):
 def test_a_resume_refuses_an_adapter_whose_weights_changed_in_place(tmp_path):
     """#54: rank-variants resumed an adapter whose weights had changed under the same name and
     path; its weights' digest is now frozen in the spec."""
+    from harness_adapters.engines.vllm.engine import adapter_weights_digest
     from harness_adapters.run.errors import BackendError
-    from harness_adapters.vllm.session import adapter_weights_digest
 
     ad = tmp_path / "a1"
     ad.mkdir()

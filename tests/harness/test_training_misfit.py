@@ -25,7 +25,7 @@ def _res(flagged: bool) -> dict:
 
 
 def test_a_misfit_that_appears_between_checkpoints_is_said(capsys):
-    from harness_adapters.vllm.training import PrimeBenchCallback
+    from harness_adapters.engines.vllm.training import PrimeBenchCallback
 
     cb = PrimeBenchCallback({}, None, "http://127.0.0.1:1/v1", "m", "/tmp/unused")
     state = SimpleNamespace(log_history=[], global_step=0)
@@ -41,7 +41,7 @@ def test_a_misfit_that_appears_between_checkpoints_is_said(capsys):
 
 
 def test_rank_variants_names_the_variant_whose_answers_do_not_fit(tmp_path):
-    from harness_adapters.vllm.session import variant_misfit
+    from harness_adapters.run.session import variant_misfit
 
     report = {
         "models": {

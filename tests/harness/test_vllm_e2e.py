@@ -50,7 +50,7 @@ ADAPTERS = ("lora1", "lora2", "lora3")
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
-    from harness_adapters.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
+    from harness_adapters.engines.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
 
     root = tmp_path_factory.mktemp("tiny")
     build_tiny_qwen2vl(root / "base")
@@ -299,7 +299,7 @@ def test_real_trainer_sends_primebench_scores_to_tensorboard(
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     from transformers import Qwen2VLForConditionalGeneration, Trainer, TrainingArguments
 
-    from harness_adapters.vllm.training import PrimeBenchCallback
+    from harness_adapters.engines.vllm.training import PrimeBenchCallback
     from primebench_tasks.pipeline.manifest import read_manifest
 
     torch.manual_seed(0)
@@ -363,7 +363,7 @@ def test_training_callback_evaluates_each_saved_adapter(
 
     from transformers import TrainerControl, TrainerState, TrainingArguments
 
-    from harness_adapters.vllm.training import PrimeBenchCallback
+    from harness_adapters.engines.vllm.training import PrimeBenchCallback
     from primebench_tasks.pipeline.manifest import read_manifest
 
     shutil.copytree(tiny / "lora2", tmp_path / "train" / "checkpoint-5")
@@ -387,7 +387,7 @@ def test_lmms_eval_vllm_backend_gives_the_runner_answers(tiny, suite_file, offli
     """The same suite through `lmms-eval --model vllm` (its prompts, its request building):
     the runner shares them, so the base model's answers and scores are identical."""
     pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-    from harness_adapters.lmms_eval.ingest import read_run
+    from harness_adapters.harnesses.lmms_eval.ingest import read_run
     from primebench_tasks.cli import main
 
     tasks = tmp_path / "tasks"
@@ -559,7 +559,7 @@ def test_the_flagship_suite_runs_and_places_through_the_server(server, tiny, tmp
     requests, every item answered and placed among each
     benchmark's own reference models."""
     pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-    from harness_adapters.released import suites_path
+    from harness_adapters.suites.released import suites_path
     from primebench_tasks.data.cards import card
     from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
     from tests.fixtures import upstream_standins as standins

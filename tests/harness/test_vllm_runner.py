@@ -11,16 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness_adapters.engines.vllm.backends import ServerBackend, check_adapter, check_model
+from harness_adapters.engines.vllm.engine import execute
+from harness_adapters.lmms_eval_upstream.functions import doc_to_text
 from harness_adapters.run.errors import BackendError
 from harness_adapters.run.messages import chat_messages
 from harness_adapters.run.records import RecordFile
 from harness_adapters.run.request import RunRequest
-from harness_adapters.shared_prompt import PROMPT_KWARGS
-from harness_adapters.suite_docs import SuiteDoc, suite_docs
-from harness_adapters.upstream.functions import doc_to_text
-from harness_adapters.vllm.backends import ServerBackend, check_adapter, check_model
-from harness_adapters.vllm.runner import run_variants
-from harness_adapters.vllm.session import execute, write_run_report, write_variant_report
+from harness_adapters.run.session import write_run_report, write_variant_report
+from harness_adapters.run.static_loop import run_variants
+from harness_adapters.suites.documents import SuiteDoc, suite_docs
+from harness_adapters.suites.prompt import PROMPT_KWARGS
 from primebench_tasks.errors import InputError
 from tests.extras import requires
 
@@ -235,8 +236,8 @@ def test_adapter_and_model_checks(tmp_path):
         check_model(str(tmp_path / "missing-model"))
     # no --max-lora-rank: any rank passes the check, and the engine gets the adapters' rank
     # rounded up to one vLLM supports
+    from harness_adapters.engines.vllm.backends import lora_rank_for
     from harness_adapters.run.request import EngineSettings
-    from harness_adapters.vllm.backends import lora_rank_for
 
     big = check_adapter("big", tmp_path / "big", model, None)
     assert big.rank == 16 and lora_rank_for([8, 16]) == 16 and lora_rank_for([9]) == 16
@@ -275,7 +276,7 @@ def test_session_writes_spec_records_and_reports(tmp_path, suite20, mathvision):
     assert np.allclose(pairwise.to_numpy() + pairwise.to_numpy().T, 1.0)
     assert (req.out / "variants.md").exists() and (req.out / "variants.png").exists()
     # a rerun with everything recorded starts no engine (no backend given: none is built)
-    import harness_adapters.vllm.session as session
+    import harness_adapters.engines.vllm.engine as session
 
     def no_engine(*a, **k):
         raise AssertionError("an engine was started although nothing was left to compute")
@@ -296,7 +297,7 @@ def test_documents_digest_by_hand(suite20, mathvision):
     import dataclasses
     import hashlib
 
-    from harness_adapters.suite_docs import documents_digest
+    from harness_adapters.suites.documents import documents_digest
 
     docs = _docs(suite20, mathvision)
     b = docs[0].benchmark
@@ -370,8 +371,8 @@ def test_a_server_process_that_dies_is_a_clear_error(tmp_path):
     import subprocess
     import sys
 
+    from harness_adapters.engines.vllm.backends import wait_until_healthy
     from harness_adapters.run.errors import BackendError
-    from harness_adapters.vllm.backends import wait_until_healthy
 
     proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
     proc.wait()
@@ -382,7 +383,7 @@ def test_a_server_process_that_dies_is_a_clear_error(tmp_path):
 def test_tiny_model_failure_leaves_no_half_written_folder(tmp_path, monkeypatch):
     """A build that fails part-way (e.g. torchvision missing when the processor is saved) leaves
     neither the output folder nor its temporary sibling."""
-    import harness_adapters.vllm.tiny_model as tm
+    import harness_adapters.engines.vllm.tiny_model as tm
     from primebench_tasks.cli import main
 
     def half_then_fail(out, seed=0, size="tiny"):

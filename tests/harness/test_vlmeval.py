@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness_adapters.vlmeval import export_suite
-from harness_adapters.vlmeval.export import CONFIG_NAME
+from harness_adapters.harnesses.vlmeval import export_suite
+from harness_adapters.harnesses.vlmeval.export import CONFIG_NAME
 from primebench_tasks.cli import main
 from primebench_tasks.data.defaults import default_path
 from primebench_tasks.data.panel import Panel
@@ -63,7 +63,7 @@ def aj_suite():
 
 @pytest.fixture(scope="module")
 def released():
-    from harness_adapters.released import resolve_suite
+    from harness_adapters.suites.released import resolve_suite
 
     return resolve_suite("primebench")
 
@@ -182,7 +182,7 @@ def _load(path):
 
 @needs_vlmeval
 def test_run_py_scores_exactly_the_suite_items_as_vlmeval_does(vlmeval_run, released):
-    from harness_adapters.vlmeval import read_work_dir
+    from harness_adapters.harnesses.vlmeval import read_work_dir
 
     records, docs = read_work_dir(vlmeval_run["work"])
     by = {d["benchmark"]: d for d in docs}
@@ -224,7 +224,7 @@ def test_run_py_scores_exactly_the_suite_items_as_vlmeval_does(vlmeval_run, rele
 def test_mmmu_images_interleave_as_upstream(vlmeval_run):
     """The registered dataset is VLMEvalKit's MMMUDataset restricted to the suite: two-image
     questions come out as text, image, text, image, text."""
-    from harness_adapters.vlmeval.datasets import register
+    from harness_adapters.harnesses.vlmeval.datasets import register
 
     os.environ["LMUData"] = str(vlmeval_run["lmu"])
     from vlmeval.dataset import MMMUDataset, build_dataset
@@ -272,8 +272,8 @@ def test_place_vlmeval_reports_and_ingest_appends(vlmeval_run, tmp_path, capsys)
         "RealWorldQA",
     }
     with pytest.raises(InputError, match="has no result for"):
-        from harness_adapters.placement import write_placement
-        from harness_adapters.vlmeval import read_work_dir
+        from harness_adapters.harnesses.vlmeval import read_work_dir
+        from harness_adapters.run.report import write_placement
 
         recs, docs = read_work_dir(vlmeval_run["work"])
         write_placement(recs, docs[0]["suite"], tmp_path / "r2")
@@ -294,7 +294,7 @@ def test_ai2d_in_process_with_vlmeval_inference_loop_and_panel_ingest(
     from vlmeval.dataset import ImageMCQDataset, build_dataset
     from vlmeval.inference import infer_data_job
 
-    from harness_adapters.vlmeval.datasets import register
+    from harness_adapters.harnesses.vlmeval.datasets import register
 
     register()
     ds = build_dataset("PrimeBench_AI2D_TEST")
@@ -329,7 +329,7 @@ def test_vlmeval_contracts_used_are_the_pinned_ones():
     from vlmeval.inference import infer_data_job
     from vlmeval.smp import get_intermediate_file_path
 
-    from harness_adapters.vlmeval.registration import upstream_class
+    from harness_adapters.harnesses.vlmeval.registration import upstream_class
 
     assert upstream_class(D, "MMMU_DEV_VAL") is D.MMMUDataset
     assert upstream_class(D, "MathVista_MINI").__name__ == "MathVista"
@@ -361,10 +361,10 @@ def test_prism_axis_built_offline_runs_in_vlmeval_and_lands_in_run_records(
     from vlmeval.inference import infer_data_job
     from vlmeval.vlm.base import BaseModel
 
+    from harness_adapters.harnesses.vlmeval.datasets import register
     from harness_adapters.prism.build import build, read_build
     from harness_adapters.prism.run import axis_text, records_file
     from harness_adapters.prism.single_turn import rule_score
-    from harness_adapters.vlmeval.datasets import register
     from tests.harness.conftest import small_suite
 
     build(mathvision, tmp_path / "build", None, small_suite(mathvision, 6))
@@ -459,7 +459,7 @@ def test_registration_leaves_the_callers_grad_mode():
     """`import vlmeval` alone turns torch gradients off process-wide; the adapter's import does
     not (a training loop may register datasets)."""
     code = (
-        "import torch; from harness_adapters.vlmeval.registration import import_vlmeval; "
+        "import torch; from harness_adapters.harnesses.vlmeval.registration import import_vlmeval; "
         "import_vlmeval(); import vlmeval; assert torch.is_grad_enabled(), 'grad off'"
     )
     r = subprocess.run(
@@ -476,3 +476,12 @@ def test_export_refuses_two_benchmarks_with_one_dataset_name(tmp_path):
     with pytest.raises(InputError, match="would both be exported as VLMEvalKit dataset"):
         export_suite(manifest, tmp_path, tmp_path / "LMU")
     assert not (tmp_path / "LMU").exists()
+
+
+def test_vlmeval_keeps_the_harness_protocol(vlmeval_run, tmp_path):
+    """check_harness over VLMEvalKit's plug, on a real work dir."""
+    from primebench_tasks.cli.conformance import check_harness
+    from primebench_tasks.suite.harness import harnesses
+
+    run = check_harness(harnesses()["vlmeval"], vlmeval_run["work"], tmp_path)
+    assert len(run.records) > 0

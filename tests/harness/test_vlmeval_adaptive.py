@@ -34,8 +34,8 @@ def realworldqa(tmp_path, monkeypatch):
     """The released VLMEvalKit suite restricted to RealWorldQA, its reference panel, an upstream
     TSV stand-in of every item of its pool, and VLMEvalKit's fake model built once, answering
     from that pool (right for about half the items)."""
-    from harness_adapters.released import resolve_suite
-    from harness_adapters.vlmeval.export import export_suite
+    from harness_adapters.harnesses.vlmeval.export import export_suite
+    from harness_adapters.suites.released import resolve_suite
     from primebench_tasks.pipeline.multi_source import source_panels
 
     full = resolve_suite("primebench_vlmeval")
@@ -55,9 +55,9 @@ def realworldqa(tmp_path, monkeypatch):
 
 
 def test_adaptive_rounds_run_through_vlmevalkit_and_resume(realworldqa, tmp_path, monkeypatch):
-    from harness_adapters.run.adaptive import AdaptiveSettings
+    from harness_adapters.harnesses.vlmeval.adaptive import run_adaptive_vlmeval
+    from harness_adapters.run.adaptive_loop import AdaptiveSettings
     from harness_adapters.run.records import RecordFile
-    from harness_adapters.vlmeval.adaptive import run_adaptive_vlmeval
     from primebench_tasks.cli import main
 
     suite, panel, pool, src, model, right = realworldqa
@@ -102,8 +102,8 @@ def test_adaptive_rounds_run_through_vlmevalkit_and_resume(realworldqa, tmp_path
 
 
 def test_a_pool_item_missing_from_the_tsv_is_refused_before_the_model(realworldqa, tmp_path):
-    from harness_adapters.run.adaptive import AdaptiveSettings
-    from harness_adapters.vlmeval.adaptive import run_adaptive_vlmeval
+    from harness_adapters.harnesses.vlmeval.adaptive import run_adaptive_vlmeval
+    from harness_adapters.run.adaptive_loop import AdaptiveSettings
     from primebench_tasks.errors import InputError
 
     suite, panel, pool, src, _model, _ = realworldqa

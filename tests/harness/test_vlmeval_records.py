@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness_adapters.vlmeval.records import (
+from harness_adapters.harnesses.vlmeval.records import (
     builtin_can_infer,
     ocrbench_hit,
     read_records,
@@ -146,7 +146,7 @@ YORN_CASES = {
 
 
 def test_yes_no_rule_by_hand():
-    from harness_adapters.vlmeval.records import builtin_yorn
+    from harness_adapters.harnesses.vlmeval.records import builtin_yorn
 
     for pred, want in YORN_CASES.items():
         assert builtin_yorn(pred) == want, pred
@@ -154,7 +154,7 @@ def test_yes_no_rule_by_hand():
 
 @pytest.mark.skipif(not installed("vlmeval"), reason="needs VLMEvalKit (the vendored snapshot)")
 def test_yes_no_rule_is_vlmeval_own_extraction():
-    from harness_adapters.vlmeval.records import _vlmeval_yorn, builtin_yorn
+    from harness_adapters.harnesses.vlmeval.records import _vlmeval_yorn, builtin_yorn
 
     theirs = _vlmeval_yorn()
     assert theirs is not None

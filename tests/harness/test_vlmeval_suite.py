@@ -34,7 +34,7 @@ def _keep_grad_mode():
 
 @pytest.fixture(scope="module")
 def suite():
-    from harness_adapters.released import resolve_suite
+    from harness_adapters.suites.released import resolve_suite
 
     return resolve_suite("primebench_vlmeval")
 
@@ -118,7 +118,7 @@ def vlmeval_suite_run(tmp_path_factory, suite):
 def test_every_item_is_scored_as_vlmevalkit_scores_it(vlmeval_suite_run, suite):
     from vlmeval.smp import load
 
-    from harness_adapters.vlmeval import read_work_dir
+    from harness_adapters.harnesses.vlmeval import read_work_dir
 
     records, docs = read_work_dir(vlmeval_suite_run["work"])
     by = {d["benchmark"]: d for d in docs}
@@ -166,8 +166,8 @@ def test_the_resampled_suite_runs_in_vlmevalkit_and_places(tmp_path):
     by farthest-point sampling over their text embeddings) through VLMEvalKit's run.py: every
     item scored, each benchmark placed among its own models, the suite among the 76 with all
     three."""
-    from harness_adapters.released import resolve_suite
-    from harness_adapters.vlmeval import read_work_dir
+    from harness_adapters.harnesses.vlmeval import read_work_dir
+    from harness_adapters.suites.released import resolve_suite
 
     suite = resolve_suite("primebench_resampled")
     assert suite["n_items"] == 300 and suite["params"]["selector"] == "fps"
@@ -196,8 +196,8 @@ def test_the_flagship_runs_all_seven_benchmarks_in_vlmevalkit_and_places(tmp_pat
     from vlmeval.dataset.utils.mathv import post_check
     from vlmeval.smp import load
 
-    from harness_adapters.released import resolve_suite
-    from harness_adapters.vlmeval import read_work_dir
+    from harness_adapters.harnesses.vlmeval import read_work_dir
+    from harness_adapters.suites.released import resolve_suite
 
     flagship = resolve_suite("primebench")
     # the flagship's MMMU is keyed by MMMU's own ids (the merged panel), not VLMEvalKit's index;

@@ -25,7 +25,7 @@ CHECK = r"""
 import sys, harness_adapters, primebench_tasks
 import lmms_eval.models  # runs the lmms_eval.models entry points, as the CLI does
 from lmms_eval.tasks import TaskManager
-from harness_adapters.lmms_eval import task_path
+from harness_adapters.harnesses.lmms_eval import task_path
 assert sys.prefix in harness_adapters.__file__, harness_adapters.__file__
 assert sys.prefix in primebench_tasks.__file__, primebench_tasks.__file__
 assert sys.prefix in str(task_path().resolve()), task_path()

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from harness_adapters.lmms_eval.ingest import read_run
+from harness_adapters.harnesses.lmms_eval.ingest import read_run
 from primebench_tasks.errors import InputError
 
 GOOD_META = {"primebench_suite": "v1", "benchmark": "B"}
@@ -83,7 +83,7 @@ SIDECAR = {
     ],
 )
 def test_malformed_vlmeval_sidecars_are_one_clear_error(tmp_path, change, message):
-    from harness_adapters.vlmeval.ingest import read_sidecar
+    from harness_adapters.harnesses.vlmeval.ingest import read_sidecar
 
     path = tmp_path / "m_PrimeBench_AI2D_TEST_primebench.json"
     path.write_text(json.dumps({**SIDECAR, **change}), encoding="utf-8")
@@ -118,7 +118,7 @@ def _results(path, model: str) -> None:
 
 
 def test_a_results_file_without_a_time_stamp_is_never_taken_as_the_newest(tmp_path):
-    from harness_adapters.lmms_eval.logs_panel import LogsReport, _runs
+    from harness_adapters.harnesses.lmms_eval.logs_panel import LogsReport, _runs
 
     _results(tmp_path / "m" / "20260101_120000_results.json", "m")
     _results(tmp_path / "m" / "zzz_results.json", "m")

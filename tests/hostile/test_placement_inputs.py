@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness_adapters.placement import write_placement
+from harness_adapters.run.report import write_placement
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
-from primebench_tasks.evaluate.defaults import MIN_SCORED_ITEMS, min_scored_items
 from primebench_tasks.pipeline.manifest import build_manifest, write_manifest
+from primebench_tasks.place.defaults import MIN_SCORED_ITEMS, min_scored_items
 
 PICK = np.arange(0, 200, 8)  # 25 items of each benchmark
 
@@ -51,7 +51,9 @@ def test_a_run_whose_every_score_is_missing_is_refused_or_unranked(suite, tmp_pa
     with pytest.raises(InputError, match="model dead: the run has no result for"):
         write_placement(nan, version, tmp_path / "a", path, panel, n_boot=20)
     assert not (tmp_path / "a").exists()
-    doc = write_placement(nan, version, tmp_path / "b", path, panel, n_boot=20, allow_partial=True)
+    doc = write_placement(
+        nan, version, tmp_path / "b", path, panel, n_boot=20, allow_partial=True
+    ).to_json()
     placed = doc["models"]["dead"]
     assert placed["suite"]["predicted_rank"] is None and placed["suite"]["score"]["value"] is None
     for b in ids:
@@ -64,7 +66,9 @@ def test_one_item_per_benchmark_is_no_result(suite, tmp_path) -> None:
     one = _records(ids, "one", lambda b, k: 1.0 if k == 0 else np.nan)
     with pytest.raises(InputError, match="too few items scored on MMMU_DEV_VAL \\(1 of 25\\)"):
         write_placement(one, version, tmp_path / "a", path, panel, n_boot=20)
-    doc = write_placement(one, version, tmp_path / "b", path, panel, n_boot=20, allow_partial=True)
+    doc = write_placement(
+        one, version, tmp_path / "b", path, panel, n_boot=20, allow_partial=True
+    ).to_json()
     placed = doc["models"]["one"]
     for b in ids:
         e = placed["benchmarks"][b]
@@ -79,7 +83,9 @@ def test_one_item_per_benchmark_is_no_result(suite, tmp_path) -> None:
 def test_ten_items_are_placed(suite, tmp_path) -> None:
     panel, version, path, ids = suite
     ten = _records(ids, "ten", lambda b, k: float(k % 2) if k < 10 else np.nan)
-    doc = write_placement(ten, version, tmp_path, path, panel, n_boot=20, allow_partial=True)
+    doc = write_placement(
+        ten, version, tmp_path, path, panel, n_boot=20, allow_partial=True
+    ).to_json()
     for b in ids:
         assert doc["models"]["ten"]["benchmarks"][b]["predicted_full"]["value"] is not None
 
@@ -88,7 +94,7 @@ def test_ten_items_are_placed(suite, tmp_path) -> None:
 def test_intervals_stay_in_the_unit_interval(suite, tmp_path, score: float) -> None:
     panel, version, path, ids = suite
     run = _records(ids, "m", lambda b, k: score)
-    doc = write_placement(run, version, tmp_path, path, panel, n_boot=50)
+    doc = write_placement(run, version, tmp_path, path, panel, n_boot=50).to_json()
     placed = doc["models"]["m"]
     values = [placed["suite"]["predicted_full"], placed["suite"]["score"]]
     for b in ids:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness_adapters.upstream.functions import exact_answer_score, extract_answer
+from harness_adapters.lmms_eval_upstream.functions import exact_answer_score, extract_answer
 from primebench_tasks.prism import graders as g
 
 M = g.Matchers(exact_answer_score, extract_answer)

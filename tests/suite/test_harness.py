@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness_adapters.released import suites_path
+from harness_adapters.suites.released import suites_path
 from primebench_tasks.cli import main
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError, PrimeBenchError

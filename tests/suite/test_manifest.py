@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness_adapters.released import suites_path
+from harness_adapters.suites.released import suites_path
 from primebench_tasks.errors import InputError
 from primebench_tasks.suite import SuiteManifest, as_suite, versioned
 from tests.fixtures.manifests import small_document

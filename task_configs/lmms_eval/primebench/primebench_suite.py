@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from harness_adapters.upstream.functions import (  # noqa: F401
+from harness_adapters.lmms_eval_upstream.functions import (  # noqa: F401
     doc_to_text, item_aggregation, lazy_upstream, make_doc_to_visual, make_process_docs,
     make_process_results, make_upstream_process_results)
 

@@ -1,0 +1,239 @@
+"""Adaptive runs on the vLLM engine or server: ``primebench run --adaptive`` (the round loop of
+:mod:`harness_adapters.run.adaptive_loop`, each round one engine batch per variant) and ``primebench
+rank-variants --adaptive`` (every variant asked the same items until adjacent variants are
+separated). With ``--ray`` the rounds go to ``--replicas`` long-lived engines on the cluster
+(:class:`~harness_adapters.engines.vllm.ray_runner.RayEnginePool`), each round's requests split over
+them; the engines start once, not per round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from harness_adapters.engines.vllm.backends import Adapter
+from harness_adapters.engines.vllm.engine import build_backend, check_inputs, run_spec
+from harness_adapters.engines.vllm.lora_scope import LoraPlan
+from harness_adapters.run.adaptive_loop import (
+    AdaptiveSettings,
+    RoundExecutor,
+    item_pools,
+    recorded_states,
+    run_adaptive_rounds,
+)
+from harness_adapters.run.errors import BackendError
+from harness_adapters.run.records import RecordFile, failure_digest, variant_name
+from harness_adapters.run.request import RunRequest, freeze_spec, run_lock
+from harness_adapters.run.static_loop import run_variants
+from harness_adapters.suites.documents import SuiteDoc, documents_digest
+from primebench_tasks.adaptive.race import race_variants
+from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.place.defaults import N_BOOT_VARIANTS
+from primebench_tasks.report.tables import markdown_table
+
+
+def vllm_executor(
+    req: RunRequest, adapters: Sequence[Adapter], backend: Any = None
+) -> RoundExecutor:
+    """The round executor of the vLLM engine or server: ``backend``, else the one ``req`` names,
+    built on the first round that asks something; one engine batch per variant per round."""
+    engine: list[Any] = [backend]
+
+    def execute(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
+        for a, docs in asks.items():
+            if not docs:
+                continue
+            if engine[0] is None:
+                engine[0] = build_backend(req, adapters)
+            run_variants(
+                engine[0],
+                docs,
+                req.model_name,
+                [a],
+                records,
+                req.suite["version"],
+                batch_size=len(docs),
+                progress=None,
+            )
+
+    return execute
+
+
+def run_adaptive(
+    req: RunRequest,
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    progress: Callable[[str], None] | None = None,
+    backend: Any = None,
+) -> dict[str, Any]:
+    """``primebench run --adaptive``: every variant of ``req`` tested adaptively, the rounds sent
+    to the vLLM engine or server (``backend``, else the one ``req`` names, built on the first
+    round that asks something); see :func:`harness_adapters.run.adaptive_loop.run_adaptive_rounds`."""
+    adapters, plan = check_inputs(req)
+    spec = run_spec(req, adapters, plan)
+    executor = vllm_executor(req, adapters, backend)
+    return run_adaptive_rounds(
+        req, panels, settings, executor=executor, spec=spec, progress=progress
+    )
+
+
+VARIANTS_SCHEMA = "primebench.adaptive_variants/1"
+
+
+def rank_variants_adaptive(
+    req: RunRequest,
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    progress: Callable[[str], None] | None = None,
+    backend: Any = None,
+    n_boot: int = N_BOOT_VARIANTS,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """``primebench rank-variants --adaptive``: every variant is asked the same items, round by
+    round (drawn with known probabilities, favouring those the variants are unsure of), until
+    every adjacent pair of the ranking is separated at 95 % or ``max_items`` per benchmark are
+    spent
+    (:func:`~primebench_tasks.adaptive.race.race_variants`). Resumable: the items recorded
+    for any variant are completed for the others first, and the race goes on from them. Writes
+    ``adaptive_variants.json``/``.md``."""
+    adapters, plan = check_inputs(req)
+    with run_lock(req.out):
+        return _rank_variants_adaptive(
+            req, panels, settings, progress, backend, n_boot, seed, adapters, plan
+        )
+
+
+def _rank_variants_adaptive(
+    req: RunRequest,
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    progress: Callable[[str], None] | None,
+    backend: Any,
+    n_boot: int,
+    seed: int,
+    adapters: list[Adapter],
+    plan: LoraPlan,
+) -> dict[str, Any]:
+    say = progress or (lambda _m: None)
+    pools = item_pools(req.suite, panels, settings, data=req.data)
+    req.out.mkdir(parents=True, exist_ok=True)
+    spec = run_spec(req, adapters, plan)
+    # a race draws by the 2PL alone: no policy
+    spec["adaptive"] = {
+        **asdict(settings),
+        "documents": documents_digest([d for p in pools for d in p.docs]),
+    }
+    freeze_spec(req.out, spec)
+    records = RecordFile(req.out / "records.jsonl")
+    variants = req.variants()
+    names = {a: variant_name(req.model_name, a) for a in variants}
+    execute = vllm_executor(req, adapters, backend)
+
+    def send(docs_by_variant: Mapping[str | None, list[SuiteDoc]]) -> None:
+        before = len(records.read())
+        execute(docs_by_variant, records)
+        # a variant whose every request of a round failed cannot be raced: refused by name,
+        # not ranked on nothing (its failed items are asked again by a rerun)
+        new = records.read()[before:]
+        for a, docs in docs_by_variant.items():
+            mine = [r for r in new if r["model"] == names[a]]
+            if docs and not any(r["status"] == "ok" for r in mine):
+                why = failure_digest(mine)  # this round's lines: every one failed
+                raise BackendError(
+                    f"variant {names[a]}: every one of its {len(docs)} requests of this round "
+                    f"failed ({why}); nothing is ranked — fix the cause and rerun the same "
+                    "command (the failed items are asked again)"
+                )
+
+    # resume: every item any variant was asked is asked of all (in record order); an item
+    # that failed before this run is asked again (a failure never spends the budget of a
+    # later run, as in run --adaptive)
+    lines = records.read()
+    since = len(lines)
+    state = recorded_states(lines, names, pools, since)
+    started: list[list[int]] = []
+    for p in pools:
+        seen: list[int] = []
+        where = p.index()
+        for r in lines:
+            k = where.get(str(r.get("item_id"))) if r.get("benchmark") == p.benchmark else None
+            if k is not None and r.get("model") in names.values() and k not in seen:
+                seen.append(k)
+        started.append(seen)
+    send(
+        {
+            a: [
+                p.docs[k]
+                for p, ks in zip(pools, started, strict=True)
+                for k in ks
+                if not state[(a, p.benchmark)][1][k]
+            ]
+            for a in variants
+        }
+    )
+    state = recorded_states(records.read(), names, pools, since)
+    start_scores = [
+        np.array([state[(a, p.benchmark)][0][ks] for a in variants]).reshape(len(variants), len(ks))
+        for p, ks in zip(pools, started, strict=True)
+    ]
+    rounds = [0]
+
+    def ask(picks: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+        rounds[0] += 1
+        say(f"round {rounds[0]}: {sum(map(len, picks.values()))} items × {len(variants)} variants")
+        send({a: [pools[b].docs[k] for b, ks in picks.items() for k in ks] for a in variants})
+        st = recorded_states(records.read(), names, pools, since)
+        return {
+            b: np.array([st[(a, pools[b].benchmark)][0][ks] for a in variants])
+            for b, ks in picks.items()
+        }
+
+    result = race_variants(
+        [p.bench for p in pools],
+        [p.category for p in pools],
+        [names[a] for a in variants],
+        ask,
+        max_items=settings.max_items,
+        batch=settings.round_size,
+        n_boot=n_boot,
+        seed=seed,
+        start=(started, start_scores),
+    )
+    doc = {
+        "schema": VARIANTS_SCHEMA,
+        "suite": req.suite["version"],
+        "suite_name": req.suite["name"],
+        "settings": asdict(settings),
+        "n_boot": n_boot,
+        "stopped_because": result.reason,
+        "items": {p.benchmark: len(a) for p, a in zip(pools, result.asked, strict=True)},
+        "verdict": result.verdict,
+        "ranking": [
+            {"variant": str(v), **{k: json_scalar(x) for k, x in r.items()}}
+            for v, r in result.table.iterrows()
+        ],
+        "pairwise": {
+            str(a): {
+                str(b): json_scalar(result.pairwise.loc[a, b]) for b in result.pairwise.columns
+            }
+            for a in result.pairwise.index
+        },
+    }
+    atomic_write_text(req.out / "adaptive_variants.json", canonical_json(doc))
+    items = ", ".join(f"{b}: {n}" for b, n in doc["items"].items())
+    md = (
+        f"# Variants of {req.model_name} on {req.suite['name']}: sequential comparison\n\n"
+        f"**Verdict**: {result.verdict['text']}.\n\nStopped because: {result.reason}; items "
+        f"asked of every variant: {items}.\n\nGroups that cannot be told apart, best first: "
+        + "; ".join(" ≈ ".join(g) for g in result.verdict["indistinguishable_groups"])
+        + ".\n\n"
+        + markdown_table(result.table.reset_index())
+        + "\nP(row beats column):\n\n"
+        + markdown_table(result.pairwise.reset_index())
+    )
+    atomic_write_text(req.out / "adaptive_variants.md", md)
+    return doc

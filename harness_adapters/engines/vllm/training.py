@@ -1,0 +1,300 @@
+"""Evaluate checkpoints during training on a compact suite, through a running vLLM server, so the
+training process never loads a second copy of the model.
+
+- ``evaluate_checkpoint(...)``: for any training loop. A LoRA checkpoint (a directory with
+  ``adapter_config.json``, as peft saves it) is loaded into the server under a new name through
+  ``POST /v1/load_lora_adapter`` (start the server with ``--enable-lora`` and the environment
+  variable ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``) and evaluated with the suite's prompts and
+  scorer; records are appended to ``out/records.jsonl`` like ``primebench run``'s, so a restarted
+  job does not re-evaluate a checkpoint it has finished.
+- ``PrimeBenchCallback``: a Hugging Face ``TrainerCallback`` that does this at every save and
+  logs ``eval_primebench/suite_score`` (and per-category scores) through ``trainer.log``, so they reach
+  TensorBoard / W&B / MLflow with the checkpoint's step (main process only; optionally in the
+  background while training goes on).
+
+Full-weight checkpoints cannot be swapped into a running server: evaluate them with
+``primebench run --model CHECKPOINT`` in a separate process.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness_adapters.engines.vllm.backends import ServerBackend
+from harness_adapters.engines.vllm.lora_scope import check_server_adapters
+from harness_adapters.run.errors import BackendError
+from harness_adapters.run.records import RecordFile, variant_name
+from harness_adapters.run.session import score_frame
+from harness_adapters.run.static_loop import run_variants
+from harness_adapters.suites.documents import suite_docs
+from harness_adapters.suites.prompt import GENERATION
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.place.variants import suite_scores
+
+
+def load_adapter(base_url: str, name: str, path: str | Path, timeout_s: float = 120.0) -> None:
+    """Load a LoRA adapter into a running vLLM server (idempotent for an already loaded name)."""
+    req = urllib.request.Request(
+        base_url.rstrip("/") + "/load_lora_adapter",
+        data=json.dumps({"lora_name": name, "lora_path": str(Path(path).resolve())}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s):  # noqa: S310
+            return
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode("utf-8", "replace")
+        if "already been loaded" in detail:
+            return
+        hint = (
+            " (start the server with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora)"
+            if exc.code in (404, 405)
+            else ""
+        )
+        raise BackendError(
+            f"server {base_url} refused to load adapter {name} from {path}: "
+            f"HTTP {exc.code} {detail[:300]}{hint}"
+        ) from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise BackendError(f"server {base_url} is down or not answering: {exc}") from None
+
+
+def evaluate_checkpoint(
+    checkpoint: str | Path,
+    suite: dict[str, Any],
+    panel: Panel | None,
+    out: str | Path,
+    base_url: str,
+    served_model: str,
+    name: str | None = None,
+    timeout_s: float = 120.0,
+    batch_size: int = 32,
+    *,
+    lora_language_model_only: bool = False,
+    server_tower_lora: bool = False,
+    datasets: Mapping[str, str | Path] | None = None,
+) -> dict[str, Any]:
+    """Evaluate the LoRA checkpoint at ``checkpoint`` on ``suite`` through the server; returns
+    ``{"variant", "suite_score", "n_scored", "n_items", "categories": {category: score}}`` (and
+    ``"note"`` when only part of the adapter is applied). The checkpoint is inspected first as
+    ``primebench run`` inspects adapters (:func:`~harness_adapters.engines.vllm.lora_scope.
+    check_server_adapters`): one that changes the vision tower or connector needs a server with
+    tower/connector LoRA, else it is refused unless ``lora_language_model_only``. ``panel``: None
+    for the suite's own reference panels (a multi-source suite's included); ``datasets``:
+    upstream lmms-eval task → local copy of its data (``primebench run --dataset``)."""
+    ckpt = Path(checkpoint)
+    if not (ckpt / "adapter_config.json").exists():
+        raise BackendError(
+            f"{ckpt} is not a LoRA checkpoint (no adapter_config.json): a running "
+            "server cannot swap full weights; use `primebench run --model` on it"
+        )
+    name = name or ckpt.name
+    plan = check_server_adapters(
+        {name: ckpt},
+        base_url,
+        language_only=lora_language_model_only,
+        server_tower_lora_asserted=server_tower_lora,
+    )
+    load_adapter(base_url, name, ckpt, timeout_s)
+    backend = ServerBackend(base_url, served_model, [name], timeout_s=timeout_s)
+    records = RecordFile(Path(out) / "records.jsonl")
+    from harness_adapters.run.report import reference_panels
+    from primebench_tasks.place.misfit import suite_person_fit
+
+    docs = suite_docs(suite, reference_panels(suite, panel), datasets)
+    run_variants(
+        backend, docs, served_model, [name], records, suite["version"], batch_size, progress=None
+    )
+    variant = variant_name(served_model, name)
+    scores, cats = score_frame(records, [variant], suite)
+    fits = {
+        b: f.as_dict()
+        for b, f in suite_person_fit(suite, reference_panels(suite, panel), scores)[variant].items()
+    }
+    X = scores.to_numpy(float)
+    per_cat = {
+        c: float(scores.loc[:, (cats == c).to_numpy()].mean(axis=1).iloc[0])
+        for c in dict.fromkeys(cats)
+    }
+    return {
+        "variant": variant,
+        "suite_score": float(suite_scores(X, cats.to_numpy(object))[0]),
+        "n_scored": int((X == X).sum()),
+        "n_items": X.shape[1],
+        "categories": per_cat,
+        "misfit": fits,
+        "conditions": {
+            "harness": "PrimeBenchCallback (a running vLLM server)",
+            "backend": {"kind": "server", "base_url": base_url, "served_model": served_model},
+            "decoding": {**GENERATION},
+            "suite": suite["version"],
+        },
+        **({"note": plan.notes[name]} if name in plan.notes else {}),
+    }
+
+
+def _callback_base() -> type:
+    from transformers import TrainerCallback
+
+    return TrainerCallback
+
+
+class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
+    """At each save, evaluate ``<output_dir>/checkpoint-<step>`` (a peft adapter) on the suite
+    through the running server and log ``eval_<prefix>/suite_score``, ``eval_<prefix>/n_scored``
+    and one ``eval_<prefix>/<category>`` per category *at the checkpoint's step* (dashboards show
+    them as ``eval/primebench/...``).
+
+    Logging goes through ``trainer.log`` (pass ``trainer=`` or call :meth:`bind`), so every
+    ``report_to`` integration — TensorBoard, W&B, MLflow — receives the scores through its
+    ``on_log``, and ``state.log_history`` holds them with their step. Only the main process
+    (``state.is_world_process_zero``) evaluates; the records file is locked (``filelock``), so
+    two jobs sharing ``out`` never interleave. With ``asynchronous=True`` training does not wait:
+    each checkpoint is evaluated in a background thread, and the finished results are logged at
+    the next step end (and all of them at the end of training) with their own step.
+
+    Each result also holds the checkpoint's misfit check per benchmark (``misfit``), the
+    conditions it was run under (``conditions``) and ``misfit_jumped``: the benchmarks flagged at
+    this checkpoint but not at the previous one — said on stderr as a broken checkpoint or
+    template, not a worse model (logged as ``eval_<prefix>/misfit_benchmarks``)."""
+
+    def __init__(
+        self,
+        suite: dict[str, Any],
+        panel: Panel | None,
+        base_url: str,
+        served_model: str,
+        out: str | Path,
+        prefix: str = "primebench",
+        *,
+        trainer: Any = None,
+        asynchronous: bool = False,
+        timeout_s: float = 120.0,
+        lora_language_model_only: bool = False,
+        server_tower_lora: bool = False,
+        datasets: Mapping[str, str | Path] | None = None,
+    ) -> None:
+        self.suite, self.panel, self.base_url = suite, panel, base_url
+        self.datasets = datasets
+        self.served_model, self.out, self.prefix = served_model, Path(out), prefix
+        self.trainer, self.asynchronous, self.timeout_s = trainer, asynchronous, timeout_s
+        self.lora_language_model_only = lora_language_model_only
+        self.server_tower_lora = server_tower_lora
+        self.results: list[dict[str, Any]] = []
+        self._pending: list[tuple[int, Any]] = []
+        self._pool: Any = None
+
+    def bind(self, trainer: Any) -> PrimeBenchCallback:
+        """Log through ``trainer.log`` (and add this callback to it if it is not there)."""
+        self.trainer = trainer
+        if self not in trainer.callback_handler.callbacks:
+            trainer.add_callback(self)
+        return self
+
+    def _evaluate(self, ckpt: Path, step: int) -> dict[str, Any]:
+        from harness_adapters.run.records import records_lock
+        from harness_adapters.run.request import run_lock
+
+        self.out.mkdir(parents=True, exist_ok=True)
+        with run_lock(self.out), records_lock(self.out / "records.jsonl"):
+            return evaluate_checkpoint(
+                ckpt,
+                self.suite,
+                self.panel,
+                self.out,
+                self.base_url,
+                self.served_model,
+                name=f"step-{step}",
+                timeout_s=self.timeout_s,
+                lora_language_model_only=self.lora_language_model_only,
+                server_tower_lora=self.server_tower_lora,
+                datasets=self.datasets,
+            )
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        if not getattr(state, "is_world_process_zero", True):
+            return control
+        step = int(state.global_step)
+        ckpt = Path(args.output_dir) / f"checkpoint-{step}"
+        if self.asynchronous:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="primebench-eval")
+            self._pending.append((step, self._pool.submit(self._evaluate, ckpt, step)))
+        else:
+            self._emit(step, self._evaluate(ckpt, step), state)
+        return control
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        self._flush(state, wait=False)
+        return control
+
+    def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        # the last epoch ends after the last save and before on_train_end, where the reporting
+        # integrations close their writers: wait for the pending checkpoints here
+        if control.should_training_stop or (
+            state.max_steps and state.global_step >= state.max_steps
+        ):
+            self._flush(state, wait=True)
+        return control
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        self._flush(state, wait=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        return control
+
+    def _flush(self, state: Any, wait: bool) -> None:
+        still = []
+        for step, fut in self._pending:
+            if wait or fut.done():
+                self._emit(step, fut.result(), state)
+            else:
+                still.append((step, fut))
+        self._pending = still
+
+    def _emit(self, step: int, res: dict[str, Any], state: Any) -> None:
+        # ``eval_``: the integrations file these under eval/ (TensorBoard's and W&B's
+        # ``eval/primebench/suite_score``), beside the Trainer's own evaluation metrics
+        key = f"eval_{self.prefix}"
+        flagged = sorted(b for b, f in res.get("misfit", {}).items() if f.get("flagged"))
+        # a misfit that appears between checkpoints: a broken checkpoint or template, not a
+        # worse model — said on stderr and kept with the result
+        before = set(self.results[-1].get("misfit_flagged", [])) if self.results else set()
+        jumped = [b for b in flagged if b not in before]
+        for b in jumped:
+            fit = res["misfit"][b]
+            print(
+                f"[primebench] warning: checkpoint step {step}: its answers on {b} fit the "
+                f"reference models worse than {100 * fit['worse_than']:.0f} % of them, the "
+                "previous checkpoint's did not — a broken checkpoint or chat template, not a "
+                "worse model",
+                file=sys.stderr,
+                flush=True,
+            )
+        metrics = {
+            f"{key}/suite_score": res["suite_score"],
+            f"{key}/n_scored": res["n_scored"],
+            f"{key}/misfit_benchmarks": len(flagged),
+            **{f"{key}/{c}": v for c, v in res["categories"].items()},
+        }
+        self.results.append(
+            {"step": step, **res, "misfit_flagged": flagged, "misfit_jumped": jumped}
+        )
+        if self.trainer is None:  # no trainer to log through: the history only
+            state.log_history.append({**metrics, "step": step})
+            return
+        now = state.global_step
+        state.global_step = step  # the integrations and the history take the checkpoint's step
+        try:
+            self.trainer.log(metrics)
+        finally:
+            state.global_step = now

@@ -1,0 +1,488 @@
+"""The adaptive test's round loop, whatever answers it (docs/architecture.md, "The adapters"):
+each model (and each adapter) is asked, in rounds, the items of the suite's benchmarks that tell
+the most about it, and its test of a benchmark stops when the predicted full-benchmark score is
+known to ``--target-width`` (90 % interval) or after ``--max-items``
+(:class:`~primebench_tasks.adaptive.benchmark.AdaptiveBenchmark` under the default
+:class:`~primebench_tasks.adaptive.policy.AdaptivePolicy`). A round is sent to a
+:data:`RoundExecutor` — the vLLM engine or server (:mod:`harness_adapters.engines.vllm.adaptive_session`),
+lmms-eval's or VLMEvalKit's own code (their ``adaptive`` drivers) — which appends the records.
+
+The item pool is every item of each suite benchmark in its reference panel, not only the static
+suite's items: asked from the panel's content (question, answer, image), or — the flagship's
+MathVista, MMMU and BLINK, whose panels hold ids or text without images — from the upstream
+lmms-eval dataset (``--dataset TASK=DIR``, else the hub) by the upstream task's own prompt and
+scorer, as the static run asks them. Records are the static runner's (``records.jsonl``, one
+line per (variant, benchmark, item)), so a killed run resumes item by item: the next items
+depend only on the answers recorded so far, so the resumed run asks exactly what an
+uninterrupted one would.
+
+Output beside the records: ``calibration/`` (each benchmark's interval calibration, replayed
+once per run and read back on a resume), ``adaptive.json`` (schema ``primebench.adaptive/1``) and
+``adaptive.md``: per variant and benchmark the items asked, why the test stopped, the score on
+the items asked, the predicted full score with its 90 % interval, the placement regime, the
+predicted rank among the reference models and the misfit check; per variant the mean over
+benchmarks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from harness_adapters.run.errors import BackendError
+from harness_adapters.run.records import RecordFile, failure_digest, variant_name
+from harness_adapters.run.request import RunRequest, freeze_spec, run_lock
+from harness_adapters.suites.documents import SuiteDoc, documents_digest, pool_documents
+from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark, AdaptiveEstimate
+from primebench_tasks.adaptive.defaults import (
+    ADAPTIVE_BATCH,
+    ADAPTIVE_LEVEL,
+    ADAPTIVE_MAX_ITEMS,
+    ADAPTIVE_TARGET_WIDTH,
+)
+from primebench_tasks.adaptive.policy import AdaptivePolicy
+from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.pipeline.manifest import manifest_items
+from primebench_tasks.place.misfit import ItemFacts, person_fit
+from primebench_tasks.place.report import fit_cell
+from primebench_tasks.report.tables import markdown_table
+from primebench_tasks.suite.manifest import SuiteManifest, as_suite
+
+SCHEMA = "primebench.adaptive/1"
+
+
+@dataclass(frozen=True)
+class AdaptiveSettings:
+    """``--target-width`` (of the 90 % interval of the predicted full score; None: run to the
+    budget), ``--max-items`` per benchmark, ``--round-size`` items per benchmark per round."""
+
+    target_width: float | None = ADAPTIVE_TARGET_WIDTH
+    max_items: int = ADAPTIVE_MAX_ITEMS
+    round_size: int = ADAPTIVE_BATCH
+    level: float = ADAPTIVE_LEVEL
+
+
+@dataclass
+class _Pool:
+    """One benchmark's item pool: documents in the panel's item order, the adaptive test."""
+
+    benchmark: str
+    category: str
+    docs: list[SuiteDoc]
+    bench: AdaptiveBenchmark
+    facts: ItemFacts
+    """What the misfit check's directed residual reads of every pool item (panel order)."""
+
+    def index(self) -> dict[str, int]:
+        return {d.item_id: k for k, d in enumerate(self.docs)}
+
+
+PoolDocuments = Callable[[Panel, str, str], list[SuiteDoc]]
+"""(panel, benchmark, category) → every pool item's document, in the panel's item order."""
+
+
+def item_pools(
+    manifest: Mapping[str, Any],
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    cache_dir: Path | None = None,
+    data: Mapping[str, str | Path] | None = None,
+    documents: PoolDocuments | None = None,
+) -> list[_Pool]:
+    """Every suite benchmark's pool: every item of its reference panel, asked from the panel's
+    content or — a benchmark whose items live in an upstream lmms-eval dataset (the flagship's
+    MathVista, MMMU, BLINK) — from that dataset (``data``: upstream task → a local copy, else the
+    hub), which must hold every pool item (:func:`~harness_adapters.suites.documents.pool_documents`);
+    ``cache_dir``: where each test keeps its calibration (a resumed run reads it instead of
+    replaying it); ``documents``: another harness's documents of a pool (the VLMEvalKit
+    driver's, from the user's TSVs), given the panel, benchmark and category. Without
+    ``documents``, a benchmark the manifest marks ``no_lmms_eval_task`` has no pool (not asked)."""
+    pools = []
+    suite = as_suite(manifest)
+    for category, by_b in manifest_items(manifest).items():
+        for b in by_b:
+            if documents is None and suite.entry(b).no_lmms_eval_task:
+                continue  # asked through lmms-eval's task code, which has none for it
+            panel = panels[b]
+            docs = (
+                documents(panel, b, category)
+                if documents is not None
+                else pool_documents(panel, b, category, suite.entry(b).lmms_eval_task, data)
+            )
+            Y = panel.matrix(b).astype(float)
+            if Y.shape[1] != len(docs):
+                raise BackendError(
+                    f"panel {panel.name}: {b} has {Y.shape[1]} score columns but {len(docs)} items"
+                )
+            Y = Y[np.isfinite(Y).any(axis=1)]
+            if len(Y) < 8:
+                raise BackendError(
+                    f"benchmark {b}: its reference panel {panel.name} has {len(Y)} models with "
+                    "answers; the adaptive test needs at least 8 to fit and calibrate its 2PL"
+                )
+            bench = AdaptiveBenchmark(
+                Y,
+                max_items=settings.max_items,
+                batch=settings.round_size,
+                level=settings.level,
+                cache_dir=cache_dir,
+            )
+            facts = ItemFacts.of_items(panel.items_of(b))
+            pools.append(_Pool(b, category, docs, bench, facts))
+    return pools
+
+
+def recorded_states(
+    lines: Sequence[Mapping[str, Any]],
+    names: Mapping[str | None, str],
+    pools: list[_Pool],
+    since: int = 0,
+) -> dict[tuple[str | None, str], tuple[np.ndarray, np.ndarray]]:
+    """(answers, asked) of every (variant, benchmark) from the records: an item with an ``ok``
+    line is asked, with its score; an item that failed in this run (a line at position
+    ``since`` or later) is asked with a NaN answer — not asked again in this run, the test
+    goes on without it. An item that failed before this run (``since``: the number of lines the
+    file held when the run started) is not asked: a resumed run asks it again, as a static run
+    does, and a failure never spends the item budget of a later run."""
+    out = {
+        (a, p.benchmark): (np.full(len(p.docs), np.nan), np.zeros(len(p.docs), bool))
+        for a in names
+        for p in pools
+    }
+    variant = {n: a for a, n in names.items()}
+    where = {p.benchmark: p.index() for p in pools}
+    for line, r in enumerate(lines):
+        model, b = str(r.get("model")), str(r.get("benchmark"))
+        k = where.get(b, {}).get(str(r.get("item_id")))
+        if model not in variant or k is None:
+            continue
+        answers, asked = out[(variant[model], b)]
+        if r.get("status") == "ok" and r.get("score") is not None:
+            answers[k] = float(r["score"])
+            asked[k] = True
+        elif line >= since:
+            asked[k] = True
+    return out
+
+
+RoundExecutor = Callable[[Mapping[str | None, list[SuiteDoc]], RecordFile], None]
+"""Runs one round — variant → the documents to ask it — and appends their records."""
+
+
+def next_round(req: RunRequest, docs: Sequence[SuiteDoc]) -> tuple[int, Path, SuiteManifest]:
+    """The next round of a run that another harness executes: its number k (one past the
+    folders under ``RUN/rounds``, so a resumed run never reuses a killed round's folder), its
+    folder ``RUN/rounds/rNNN`` and the suite's manifest with just ``docs`` — items of each
+    benchmark's pool, the static suite's or not — as its items, named
+    ``<suite>_adaptive_rNNN`` (so it never shadows a released task)."""
+    rounds = req.out / "rounds"
+    k = len(list(rounds.glob("r*"))) + 1 if rounds.exists() else 1
+    sm = as_suite(req.suite)
+    ids: dict[str, list[str]] = {}
+    for d in docs:
+        ids.setdefault(d.benchmark, []).append(d.item_id)
+    return k, rounds / f"r{k:03d}", sm.asking(ids, name=f"{sm.name}_adaptive_r{k:03d}")
+
+
+def harness_round_records(
+    req: RunRequest,
+    docs: Sequence[SuiteDoc],
+    scored: Mapping[tuple[str, str], tuple[float | None, str | None]],
+    seconds_per_item: float,
+    harness: str,
+) -> list[dict[str, Any]]:
+    """The record lines of one round that another harness ran for the base model: per document,
+    ``ok`` with its (score, response) from ``scored`` ((benchmark, item id) → ...), or ``failed``
+    (missing, never 0) where ``harness`` gave it no score."""
+    name = variant_name(req.model_name, None)
+    rows = []
+    for d in docs:
+        score, text = scored.get((d.benchmark, d.item_id), (None, None))
+        ok = score is not None
+        rows.append(
+            {
+                "model": name,
+                "adapter": None,
+                "benchmark": d.benchmark,
+                "category": d.category,
+                "item_id": d.item_id,
+                "answer": d.answer(),
+                "condition": "vl",
+                "suite": req.suite["version"],
+                "status": "ok" if ok else "failed",
+                "response": text,
+                "score": score,
+                "error": None if ok else f"{harness} gave this item no per-item score",
+                "seconds": round(seconds_per_item, 4) if ok else None,
+            }
+        )
+    return rows
+
+
+def run_adaptive_rounds(
+    req: RunRequest,
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    *,
+    executor: RoundExecutor,
+    spec: dict[str, Any],
+    progress: Callable[[str], None] | None = None,
+    documents: PoolDocuments | None = None,
+) -> dict[str, Any]:
+    """Run every variant of ``req`` adaptively on the suite's benchmarks, each round through
+    ``executor``, under the run's frozen ``spec``; writes the records and
+    ``adaptive.json``/``adaptive.md``; returns the report (see the module docstring).
+    ``documents``: the harness's pool documents (:func:`item_pools`)."""
+    with run_lock(req.out):
+        return _run_adaptive(req, panels, settings, progress, executor, spec, documents)
+
+
+def _run_adaptive(
+    req: RunRequest,
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    progress: Callable[[str], None] | None,
+    executor: RoundExecutor,
+    spec: dict[str, Any],
+    documents: PoolDocuments | None,
+) -> dict[str, Any]:
+    say = progress or (lambda _m: None)
+    # the calibration beside the records: a resumed run reads it instead of replaying it
+    pools = item_pools(req.suite, panels, settings, req.out / "calibration", req.data, documents)
+    req.out.mkdir(parents=True, exist_ok=True)
+    policy = asdict(pools[0].bench.policy)  # one policy for every pool (item_pools' default)
+    digest = documents_digest([d for p in pools for d in p.docs])
+    freeze_spec(
+        req.out,
+        {**spec, "adaptive": {**asdict(settings), "policy": policy, "documents": digest}},
+    )
+    records = RecordFile(req.out / "records.jsonl")
+    lines = records.read()
+    since = len(lines)  # failures before this run are asked again
+    variants = req.variants()
+    names = {a: variant_name(req.model_name, a) for a in variants}
+    state = recorded_states(lines, names, pools, since)
+    stopped: dict[tuple[str | None, str], str] = {}
+    rounds = 0
+    while True:
+        asks: dict[str | None, list[SuiteDoc]] = {}
+        for a in variants:
+            for p in pools:
+                key = (a, p.benchmark)
+                if key in stopped:
+                    continue
+                answers, asked = state[key]
+                scored = asked & np.isfinite(answers)
+                # the budget counts scored items: a failed one is not an answer
+                why = p.bench.stop_reason(
+                    p.bench.estimate(answers, asked), scored, settings.target_width
+                )
+                if why is not None:
+                    stopped[key] = why
+                    continue
+                room = p.bench.max_items - int(scored.sum())
+                pick = p.bench.next_items(answers, asked, min(settings.round_size, room))
+                if len(pick) == 0:
+                    stopped[key] = "every item asked"
+                    continue
+                asks.setdefault(a, []).extend(p.docs[k] for k in pick)
+        if not asks:
+            break
+        rounds += 1
+        open_tests = sum(len({d.benchmark for d in docs}) for docs in asks.values())
+        say(f"round {rounds}: {sum(map(len, asks.values()))} items, {open_tests} tests open")
+        before = len(lines)
+        executor(asks, records)
+        lines = records.read()  # once per round: the state and the round's new lines
+        state = recorded_states(lines, names, pools, since)
+        new = lines[before:]
+        if not new:
+            raise BackendError(f"round {rounds} recorded no answer (ok or failed): stopping")
+        # a test whose every item of this round failed stops: asking it more items would only
+        # fail again (a dead server, a wrong key, a panel without its images)
+        for a, docs in asks.items():
+            for b in dict.fromkeys(d.benchmark for d in docs):
+                mine = [r for r in new if r["model"] == names[a] and r["benchmark"] == b]
+                if mine and all(r["status"] != "ok" for r in mine):
+                    stopped[(a, b)] = f"every item of round {rounds} failed"
+    failed = records.unscored(names.values(), since)
+    doc = adaptive_report(req, pools, state, stopped, settings, failed)
+    doc["conditions"] = spec.get("conditions") or {}
+    atomic_write_text(req.out / "adaptive.json", canonical_json(doc))
+    atomic_write_text(req.out / "adaptive.md", adaptive_markdown(doc))
+    return doc
+
+
+def adaptive_failures(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(tests with failed items, tests with no scored item) of an ``adaptive.json`` report, one
+    line each: "<variant> on <benchmark>: N items failed: ..." — what the CLI says on stderr
+    (the second list makes the run fail: a test with nothing scored has no score and no
+    rank)."""
+    some, none = [], []
+    for model, r in doc["models"].items():
+        for b, e in r["benchmarks"].items():
+            if e["failed"]["items"]:
+                some.append(f"{model} on {b}: {e['failed']['why']}")
+            if e["items"] == 0:
+                none.append(
+                    f"{model} on {b}: no item scored ({e['stopped_because']}"
+                    + (f"; {e['failed']['why']}" if e["failed"]["items"] else "")
+                    + ")"
+                )
+    return some, none
+
+
+def _estimate_entry(est: AdaptiveEstimate, why: str) -> dict[str, Any]:
+    """A test's figures; a test with no scored item has no score, prediction or rank (the
+    prior's prediction is not a result)."""
+    f = lambda x: None if est.count == 0 or not np.isfinite(x) else round(float(x), 6)  # noqa: E731
+    return {
+        "items": est.count,
+        "stopped_because": why,
+        "score_on_items_asked": f(est.score),
+        "predicted_full": {"value": f(est.predicted), "lo": f(est.lo), "hi": f(est.hi)},
+        "interval_width": f(est.width),
+        "regime": est.regime if est.count else None,
+        "predicted_rank": (
+            {
+                "value": int(est.rank),
+                "lo": int(est.rank_lo),
+                "hi": int(est.rank_hi),
+                "out_of": est.n_reference + 1,
+            }
+            if est.count
+            else None
+        ),
+        "above_all_reference": bool(est.count and est.regime == "beyond"),
+    }
+
+
+def adaptive_report(
+    req: RunRequest,
+    pools: list[_Pool],
+    state: Mapping[tuple[str | None, str], tuple[np.ndarray, np.ndarray]],
+    stopped: Mapping[tuple[str | None, str], str],
+    settings: AdaptiveSettings,
+    failed: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """``adaptive.json``'s content; ``failed``: (variant name, benchmark) → the failed record
+    lines of this run's unscored items (:meth:`RecordFile.unscored`)."""
+    models: dict[str, Any] = {}
+    for a in req.variants():
+        name = variant_name(req.model_name, a)
+        by_b = {}
+        misfit: list[str] = []
+        for p in pools:
+            answers, asked = state[(a, p.benchmark)]
+            est = p.bench.estimate(answers, asked)
+            lost = list((failed or {}).get((name, p.benchmark), []))
+            # person fit on the items it was asked, against the reference models' answers to
+            # the same items (no item added)
+            scored = np.flatnonzero(asked & np.isfinite(answers))
+            (fit,) = person_fit(
+                p.bench.Y_ref[:, scored], answers[None, scored], facts=p.facts.take(scored)
+            )
+            if (line := fit.line(p.benchmark)) is not None:
+                misfit.append(line)
+            by_b[p.benchmark] = {
+                "category": p.category,
+                "pool": len(p.docs),
+                "reference_models": est.n_reference,
+                **_estimate_entry(est, stopped.get((a, p.benchmark), "not finished")),
+                "failed": {"items": len(lost), "why": failure_digest(lost) if lost else None},
+                "misfit": fit.as_dict(),
+            }
+        preds = [e["predicted_full"]["value"] for e in by_b.values()]
+        mean = float(np.mean(preds)) if preds and None not in preds else None
+        models[name] = {
+            "items": int(sum(e["items"] for e in by_b.values())),
+            "mean_predicted_full": None if mean is None else round(mean, 6),
+            "benchmarks": by_b,
+            "misfit": misfit,
+        }
+    return {
+        "schema": SCHEMA,
+        "suite": req.suite["version"],
+        "suite_name": req.suite["name"],
+        "settings": asdict(settings),
+        "policy": asdict(pools[0].bench.policy),
+        "models": models,
+    }
+
+
+def adaptive_markdown(doc: Mapping[str, Any]) -> str:
+    s = doc["settings"]
+    target = "none" if s["target_width"] is None else f"{s['target_width']:g}"
+    lines = [
+        f"# {doc['suite_name']} ({doc['suite']}): adaptive evaluation",
+        "",
+        f"Items asked per model in rounds of {s['round_size']} per benchmark, chosen for it from "
+        f"its answers so far (policy `{AdaptivePolicy(**doc['policy']).label}`); a test stops "
+        f"when its "
+        f"{round(100 * s['level'])} % interval is narrower than {target} or after "
+        f"{s['max_items']} items. Predicted full scores and ranks with {round(100 * s['level'])} %"
+        " intervals (conformal, calibrated on the reference panel).",
+        "",
+    ]
+    cond = doc.get("conditions") or {}
+    if cond:
+        lines += [
+            "Run conditions: "
+            + "; ".join(
+                f"{k}: {v if isinstance(v, str) else json.dumps(v, sort_keys=True)}"
+                for k, v in cond.items()
+            ),
+            "",
+        ]
+    for model, r in doc["models"].items():
+        rows = []
+        for b, e in r["benchmarks"].items():
+            pf, rk = e["predicted_full"], e["predicted_rank"]
+            fmt = lambda x: "—" if x is None else f"{x:.3f}"  # noqa: E731
+            lost = e.get("failed", {}).get("items", 0)
+            rows.append(
+                {
+                    "benchmark": b,
+                    "items": f"{e['items']} of {e['pool']}" + (f" ({lost} failed)" if lost else ""),
+                    "stopped because": e["stopped_because"],
+                    "score on items": fmt(e["score_on_items_asked"]),
+                    "predicted full": "— (no item scored)"
+                    if pf["value"] is None
+                    else f"{fmt(pf['value'])} [{fmt(pf['lo'])}, {fmt(pf['hi'])}]",
+                    "predicted rank": "— (no item scored)"
+                    if rk is None
+                    else f"{rk['value']} [{rk['lo']}, {rk['hi']}] of {rk['out_of']}"
+                    + (" (above all reference models)" if e["above_all_reference"] else ""),
+                    "fit": fit_cell(e.get("misfit")),
+                }
+            )
+        mean = r["mean_predicted_full"]
+        failures = [
+            f"- {b}: {e['failed']['why']}"
+            for b, e in r["benchmarks"].items()
+            if e.get("failed", {}).get("items")
+        ]
+        lines += [
+            f"## {model}",
+            "",
+            f"{r['items']} items scored; mean predicted full score over the benchmarks: "
+            + ("—" if mean is None else f"{mean:.3f}"),
+            "",
+            markdown_table(pd.DataFrame(rows)),
+            *[f"- **misfit**: {line}" for line in r.get("misfit", [])],
+            *(
+                ["Items that failed (not scored; a rerun of the same command asks them again):"]
+                + failures
+                + [""]
+                if failures
+                else []
+            ),
+        ]
+    return "\n".join(lines)

@@ -1,0 +1,84 @@
+"""``primebench place``: the command over :mod:`harness_adapters.run.report` for every harness's
+output (an lmms-eval output folder, a VLMEvalKit work dir, any installed harness's run): the
+harness (``--harness``, or the one that recognises the folder; :mod:`primebench_tasks.suite.harness`)
+reads the run, and one placement path does the rest. It imports no harness."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness_adapters.run.report import write_placement
+from primebench_tasks.cli import CommandTree
+from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR, N_BOOT
+from primebench_tasks.place.report import conditions_markdown, report_markdown
+
+
+def cmd_place(args: argparse.Namespace) -> int:
+    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.suite.harness import check_records, harness_for
+
+    panel = Panel.load(args.panel) if args.panel else None
+    dest = Path(args.out) if args.out else Path(args.output_dir) / "primebench"
+    name = "vlmeval" if args.vlmeval else args.harness
+    harness = harness_for(args.output_dir, name)
+    run = check_records(harness.read_run(Path(args.output_dir), args.model), harness.name)
+    doc = write_placement(
+        run.records,
+        run.suite_version,
+        dest,
+        args.suite,
+        panel,
+        args.estimator,
+        args.n_boot,
+        args.seed,
+        args.allow_partial,
+        conditions=run.conditions,
+        lmms_eval_code=run.lmms_eval_tasks,
+    )
+    print(report_markdown(doc))
+    print("\n".join(conditions_markdown(doc)))  # where each benchmark was placed, how new
+    print(f"wrote {dest / 'report.json'}, report.md, placement.png ({harness.name} run)")
+    return 0
+
+
+def add_commands(tree: CommandTree) -> None:
+    p = tree.sub.add_parser(
+        "place",
+        help="score, predicted full-suite score and rank of a harness run",
+        description="Read a harness run of a PRIMEBench suite — lmms-eval's --log_samples "
+        "output, a VLMEvalKit work dir, any installed harness's run — and place each model: suite score, "
+        "per-category and per-benchmark scores, predicted full scores and ranks among the "
+        "reference models, with 95 % intervals.",
+        epilog="examples: lmms-eval --model M --tasks primebench --log_samples --output_path "
+        "out/ && primebench place out/  |  primebench evaluate vlmeval -- --data "
+        "PrimeBench_MMMU_DEV_VAL --model M && primebench place --vlmeval outputs/M",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("output_dir", help="lmms-eval's --output_path, or a VLMEvalKit work dir")
+    p.add_argument(
+        "--harness",
+        help="the harness that wrote OUTPUT_DIR (an installed primebench.harnesses entry point: "
+        "lmms-eval, vlmeval, ...; default: the one that recognises the folder)",
+    )
+    p.add_argument(
+        "--vlmeval",
+        action="store_true",
+        help="the same as --harness vlmeval (OUTPUT_DIR is a VLMEvalKit work dir)",
+    )
+    p.add_argument("--out", help="report folder (default: OUTPUT_DIR/primebench)")
+    p.add_argument(
+        "--suite",
+        help="the suite manifest (default: the released suite whose version the run names)",
+    )
+    p.add_argument("--panel", help="reference panel (default: the suite's embedded panels)")
+    p.add_argument("--model", help="place only this model (default: every model of the run)")
+    p.add_argument("--estimator", default=DEFAULT_ESTIMATOR, help="full-score estimator")
+    p.add_argument("--n-boot", type=int, default=N_BOOT, help="bootstrap resamples")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="place a run in which some benchmarks have no result",
+    )
+    p.set_defaults(func=cmd_place)

@@ -1,0 +1,244 @@
+"""One run session, whatever engine answers it: run every variant over the suite's documents,
+then write the reports (``primebench run`` / ``primebench rank-variants``). The engine
+(:mod:`harness_adapters.engines.vllm.engine`) checks its inputs, freezes the spec this module's
+caller passes, and says how to start it; the loop and the reports are the run's.
+
+Output directory::
+
+    run_spec.json     what the records were made with (suite, model, prompts, decoding, engine)
+    records.jsonl     one line per finished (variant, item): see records.py
+    report.json/.md   the placement every harness writes (schema primebench.placement/1: suite,
+                      category and benchmark scores, predicted full scores and ranks, + CIs)
+    placement.png     the new models placed on the reference panel's ranking
+    variants.json/.md/.png   (rank-variants) ranking, pairwise P(A beats B), bootstrap ceiling
+
+A second run into the same directory resumes: it must have the same suite, model, prompts and
+decoding (adapters may be added).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import pandas as pd
+
+from harness_adapters.run.engine import Backend
+from harness_adapters.run.records import RecordFile, failure_digest, variant_name
+from harness_adapters.run.request import RunRequest, freeze_spec, read_run_spec
+from harness_adapters.run.static_loop import RunSummary, run_variants
+from harness_adapters.suites.documents import SuiteDoc, documents_digest
+from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.pipeline.manifest import manifest_items
+from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR, N_BOOT, N_BOOT_VARIANTS
+from primebench_tasks.place.variants import CEILING_BAR, rank_variants, variant_verdict
+from primebench_tasks.report.plots import variants_plot
+from primebench_tasks.report.tables import markdown_table
+
+
+def run_static(
+    req: RunRequest,
+    docs: list[SuiteDoc],
+    spec: Mapping[str, Any],
+    start: Callable[[], Backend],
+    progress: Callable[[str], None] | None = None,
+    backend: Backend | None = None,
+    whole_run: Callable[[RecordFile], RunSummary] | None = None,
+) -> RunSummary:
+    """Freeze ``spec`` (with the documents' digest) next to the records, then run every variant
+    of ``req`` over ``docs`` by the static loop (:func:`~harness_adapters.run.static_loop.run_variants`)
+    on ``backend``, else on the engine ``start()`` builds — not built when every item of every
+    variant is already recorded. ``whole_run(records)``: an engine that runs the whole request
+    itself (Ray replicas) instead of the loop. Called under the run folder's lock."""
+    spec_path = req.out / "run_spec.json"
+    fresh = not spec_path.exists()
+    freeze_spec(req.out, {**spec, "documents": documents_digest(docs)})
+    records = RecordFile(req.out / "records.jsonl")
+    done = records.finished()
+    names = [variant_name(req.model_name, a) for a in req.variants()]
+    if backend is None and all((n, d.benchmark, d.item_id) in done for n in names for d in docs):
+        backend = _NothingToRun()  # every item of every variant is recorded: no engine start
+    if backend is None and whole_run is not None:
+        return whole_run(records)
+    if backend is None:
+        try:
+            backend = start()
+        except BaseException:
+            # the engine did not start and nothing was run: leave no half-begun run behind
+            # (its spec would refuse the corrected command's other settings as a resume)
+            if fresh and not records.path.exists():
+                spec_path.unlink(missing_ok=True)
+            raise
+    return run_variants(
+        backend,
+        docs,
+        req.model_name,
+        req.variants(),
+        records,
+        req.suite["version"],
+        req.batch_size,
+        progress,
+    )
+
+
+class _NothingToRun:
+    """Stands where an engine would be when a resumed run has nothing left to compute."""
+
+    kind = "none"
+
+    def generate(self, *args: Any, **kwargs: Any) -> list[Any]:
+        raise AssertionError("nothing was left to run")
+
+
+def score_frame(
+    records: RecordFile, names: Sequence[str], suite: Mapping[str, Any]
+) -> tuple[pd.DataFrame, pd.Series]:
+    """(variants × (benchmark, item_id)) ok scores (NaN = missing or failed) in suite order,
+    and each column's category."""
+    done = records.finished()
+    cols, cats = [], []
+    for cat, by_b in manifest_items(suite).items():
+        for b, ids in by_b.items():
+            cols += [(b, str(i)) for i in ids]
+            cats += [cat] * len(ids)
+    index = pd.MultiIndex.from_tuples(cols, names=["benchmark", "item_id"])
+    data = [
+        [(done.get((n, b, i)) or {}).get("score", float("nan")) for b, i in cols] for n in names
+    ]
+    frame = pd.DataFrame(
+        data, index=pd.Index(list(names), name="model"), columns=index, dtype=float
+    )
+    return frame, pd.Series(cats, index=index)
+
+
+def write_run_report(
+    req: RunRequest,
+    panel: Panel | None,
+    estimator: str = DEFAULT_ESTIMATOR,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    conditions: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """report.json / report.md / placement.png for every variant of ``req``, by the placement
+    path every harness shares (:func:`harness_adapters.run.report.write_report`: the suite's own
+    reference panels, multi-source suites included; schema ``primebench.placement/1``). Returns
+    one row per variant (:func:`primebench_tasks.place.report.suite_summary`). ``conditions``: the
+    run's conditions where its spec holds none."""
+    from harness_adapters.run.report import missing_items, write_report
+    from primebench_tasks.place.report import suite_summary
+
+    names = [variant_name(req.model_name, a) for a in req.variants()]
+    scores, _ = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
+    spec = req.out / "run_spec.json"
+    frozen = read_run_spec(spec).get("conditions") if spec.exists() else None
+    doc = write_report(
+        req.suite,
+        scores,
+        missing_items(scores),
+        req.out,
+        panel,
+        estimator,
+        n_boot,
+        seed,
+        notes=spec_notes(req.out, req.model_name),
+        conditions=frozen or conditions,
+    )
+    return suite_summary(doc)
+
+
+def run_failures(req: RunRequest, placed: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(variants with failed items, variants with no scored item) of a static run, one line
+    each — "<variant>: N items failed: k× '<error>' ..." — from its records and its placement
+    summary (:func:`write_run_report`). The CLI says the first on stderr and fails on the
+    second: a variant with nothing scored has no score and no rank."""
+    names = [variant_name(req.model_name, a) for a in req.variants()]
+    lost = RecordFile(req.out / "records.jsonl").unscored(names)
+    some, none = [], []
+    for n in names:
+        rows = [r for (m, _b), rs in lost.items() if m == n for r in rs]
+        why = failure_digest(rows) if rows else "no item was run"
+        if rows:
+            some.append(f"{n}: {why}")
+        if n in placed.index and int(placed.loc[n, "n_scored"]) == 0:
+            none.append(f"{n}: {why}")
+    return some, none
+
+
+def spec_notes(out: Path, model_name: str) -> dict[str, list[str]]:
+    """variant → the notes run_spec.json holds for its adapter (what of it was applied)."""
+    path = out / "run_spec.json"
+    if not path.exists():
+        return {}
+    spec = read_run_spec(path)
+    return {
+        variant_name(model_name, name): [a["note"]]
+        for name, a in sorted(spec.get("adapters", {}).items())
+        if a.get("note")
+    }
+
+
+def write_variant_report(
+    req: RunRequest, n_boot: int = N_BOOT_VARIANTS, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """variants.json / variants.md / variants.png: the variants' ranking, pairwise P(A beats B)
+    and the bootstrap ceiling (App. I.4: trust the ranking only if ≥ 0.90)."""
+    names = [variant_name(req.model_name, a) for a in req.variants()]
+    scores, cats = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
+    table, pairwise, ceiling = rank_variants(scores, cats, n_boot, seed)
+    verdict = variant_verdict(table, pairwise)
+    trust = verdict["winner"] is not None
+    misfit = variant_misfit(req.out, names)
+    doc = {
+        "schema": "primebench.variants/2",
+        "suite": req.suite["version"],
+        "n_boot": n_boot,
+        "seed": seed,
+        "ceiling": json_scalar(ceiling),
+        "supports_conclusion": trust,
+        "verdict": verdict,
+        "misfit": misfit,
+        "ranking": [
+            {"variant": str(v), **{k: json_scalar(x) for k, x in r.items()}}
+            for v, r in table.iterrows()
+        ],
+        "pairwise": {
+            str(a): {str(b): json_scalar(pairwise.loc[a, b]) for b in pairwise.columns}
+            for a in pairwise.index
+        },
+    }
+    atomic_write_text(req.out / "variants.json", canonical_json(doc))
+    indistinguishable = cast("list[list[str]]", verdict["indistinguishable_groups"])
+    groups = "; ".join(" ≈ ".join(g) for g in indistinguishable)
+    md = (
+        f"# Variants of {req.model_name} on {req.suite['name']}\n\n"
+        f"**Verdict** (paired bootstrap over the same items, {n_boot} resamples): "
+        f"{verdict['text']}.\n\nGroups the suite cannot tell apart, best first: {groups}.\n\n"
+        f"Bootstrap ceiling ρ = {ceiling:.3f} (App. I.4 reference, bar {CEILING_BAR}; the "
+        "verdict above is what decides).\n\n"
+        + "".join(
+            f"**Misfit**: {v}'s answers on {', '.join(bs)} do not fit the reference runs — a "
+            "broken checkpoint or chat template, not a worse model; its rank is not a "
+            "comparison.\n\n"
+            for v, bs in misfit.items()
+            if bs
+        )
+        + markdown_table(table.reset_index())
+        + "\nP(row beats column):\n\n"
+        + markdown_table(pairwise.reset_index())
+    )
+    atomic_write_text(req.out / "variants.md", md)
+    variants_plot(table, pairwise, ceiling, req.out / "variants.png")
+    return table, pairwise, ceiling
+
+
+def variant_misfit(out: Path, names: Sequence[str]) -> dict[str, list[str]]:
+    """variant → the benchmarks on which its placement (``out/report.json``, written first) was
+    flagged by the misfit check: among variants of one base model, a variant flagged where the
+    others are not is a broken checkpoint or template."""
+    from primebench_tasks.place.result import Placement
+
+    path = out / "report.json"
+    models = Placement.read(path).models if path.exists() else {}
+    return {n: models[n].flagged_benchmarks() if n in models else [] for n in names}

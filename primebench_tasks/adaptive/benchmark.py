@@ -1,0 +1,396 @@
+"""An adaptive test on one benchmark: its calibration (kept on disk), next items, interval and stopping rule."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from primebench_tasks.adaptive.defaults import ADAPTIVE_FOLDS, ADAPTIVE_NEAREST_SHIFT
+from primebench_tasks.adaptive.policy import BATCH, LEVEL, AdaptivePolicy
+from primebench_tasks.adaptive.procedure import (
+    AdaptiveProcedure,
+    calibration_runs,
+    conformal,
+    nearest_shift,
+)
+from primebench_tasks.data.io import (
+    atomic_write_text,
+    canonical_json,
+    content_hash,
+    json_scalar,
+    read_json_document,
+)
+from primebench_tasks.errors import InputError
+from primebench_tasks.place.benchmark import (
+    REGIMES,
+    placement_position,
+    placement_regime,
+    regime_residuals,
+)
+from primebench_tasks.place.calibration import FRONTIER_FOLDS, FRONTIER_SHARE
+
+RACE_UNIFORM_SHARE = 0.5
+"""A race draws each item with probability (1 − ρ)/n + ρ·s_i/Σs (ρ = this share; s_i the
+variants' answer spread): the uniform part bounds every draw's weight 1/(n·q_i) by 1/(1 − ρ)."""
+
+CALIBRATION_SCHEMA = "primebench.adaptive_calibration/3"
+"""The stored calibration's schema (:attr:`AdaptiveBenchmark.calibration_file`); its version is
+raised when :func:`calibration_runs` changes what it computes, so no run reads an older one's
+(the schema is part of :attr:`AdaptiveBenchmark.calibration_key`). Version 2: the errors are
+rounded to :data:`CALIBRATION_DECIMALS`; version 3 adds each prediction's position among its
+fitting models (``positions``, rounded alike)."""
+
+CALIBRATION_DECIMALS = 7
+"""The calibration's errors are rounded to this many decimals, in memory and in the kept file
+alike: they come from a 2PL fit, MAP abilities and linear solves whose last bits depend on the
+BLAS kernel, so unrounded the kept file had other bytes on another CPU. Measured on the five
+replay panels' calibrations (22,680 errors; OpenBLAS's native kernel against Sandybridge): 16,949
+differ, by up to 1.6e-11; an error crosses a rounding boundary with probability |δ|/10⁻⁷, so the
+expected number of changed values in all five files is Σ|δ|/10⁻⁷ = 0.03 (at 8 decimals 0.3 — one
+did change —, at 9 decimals 3.1). 1e-7 is far below the intervals' widths (≥ 0.05) and the
+report's precision (6 decimals)."""
+
+
+@dataclass(frozen=True)
+class AdaptiveEstimate:
+    """Where one model stands on one benchmark after ``count`` answers: its ability ``theta``,
+    its mean ``score`` on the items asked, the predicted full-benchmark score (the policy's, moved by
+    the median calibration error of its regime) with its ``level`` conformal interval
+    (``lo``/``hi``; NaN before the first calibrated count), the placement regime, and the predicted rank among the
+    ``n_reference`` reference models (1 = best) with the rank interval."""
+
+    count: int
+    theta: float
+    score: float
+    predicted: float
+    lo: float
+    hi: float
+    regime: str
+    rank: float
+    rank_lo: float
+    rank_hi: float
+    n_reference: int
+
+    @property
+    def width(self) -> float:
+        return self.hi - self.lo if np.isfinite(self.lo) and np.isfinite(self.hi) else np.inf
+
+
+class AdaptiveBenchmark:
+    """One benchmark's adaptive test, shared by every model asked on it: the 2PL of the reference
+    panel's answers ``Y_ref`` (M, n), the reference full scores, and the calibration of the
+    interval at every count ``batch``, 2·``batch``, ... up to ``max_items``.
+
+    The calibration replays the procedure on reference models held out of the 2PL fit
+    (``folds`` random folds, :data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_FOLDS` by
+    default, and 3 nested frontier folds, whose models stand above their whole fitting panel). The
+    errors a model is given are those of the held-out models it resembles: predicted inside the
+    panel, the random folds' (a model drawn like the reference ones); beyond the panel's best,
+    the frontier folds' (a model above its panel, as a new one usually is); at the top, where
+    both kinds land, every one. The interval is the hull of two conformal intervals at that
+    count: one Mondrian by placement regime as the static placement's
+    (:func:`~primebench_tasks.place.benchmark.placement_regime`: errors of those models'
+    predictions that fell in the same regime — interior / top / beyond the fitting models —
+    neighbours borrowed while fewer than 20), one from all of those models' errors (inside the
+    panel) or every held-out error (at the top or beyond: a regime's errors alone were too few
+    to hold once a test stops where they happen to be narrow); at the top (``frontier_at_top``)
+    the hull also holds the frontier folds' own interval — so the stopping rule
+    (:meth:`stop_reason`) depends on where the model stands (:meth:`interval`). The point moves
+    by a median error: inside the panel, of the random folds' interior errors; at the top or
+    beyond it, of the ``nearest_shift`` calibration rows (either kind) whose predictions stood
+    nearest in position among their fitting models
+    (:data:`~primebench_tasks.adaptive.defaults.ADAPTIVE_NEAREST_SHIFT`; None: of the regime's
+    errors, as inside)."""
+
+    procedure_class: type[AdaptiveProcedure] = AdaptiveProcedure
+    """The procedure asked and calibrated: the library's; a comparison script's subclass may
+    replace it (``research/adaptive/adaptive_slip_probe.py``), and it then enters
+    :attr:`calibration_key`."""
+
+    def __init__(
+        self,
+        Y_ref: np.ndarray,
+        *,
+        max_items: int,
+        batch: int = BATCH,
+        level: float = LEVEL,
+        folds: int = ADAPTIVE_FOLDS,
+        seed: int = 0,
+        policy: AdaptivePolicy | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        frontier_at_top: bool = True,
+        nearest_shift: int | None = ADAPTIVE_NEAREST_SHIFT,
+    ) -> None:
+        if nearest_shift is not None and not int(nearest_shift) >= 1:
+            raise ValueError(f"nearest_shift must be ≥ 1 or None, not {nearest_shift!r}")
+        self.frontier_at_top = bool(frontier_at_top)
+        self.nearest_shift = None if nearest_shift is None else int(nearest_shift)
+        self.policy = AdaptivePolicy() if policy is None else policy
+        self.Y_ref = np.asarray(Y_ref, float)
+        self.n = self.Y_ref.shape[1]
+        self.batch, self.level = int(batch), float(level)
+        self.max_items = int(min(max_items, self.n))
+        self.procedure = self.procedure_class(self.Y_ref, self.policy)
+        self.model = self.procedure.model
+        self.reference_full = self.procedure.full_fit
+        self.counts = tuple(range(self.batch, self.max_items + 1, self.batch)) or (self.max_items,)
+        self._folds, self._seed = int(folds), int(seed)
+        self.cache_dir = None if cache_dir is None else Path(cache_dir)
+
+    @cached_property
+    def calibration_key(self) -> str:
+        """What the calibration depends on, hashed (32 hex digits): the reference answers (NaN
+        included), the counts, the round size, the folds and their seed, the frontier folds, the
+        policy, :data:`CALIBRATION_SCHEMA` and the library's version."""
+        from primebench_tasks import __version__
+
+        finite = np.isfinite(self.Y_ref)
+        spec = {
+            "schema": CALIBRATION_SCHEMA,
+            "library": __version__,
+            "shape": list(self.Y_ref.shape),
+            "counts": list(self.counts),
+            "batch": self.batch,
+            "folds": self._folds,
+            "seed": self._seed,
+            "frontier_folds": FRONTIER_FOLDS,
+            "frontier_share": FRONTIER_SHARE,
+            "policy": asdict(self.policy),
+        }
+        if self.procedure_class is not AdaptiveProcedure:  # a comparison's variant
+            cls = self.procedure_class
+            spec["procedure"] = f"{cls.__module__}.{cls.__qualname__}"
+        data = (
+            json.dumps(spec, sort_keys=True).encode()
+            + np.packbits(finite).tobytes()
+            + np.where(finite, self.Y_ref, 0.0).astype("<f8").tobytes()
+        )
+        return content_hash(data, 32)
+
+    @property
+    def calibration_file(self) -> Path | None:
+        """Where the calibration is kept (``cache_dir``/``adaptive-calibration-<key>.json``,
+        canonical JSON of schema :data:`CALIBRATION_SCHEMA`), or None without a ``cache_dir``."""
+        if self.cache_dir is None:
+            return None
+        return self.cache_dir / f"adaptive-calibration-{self.calibration_key}.json"
+
+    @cached_property
+    def calibration(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The intervals' calibration: held-out errors (true − predicted) and placement regimes
+        (R, len(counts)) of :func:`calibration_runs`, which rows (R,) come from a frontier
+        fold, and the predictions' positions among their fitting models (R, len(counts)).
+        Replayed when first needed (the first :meth:`estimate` after ``batch`` answers), not
+        when the test is built: a race (:func:`race_variants`) needs only the 2PL. With a
+        ``cache_dir`` it is read from :attr:`calibration_file` when there (a resumed run does not
+        replay it), else replayed and written there atomically."""
+        path = self.calibration_file
+        if path is not None and path.exists():
+            return self._read_calibration(path)
+        errors, _, regimes, frontier, positions = calibration_runs(
+            self.Y_ref,
+            self.counts,
+            self.batch,
+            self._folds,
+            self._seed,
+            FRONTIER_FOLDS,
+            self.policy,
+            self.procedure_class,
+        )
+        errors = np.round(errors, CALIBRATION_DECIMALS)
+        positions = np.round(positions, CALIBRATION_DECIMALS)
+        if path is not None:
+            doc = {
+                "schema": CALIBRATION_SCHEMA,
+                "key": self.calibration_key,
+                "counts": list(self.counts),
+                "errors": [[json_scalar(x) for x in row] for row in errors],
+                "regimes": [[str(g) for g in row] for row in regimes],
+                "frontier": [bool(f) for f in frontier],
+                "positions": [[json_scalar(x) for x in row] for row in positions],
+            }
+            atomic_write_text(path, canonical_json(doc))
+        return errors, regimes, frontier, positions
+
+    def _read_calibration(
+        self, path: Path
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        doc = read_json_document(path, "adaptive calibration", CALIBRATION_SCHEMA)
+        C = len(self.counts)
+        for field, want in (("key", self.calibration_key), ("counts", list(self.counts))):
+            if doc.get(field) != want:
+                raise InputError(
+                    f"adaptive calibration of other inputs ({field} {doc.get(field)!r}, expected "
+                    f"{want!r}); delete it to replay the calibration",
+                    file=str(path),
+                    field=field,
+                )
+        frontier = doc.get("frontier")
+        if not isinstance(frontier, list) or not all(isinstance(f, bool) for f in frontier):
+            raise InputError("not a list of true/false", file=str(path), field="frontier")
+        rows: dict[str, Any] = {}
+        for field, ok in (
+            ("errors", lambda x: x is None or type(x) in (int, float)),
+            ("regimes", lambda x: x in ("", *REGIMES)),  # "": no fitting model to place among
+            ("positions", lambda x: x is None or type(x) in (int, float)),
+        ):
+            got = doc.get(field)
+            if not isinstance(got, list) or len(got) != len(frontier):
+                raise InputError(
+                    f"expected {len(frontier)} rows (one per held-out model)",
+                    file=str(path),
+                    field=field,
+                )
+            for r, row in enumerate(got):
+                if not isinstance(row, list) or len(row) != C or not all(map(ok, row)):
+                    raise InputError(
+                        f"expected {C} values of the right type",
+                        file=str(path),
+                        row=f"{field}[{r}]",
+                        field=field,
+                    )
+            rows[field] = got
+        errors, positions = (
+            np.array(
+                [[np.nan if x is None else float(x) for x in row] for row in rows[field]], float
+            ).reshape(len(frontier), C)
+            for field in ("errors", "positions")
+        )
+        regimes = np.array(rows["regimes"], dtype=object).reshape(len(frontier), C)
+        return errors, regimes, np.array(frontier, bool), positions
+
+    def next_items(
+        self,
+        answers: np.ndarray,
+        asked: np.ndarray,
+        k: int,
+        exclude: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The ``k`` unasked items to ask next (answers (n,) with NaN where not asked): the
+        policy's choice (:meth:`AdaptiveProcedure.pick`). ``exclude`` (n,) bool: items that cannot be asked
+        (no content; no recorded answer in a replay)."""
+        return self.procedure.pick(answers, asked, k, exclude)
+
+    def race_probabilities(
+        self, answers: np.ndarray, asked: np.ndarray, exclude: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The probabilities (n,) with which a race between variants draws its next items:
+        (1 − ρ)/n' + ρ·s_i/Σs over the n' items that can be asked (``exclude`` (n,) bool: not),
+        s_i = √(mean_v P_v,i·(1 − P_v,i)) the variants' answer spread under the 2PL at each
+        one's ability from its ``answers`` (V, n) on the items ``asked`` (n,) by all
+        (ρ = :data:`RACE_UNIFORM_SHARE`). Already asked items keep their probability: a draw
+        of one costs no new answer."""
+        ok = np.ones(self.n, bool) if exclude is None else ~np.asarray(exclude, bool)
+        q = np.zeros(self.n)
+        if not ok.any():
+            return q
+        thetas = np.array([self.procedure.theta(row, asked) for row in np.atleast_2d(answers)])
+        p = self.model.prob(thetas)
+        spread = np.sqrt((p * (1.0 - p)).mean(axis=0)) * ok
+        rho = RACE_UNIFORM_SHARE if spread.sum() > 0 else 0.0
+        q[ok] = (1.0 - rho) / ok.sum()
+        if rho:
+            q += rho * spread / spread.sum()
+        return q / q.sum()
+
+    def interval(self, pred: float, count: int) -> tuple[float, float, float, str]:
+        """(point, lo, hi, regime) of an uncalibrated prediction ``pred`` after ``count``
+        answers: the calibrated point and its ``level`` interval (NaN before the first
+        calibrated count), and the placement regime of ``pred`` among the reference models."""
+        ref = self.reference_full[np.isfinite(self.reference_full)]
+        regime = str(placement_regime(np.array([pred]), ref)[0])
+        lo = hi = float("nan")
+        j = int(np.searchsorted(self.counts, count, side="right")) - 1
+        if j < 0:
+            return pred, lo, hi, regime
+        errors, regimes, frontier, positions = self.calibration
+        col = errors[:, j]
+        ok = np.isfinite(col)
+        # the held-out models a new model resembles (replay: pooling both kinds gave a
+        # prediction beyond the panel the random folds' overshoots and the frontier folds'
+        # shortfalls at once, and one inside it the frontier folds' wide errors)
+        alike = {"interior": ~frontier, "top": np.ones(len(col), bool), "beyond": frontier}[regime]
+        if not (ok & alike).any():  # a panel too small for frontier folds
+            alike = np.ones(len(col), bool)
+        by_regime = {
+            g: list(col[(regimes[:, j] == g) & ok & alike]) for g in ("interior", "top", "beyond")
+        }
+        errs = regime_residuals(by_regime, regime)
+        pooled = col[ok & alike] if regime == "interior" else col[ok]
+        if not (len(errs) and len(pooled)):
+            return pred, lo, hi, regime
+        lo, hi = conformal(pred, errs, self.level)
+        # the hull with the pooled interval: a regime's errors alone were too few to hold at
+        # the frontier once the test stops where they happen to be narrow (replay: 58-72 %
+        # coverage at stop, against 100 % with the hull)
+        hulls = [pooled]
+        if regime == "top" and self.frontier_at_top and (ok & frontier).any():
+            # at the top both kinds land, and a new model may be either: the hull also holds
+            # the frontier folds' own interval, which the random folds' many smaller errors
+            # narrowed in the pooled one (replay: 80 % coverage at stop on AI2D's frontier
+            # hold-out with 10 folds, 96 % with it; adaptive_interval_choice.py)
+            hulls.append(col[ok & frontier])
+        for other in hulls:
+            plo, phi = conformal(pred, other, self.level)
+            lo, hi = min(lo, plo), max(hi, phi)
+        lo, hi = max(0.0, lo), min(1.0, hi)
+        # the point moves by the regime's median error — the predictor's bias there —
+        # everywhere, or (shift "outside") only at the top or beyond the panel
+        if regime != "interior" and self.nearest_shift is not None:
+            # at the top both kinds of held-out model land (random folds' errors centre near
+            # 0, frontier folds' fall short), and one regime's median gave a random model at
+            # the top the frontier's correction: the rows whose predictions stood nearest in
+            # position (replay: mean log MAE ratio −0.566 → −0.585; adaptive_top_shift.py)
+            z = float(placement_position(np.array([pred]), ref)[0])
+            shift = nearest_shift(col, positions[:, j], z, self.nearest_shift)
+        elif self.policy.shift == "all" or regime != "interior":
+            shift = float(np.median(errs))
+        else:
+            shift = 0.0
+        pred = float(np.clip(pred + shift, lo, hi))
+        return pred, lo, hi, regime
+
+    def estimate(self, answers: np.ndarray, asked: np.ndarray) -> AdaptiveEstimate:
+        """:class:`AdaptiveEstimate` from the answers so far (answers (n,), NaN = not asked or
+        failed; asked (n,) bool)."""
+        answers = np.asarray(answers, float)
+        scored = np.asarray(asked, bool) & np.isfinite(answers)
+        count = int(scored.sum())
+        theta, raw = self.procedure.point(answers, asked)
+        pred, lo, hi, regime = self.interval(raw, count)
+        ref = self.reference_full[np.isfinite(self.reference_full)]
+        rank = 1 + float((ref > pred).sum())
+        rank_lo = 1 + float((ref > hi).sum()) if np.isfinite(hi) else 1.0
+        rank_hi = 1 + float((ref > lo).sum()) if np.isfinite(lo) else float(len(ref) + 1)
+        return AdaptiveEstimate(
+            count,
+            theta,
+            float(answers[scored].mean()) if count else float("nan"),
+            pred,
+            lo,
+            hi,
+            regime,
+            rank,
+            rank_lo,
+            rank_hi,
+            len(ref),
+        )
+
+    def stop_reason(
+        self, est: AdaptiveEstimate, asked: np.ndarray, target_width: float | None
+    ) -> str | None:
+        """Why the test of this model ends now, or None: the interval is narrower than
+        ``target_width``; ``max_items`` were asked; no item is left to ask."""
+        if target_width is not None and est.width <= target_width:
+            return f"interval narrower than {target_width:g}"
+        if int(np.asarray(asked, bool).sum()) >= self.max_items:
+            return f"item budget ({self.max_items}) spent"
+        if bool(np.asarray(asked, bool).all()):
+            return "every item asked"
+        return None

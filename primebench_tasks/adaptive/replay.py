@@ -1,0 +1,85 @@
+"""The adaptive test's measurement protocol: held-out models' recorded answers stand in for the model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark
+from primebench_tasks.adaptive.defaults import ADAPTIVE_NEAREST_SHIFT
+from primebench_tasks.adaptive.policy import BATCH, LEVEL, AdaptivePolicy
+from primebench_tasks.metrics import nanmean_rows
+
+
+def replay(
+    Y_ref: np.ndarray,
+    Y_new: np.ndarray,
+    checkpoints: Sequence[int] = (25, 50, 100),
+    batch: int = BATCH,
+    level: float = LEVEL,
+    seed: int = 0,
+    target_width: float | None = None,
+    policy: AdaptivePolicy | None = None,
+    nearest_shift: int | None = ADAPTIVE_NEAREST_SHIFT,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> dict[str, np.ndarray]:
+    """The replay protocol on one benchmark, with the policy the runner uses
+    (:class:`AdaptiveBenchmark`, its point rule outside the panel ``nearest_shift``): the
+    reference models' responses ``Y_ref`` (M, n) fit the 2PL
+    and calibrate the intervals; the new models' recorded responses ``Y_new`` (V, n) answer the
+    adaptive questions (an item a model has no answer for is never asked). Returns
+    ``predicted``, ``lo``, ``hi`` (V, C) at each checkpoint, ``true`` (V,) full scores, and — with
+    ``target_width`` — where the stopping rule ends each test: ``stop_items``, ``stop_predicted``,
+    ``stop_lo``, ``stop_hi`` (V,) (up to max(checkpoints) items); ``order`` (V, max items) the items
+    asked, in order (−1: none). ``cache_dir``: where the interval's calibration is kept
+    (:attr:`AdaptiveBenchmark.calibration_file`)."""
+    Y_new = np.asarray(Y_new, float)
+    bench = AdaptiveBenchmark(
+        Y_ref,
+        max_items=max(checkpoints),
+        batch=batch,
+        level=level,
+        seed=seed,
+        policy=policy,
+        nearest_shift=nearest_shift,
+        cache_dir=cache_dir,
+    )
+    V, C = len(Y_new), len(checkpoints)
+    out = {k: np.full((V, C), np.nan) for k in ("predicted", "lo", "hi")}
+    stop = {k: np.full(V, np.nan) for k in ("stop_items", "stop_predicted", "stop_lo", "stop_hi")}
+    order = np.full((V, bench.max_items), -1, dtype=np.int64)
+    for v in range(V):
+        y = Y_new[v]
+        missing = ~np.isfinite(y)
+        asked = np.zeros(len(y), bool)
+        answers = np.full(len(y), np.nan)
+        stopped = target_width is None
+        while True:
+            count = int(asked.sum())
+            est = bench.estimate(answers, asked)
+            if not stopped and bench.stop_reason(est, asked | missing, target_width) is not None:
+                stopped = True
+                stop["stop_items"][v], stop["stop_predicted"][v] = count, est.predicted
+                stop["stop_lo"][v], stop["stop_hi"][v] = est.lo, est.hi
+            for j, c in enumerate(checkpoints):
+                if c == count or (c > count and bool((asked | missing).all())):
+                    out["predicted"][v, j], out["lo"][v, j], out["hi"][v, j] = (
+                        est.predicted,
+                        est.lo,
+                        est.hi,
+                    )
+            if count >= max(checkpoints) or (asked | missing).all():
+                if not stopped:
+                    stop["stop_items"][v], stop["stop_predicted"][v] = count, est.predicted
+                    stop["stop_lo"][v], stop["stop_hi"][v] = est.lo, est.hi
+                break
+            pick = bench.next_items(answers, asked, min(batch, max(checkpoints) - count), missing)
+            order[v, count : count + len(pick)] = pick
+            asked[pick] = True
+            answers[pick] = y[pick]
+    res: dict[str, np.ndarray] = {**out, "true": nanmean_rows(Y_new), "order": order}
+    if target_width is not None:
+        res.update(stop)
+    return res

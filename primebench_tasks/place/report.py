@@ -1,0 +1,235 @@
+"""The placement report for people: ``report.md``'s text (per model the suite, its categories
+and benchmarks with 95 % intervals, fit, leaderboard standing, missing items; the run's and the
+reference runs' conditions), the warnings every harness prints on stderr, and a one-row-per-model
+summary table — all read from the typed :class:`~primebench_tasks.place.result.Placement`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from primebench_tasks.place.result import Estimate, Placement, Rank, SuitePlacement
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _fmt(v: Estimate | Mapping[str, Any] | None, digits: int = 3) -> str:
+    if isinstance(v, Mapping):  # an open record's estimate (rank_basis, leaderboard)
+        v = Rank.from_json(v) if "out_of" in v else Estimate.from_json(v)
+    if v is None or v.value is None:
+        return "—"
+    if isinstance(v, Rank):
+        return f"{v.value:.0f} [{v.lo:.0f}, {v.hi:.0f}] of {v.out_of}"
+    return f"{v.value:.{digits}f} [{v.lo:.{digits}f}, {v.hi:.{digits}f}]"
+
+
+def suite_rank_text(suite: SuitePlacement) -> str:
+    """The report's words for a suite rank: the rank, and where it was ranked on imputed
+    reference scores, on which benchmarks, among how many models, with how much imputed."""
+    rank = suite.predicted_rank
+    if rank is None:
+        return str(suite.no_rank_because)
+    basis = suite.rank_basis or {}
+    if not basis.get("imputed_cells"):
+        return _fmt(rank)
+    errors = [v["mae"] for v in basis["imputation"].values()]
+    text = (
+        f"{_fmt(rank)} on {', '.join(basis['benchmarks'])} (predicted "
+        f"{_fmt(basis['predicted_full'])} on them) among {basis['n_reference']} reference "
+        f"models: {basis['n_complete']} have all of them; {basis['imputed_cells']} of "
+        f"{basis['cells']} scores imputed from the models' other scores and "
+        f"{basis['covariates']}, cross-validated error {min(errors):.3f}–{max(errors):.3f}, "
+        "carried into the interval"
+    )
+    left = [f"{b} — {why}" for b, why in basis.get("left_out", {}).items()]
+    left += [f"{b} — not scored in this run" for b in basis.get("not_scored", [])]
+    return text + (f". Not in the rank: {'; '.join(left)}" if left else "")
+
+
+def fit_cell(fit: dict[str, Any] | None) -> str:
+    """A report cell for a person fit (``PersonFit.as_dict``): "p = 0.42", "**misfit** (p =
+    0.008)", or "—" with why it was not judged."""
+    if not fit:
+        return "—"
+    if fit.get("p_value") is None:
+        return f"— ({fit.get('why_not')})"
+    p = f"p = {fit['p_value']:.3f}"
+    if not fit.get("flagged"):
+        return p
+    sig = fit.get("signature")
+    return f"**misfit** ({sig}, {p})" if sig and sig != "pattern" else f"**misfit** ({p})"
+
+
+def misfit_warnings(doc: Placement) -> list[str]:
+    """ "<model>: <line>" for every flagged benchmark of a placement report — what every
+    harness's placement says on stderr."""
+    return [f"{m}: {line}" for m, r in doc.models.items() for line in r.suite.misfit]
+
+
+def beyond_panel_warnings(doc: Placement) -> list[str]:
+    """ "<model>: <benchmark>: predicted above every one of its N reference models ..." for each
+    benchmark whose predicted rank is 1: the placement extrapolates beyond the panel (its
+    newest model named, so that a reader sees how old the reference is)."""
+    out = []
+    for m, r in doc.models.items():
+        for b, e in r.benchmarks.items():
+            rank = e.predicted_rank.value
+            top = e.regime == "top"
+            if rank != 1 and not top:
+                continue
+            ref = doc.reference.get(b, {})
+            newest = ref.get("newest_release")
+            where = (
+                f"predicted above every one of its {e.n_reference} reference models"
+                if rank == 1
+                else f"predicted at the top of its {e.n_reference} reference models"
+            ) + (f" (newest released {newest})" if newest else "")
+            if e.interval_from == "design":
+                out.append(
+                    f"{m}: {b}: {where}: the estimate rests on the drawn items (a probability "
+                    "design: unbiased however unlike the reference models the model is), its "
+                    "interval is the design's"
+                )
+            elif rank == 1:
+                out.append(f"{m}: {b}: {where}: the placement extrapolates beyond the panel")
+            else:
+                out.append(
+                    f"{m}: {b}: {where}: the item model's prediction there is least sure; the "
+                    "interval is the top's held-out errors"
+                )
+    return out
+
+
+def report_markdown(doc: Placement) -> str:
+    """``report.md``'s placement part: per model the suite, its categories and benchmarks, with
+    their intervals, fit, leaderboard standing and missing items."""
+    missing = doc.missing or {}
+    lines = [
+        f"# {doc.suite_name} ({doc.suite}): placement",
+        "",
+        "Values with 95 % intervals (scores on the suite items: a bootstrap over the items, "
+        f"{doc.n_boot} resamples; predicted full scores, estimator `{doc.estimator}`: "
+        "the design interval where the suite's items were drawn with known probabilities, "
+        "else the reference models' held-out errors). Ranks: 1 = best, among the "
+        "reference models of each benchmark's source panel plus this model."
+        " Fit: how well the answers fit the reference models' item model (person fit lz* and, "
+        "where the items have text, a residual along the questions' length; its p-value among "
+        "held-out reference models; **misfit** at or below the level, with the signature that "
+        "flagged it) — a flagged placement keeps its numbers but was not made like the "
+        "reference runs.",
+        "",
+    ]
+    for model, r in doc.models.items():
+        s = r.suite
+        lines += [
+            f"## {model}",
+            "",
+            f"- suite score: {_fmt(s.score)} ({s.n_scored} of {s.n_items} items scored)",
+            f"- predicted full-suite score: {_fmt(s.predicted_full)}",
+            f"- predicted rank on the full suite: {suite_rank_text(s)}",
+            *[
+                f"- beyond the reference panel: {line} (interval from placements that were "
+                "beyond their panel)"
+                for line in s.beyond_reference
+            ],
+            *[f"- note: {line}" for line in r.notes or []],
+            *[f"- **misfit**: {line}" for line in s.misfit],
+            "",
+            "| category | score | predicted full | predicted rank |",
+            "|---|---|---|---|",
+        ]
+        for c, ce in r.categories.items():
+            rank = _fmt(ce.predicted_rank) if ce.predicted_rank else ce.no_rank_because
+            lines.append(f"| {c} | {_fmt(ce.score)} | {_fmt(ce.predicted_full)} | {rank} |")
+        lines += [
+            "",
+            "| benchmark | reference | items | score | predicted full | predicted rank | fit |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for b, e in r.benchmarks.items():
+            lines.append(
+                f"| {b} | {e.source} ({e.n_reference} models) | "
+                f"{e.n_scored}/{e.n_items} | {_fmt(e.score)} | "
+                f"{_fmt(e.predicted_full)} | {_fmt(e.predicted_rank)} | "
+                f"{fit_cell(e.misfit)} |"
+            )
+        boards = {b: e.leaderboard for b, e in r.benchmarks.items() if e.leaderboard}
+        standing = [f"{b} {_fmt(lb['rank'])}" for b, lb in boards.items()]
+        if standing:
+            lb = next(iter(boards.values()))
+            lines += [
+                "",
+                f"Where the predicted full score would stand on the OpenVLM leaderboard "
+                f"(`{lb['source']}`, {lb['models']} VLMs; its figures let a judge read answers "
+                "the rules cannot, so this is approximate): " + "; ".join(standing) + ".",
+            ]
+        if missing.get(model):
+            lines += [
+                "",
+                "Missing items: "
+                + "; ".join(f"{b}: {v['missing']} of {v['of']}" for b, v in missing[model].items()),
+            ]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def provenance_line(b: str, ref: Mapping[str, Any]) -> str:
+    """ "OCRBench: placed among 188 models of panel `openvlm_ocrbench` (...), newest released
+    2025-01 (118 dated)"."""
+    src = f" ({ref['source']})" if ref.get("source") else ""
+    when = (
+        f", newest released {ref['newest_release']} ({ref.get('dated_models', '?')} dated)"
+        if ref.get("newest_release")
+        else ", no release date known"
+    )
+    return f"{b}: placed among {ref.get('models', '?')} models of panel `{ref['panel']}`{src}{when}"
+
+
+def conditions_markdown(doc: Placement) -> list[str]:
+    """The report's "Run conditions" lines: this run's, then each benchmark's reference runs."""
+    cond = doc.conditions or {}
+    lines = ["## Run conditions", ""]
+    if cond:
+        for k, v in cond.items():
+            shown = (
+                json.dumps(v, ensure_ascii=False, sort_keys=True) if not isinstance(v, str) else v
+            )
+            lines.append(f"- {k}: {shown}")
+    else:
+        lines.append("- not recorded by the harness")
+    lines += ["", "Reference runs (placed among):", ""]
+    for b, ref in doc.reference.items():
+        lines.append(f"- {provenance_line(b, ref)}")
+    return [*lines, ""]
+
+
+def suite_summary(doc: Placement) -> pd.DataFrame:
+    """One row per placed model from a placement report: items, suite score, predicted full-suite
+    score and rank with their 95 % intervals (NaN where the suite has no rank)."""
+    import pandas as pd
+
+    rows = {}
+    for model, r in doc.models.items():
+        s = r.suite
+        row: dict[str, Any] = {"n_items": s.n_items, "n_scored": s.n_scored}
+        for v, name in (
+            (s.score, "suite_score"),
+            (s.predicted_full, "predicted_full"),
+            (s.predicted_rank, "predicted_rank"),
+        ):
+            for x, suffix in (
+                ((None, ""), (None, "_lo"), (None, "_hi"))
+                if v is None
+                else (
+                    (v.value, ""),
+                    (v.lo, "_lo"),
+                    (v.hi, "_hi"),
+                )
+            ):
+                row[name + suffix] = float("nan") if x is None else float(x)
+        rows[model] = row
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index.name = "model"
+    return out

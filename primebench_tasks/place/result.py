@@ -1,0 +1,326 @@
+"""The placement of new models on a suite as a typed, versioned document: what
+:func:`~primebench_tasks.place.suite.place_on_suite` returns, what ``report.json`` is written
+from (:meth:`Placement.write`) and read back as (:meth:`Placement.read`).
+
+Schema ``primebench.placement/1`` (the JSON keys are the field names; canonical JSON, sorted
+keys). Scores and predicted full scores are shares of items right, in [0, 1]; ranks count from 1
+(best) ``out_of`` the reference models plus the new one; every interval is a 95 % interval
+(bootstrap over the suite's items, or the placement's held-out or design errors: see
+``interval_from``). ``None`` is a value that does not exist (nothing scored), never 0.
+
+Open records stay mappings, each with its own documented shape: a benchmark's ``misfit``
+(:meth:`~primebench_tasks.place.misfit.PersonFit.as_dict`) and ``leaderboard``
+(:mod:`~primebench_tasks.place.standing`), the suite's ``rank_basis``
+(:mod:`~primebench_tasks.place.imputation`), the run's ``conditions`` and ``missing`` items, and
+each benchmark's ``reference`` (panel, hash and what is known of its runs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from primebench_tasks.errors import InputError
+
+SCHEMA = "primebench.placement/1"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point and its 95 % interval (``lo`` ≤ ``value`` ≤ ``hi``); None where it does not
+    exist."""
+
+    value: float | None
+    lo: float | None
+    hi: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": self.value, "lo": self.lo, "hi": self.hi}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Estimate:
+        return cls(d["value"], d["lo"], d["hi"])
+
+
+@dataclass(frozen=True)
+class Rank(Estimate):
+    """A rank (1 = best) with its interval, among ``out_of`` − 1 reference models."""
+
+    out_of: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**super().to_json(), "out_of": self.out_of}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Rank:
+        return cls(d["value"], d["lo"], d["hi"], int(d["out_of"]))
+
+    @classmethod
+    def maybe(cls, d: Mapping[str, Any] | None) -> Rank | None:
+        return None if d is None else cls.from_json(d)
+
+
+@dataclass
+class BenchmarkPlacement:
+    """One model on one benchmark: its score on the suite's items and rank among the reference
+    models on the same items, its predicted full-benchmark score and rank, where it stands
+    (``regime``: interior, top, beyond; none or too_few where it has no prediction), where its
+    interval comes from, and the misfit check's verdict."""
+
+    source: str
+    n_items: int
+    n_scored: int
+    n_reference: int
+    score: Estimate
+    rank_on_suite_items: Rank
+    predicted_full: Estimate
+    predicted_rank: Rank
+    regime: str
+    above_all_reference: bool
+    interval_from: str
+    misfit: dict[str, Any]
+    no_prediction_because: str | None = None
+    leaderboard: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "source": self.source,
+            "n_items": self.n_items,
+            "n_scored": self.n_scored,
+            "n_reference": self.n_reference,
+            "score": self.score.to_json(),
+            "rank_on_suite_items": self.rank_on_suite_items.to_json(),
+            "predicted_full": self.predicted_full.to_json(),
+            "predicted_rank": self.predicted_rank.to_json(),
+            "regime": self.regime,
+            "above_all_reference": self.above_all_reference,
+            "interval_from": self.interval_from,
+            "misfit": self.misfit,
+        }
+        _put(d, "no_prediction_because", self.no_prediction_because)
+        _put(d, "leaderboard", self.leaderboard)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> BenchmarkPlacement:
+        return cls(
+            source=d["source"],
+            n_items=int(d["n_items"]),
+            n_scored=int(d["n_scored"]),
+            n_reference=int(d["n_reference"]),
+            score=Estimate.from_json(d["score"]),
+            rank_on_suite_items=Rank.from_json(d["rank_on_suite_items"]),
+            predicted_full=Estimate.from_json(d["predicted_full"]),
+            predicted_rank=Rank.from_json(d["predicted_rank"]),
+            regime=d["regime"],
+            above_all_reference=bool(d["above_all_reference"]),
+            interval_from=d["interval_from"],
+            misfit=dict(d["misfit"]),
+            no_prediction_because=d.get("no_prediction_because"),
+            leaderboard=d.get("leaderboard"),
+        )
+
+    @property
+    def flagged(self) -> bool:
+        """The misfit check flagged this benchmark's answers."""
+        return bool(self.misfit.get("flagged"))
+
+
+@dataclass
+class CategoryPlacement:
+    """One model on one category: the item-weighted score over its ``benchmarks``, the mean of
+    their predicted full scores, and the rank among reference models that have every one of
+    them (None with ``no_rank_because`` where it has none)."""
+
+    benchmarks: list[str]
+    score: Estimate
+    predicted_full: Estimate
+    predicted_rank: Rank | None
+    no_rank_because: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "benchmarks": list(self.benchmarks),
+            "score": self.score.to_json(),
+            "predicted_full": self.predicted_full.to_json(),
+            "predicted_rank": None
+            if self.predicted_rank is None
+            else self.predicted_rank.to_json(),
+        }
+        _put(d, "no_rank_because", self.no_rank_because)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> CategoryPlacement:
+        return cls(
+            benchmarks=list(d["benchmarks"]),
+            score=Estimate.from_json(d["score"]),
+            predicted_full=Estimate.from_json(d["predicted_full"]),
+            predicted_rank=Rank.maybe(d["predicted_rank"]),
+            no_rank_because=d.get("no_rank_because"),
+        )
+
+
+@dataclass
+class SuitePlacement:
+    """One model on the whole suite: items asked and scored, the suite score (mean of category
+    scores), the predicted full-suite score, the rank among reference models (on those with
+    every benchmark, or on imputed ones: ``rank_basis``), the misfit lines and the benchmarks
+    on which it is predicted above every reference model."""
+
+    n_items: int
+    n_scored: int
+    score: Estimate
+    predicted_full: Estimate
+    predicted_rank: Rank | None
+    misfit: list[str] = field(default_factory=list)
+    beyond_reference: list[str] = field(default_factory=list)
+    no_rank_because: str | None = None
+    rank_basis: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "n_items": self.n_items,
+            "n_scored": self.n_scored,
+            "score": self.score.to_json(),
+            "predicted_full": self.predicted_full.to_json(),
+            "predicted_rank": None
+            if self.predicted_rank is None
+            else self.predicted_rank.to_json(),
+            "misfit": list(self.misfit),
+            "beyond_reference": list(self.beyond_reference),
+        }
+        _put(d, "no_rank_because", self.no_rank_because)
+        _put(d, "rank_basis", self.rank_basis)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SuitePlacement:
+        return cls(
+            n_items=int(d["n_items"]),
+            n_scored=int(d["n_scored"]),
+            score=Estimate.from_json(d["score"]),
+            predicted_full=Estimate.from_json(d["predicted_full"]),
+            predicted_rank=Rank.maybe(d["predicted_rank"]),
+            misfit=list(d.get("misfit", [])),
+            beyond_reference=list(d.get("beyond_reference", [])),
+            no_rank_because=d.get("no_rank_because"),
+            rank_basis=d.get("rank_basis"),
+        )
+
+
+@dataclass
+class ModelPlacement:
+    """One new model: the suite, each category, each benchmark; ``notes``: lines the report
+    shows under it (e.g. an adapter applied in part)."""
+
+    suite: SuitePlacement
+    categories: dict[str, CategoryPlacement]
+    benchmarks: dict[str, BenchmarkPlacement]
+    notes: list[str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "suite": self.suite.to_json(),
+            "categories": {c: e.to_json() for c, e in self.categories.items()},
+            "benchmarks": {b: e.to_json() for b, e in self.benchmarks.items()},
+        }
+        _put(d, "notes", None if self.notes is None else list(self.notes))
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ModelPlacement:
+        return cls(
+            suite=SuitePlacement.from_json(d["suite"]),
+            categories={c: CategoryPlacement.from_json(e) for c, e in d["categories"].items()},
+            benchmarks={b: BenchmarkPlacement.from_json(e) for b, e in d["benchmarks"].items()},
+            notes=None if d.get("notes") is None else list(d["notes"]),
+        )
+
+    def flagged_benchmarks(self) -> list[str]:
+        """The benchmarks on which the misfit check flagged this model's answers, sorted."""
+        return sorted(b for b, e in self.benchmarks.items() if e.flagged)
+
+
+@dataclass
+class Placement:
+    """New models placed on one suite version (``suite``, named ``suite_name``) by
+    ``estimator`` with ``n_boot`` resamples and ``seed``; ``reference``: benchmark → its
+    reference panel (name, content hash, and once written what is known of its runs);
+    ``models``: model name → :class:`ModelPlacement`; ``missing``: the suite items each model
+    lacks; ``conditions``: what the run was made under."""
+
+    suite: str
+    suite_name: str
+    estimator: str
+    n_boot: int
+    seed: int
+    reference: dict[str, dict[str, Any]]
+    models: dict[str, ModelPlacement]
+    missing: dict[str, Any] | None = None
+    conditions: dict[str, Any] | None = None
+    schema: str = SCHEMA
+
+    def to_json(self) -> dict[str, Any]:
+        """The document as JSON values (``report.json``'s content)."""
+        d: dict[str, Any] = {
+            "schema": self.schema,
+            "suite": self.suite,
+            "suite_name": self.suite_name,
+            "estimator": self.estimator,
+            "n_boot": self.n_boot,
+            "seed": self.seed,
+            "reference": {b: dict(r) for b, r in self.reference.items()},
+            "models": {m: r.to_json() for m, r in self.models.items()},
+        }
+        _put(d, "missing", self.missing)
+        _put(d, "conditions", self.conditions)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], where: str = "placement") -> Placement:
+        """The placement ``d`` holds; an InputError naming ``where`` for another schema or a
+        missing field."""
+        if d.get("schema") != SCHEMA:
+            raise InputError(f"{where}: schema {d.get('schema')!r} is not {SCHEMA!r}")
+        try:
+            return cls(
+                suite=d["suite"],
+                suite_name=d["suite_name"],
+                estimator=d["estimator"],
+                n_boot=int(d["n_boot"]),
+                seed=int(d["seed"]),
+                reference={b: dict(r) for b, r in d["reference"].items()},
+                models={m: ModelPlacement.from_json(r) for m, r in d["models"].items()},
+                missing=d.get("missing"),
+                conditions=d.get("conditions"),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise InputError(f"{where}: not a placement document ({type(e).__name__}: {e})") from e
+
+    def write(self, path: str | Path) -> Path:
+        """Write the document to ``path`` (canonical JSON, atomically)."""
+        from primebench_tasks.data.io import atomic_write_text, canonical_json
+
+        atomic_write_text(Path(path), canonical_json(json.loads(json.dumps(self.to_json()))))
+        return Path(path)
+
+    @classmethod
+    def read(cls, path: str | Path) -> Placement:
+        """The placement written at ``path`` (a ``report.json``)."""
+        p = Path(path)
+        try:
+            doc = json.loads(p.read_text("utf-8"))
+        except (OSError, ValueError) as e:
+            raise InputError(f"{p}: cannot read a placement ({e})") from e
+        if not isinstance(doc, dict):
+            raise InputError(f"{p}: not a placement document (a JSON object is expected)")
+        return cls.from_json(doc, str(p))
+
+
+def _put(d: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        d[key] = value
