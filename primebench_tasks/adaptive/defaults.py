@@ -45,7 +45,7 @@ ADAPTIVE_PREDICTORS = (
 ``ridge`` (a ridge regression of the reference models' full scores on their answers to the same
 items), ``blend`` (the mean of the two), ``regime_blend`` (the blend where p-IRT places the model
 inside the reference panel, p-IRT where it places it at the top or beyond), ``local`` (kriging
-under the locally weighted linear-Gaussian model of ``evaluate.local_gaussian``), ``local_blend``
+under the locally weighted linear-Gaussian model of ``adaptive.local_gaussian``), ``local_blend``
 (p-IRT and ``local`` mixed, p-IRT's weight the policy's ``pirt_weight``), ``regime_local``
 (``local_blend`` where p-IRT places the model inside the reference panel, ``blend`` at the top or
 beyond it)."""
@@ -53,7 +53,7 @@ beyond it)."""
 ADAPTIVE_CHOICES = ("fisher", "local", "regime")
 """How an adaptive test chooses the next items: ``fisher`` (the 2PL's Fisher information at the
 model's ability, Fluid Benchmarking), ``local`` (the items that most reduce the posterior
-variance of the full score under ``evaluate.local_gaussian``'s model) or ``regime`` (``local``
+variance of the full score under ``adaptive.local_gaussian``'s model) or ``regime`` (``local``
 where p-IRT places the model inside the reference panel, ``fisher`` at the top or beyond it)."""
 
 ADAPTIVE_SHIFTS = ("all", "outside")

@@ -22,7 +22,7 @@ Definitions (shapes: M reference models, V new models, k_c suite items in catego
   the suite items with replacement within each category (the same resample for every model). The
   predicted full-suite score: a conformal interval — the point plus the quantiles (finite-sample
   ranks) of held-out placement errors: those stored in the manifest at build time
-  (``placement_calibration``, the selection redone in every fold: ``evaluate.calibration``), else
+  (``placement_calibration``, the selection redone in every fold: ``place.calibration``), else
   the estimator's ``CONFORMAL_FOLDS``-fold cross-fitted residuals on the fixed suite (which miss
   the selection's optimism); they hold the estimator's error and the model-to-model variation; 95 %
   (``_lo``/``_hi``) and 90 % (``_lo90``/``_hi90``); the predicted rank interval is the rank of its
@@ -30,7 +30,7 @@ Definitions (shapes: M reference models, V new models, k_c suite items in catego
   On a suite drawn by a probability design (every category's items with inclusion probabilities)
   with the ``greg`` estimator, the predicted full score's interval is instead the **design
   interval** (``residuals_from = "design"``): the point ± z·√V, V the design variance of the
-  estimate (``evaluate.estimators.model_assisted``), mapped to the full suite — it holds for a
+  estimate (``place.estimators.model_assisted``), mapped to the full suite — it holds for a
   model unlike every reference model, which held-out errors of the reference models cannot vouch
   for (``research/placement/design_comparison.py``). Predicted scores and their intervals lie in
   [0, 1].
@@ -374,7 +374,7 @@ def place_models(
         source = "given"
     elif cal.get("estimator") == estimator and cal.get("residuals"):
         # errors measured at build time with the selection inside the cross-validation
-        # (evaluate.calibration): they hold the selection's optimism too
+        # (place.calibration): they hold the selection's optimism too
         resid = np.asarray(cal["residuals"], dtype=float)
         source = "manifest"
     else:

@@ -1,14 +1,14 @@
 """The placement's defaults, defined once (pure Python: the CLI reads them for ``--help``)."""
 
 DEFAULT_ESTIMATOR = "greg"
-"""The estimator of the predicted full score (``evaluate.estimators``): the model-assisted one
+"""The estimator of the predicted full score (``place.estimators``): the model-assisted one
 (the 2PL's prediction over all items plus the design-weighted residual on the drawn items), with
 its design interval on a suite drawn by a probability design (docs/results.md, "Never worse than
 a random sample"). Before: ``pirt`` (measured best on the panels with ≥ 100 models for the
 chosen suites: docs/results.md, "Placement accuracy")."""
 
 ESTIMATOR_NAMES = ("mean", "weighted", "pirt", "gpirt", "aipw", "greg")
-"""The estimators' names (``evaluate.estimators.ESTIMATORS``' keys, checked by a test), for
+"""The estimators' names (``place.estimators.ESTIMATORS``' keys, checked by a test), for
 ``--estimator`` choices without importing the estimators."""
 
 N_BOOT = 1000
@@ -56,7 +56,7 @@ directed residual of the misfit check for it."""
 MIN_COMPLETE_REFERENCE = 30
 """A suite's rank is taken among the reference models that have every benchmark of it when at
 least this many do (or when all of them do: a one-panel suite); with fewer, among reference
-models whose missing benchmarks are imputed (``evaluate.suite_imputation``) — never among a
+models whose missing benchmarks are imputed (``place.imputation``) — never among a
 handful."""
 
 IMPUTE_FOLDS = 5

@@ -7,7 +7,7 @@ ALPHA = 0.187
 DEFAULT_SELECTOR = "stratified"
 """A probability design (:mod:`primebench_tasks.select.stratified`): items drawn at random within
 strata of difficulty, each with a known inclusion probability, so that the model-assisted
-estimator (``evaluate.estimators.GREG``) is unbiased for any model and its design interval holds
+estimator (``place.estimators.GREG``) is unbiased for any model and its design interval holds
 beyond the reference panel. Chosen by ``research/placement/design_comparison.py`` (docs/results.md,
 "Never worse than a random sample"): the one pair never worse than random items in any cell
 whose 90 % interval covers 85–95 % in every hold-out; at 100 items per benchmark its error equals

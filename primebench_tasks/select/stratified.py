@@ -12,7 +12,7 @@ items are drawn uniformly without replacement: item i of stratum h has inclusion
 π_i = n_h / N_h. ``weights_`` are the design weights 1/π_i, normalised to sum to 1; ``strata_``
 the stratum of each selected item; ``inclusion_`` its π_i.
 
-An estimator that reads ``weights_`` as design weights (``evaluate.estimators.GREG``) then has a
+An estimator that reads ``weights_`` as design weights (``place.estimators.GREG``) then has a
 design-unbiased full score whatever the item model says of the model placed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The suite rank on imputed reference scores (evaluate.suite_imputation): formulas by hand, the
+"""The suite rank on imputed reference scores (place.imputation): formulas by hand, the
 validation rule on a made panel, the leaderboard join, and the released flagship end to end."""
 
 import json

@@ -1,4 +1,4 @@
-"""The model-assisted estimator (``evaluate.estimators.GREG``, :func:`model_assisted`): by hand,
+"""The model-assisted estimator (``place.estimators.GREG``, :func:`model_assisted`): by hand,
 and unbiased with an interval that holds for a model far above every reference model whose item
 profile the reference models do not share — where p-IRT on the same items is far off."""
 

@@ -1,0 +1,108 @@
+"""The typed placement document: what report.json is written from and read back as — a
+round trip keeps every field (optional ones included), and a foreign document is refused
+naming the file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from primebench_tasks.errors import InputError
+from primebench_tasks.place.result import (
+    SCHEMA,
+    BenchmarkPlacement,
+    CategoryPlacement,
+    Estimate,
+    ModelPlacement,
+    Placement,
+    Rank,
+    SuitePlacement,
+)
+
+
+def _placement() -> Placement:
+    score, full = Estimate(0.5, 0.4, 0.6), Estimate(0.55, 0.45, 0.65)
+    rank = Rank(3.0, 2.0, 5.0, 11)
+    bench = BenchmarkPlacement(
+        "panel",
+        100,
+        98,
+        10,
+        score,
+        rank,
+        full,
+        rank,
+        "interior",
+        False,
+        "design",
+        {"p_value": 0.4, "flagged": False},
+        leaderboard={"source": "lb", "column": "MMMU", "models": 5, "rank": rank.to_json()},
+    )
+    unplaced = BenchmarkPlacement(
+        "panel",
+        20,
+        1,
+        10,
+        Estimate(None, None, None),
+        Rank(None, None, None, 11),
+        Estimate(None, None, None),
+        Rank(None, None, None, 11),
+        "too_few",
+        False,
+        "none",
+        {"flagged": True},
+        no_prediction_because="1 of 20 items scored",
+    )
+    cats = {
+        "c": CategoryPlacement(["A"], score, full, rank),
+        "d": CategoryPlacement(["B"], score, full, None, no_rank_because="B: too few"),
+    }
+    suite = SuitePlacement(
+        120,
+        99,
+        score,
+        full,
+        None,
+        ["B: misfit"],
+        [],
+        no_rank_because="why",
+        rank_basis={"benchmarks": ["A"], "imputed_cells": 0},
+    )
+    model = ModelPlacement(suite, cats, {"A": bench, "B": unplaced}, notes=["adapter in part"])
+    return Placement(
+        "v1",
+        "primebench",
+        "greg",
+        200,
+        0,
+        {"A": {"panel": "p", "panel_hash": "h"}},
+        {"m": model},
+        missing={"m": {"B": {"missing": 19, "of": 20}}},
+        conditions={"harness": "x"},
+    )
+
+
+def test_a_placement_round_trips_through_report_json(tmp_path):
+    doc = _placement()
+    path = doc.write(tmp_path / "report.json")
+    back = Placement.read(path)
+    assert back == doc
+    raw = json.loads(path.read_text())
+    assert raw["schema"] == SCHEMA and list(raw) == sorted(raw)  # canonical: sorted keys
+    # optional keys are absent where unset, null where the value does not exist
+    b = raw["models"]["m"]["benchmarks"]
+    assert "no_prediction_because" not in b["A"] and b["B"]["score"]["value"] is None
+    assert raw["models"]["m"]["categories"]["c"]["predicted_rank"]["out_of"] == 11
+    assert raw["models"]["m"]["suite"]["predicted_rank"] is None
+    assert back.models["m"].flagged_benchmarks() == ["B"]
+
+
+def test_a_foreign_document_is_refused_naming_the_file(tmp_path):
+    p = tmp_path / "report.json"
+    p.write_text(json.dumps({"schema": "primebench.variants/2"}))
+    with pytest.raises(InputError, match="report.json: schema 'primebench.variants/2'"):
+        Placement.read(p)
+    p.write_text(json.dumps({"schema": SCHEMA, "suite": "v1"}))
+    with pytest.raises(InputError, match="not a placement document"):
+        Placement.read(p)
