@@ -2,7 +2,7 @@
 model (``primebench_tasks.adaptive.replay.replay``), per benchmark, against the static default
 selection of the same number of items (``cross_validated`` + the default p-IRT estimator) — the
 protocol of ``primebench validate --protocol adaptive``
-(``primebench_tasks.adaptive_validation``: its hold-outs, static baseline and rows), on
+(``primebench_tasks.evaluate.adaptive_validation``: its hold-outs, static baseline and rows), on
 the replay panels, with the bootstrap ranges, the stopping rule's table and the races.
 
     python benchmarks/adaptive_replay.py [--splits 10]
@@ -29,18 +29,18 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from primebench_tasks.adaptive_validation import (  # noqa: F401 (the comparisons' too)
-    CHECKPOINTS,
-    hold_out,
-    replay_hold_out,
-    static_prediction,
-)
 
 from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark
 from primebench_tasks.adaptive.defaults import ADAPTIVE_TARGET_WIDTH
 from primebench_tasks.adaptive.policy import AdaptivePolicy
 from primebench_tasks.adaptive.race import race_variants
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.adaptive_validation import (  # noqa: F401 (the comparisons' too)
+    CHECKPOINTS,
+    hold_out,
+    replay_hold_out,
+    static_prediction,
+)
 from primebench_tasks.progress import progress_bar
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from primebench_tasks.adaptive_validation import hold_out
 
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.evaluate.adaptive_validation import hold_out
 from primebench_tasks.place.misfit import ItemFacts, person_fit
 from primebench_tasks.progress import progress_bar
 from primebench_tasks.select.default import DEFAULT_SELECTOR

@@ -66,10 +66,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def _validate_adaptive(args: argparse.Namespace, panel: Panel) -> int:
     """``validate --protocol adaptive``: the replay protocol of the adaptive test
-    (:func:`~primebench_tasks.adaptive_validation.validate_adaptive`); ``--budgets``
+    (:func:`~primebench_tasks.evaluate.adaptive_validation.validate_adaptive`); ``--budgets``
     are item counts per benchmark. Selectors, estimators and retentions belong to the static
     protocols: given, they are refused rather than ignored."""
-    from primebench_tasks.adaptive_validation import CHECKPOINTS, validate_adaptive
+    from primebench_tasks.evaluate.adaptive_validation import CHECKPOINTS, validate_adaptive
     from primebench_tasks.report.tables import markdown_table
 
     for flag, value, default in (

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from primebench_tasks.data.panel import Panel
 from primebench_tasks.place.result import Placement
+
+if TYPE_CHECKING:
+    from primebench_tasks.data.panel import Panel
 
 
 def placement_figure(doc: Placement, panels: Mapping[str, Panel], path: Path) -> Path:

@@ -208,7 +208,7 @@ def adaptive_plot(summary: pd.DataFrame, path: Path, title: str) -> Path:
     """The adaptive replay (``validate --protocol adaptive``): per benchmark, the full-score MAE
     of the adaptive test (solid) and of the static default suite (dotted) against the items asked,
     for the random and the frontier hold-outs — ``summary`` as
-    :func:`~primebench_tasks.adaptive_validation.summarise_adaptive` returns it."""
+    :func:`~primebench_tasks.evaluate.adaptive_validation.summarise_adaptive` returns it."""
     plt = _figure()
     benchmarks = list(dict.fromkeys(summary["benchmark"]))
     cols = min(4, len(benchmarks))

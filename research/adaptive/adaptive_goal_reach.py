@@ -10,7 +10,7 @@ held-out models a split) and the frontier hold-outs of MMMU, OCRBench and RealWo
 models each). Per hold-out:
 
 - ``deployed``: the library's test, replayed as ``adaptive_replay.py`` replays it (calibrated
-  point, :func:`~primebench_tasks.adaptive_validation.replay_hold_out`) at 25, 50 and
+  point, :func:`~primebench_tasks.evaluate.adaptive_validation.replay_hold_out`) at 25, 50 and
   100 items — its errors are ``adaptive_replay.csv``'s (a test checks it) — beside the static
   default suite of the same size; and its point uncalibrated (``deployed, uncalibrated``) on to
   :data:`COUNTS` items, the static suite beside it at each. The curve is uncalibrated because the
@@ -48,10 +48,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import adaptive_replay as replay  # noqa: E402
 import adaptive_rules as comparison  # noqa: E402
-from primebench_tasks.adaptive_validation import (  # noqa: E402
-    replay_hold_out,
-    static_prediction,
-)
 
 from primebench_tasks.adaptive.defaults import ADAPTIVE_TARGET_WIDTH  # noqa: E402
 from primebench_tasks.adaptive.local_gaussian import LocalGaussian  # noqa: E402
@@ -59,6 +55,10 @@ from primebench_tasks.adaptive.policy import BATCH, AdaptivePolicy
 from primebench_tasks.adaptive.procedure import (
     AdaptiveProcedure,
     run_procedure,  # noqa: E402
+)
+from primebench_tasks.evaluate.adaptive_validation import (  # noqa: E402
+    replay_hold_out,
+    static_prediction,
 )
 
 CELLS = (

@@ -23,7 +23,7 @@ def _responses(models: int, items: int, seed: int) -> np.ndarray:
 
 def _panel():
     """26 models: ``bench_a`` answered by all (40 items), ``bench_b`` by 12 only (fewer than
-    :data:`~primebench_tasks.adaptive_validation.MIN_MODELS`)."""
+    :data:`~primebench_tasks.evaluate.adaptive_validation.MIN_MODELS`)."""
     a = _responses(26, 40, 0)
     b = _responses(26, 30, 1)
     b[12:] = np.nan

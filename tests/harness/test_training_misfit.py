@@ -4,7 +4,6 @@ checkpoint or template, not a worse model — said on stderr, kept in ``results`
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 
 import pytest
@@ -41,14 +40,18 @@ def test_a_misfit_that_appears_between_checkpoints_is_said(capsys):
 
 
 def test_rank_variants_names_the_variant_whose_answers_do_not_fit(tmp_path):
-    from harness_adapters.run.session import variant_misfit
+    import copy
 
-    report = {
-        "models": {
-            "m": {"benchmarks": {"B": {"misfit": {"flagged": False}}}},
-            "m+a1": {"benchmarks": {"B": {"misfit": {"flagged": True}}, "C": {}}},
-        }
-    }
-    (tmp_path / "report.json").write_text(json.dumps(report))
+    from harness_adapters.run.session import variant_misfit
+    from tests.place.test_result import _placement
+
+    # a typed placement (report.json is read back as one): m fits, m+a1 is flagged on B
+    doc = _placement()
+    base = doc.models.pop("m")
+    base.benchmarks["B"].misfit = {"flagged": False}
+    flagged = copy.deepcopy(base)
+    flagged.benchmarks["B"].misfit = {"flagged": True}
+    doc.models.update({"m": base, "m+a1": flagged})
+    doc.write(tmp_path / "report.json")
     assert variant_misfit(tmp_path, ["m", "m+a1", "m+a2"]) == {"m": [], "m+a1": ["B"], "m+a2": []}
     assert variant_misfit(tmp_path / "none", ["m"]) == {"m": []}
