@@ -54,7 +54,7 @@ from primebench_tasks.pipeline.multi_source import Source, build_multi_source_su
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
 from primebench_tasks.place.calibration import calibration_entry
 from primebench_tasks.place.standing import VLMEVAL_RECORDS
-from primebench_tasks.suite.manifest import versioned
+from primebench_tasks.suite.manifest import SuiteManifest, versioned
 
 SINGLE = {
     "primebench_mathvision": ("mathvision", "stage3"),
@@ -114,7 +114,7 @@ def resampled_manifest() -> dict[str, Any]:
     for c in m["categories"].values():
         for e in c["benchmarks"].values():
             e["vlmeval"] = {"dataset": e["vlmeval_dataset"], "key": "index"}
-    return versioned(m)
+    return SuiteManifest.from_document(versioned(m))
 
 
 def vlmeval_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
@@ -235,7 +235,7 @@ def primebench_manifest() -> tuple[dict[str, Any], dict[str, Panel]]:
                     "rule": rule,
                     "keys": {i: keys[i] for i in e["item_ids"]},
                 }
-    return versioned(manifest), by_bench
+    return SuiteManifest.from_document(versioned(manifest)), by_bench
 
 
 VLMEVAL_REFERENCE = {

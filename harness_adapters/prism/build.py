@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +25,14 @@ from primebench_tasks.prism.artifacts import ArtifactStore
 from primebench_tasks.prism.builders import BUILDERS
 from primebench_tasks.prism.judging import Judge
 from primebench_tasks.prism.sampling import SEEDS, K, sample_items
+from primebench_tasks.suite.manifest import SuiteManifest
 
 PRISM_SCHEMA = "primebench.prism/1"
 BUILT_AXES = ("if", "sc", "h", "mq", "c", "vis")
 
 
 def pool_docs(
-    panel: Panel, manifest: Mapping[str, Any] | None, benchmarks: Sequence[str] | None = None
+    panel: Panel, manifest: SuiteManifest | None, benchmarks: Sequence[str] | None = None
 ) -> list[SuiteDoc]:
     """The pool: the manifest's items, or every item of ``benchmarks`` (default: all of the
     panel's benchmarks) with its category."""
@@ -51,7 +52,7 @@ def build(
     panel: Panel,
     out: Path,
     judge: Judge | None,
-    manifest: Mapping[str, Any] | None = None,
+    manifest: SuiteManifest | None = None,
     benchmarks: Sequence[str] | None = None,
     seeds: Sequence[int] = SEEDS,
     k: int = K,

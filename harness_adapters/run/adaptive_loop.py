@@ -53,7 +53,7 @@ from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.place.misfit import ItemFacts, person_fit
 from primebench_tasks.place.report import fit_cell
 from primebench_tasks.report.tables import markdown_table
-from primebench_tasks.suite.manifest import SuiteManifest, as_suite
+from primebench_tasks.suite.manifest import SuiteManifest
 
 SCHEMA = "primebench.adaptive/1"
 
@@ -89,7 +89,7 @@ PoolDocuments = Callable[[Panel, str, str], list[SuiteDoc]]
 
 
 def item_pools(
-    manifest: Mapping[str, Any],
+    manifest: SuiteManifest,
     panels: Mapping[str, Panel],
     settings: AdaptiveSettings,
     cache_dir: Path | None = None,
@@ -105,7 +105,7 @@ def item_pools(
     driver's, from the user's TSVs), given the panel, benchmark and category. Without
     ``documents``, a benchmark the manifest marks ``no_lmms_eval_task`` has no pool (not asked)."""
     pools = []
-    suite = as_suite(manifest)
+    suite = manifest
     for category, by_b in manifest_items(manifest).items():
         for b in by_b:
             if documents is None and suite.entry(b).no_lmms_eval_task:
@@ -184,7 +184,7 @@ def next_round(req: RunRequest, docs: Sequence[SuiteDoc]) -> tuple[int, Path, Su
     ``<suite>_adaptive_rNNN`` (so it never shadows a released task)."""
     rounds = req.out / "rounds"
     k = len(list(rounds.glob("r*"))) + 1 if rounds.exists() else 1
-    sm = as_suite(req.suite)
+    sm = req.suite
     ids: dict[str, list[str]] = {}
     for d in docs:
         ids.setdefault(d.benchmark, []).append(d.item_id)

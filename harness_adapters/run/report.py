@@ -32,7 +32,7 @@ from primebench_tasks.place.report import (
     report_markdown,
 )
 from primebench_tasks.place.result import Placement
-from primebench_tasks.suite.manifest import as_suite
+from primebench_tasks.suite.manifest import SuiteManifest
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,13 +40,13 @@ if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
 
 
-def reference_panels(manifest: Mapping[str, Any], panel: Panel | None = None) -> dict[str, Panel]:
+def reference_panels(manifest: SuiteManifest, panel: Panel | None = None) -> dict[str, Panel]:
     """benchmark → reference panel: the manifest's source panels (multi-source), ``panel``, or
     the embedded panel the suite was built from."""
     from primebench_tasks.data.defaults import default_names
     from primebench_tasks.data.panel import Panel
 
-    suite = as_suite(manifest)
+    suite = manifest
     if suite["params"].get("multi_source"):
         from primebench_tasks.pipeline.multi_source import source_panels
 
@@ -80,12 +80,11 @@ def missing_items(wide: pd.DataFrame) -> dict[str, Any]:
     return missing
 
 
-def lmms_eval_excused(manifest: Mapping[str, Any]) -> dict[str, str]:
+def lmms_eval_excused(manifest: SuiteManifest) -> dict[str, str]:
     """Benchmark → why the suite's lmms-eval tasks (and the runner, which asks items through the
     same task code) do not run it."""
-    from primebench_tasks.suite.manifest import as_suite
 
-    suite = as_suite(manifest)
+    suite = manifest
     return {
         b: why
         for by_b in suite.item_ids().values()
@@ -96,7 +95,7 @@ def lmms_eval_excused(manifest: Mapping[str, Any]) -> dict[str, str]:
 
 def score_frame(
     records: pd.DataFrame,
-    manifest: Mapping[str, Any],
+    manifest: SuiteManifest,
     allow_partial: bool = False,
     excused: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -212,7 +211,7 @@ def write_placement(
 
 
 def write_report(
-    manifest: Mapping[str, Any],
+    manifest: SuiteManifest,
     new: pd.DataFrame,
     missing: dict[str, Any],
     dest: str | Path,

@@ -6,7 +6,6 @@ reports")."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from harness_adapters.run.errors import BackendError
 from primebench_tasks.data.folder_lock import FolderLock
 from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.suite.manifest import SuiteManifest
 
 
 @dataclass
@@ -48,7 +48,7 @@ class RunRequest:
     suite, and where to write."""
 
     model: str
-    suite: Mapping[str, Any]
+    suite: SuiteManifest
     out: Path
     adapters: dict[str, str] = field(default_factory=dict)
     name: str | None = None

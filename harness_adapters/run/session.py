@@ -36,6 +36,7 @@ from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR, N_BOOT, N_BOOT_VA
 from primebench_tasks.place.variants import CEILING_BAR, rank_variants, variant_verdict
 from primebench_tasks.report.plots import variants_plot
 from primebench_tasks.report.tables import markdown_table
+from primebench_tasks.suite.manifest import SuiteManifest
 
 
 def run_static(
@@ -93,7 +94,7 @@ class _NothingToRun:
 
 
 def score_frame(
-    records: RecordFile, names: Sequence[str], suite: Mapping[str, Any]
+    records: RecordFile, names: Sequence[str], suite: SuiteManifest
 ) -> tuple[pd.DataFrame, pd.Series]:
     """(variants × (benchmark, item_id)) ok scores (NaN = missing or failed) in suite order,
     and each column's category."""

@@ -23,7 +23,7 @@ from harness_adapters.suites.prompt import (
 from primebench_tasks.data.io import canonical_json, content_hash
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
-from primebench_tasks.suite.manifest import as_suite
+from primebench_tasks.suite.manifest import SuiteManifest
 
 
 class DocSource(Protocol):
@@ -179,7 +179,7 @@ def pool_documents(
 
 
 def suite_docs(
-    manifest: Mapping[str, Any],
+    manifest: SuiteManifest,
     panel: Panel | Mapping[str, Panel],
     data: Mapping[str, str | Path] | None = None,
 ) -> list[SuiteDoc]:
@@ -195,7 +195,7 @@ def suite_docs(
     (:func:`harness_adapters.lmms_eval_upstream.documents.upstream_documents`; ``data``: upstream
     lmms-eval task → a local ``datasets.save_to_disk`` copy, else the hub)."""
     out = []
-    suite = as_suite(manifest)
+    suite = manifest
     for cat, by_b in suite.item_ids().items():
         for b, ids in by_b.items():
             p = panel if isinstance(panel, Panel) else panel.get(b)

@@ -69,8 +69,8 @@ def build_manifest(
     aggregate: str = "mean_of_category_means",
     extra: dict[str, Any] | None = None,
     inclusion: Mapping[str, Mapping[str, np.ndarray]] | None = None,
-) -> dict[str, Any]:
-    """Assemble a manifest from selected item positions (category → benchmark → positions);
+) -> SuiteManifest:
+    """Assemble a suite from selected item positions (category → benchmark → positions);
     ``extra`` fields (e.g. ``placement_calibration``) are part of the hashed body;
     ``inclusion`` (category → benchmark → each position's inclusion probability, aligned with
     ``selected``): the design of a drawn suite, stored per item (``inclusion``)."""
@@ -117,7 +117,7 @@ def build_manifest(
             **(extra or {}),
         }
     )
-    return versioned(body)
+    return SuiteManifest.from_document(versioned(body), f"suite {name!r}")
 
 
 def write_manifest(manifest: Mapping[str, Any], path: str | Path) -> Path:

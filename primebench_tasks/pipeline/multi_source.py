@@ -36,7 +36,7 @@ from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import clean_for_json, design_entry
 from primebench_tasks.pipeline.params import K
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
-from primebench_tasks.suite.manifest import SCHEMA, as_suite, versioned
+from primebench_tasks.suite.manifest import SCHEMA, SuiteManifest, versioned
 
 MIN_SHARED_MODELS = 10
 """Fewer models than this with every benchmark of a category: Stage 1 keeps every benchmark."""
@@ -213,21 +213,19 @@ def build_multi_source_suite(
     return versioned(body)
 
 
-def benchmark_sources(manifest: Mapping[str, Any]) -> dict[str, str | None]:
+def benchmark_sources(manifest: SuiteManifest) -> dict[str, str | None]:
     """benchmark → the name of the panel it was built from (None: the manifest's one panel)."""
-    return {
-        e.name: None if e.source is None else e.source.panel for e in as_suite(manifest).benchmarks
-    }
+    return {e.name: None if e.source is None else e.source.panel for e in manifest.benchmarks}
 
 
-def source_panels(manifest: Mapping[str, Any]) -> dict[str, Panel]:
+def source_panels(manifest: SuiteManifest) -> dict[str, Panel]:
     """benchmark → its source panel, loaded from the embedded data and checked against the
     manifest's content hash (a multi-source manifest names embedded panels)."""
     from primebench_tasks.data.defaults import default_names
 
     out: dict[str, Panel] = {}
     loaded: dict[str, Panel] = {}
-    for e in as_suite(manifest).benchmarks:
+    for e in manifest.benchmarks:
         src = e.source
         if src is None:
             raise InputError(

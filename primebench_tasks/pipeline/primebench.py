@@ -35,6 +35,7 @@ from primebench_tasks.pipeline.stage3_categories import (
     spectrum,
     stage3_select,
 )
+from primebench_tasks.suite.manifest import SuiteManifest
 
 STAGES = ("stage0", "stage1", "stage2", "stage3")
 
@@ -61,7 +62,7 @@ class PipelineResult:
 
     def manifest(
         self, panel: Panel, name: str = "primebench", calibration: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+    ) -> SuiteManifest:
         """The suite manifest; ``calibration``: a ``placement_calibration`` entry
         (:func:`primebench_tasks.place.calibration.calibration_entry`) to store in it."""
         stages = [] if self.stage_table is None else self.stage_table.to_dict("records")

@@ -45,9 +45,7 @@ Definitions (shapes: M reference models, V new models, k_c suite items in catego
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -57,7 +55,7 @@ from primebench_tasks.errors import InputError
 from primebench_tasks.metrics import nanmean_rows
 from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR, N_BOOT, min_scored_items
 from primebench_tasks.place.estimators import make_estimator, normal_interval
-from primebench_tasks.suite.manifest import SuiteManifest, as_suite
+from primebench_tasks.suite.manifest import SuiteManifest
 
 RIDGE_ALPHA = 1e-2
 
@@ -318,7 +316,7 @@ def conformal_bounds(
 
 def place_models(
     panel: Panel,
-    manifest: Mapping[str, Any],
+    manifest: SuiteManifest,
     new: pd.DataFrame,
     estimator: str = DEFAULT_ESTIMATOR,
     n_boot: int = N_BOOT,
@@ -332,7 +330,7 @@ def place_models(
     ``n_items``, ``n_scored``, ``suite_score`` (+ ``_lo``/``_hi``), ``suite_rank`` (+ interval),
     ``predicted_full`` (+ interval), ``predicted_rank`` (+ interval), ``n_reference`` and one
     ``cat:<category>`` column per suite category."""
-    suite = as_suite(manifest)
+    suite = manifest
     cats = _categories(panel, suite, new)
     full_s = full_suite_scores(panel)
     full = full_s.to_numpy(float)

@@ -18,7 +18,6 @@ held-out error is filed under the regime its prediction fell in among its fold's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -33,12 +32,13 @@ from primebench_tasks.place.benchmark import (
     place_models,
 )
 from primebench_tasks.place.defaults import FRONTIER_SHARE
+from primebench_tasks.suite.manifest import SuiteManifest
 
 FOLDS = 10
 FRONTIER_FOLDS = 3
 
 
-def suite_responses(panel: Panel, manifest: Mapping[str, Any], models: list[str]) -> pd.DataFrame:
+def suite_responses(panel: Panel, manifest: SuiteManifest, models: list[str]) -> pd.DataFrame:
     """``models``' scores on the manifest's items: (models × (benchmark, item_id)), NaN =
     missing."""
     rows = [panel.model_names.index(m) for m in models]

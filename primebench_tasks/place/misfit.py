@@ -69,6 +69,7 @@ from primebench_tasks.place.defaults import (
     MISFIT_MIN_DIRECTED,
     MISFIT_MIN_ITEMS,
 )
+from primebench_tasks.suite.manifest import SuiteManifest
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -359,7 +360,7 @@ def person_fit(
 
 
 def suite_person_fit(
-    manifest: Mapping[str, Any],
+    manifest: SuiteManifest,
     panels: Mapping[str, Panel],
     new: pd.DataFrame,
     seed: int = 0,
@@ -368,10 +369,9 @@ def suite_person_fit(
     (benchmark, item_id) scores in [0, 1], NaN = missing) on each suite benchmark's items,
     against that benchmark's reference panel (``panels``: benchmark → panel) answering the same
     items — the check of every placement."""
-    from primebench_tasks.suite.manifest import as_suite
 
     out: dict[str, dict[str, PersonFit]] = {str(m): {} for m in new.index}
-    for e in as_suite(manifest).benchmarks:
+    for e in manifest.benchmarks:
         p = panels[e.name]
         pos = {str(i): k for k, i in enumerate(p.item_ids(e.name))}
         items = [str(i) for i in e.item_ids]

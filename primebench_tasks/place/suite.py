@@ -67,7 +67,7 @@ from primebench_tasks.place.result import (
     Rank,
     SuitePlacement,
 )
-from primebench_tasks.suite.manifest import as_suite
+from primebench_tasks.suite.manifest import SuiteManifest
 
 MIN_RANKED_REFERENCE = 3
 _Q = (2.5, 97.5)
@@ -151,7 +151,7 @@ def _reference_full(panels: Mapping[str, Panel], benchmarks: list[str]) -> pd.Se
 
 
 def place_on_suite(
-    manifest: Mapping[str, Any],
+    manifest: SuiteManifest,
     panels: Mapping[str, Panel],
     new: pd.DataFrame,
     estimator: str = DEFAULT_ESTIMATOR,
@@ -164,7 +164,7 @@ def place_on_suite(
     (see the module docstring)."""
     from primebench_tasks.data.importers import panel_with_benchmarks
 
-    sm = as_suite(manifest)
+    sm = manifest
     items = sm.item_ids()
     models = list(new.index)
     per_b: dict[str, pd.DataFrame] = {}

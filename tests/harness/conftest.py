@@ -16,12 +16,15 @@ import pytest
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import build_manifest
+from primebench_tasks.suite.manifest import SuiteManifest
 
 
-def small_suite(panel: Panel, n: int, name: str = "primebench_tiny") -> dict:
+def small_suite(panel: Panel, n: int, name: str = "primebench_tiny") -> SuiteManifest:
     """A manifest of the first ``n`` items of each of the panel's benchmarks."""
     selected = {panel.category_of(b): {b: np.arange(n)} for b in panel.benchmark_names}
-    return build_manifest(name, panel, selected, {"n": n}, [], {"rho": None})
+    return SuiteManifest.from_document(
+        build_manifest(name, panel, selected, {"n": n}, [], {"rho": None})
+    )
 
 
 def flagship_benchmark(benchmark: str, name: str) -> tuple[Any, Panel, list[str]]:
@@ -44,7 +47,7 @@ def mathvision() -> Panel:
 
 
 @pytest.fixture(scope="session")
-def suite20(mathvision: Panel) -> dict:
+def suite20(mathvision: Panel) -> SuiteManifest:
     return small_suite(mathvision, 20)
 
 

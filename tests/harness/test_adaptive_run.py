@@ -160,11 +160,12 @@ def test_a_panel_without_content_is_named(setup, tmp_path, mathvision):
     model, panels, suite = setup
     from primebench_tasks.data.panel import Panel
     from primebench_tasks.errors import InputError
+    from primebench_tasks.suite.manifest import as_suite
 
     m3 = Panel.load_default("m3irt")
     b = m3.benchmark_names[0]
     entry = {"item_ids": ["x"], "score_range": [0, 1], "metric": "accuracy"}
-    manifest = {**suite, "categories": {"c": {"benchmarks": {b: entry}}}, "n_items": 1}
+    manifest = as_suite({**suite, "categories": {"c": {"benchmarks": {b: entry}}}, "n_items": 1})
     with pytest.raises(InputError, match="no item text/answer"):
         run_adaptive(_req(model, manifest, tmp_path / "c"), {b: m3}, AdaptiveSettings())
 
@@ -275,9 +276,7 @@ def flagship_mmmu(tmp_path):
 def _upstream_req(model, suite, b: str, tmp_path: Path) -> RunRequest:
     """A run of ``suite`` into ``tmp_path/run``, the upstream dataset in ``tmp_path/mmmu``."""
     data = {suite.entry(b).lmms_eval_task: str(tmp_path / "mmmu")}
-    return RunRequest(
-        model=str(model), suite=dict(suite), out=tmp_path / "run", name="m", data=data
-    )
+    return RunRequest(model=str(model), suite=suite, out=tmp_path / "run", name="m", data=data)
 
 
 def test_adaptive_run_asks_an_upstream_benchmark_from_its_whole_pool(

@@ -23,6 +23,7 @@ from harness_adapters.run.static_loop import run_variants
 from harness_adapters.suites.documents import SuiteDoc, suite_docs
 from harness_adapters.suites.prompt import PROMPT_KWARGS
 from primebench_tasks.errors import InputError
+from primebench_tasks.suite.manifest import as_suite
 from tests.extras import requires
 
 
@@ -288,7 +289,9 @@ def test_session_writes_spec_records_and_reports(tmp_path, suite20, mathvision):
     finally:
         session.OfflineBackend = orig
     assert summary.skipped == {"base": 20, "base+a1": 20, "base+a2": 20}
-    again = RunRequest(model=str(model), suite={**suite20, "version": "other"}, out=req.out)
+    again = RunRequest(
+        model=str(model), suite=as_suite({**suite20, "version": "other"}), out=req.out
+    )
     with pytest.raises(BackendError, match="different suite"):
         execute(again, mathvision, None, backend=backend)
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import argparse
 import glob
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness_adapters.run.options import adaptive_budget_options
 from primebench_tasks.cli.options import name_text
 from primebench_tasks.data.defaults import default_names
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES, N_BOOT
+from primebench_tasks.suite.manifest import SuiteManifest
 
 if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
@@ -32,7 +32,7 @@ def given_panel(args: argparse.Namespace) -> Panel | None:
     return None
 
 
-def reference_panel(args: argparse.Namespace, suite: Mapping[str, Any]) -> Panel:
+def reference_panel(args: argparse.Namespace, suite: SuiteManifest) -> Panel:
     """The one reference panel of a single-panel suite (PRISM builds on one panel)."""
     from harness_adapters.run.report import reference_panels
 

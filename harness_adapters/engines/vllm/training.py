@@ -36,6 +36,7 @@ from harness_adapters.suites.documents import suite_docs
 from harness_adapters.suites.prompt import GENERATION
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.place.variants import suite_scores
+from primebench_tasks.suite.manifest import SuiteManifest
 
 
 def load_adapter(base_url: str, name: str, path: str | Path, timeout_s: float = 120.0) -> None:
@@ -67,7 +68,7 @@ def load_adapter(base_url: str, name: str, path: str | Path, timeout_s: float = 
 
 def evaluate_checkpoint(
     checkpoint: str | Path,
-    suite: dict[str, Any],
+    suite: SuiteManifest,
     panel: Panel | None,
     out: str | Path,
     base_url: str,
@@ -166,7 +167,7 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
 
     def __init__(
         self,
-        suite: dict[str, Any],
+        suite: SuiteManifest,
         panel: Panel | None,
         base_url: str,
         served_model: str,

@@ -36,7 +36,7 @@ from harness_adapters.run.versions import installed_version
 from harness_adapters.suites.documents import SuiteDoc
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import PrimeBenchError
-from primebench_tasks.suite.manifest import as_suite
+from primebench_tasks.suite.manifest import SuiteManifest
 
 ITEM_METRIC = "primebench_item"
 
@@ -103,8 +103,8 @@ def lmms_executor(
     return execute
 
 
-def _benchmark_of(manifest: Mapping[str, Any], item_id: str) -> str:
-    hits = [e.name for e in as_suite(manifest).benchmarks if item_id in e.item_ids]
+def _benchmark_of(manifest: SuiteManifest, item_id: str) -> str:
+    hits = [e.name for e in manifest.benchmarks if item_id in e.item_ids]
     if len(hits) != 1:
         raise PrimeBenchError(
             f"item {item_id} of an adaptive round is in {len(hits)} benchmarks of the round"
@@ -115,7 +115,7 @@ def _benchmark_of(manifest: Mapping[str, Any], item_id: str) -> str:
 def run_adaptive_lmms(
     model: str,
     model_args: str,
-    suite: Mapping[str, Any],
+    suite: SuiteManifest,
     panels: Mapping[str, Panel],
     out: str | Path,
     settings: AdaptiveSettings,
@@ -131,7 +131,7 @@ def run_adaptive_lmms(
     upstream lmms-eval task → a local copy of its dataset (else the hub)."""
     req = RunRequest(
         model=model,
-        suite=dict(suite),
+        suite=suite,
         out=Path(out),
         name=name or model,
         data=dict(datasets or {}),

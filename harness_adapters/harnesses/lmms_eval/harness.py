@@ -52,7 +52,7 @@ class LmmsEvalHarness:
         )
 
     def add_commands(self, tree: Any) -> None:
-        from harness_adapters.harnesses.lmms_eval.cli import add_commands
+        from harness_adapters.harnesses.lmms_eval.commands import add_commands
 
         add_commands(tree)
 

@@ -61,7 +61,7 @@ from primebench_tasks.data.io import (
 )
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
-from primebench_tasks.suite.manifest import SuiteManifest, as_suite
+from primebench_tasks.suite.manifest import SuiteManifest
 
 ITEM_KEY = "id"
 METRIC = "exact_match"
@@ -91,7 +91,7 @@ def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
-def suite_task_name(manifest: Mapping[str, Any]) -> str:
+def suite_task_name(manifest: SuiteManifest) -> str:
     """The suite group's name: the manifest's name, slugged, prefixed ``primebench_`` unless it
     starts with ``primebench``/``resampledbench`` (lmms-eval's built-in tasks win over included
     ones of the same name)."""
@@ -462,7 +462,7 @@ def _write_folder(files: Mapping[str, str], out: Path) -> list[Path]:
 
 
 def generate_tasks(
-    manifest: Mapping[str, Any],
+    manifest: SuiteManifest,
     panels: Panel | Mapping[str, Panel],
     out: str | Path,
     upstream_keys: Mapping[str, str] | None = None,
@@ -514,7 +514,7 @@ def generate_tasks(
         )
         s.content_keys[doc["task"]] = canonical_json(doc)
     names = _Names()
-    manifest = as_suite(manifest)
+    manifest = manifest
     suite = names.claim(suite_task_name(manifest), f"suite {manifest.name!r}")
     items = manifest.item_ids()
     for cat, by_b in items.items():  # every name first: a collision is found before any work

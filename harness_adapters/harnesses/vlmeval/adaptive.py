@@ -50,7 +50,7 @@ from harness_adapters.run.versions import installed_version
 from harness_adapters.suites.documents import SuiteDoc
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError, PrimeBenchError
-from primebench_tasks.suite.manifest import as_suite
+from primebench_tasks.suite.manifest import SuiteManifest
 
 OPTION_LETTERS = "ABCDEFGHIJ"
 
@@ -79,7 +79,7 @@ TSV_SOURCE = TsvSource()
 
 
 def tsv_pool_documents(
-    suite: Mapping[str, Any],
+    suite: SuiteManifest,
     source_tsv: str | Path,
     tables: dict[Path, pd.DataFrame] | None = None,
 ) -> Callable[[Panel, str, str], list[SuiteDoc]]:
@@ -88,7 +88,7 @@ def tsv_pool_documents(
     ``vlmeval.key``, else the column that holds every id once; a missing item is refused);
     ``tables``: the TSVs already read (path → frame), where a TSV read here is kept."""
     tables = {} if tables is None else tables
-    sm = as_suite(suite)
+    sm = suite
     read: dict[tuple[str, str], list[SuiteDoc]] = {}
 
     def documents(panel: Panel, benchmark: str, category: str) -> list[SuiteDoc]:
@@ -206,7 +206,7 @@ def load_model(model: str) -> Any:
 
 def run_adaptive_vlmeval(
     model: str,
-    suite: Mapping[str, Any],
+    suite: SuiteManifest,
     panels: Mapping[str, Panel],
     source_tsv: str | Path,
     out: str | Path,
@@ -220,7 +220,7 @@ def run_adaptive_vlmeval(
     """Build VLMEvalKit's ``model`` once (unless ``instance`` is given) and run the adaptive test
     of the suite's benchmarks through VLMEvalKit round by round, the pools' rows read from
     ``source_tsv`` (VLMEvalKit's ``LMUData`` TSVs of the upstream datasets); returns the report."""
-    req = RunRequest(model=model, suite=dict(suite), out=Path(out), name=model)
+    req = RunRequest(model=model, suite=suite, out=Path(out), name=model)
     spec = {
         "schema": RUN_SCHEMA,
         "suite": suite["version"],
@@ -241,7 +241,7 @@ def run_adaptive_vlmeval(
     }
     tables: dict[Path, pd.DataFrame] = {}  # each upstream TSV read once for the whole run
     documents = tsv_pool_documents(suite, source_tsv, tables)
-    for category, by_b in as_suite(suite).item_ids().items():  # refuse a missing row before
+    for category, by_b in suite.item_ids().items():  # refuse a missing row before
         for b in by_b:  # the model is built
             documents(panels[b], b, category)
     instance = instance if instance is not None else load_model(model)

@@ -35,7 +35,7 @@ import pandas as pd
 
 from primebench_tasks.data.io import canonical_json, current_umask
 from primebench_tasks.errors import InputError
-from primebench_tasks.suite.manifest import as_suite
+from primebench_tasks.suite.manifest import SuiteManifest
 
 PREFIX = "PrimeBench_"
 CONFIG_NAME = "primebench_vlmeval_config.json"
@@ -145,7 +145,7 @@ def check_text_keys(
 
 
 def export_suite(
-    manifest: Mapping[str, Any],
+    manifest: SuiteManifest,
     source: str | Path,
     lmudata: str | Path,
     keys: dict[str, str] | None = None,
@@ -160,7 +160,7 @@ def export_suite(
     exports a round at a time from the same TSVs)."""
     src, dst = Path(source), Path(lmudata)
     keys = dict(keys or {})
-    suite = as_suite(manifest)
+    suite = manifest
     benches = {e.name: (e.category, list(e.item_ids)) for e in suite.benchmarks}
     unknown = sorted((set(keys) | set(only or [])) - set(benches))
     if unknown:

@@ -48,7 +48,7 @@ class VLMEvalKitHarness:
         )
 
     def add_commands(self, tree: Any) -> None:
-        from harness_adapters.harnesses.vlmeval.cli import add_commands
+        from harness_adapters.harnesses.vlmeval.commands import add_commands
 
         add_commands(tree)
 
