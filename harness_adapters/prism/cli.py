@@ -204,36 +204,30 @@ def _harness(name: str) -> Any:
     return h
 
 
-def cmd_tasks(args: argparse.Namespace) -> int:
-    written = _harness("lmms-eval").prism_export(Path(args.prism), Path(args.out), None)
-    print(
-        f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
-        "--tasks prism --log_samples ..."
-    )
-    return 0
-
-
-def cmd_ingest(args: argparse.Namespace) -> int:
-    h = _harness("lmms-eval")
-    n = h.prism_ingest(Path(args.output_dir), Path(args.prism), Path(args.out), args.model)
-    print(f"appended {n} record(s) to {Path(args.out) / 'prism_records.jsonl'}")
-    return 0
-
-
-def cmd_vlmeval_export(args: argparse.Namespace) -> int:
+def cmd_prism_tasks(args: argparse.Namespace) -> int:
+    """``primebench prism tasks HARNESS``: the single-turn axes as that harness's tasks."""
     axes = [a.strip() for a in args.axes.split(",") if a.strip()] if args.axes else None
-    out = _harness("vlmeval").prism_export(Path(args.prism), Path(args.lmudata), axes)
-    for name, path in out.items():
-        print(f"{name}: {path}")
-    print(
-        f"run: LMUData={args.lmudata} primebench evaluate vlmeval -- --data {' '.join(out)} "
-        "--model <model>"
-    )
+    out = _harness(args.harness).prism_export(Path(args.prism), Path(args.out), axes)
+    if args.harness == "vlmeval":
+        for name, path in out.items():
+            print(f"{name}: {path}")
+        print(
+            f"run: LMUData={args.out} primebench evaluate vlmeval -- --data {' '.join(out)} "
+            "--model <model>"
+        )
+    elif args.harness == "lmms-eval":
+        print(
+            f"wrote {len(out)} files to {args.out}; run: lmms-eval --include_path {args.out} "
+            "--tasks prism --log_samples ..."
+        )
+    else:
+        print(f"wrote {len(out)} task(s) to {args.out}")
     return 0
 
 
-def cmd_ingest_vlmeval(args: argparse.Namespace) -> int:
-    h = _harness("vlmeval")
-    n = h.prism_ingest(Path(args.work_dir), Path(args.prism), Path(args.out), args.model)
+def cmd_prism_ingest(args: argparse.Namespace) -> int:
+    """``primebench prism ingest HARNESS``: that harness's results on the axes → run records."""
+    h = _harness(args.harness)
+    n = h.prism_ingest(Path(args.output), Path(args.prism), Path(args.out), args.model)
     print(f"appended {n} record(s) to {Path(args.out) / 'prism_records.jsonl'}")
     return 0

@@ -9,12 +9,10 @@ from typing import Any
 from harness_adapters.prism.cli import (
     JUDGE_HELP,
     cmd_build,
-    cmd_ingest,
-    cmd_ingest_vlmeval,
+    cmd_prism_ingest,
+    cmd_prism_tasks,
     cmd_run,
     cmd_score,
-    cmd_tasks,
-    cmd_vlmeval_export,
 )
 from primebench_tasks.data.defaults import default_names
 from primebench_tasks.place.defaults import N_BOOT_VARIANTS
@@ -110,34 +108,32 @@ def add_commands(tree: Any) -> None:
     tree.rename("prism vlmeval-export", "prism tasks vlmeval")
     tree.rename("prism ingest-vlmeval", "prism ingest vlmeval")
 
-    p = tasks.add_parser("lmms-eval", help="lmms-eval tasks prism_<axis> (single-turn axes)")
-    p.add_argument("--prism", required=True, help="build directory")
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_tasks)
+    # one parser per installed harness that runs PRISM's single-turn axes (the harness protocol's
+    # prism_export / prism_ingest): PRISM knows no harness by name
+    from primebench_tasks.suite.harness import harnesses
 
-    p = ingest.add_parser("lmms-eval", help="lmms-eval prism_<axis> logs → run records")
-    p.add_argument("output_dir")
-    p.add_argument("--prism", required=True, help="build directory")
-    p.add_argument("--out", required=True, help="run directory")
-    p.add_argument("--model", required=True, help="the model's name in the records")
-    p.set_defaults(func=cmd_ingest)
-
-    p = tasks.add_parser(
-        "vlmeval", help="the single-turn axes as VLMEvalKit datasets (LMUData TSVs)"
-    )
-    p.add_argument("--prism", required=True, help="build directory")
-    p.add_argument("--lmudata", required=True, help="LMUData folder to write to")
-    p.add_argument("--axes", help="comma-separated single-turn axes (default: every built one)")
-    p.set_defaults(func=cmd_vlmeval_export)
-
-    p = ingest.add_parser(
-        "vlmeval", help="VLMEvalKit PrimeBench_PRISM_<axis> results → run records"
-    )
-    p.add_argument("work_dir", help="run.py's --work-dir")
-    p.add_argument("--prism", required=True, help="build directory")
-    p.add_argument("--out", required=True, help="run directory")
-    p.add_argument("--model", required=True, help="the model's name in VLMEvalKit")
-    p.set_defaults(func=cmd_ingest_vlmeval)
+    for name, h in sorted(harnesses().items()):
+        if h.prism_export is None or h.prism_ingest is None:
+            continue
+        p = tasks.add_parser(name, help=f"the single-turn axes as {name}'s tasks")
+        p.add_argument("--prism", required=True, help="build directory")
+        p.add_argument(
+            "--out",
+            "--lmudata",
+            dest="out",
+            required=True,
+            help="where the tasks go (lmms-eval: a task folder; VLMEvalKit: the LMUData folder)",
+        )
+        p.add_argument("--axes", help="comma-separated single-turn axes (default: every built one)")
+        p.set_defaults(func=cmd_prism_tasks, harness=name)
+        p = ingest.add_parser(name, help=f"{name}'s results on the single-turn axes → run records")
+        p.add_argument(
+            "output", help="the harness's output (lmms-eval's --output_path, run.py's --work-dir)"
+        )
+        p.add_argument("--prism", required=True, help="build directory")
+        p.add_argument("--out", required=True, help="run directory")
+        p.add_argument("--model", required=True, help="the model's name in the harness's run")
+        p.set_defaults(func=cmd_prism_ingest, harness=name)
 
     p = prism.add_parser("score", help="grade runs: leaderboard, PScore, separation, audit")
     p.add_argument("--prism", required=True, help="build directory")
