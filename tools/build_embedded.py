@@ -111,12 +111,42 @@ def finish(name: str, shared: Path, source: tuple[str, str] | None = None) -> No
     (OUT / name / "SOURCE.md").write_text(f"# {name}\n\nSource: {text}\n", encoding="utf-8")
 
 
+def build_profiles(shared: Path) -> None:
+    """Only the reference runs' response profiles (``response_profiles.csv``) of every embedded
+    panel built from VLMEvalKit's published records, read from the records as an import reads
+    them; the panels' data are not rewritten."""
+    from harness_adapters.harnesses.vlmeval.records import read_records, records_profiles
+    from primebench_tasks.data.panel import PROFILES_FILE
+
+    datasets = ["BLINK", "OCRBench", "RealWorldQA"]
+    _, items, report = read_records(
+        shared / "openvlm_records" / "EvalRecords", datasets, rule="builtin"
+    )
+    profiles = records_profiles(items, report, datasets)
+    for folder in sorted(OUT.iterdir()):
+        if not (folder / "panel.json").exists():
+            continue
+        panel = Panel.load(folder)
+        if not str(panel.name).startswith("openvlm_") or panel.name == "openvlm":
+            continue
+        mine = profiles[profiles["benchmark"].isin(panel.benchmark_names)]
+        text = mine.to_csv(index=False, lineterminator="\n", float_format="%.6g")
+        (folder / PROFILES_FILE).write_text(text, encoding="utf-8")
+        print(f"{panel.name}: {len(mine)} response profiles")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", default="../shared/data")
     ap.add_argument("--only", nargs="+", choices=sorted(BUILDERS), help="rebuild only these")
+    ap.add_argument(
+        "--profiles", action="store_true", help="write only the records panels' response profiles"
+    )
     args = ap.parse_args()
     shared = Path(args.shared)
+    if args.profiles:
+        build_profiles(shared)
+        return
     if args.only:
         for name in args.only:
             shutil.rmtree(OUT / name, ignore_errors=True)
@@ -349,6 +379,7 @@ def build_text_keyed(name: str) -> Callable[[Path], None]:
         full = Panel.load(OUT / source)
         keys, ambiguous = panel_text_keys(full.items_of(bench), rule)
         p = relabel_items(full, bench, {i: i for i in keys}, name=name)
+        p.response_profiles = full.response_profiles  # the same runs' answers
         p.save(OUT / name)
         finish(
             name,

@@ -206,8 +206,33 @@ def write_placement(
         records, manifest, allow_partial, lmms_eval_excused(manifest) if lmms_eval_code else None
     )
     return write_report(
-        manifest, new, missing, dest, panel, estimator, n_boot, seed, conditions=conditions
+        manifest,
+        new,
+        missing,
+        dest,
+        panel,
+        estimator,
+        n_boot,
+        seed,
+        conditions=conditions,
+        responses=run_responses(records),
+        guessing=lmms_eval_code,
     )
+
+
+RESPONSE_COLUMNS = ("response", "finish_reason", "output_tokens")
+"""The answer columns a run's records may carry beside the score (what the response check
+reads; a run without them is placed on its scores alone)."""
+
+
+def run_responses(records: pd.DataFrame) -> pd.DataFrame | None:
+    """The rows of ``records`` with a response (model, benchmark, item_id, score and the
+    :data:`RESPONSE_COLUMNS` it has), or None where the run kept no response."""
+    if "response" not in records.columns:
+        return None
+    cols = ["model", "benchmark", "item_id", "score"]
+    cols += [c for c in RESPONSE_COLUMNS if c in records.columns]
+    return records.loc[records["response"].notna(), cols].reset_index(drop=True)
 
 
 def write_report(
@@ -221,6 +246,8 @@ def write_report(
     seed: int = 0,
     notes: dict[str, list[str]] | None = None,
     conditions: Mapping[str, Any] | None = None,
+    responses: pd.DataFrame | None = None,
+    guessing: bool = False,
 ) -> Placement:
     """The one placement path of every harness (lmms-eval, VLMEvalKit, the vLLM runner, Ray, the
     training callback's runs): ``new`` (models × (benchmark, item_id)) placed on ``manifest``'s
@@ -234,7 +261,7 @@ def write_report(
     from primebench_tasks.place.suite import place_on_suite
 
     panels = reference_panels(manifest, panel)
-    doc = place_on_suite(manifest, panels, new, estimator, n_boot, seed)
+    doc = place_on_suite(manifest, panels, new, estimator, n_boot, seed, responses, guessing)
     for model, lines in (notes or {}).items():
         if model in doc.models:
             doc.models[model].notes = list(lines)

@@ -26,6 +26,7 @@ import pandas as pd
 
 from harness_adapters.run.engine import Backend
 from harness_adapters.run.records import RecordFile, failure_digest, variant_name
+from harness_adapters.run.report import RESPONSE_COLUMNS
 from harness_adapters.run.request import RunRequest, freeze_spec, read_run_spec
 from harness_adapters.run.static_loop import RunSummary, run_variants
 from harness_adapters.suites.documents import SuiteDoc, documents_digest
@@ -131,7 +132,8 @@ def write_run_report(
     from primebench_tasks.place.report import suite_summary
 
     names = [variant_name(req.model_name, a) for a in req.variants()]
-    scores, _ = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
+    records = RecordFile(req.out / "records.jsonl")
+    scores, _ = score_frame(records, names, req.suite)
     spec = req.out / "run_spec.json"
     frozen = read_run_spec(spec).get("conditions") if spec.exists() else None
     doc = write_report(
@@ -145,8 +147,31 @@ def write_run_report(
         seed,
         notes=spec_notes(req.out, req.model_name),
         conditions=frozen or conditions,
+        responses=recorded_responses(records, names),
+        guessing=True,  # the runner scores upstream benchmarks with lmms-eval's task code
     )
     return suite_summary(doc)
+
+
+def recorded_responses(records: RecordFile, names: Sequence[str]) -> pd.DataFrame:
+    """The finished answers of the variants ``names`` (model, benchmark, item_id, score,
+    response, finish_reason, output_tokens; None where an older record did not keep one): what
+    the response check reads."""
+    rows = [
+        {
+            "model": n,
+            "benchmark": b,
+            "item_id": i,
+            "score": rec.get("score"),
+            "response": rec.get("response"),
+            "finish_reason": rec.get("finish_reason"),
+            "output_tokens": rec.get("output_tokens"),
+        }
+        for (n, b, i), rec in records.finished().items()
+        if n in set(names)
+    ]
+    cols = ["model", "benchmark", "item_id", "score", *RESPONSE_COLUMNS]
+    return pd.DataFrame(rows, columns=cols)
 
 
 def run_failures(req: RunRequest, placed: pd.DataFrame) -> tuple[list[str], list[str]]:

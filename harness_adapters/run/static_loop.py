@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness_adapters.run.engine import Backend
+from harness_adapters.run.engine import Backend, generation_facts
 from harness_adapters.run.messages import ItemInputError, Messages, chat_messages
 from harness_adapters.run.records import RecordFile, variant_name
 from harness_adapters.suites.documents import SuiteDoc
@@ -108,7 +108,8 @@ def run_variants(
                             **base,
                             **_ids(d),
                             "status": "ok",
-                            "response": out,
+                            "response": str(out),
+                            **generation_facts(out),
                             "score": d.score(out),
                             "error": None,
                             "seconds": round(per_item, 4),

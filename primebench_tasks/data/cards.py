@@ -47,6 +47,10 @@ class CatalogueEntry:
     vlmeval_dataset: str | None
 
 
+ON_UNREADABLE = ("random option", "scored 0")
+"""What an upstream scorer may do with an unreadable answer (``[lmms_eval] on_unreadable``)."""
+
+
 @dataclass(frozen=True)
 class LmmsEvalEntry:
     """``[lmms_eval]``: the upstream task whose rows carry the panel's item ids in ``key``
@@ -61,6 +65,11 @@ class LmmsEvalEntry:
     text_key: str | None = None
     """A rule of :mod:`primebench_tasks.data.text_keys`: the rows carry no id of the panel's,
     ``key`` is computed from their text (the suite's manifest carries each item's key)."""
+    on_unreadable: str | None = None
+    """What the upstream task's scorer does with an answer whose option it cannot read:
+    ``"random option"`` (it guesses one: the damage does not show in the scores) or
+    ``"scored 0"``; None where not checked. The placement's response check says it in its flag
+    (:mod:`primebench_tasks.place.responses`)."""
 
 
 @dataclass(frozen=True)
@@ -160,7 +169,7 @@ def parse_card(text: str, file: str) -> BenchmarkCard:
         "lmms_eval",
         LmmsEvalEntry,
         file,
-        {"variant", "subtask_pattern", "evidence", "text_key"},
+        {"variant", "subtask_pattern", "evidence", "text_key", "on_unreadable"},
     )
     if lmms is not None and lmms.text_key is not None:
         from primebench_tasks.data.text_keys import TEXT_KEY_FIELD, TEXT_RULES
@@ -171,6 +180,10 @@ def parse_card(text: str, file: str) -> BenchmarkCard:
             raise InputError(
                 f"a row keyed by text has key {TEXT_KEY_FIELD!r}", file=file, field="lmms_eval.key"
             )
+    if lmms is not None and lmms.on_unreadable not in (None, *ON_UNREADABLE):
+        raise InputError(
+            f"must be one of {ON_UNREADABLE}", file=file, field="lmms_eval.on_unreadable"
+        )
     if lmms is not None and lmms.task != cat.lmms_eval_task:
         raise InputError(
             f"[lmms_eval] task {lmms.task!r} is not the catalogue's lmms_eval_task "

@@ -72,6 +72,25 @@ ITEM_COLUMNS = (
 )
 
 
+PROFILES_FILE = "response_profiles.csv"
+"""The reference runs' response profiles beside a panel's data (:attr:`Panel.response_profiles`)."""
+
+PROFILE_KEYS = ("model", "benchmark", "n")
+"""Columns every row of ``response_profiles.csv`` must have."""
+
+
+def _read_profiles(path: Path) -> pd.DataFrame:
+    """``response_profiles.csv``, refused (naming file and field) without its key columns."""
+    try:
+        df = pd.read_csv(path, dtype={"model": str, "benchmark": str, "top_letter": str})
+    except (OSError, ValueError) as exc:
+        raise InputError(f"unreadable response profiles: {exc}", file=str(path)) from None
+    missing = [c for c in PROFILE_KEYS if c not in df.columns]
+    if missing:
+        raise InputError(f"no column {missing[0]!r}", file=str(path), field=missing[0])
+    return df
+
+
 _FLAT_FILES = ("scores.parquet", "models.parquet", "benchmarks.parquet", "items.parquet")
 """Data files of the pre-versioned layout (directly beside panel.json)."""
 _SAVED = frozenset({*_FLAT_FILES, "DONE", "embeddings"})
@@ -234,6 +253,11 @@ class Panel:
     _hash: str | None = None
     root: Path | None = None
     """The directory the panel was loaded from (relative image_ref paths resolve against it)."""
+    response_profiles: pd.DataFrame | None = None
+    """The reference runs' response profiles (one row per model and benchmark:
+    :data:`primebench_tasks.place.responses.PROFILE_COLUMNS`), where the panel's import read
+    their raw answers; kept beside the data in ``response_profiles.csv`` — not part of the
+    content hash (they change no score)."""
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -390,6 +414,9 @@ class Panel:
                 ids = read(f"embeddings/{space}.ids.parquet")
                 panel.set_embeddings(space, ids, np.load(npy))
         panel.root = root
+        profiles = root / PROFILES_FILE
+        if profiles.is_file():
+            panel.response_profiles = _read_profiles(profiles)
         expected = meta.get("content_hash")
         if expected is not None and expected != panel.content_hash:
             raise InputError(
@@ -438,6 +465,13 @@ class Panel:
             atomic_write_text(
                 root / "panel.json", canonical_json({**self.summary_meta(), "data": version})
             )
+            if self.response_profiles is not None:
+                atomic_write_text(
+                    root / PROFILES_FILE,
+                    self.response_profiles.to_csv(
+                        index=False, lineterminator="\n", float_format="%.6g"
+                    ),
+                )
         except OSError as exc:
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(exc)
             why = "the disk is full" if full else f"{exc.strerror or exc}"

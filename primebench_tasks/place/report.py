@@ -65,7 +65,11 @@ def fit_cell(fit: dict[str, Any] | None) -> str:
 def misfit_warnings(doc: Placement) -> list[str]:
     """ "<model>: <line>" for every flagged benchmark of a placement report — what every
     harness's placement says on stderr."""
-    return [f"{m}: {line}" for m, r in doc.models.items() for line in r.suite.misfit]
+    return [
+        f"{m}: {line}"
+        for m, r in doc.models.items()
+        for line in (*r.suite.misfit, *r.suite.answers)
+    ]
 
 
 def beyond_panel_warnings(doc: Placement) -> list[str]:
@@ -136,6 +140,15 @@ def report_markdown(doc: Placement) -> str:
             ],
             *[f"- note: {line}" for line in r.notes or []],
             *[f"- **misfit**: {line}" for line in s.misfit],
+            *[f"- **answers**: {line}" for line in s.answers],
+            *(
+                [
+                    f"- **not comparable** on {', '.join(s.not_comparable)}: its scores there "
+                    "measure the harness's parser, not the model; its ranks there are no comparison"
+                ]
+                if s.not_comparable
+                else []
+            ),
             "",
             "| category | score | predicted full | predicted rank |",
             "|---|---|---|---|",

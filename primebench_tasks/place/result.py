@@ -84,6 +84,9 @@ class BenchmarkPlacement:
     misfit: dict[str, Any]
     no_prediction_because: str | None = None
     leaderboard: dict[str, Any] | None = None
+    responses: dict[str, Any] | None = None
+    """The response check (:meth:`~primebench_tasks.place.responses.ResponseCheck.as_dict`:
+    flags, comparable, profile, limits) where the run kept its answers."""
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -102,6 +105,7 @@ class BenchmarkPlacement:
         }
         _put(d, "no_prediction_because", self.no_prediction_because)
         _put(d, "leaderboard", self.leaderboard)
+        _put(d, "responses", self.responses)
         return d
 
     @classmethod
@@ -121,12 +125,19 @@ class BenchmarkPlacement:
             misfit=dict(d["misfit"]),
             no_prediction_because=d.get("no_prediction_because"),
             leaderboard=d.get("leaderboard"),
+            responses=d.get("responses"),
         )
 
     @property
     def flagged(self) -> bool:
-        """The misfit check flagged this benchmark's answers."""
-        return bool(self.misfit.get("flagged"))
+        """The misfit check (right/wrong pattern) or the response check flagged this
+        benchmark's answers."""
+        return bool(self.misfit.get("flagged")) or bool((self.responses or {}).get("flags"))
+
+    @property
+    def comparable(self) -> bool:
+        """False where the response check found parse failures beyond the reference runs'."""
+        return bool((self.responses or {}).get("comparable", True))
 
 
 @dataclass
@@ -180,6 +191,10 @@ class SuitePlacement:
     beyond_reference: list[str] = field(default_factory=list)
     no_rank_because: str | None = None
     rank_basis: dict[str, Any] | None = None
+    answers: list[str] = field(default_factory=list)
+    """The response check's lines ("MMMU: 31 % of the answers held no answer …"), one per flag."""
+    not_comparable: list[str] = field(default_factory=list)
+    """The benchmarks whose parse failures exceed the reference runs': not comparable."""
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -195,6 +210,8 @@ class SuitePlacement:
         }
         _put(d, "no_rank_because", self.no_rank_because)
         _put(d, "rank_basis", self.rank_basis)
+        _put(d, "answers", list(self.answers) or None)
+        _put(d, "not_comparable", list(self.not_comparable) or None)
         return d
 
     @classmethod
@@ -209,6 +226,8 @@ class SuitePlacement:
             beyond_reference=list(d.get("beyond_reference", [])),
             no_rank_because=d.get("no_rank_because"),
             rank_basis=d.get("rank_basis"),
+            answers=list(d.get("answers", [])),
+            not_comparable=list(d.get("not_comparable", [])),
         )
 
 

@@ -58,6 +58,7 @@ from primebench_tasks.place.imputation import (
     restrict,
 )
 from primebench_tasks.place.misfit import suite_person_fit
+from primebench_tasks.place.responses import check_responses
 from primebench_tasks.place.result import (
     BenchmarkPlacement,
     CategoryPlacement,
@@ -157,11 +158,15 @@ def place_on_suite(
     estimator: str = DEFAULT_ESTIMATOR,
     n_boot: int = N_BOOT,
     seed: int = 0,
+    responses: pd.DataFrame | None = None,
+    guessing: bool = False,
 ) -> Placement:
     """Place the models of ``new`` (index: model names; columns: MultiIndex (benchmark,
     item_id); values in [0, 1], NaN = missing) on ``manifest``; ``panels``: benchmark → the
-    reference panel of that benchmark. Returns the :class:`~primebench_tasks.place.result.Placement`
-    (see the module docstring)."""
+    reference panel of that benchmark. ``responses``: the run's raw answers (model, benchmark,
+    item_id, response; optional finish_reason, score), read by the response check
+    (:mod:`~primebench_tasks.place.responses`; ``guessing``: scored by lmms-eval's task code).
+    Returns the :class:`~primebench_tasks.place.result.Placement` (see the module docstring)."""
     from primebench_tasks.data.importers import panel_with_benchmarks
 
     sm = manifest
@@ -177,6 +182,15 @@ def place_on_suite(
         )
     # does each model's answer pattern look like the reference runs? (no item is added)
     fits = suite_person_fit(manifest, panels, new, seed)
+    # does each model's answers read like the reference runs'? (empty, unreadable, truncated)
+    answers: dict[str, dict[str, Any]] = {}
+    if responses is not None and not responses.empty:
+        wanted = {(e.name, str(i)) for e in sm.benchmarks for i in e.item_ids}
+        keys = list(
+            zip(responses["benchmark"].astype(str), responses["item_id"].astype(str), strict=True)
+        )
+        asked = responses[[k in wanted for k in keys]]
+        answers = check_responses(asked, {e.name: panels[e.name] for e in sm.benchmarks}, guessing)
     ref_suite = _reference_full_suite(panels, items)
     # one panel, or panels of the same models: nothing to impute, every model is ranked
     every_complete = len(ref_suite) == len({m for p in panels.values() for m in p.model_names})
@@ -223,6 +237,9 @@ def place_on_suite(
                     _unplaced_because(int(r.n_scored), int(r.n_items))
                     if r.regime in ("none", "too_few")
                     else None
+                ),
+                responses=(
+                    answers[str(model)][b].as_dict() if b in answers.get(str(model), {}) else None
                 ),
             )
         cats: dict[str, CategoryPlacement] = {}
@@ -305,6 +322,10 @@ def place_on_suite(
                 imputed = impute_reference(panels, all_b)
             _rank_on_imputed(suite, imputed, items, bench, draws_t, len(ref_suite), n_boot, seed)
         suite.misfit = [line for b in all_b if (line := fits[str(model)][b].line(b)) is not None]
+        suite.answers = [
+            f"{b}: {flag}" for b in all_b for flag in (bench[b].responses or {}).get("flags", [])
+        ]
+        suite.not_comparable = [b for b in all_b if not bench[b].comparable]
         above = [b for b in all_b if bench[b].above_all_reference]
         suite.beyond_reference = [
             f"predicted above all {bench[b].n_reference} reference models on {b}" for b in above

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.run.engine import Generation
 from harness_adapters.run.errors import BackendError
 from harness_adapters.run.messages import Messages
 from harness_adapters.run.request import EngineSettings
@@ -215,15 +216,18 @@ class OfflineBackend:
         try:
             batch: Any = list(messages)  # vLLM types each turn as its own TypedDicts
             outs = self.llm.chat(batch, sp, lora_request=lora, use_tqdm=False)
-            return [o.outputs[0].text for o in outs]
+            return [_generation(o.outputs[0]) for o in outs]
         except Exception:  # noqa: BLE001 - isolate the failing request(s) one by one
             if len(messages) == 1:
                 raise
         res: list[str | Exception] = []
         for m in messages:
             try:
+                one: Any = [m]  # as the batch: vLLM's own TypedDicts per turn
                 res.append(
-                    self.llm.chat([m], sp, lora_request=lora, use_tqdm=False)[0].outputs[0].text  # type: ignore[arg-type]
+                    _generation(
+                        self.llm.chat(one, sp, lora_request=lora, use_tqdm=False)[0].outputs[0]
+                    )
                 )
             except Exception as exc:  # noqa: BLE001 - recorded as a failed item
                 res.append(exc)
@@ -411,7 +415,13 @@ class ServerBackend:
                 return RuntimeError(
                     f"server {self.base_url} answered content {type(content).__name__}, not text"
                 )
-            return content
+            finish = getattr(choices[0], "finish_reason", None)
+            tokens = getattr(getattr(out, "usage", None), "completion_tokens", None)
+            return Generation(
+                content,
+                finish if isinstance(finish, str) else None,
+                tokens if isinstance(tokens, int) else None,
+            )
         except openai.APIStatusError as exc:
             return RuntimeError(
                 redact(f"server answered HTTP {exc.status_code}: {str(exc)[:300]}", self._key)
@@ -428,3 +438,13 @@ class ServerBackend:
     ) -> list[str | Exception]:
         with ThreadPoolExecutor(self.concurrency) as pool:
             return list(pool.map(lambda m: self._one(m, adapter, max_new_tokens, regex), messages))
+
+
+def _generation(output: Any) -> Generation:
+    """A vLLM ``CompletionOutput`` as a :class:`~harness_adapters.run.engine.Generation`: its
+    text, finish reason and number of generated tokens."""
+    ids = getattr(output, "token_ids", None)
+    finish = getattr(output, "finish_reason", None)
+    return Generation(
+        output.text, finish if isinstance(finish, str) else None, None if ids is None else len(ids)
+    )

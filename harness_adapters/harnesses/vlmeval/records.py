@@ -44,6 +44,7 @@ from typing import Any
 
 import pandas as pd
 
+from primebench_tasks.data.answers import builtin_can_infer, builtin_yorn
 from primebench_tasks.data.cards import benchmark_cards
 from primebench_tasks.errors import InputError
 
@@ -58,50 +59,6 @@ MAX_UNANSWERED = 0.5
 """A model with more than this share of empty or unparseable predictions on a dataset is not
 scored there (reported instead)."""
 _RUN_DIR = re.compile(r"^T(\d{8})_G([0-9a-f]+)$")
-
-
-# ------------------------------------------------------------------ scoring rules
-def builtin_can_infer(answer: str, choices: dict[str, str]) -> str | bool:
-    """The option letter VLMEvalKit's ``can_infer`` reads from ``answer`` (its exact_matching
-    rule, ported): ``'Z'`` for a refusal, ``False`` when no letter can be read."""
-    answer = str(answer)
-    if "Failed to obtain answer via API" in answer:
-        return False
-    for refusal in (
-        "Sorry, I can't help with images of people yet.",
-        "I can't process this file.",
-        "I'm sorry, but without the image provided",
-        "Cannot determine the answer",
-    ):
-        if refusal in answer:
-            return "Z"
-    mod = answer
-    for c in ".()[],:;!*#{}":
-        mod = mod.replace(c, " ")
-    splits = [x.strip() for x in mod.split()]
-    count = sum(1 for c in choices if c in splits)
-    if count == 1:
-        for ch in choices:
-            if ch in splits and splits.index(ch) > (len(splits) - 5):
-                return ch
-    elif count == 0 and sum(1 for c in ("Z", "") if c in splits) == 1:
-        return "Z"
-    m = _VERBOSE_ANSWER.search(answer)
-    if m and m.group(1).upper() in choices:
-        return m.group(1).upper()
-    return _can_infer_text(answer, choices)
-
-
-_VERBOSE_ANSWER = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
-"""VLMEvalKit's ``_VERBOSE_ANSWER_RE`` ("The correct answer is **B**")."""
-
-
-def _can_infer_text(answer: str, choices: dict[str, str]) -> str | bool:
-    low = answer.lower()
-    if len(low) > 2 * sum(len(str(v)) for v in choices.values()):
-        return False
-    hits = [k for k, v in choices.items() if str(v).lower() in low]
-    return hits[0] if len(hits) == 1 else False
 
 
 def _vlmeval_can_infer() -> Callable[[str, dict[str, str]], str | bool] | None:
@@ -124,55 +81,6 @@ def ocrbench_hit(prediction: str, answers: list[str], category: str) -> bool:
         return any(a.strip().replace("\n", " ").replace(" ", "") in p for a in answers)
     p = predict.lower().strip().replace("\n", " ")
     return any(a.lower().strip().replace("\n", " ") in p for a in answers)
-
-
-_PUNCT: tuple[str, ...] = (
-    ";",
-    "/",
-    "[",
-    "]",
-    '"',
-    "{",
-    "}",
-    "(",
-    ")",
-    "=",
-    "+",
-    "\\",
-    "_",
-    "-",
-    ">",
-    "<",
-    "@",
-    "`",
-)
-_PUNCT = (*_PUNCT, ",", "?", "!")
-_COMMA_STRIP = re.compile(r"(\d)(,)(\d)")
-_PERIOD_STRIP = re.compile(r"(?<!\d)\.(?!\d)")
-
-
-def _process_punctuation(text: str) -> str:
-    """VLMEvalKit's ``process_punctuation`` (``vlmeval.smp.misc``), ported as it is — including
-    that it removes at most 32 lone periods (upstream passes ``re.UNICODE`` as ``count``)."""
-    out = text
-    for p in _PUNCT:
-        if (p + " " in text or " " + p in text) or _COMMA_STRIP.search(text) is not None:
-            out = out.replace(p, "")
-        else:
-            out = out.replace(p, " ")
-    return _PERIOD_STRIP.sub("", out, count=32)
-
-
-def builtin_yorn(prediction: str) -> str:
-    """VLMEvalKit's ``YOrN_Extraction`` (its exact_matching policy for yes/no datasets), ported:
-    ``'Yes'`` when the folded words hold "yes" and not "no", ``'No'`` the other way round,
-    ``'Unknown'`` otherwise."""
-    words = _process_punctuation(str(prediction).lower()).split()
-    if "yes" in words and "no" not in words:
-        return "Yes"
-    if "yes" not in words and "no" in words:
-        return "No"
-    return "Unknown"
 
 
 def _vlmeval_yorn() -> Callable[[str], str] | None:
@@ -212,6 +120,9 @@ class RecordsReport:
     rule: str = "builtin"
     agreement: dict[str, tuple[int, int]] = field(default_factory=dict)
     seconds: float = 0.0
+    responses: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    """Every scored model's raw predictions (model, benchmark, item_id, response, score): what
+    the reference runs' response profiles are built from (:func:`records_profiles`)."""
 
     def lines(self) -> list[str]:
         out = [
@@ -417,11 +328,56 @@ def read_records(
             {"model": model, "benchmark": ds, "item_id": i, "condition": "vl", "score": s}
             for i, s in got
         ]
+        report.responses += [
+            {
+                "model": model,
+                "benchmark": ds,
+                "item_id": i,
+                "response": _text(r.get("prediction")),
+                "score": s,
+            }
+            for (i, s), r in zip(got, rows, strict=True)
+        ]
         report.scored.append(str(path.relative_to(root)))
         if progress and len(report.scored) % 100 == 0:
             progress(f"records: {len(report.scored)} files scored")
     report.seconds = time.perf_counter() - t0
     return pd.DataFrame(scores), pd.DataFrame(list(items.values())), report
+
+
+RECORDS_KINDS = {"mcq": "mcq", "yorn": "yorn", "ocrbench": "open"}
+"""A records rule (:data:`DATASET_KINDS`' values) → the answer kind the response check reads."""
+
+
+def records_facts(items: pd.DataFrame, datasets: list[str]) -> dict[str, Any]:
+    """Per dataset, what reading its answers needs (:class:`primebench_tasks.place.responses.
+    ItemFacts`) from the records' item table: the answer kind, each item's options and gold."""
+    import json
+
+    from primebench_tasks.place.responses import ItemFacts
+
+    out: dict[str, Any] = {}
+    for ds in datasets:
+        rows = items[items["benchmark"] == ds] if not items.empty else items
+        options: dict[str, dict[str, str]] = {}
+        gold: dict[str, str | None] = {}
+        for r in rows.itertuples(index=False):
+            opts = json.loads(r.options) if isinstance(r.options, str) and r.options else []
+            options[str(r.item_id)] = {o.split(". ", 1)[0]: o.split(". ", 1)[-1] for o in opts}
+            gold[str(r.item_id)] = None if r.answer is None else str(r.answer).strip()
+        out[ds] = ItemFacts(RECORDS_KINDS[DATASET_KINDS[ds]], options, gold)
+    return out
+
+
+def records_profiles(
+    items: pd.DataFrame, report: RecordsReport, datasets: list[str]
+) -> pd.DataFrame:
+    """The response profiles of every scored model of an import (:func:`read_records`), read
+    with the rule a new run's answers are read with
+    (:func:`primebench_tasks.place.responses.response_profiles`)."""
+    from primebench_tasks.place.responses import response_profiles
+
+    return response_profiles(pd.DataFrame(report.responses), records_facts(items, datasets))
 
 
 def records_panel(
@@ -459,4 +415,6 @@ def records_panel(
         )
     models = pd.DataFrame({"model": sorted(set(scores["model"]))})
     panel = Panel.from_records(name, scores, models, pd.DataFrame(benches), items, source=str(root))
+    # the reference runs' response profiles, kept beside the panel (the response check's basis)
+    panel.response_profiles = records_profiles(items, report, datasets)
     return panel, report

@@ -1,0 +1,371 @@
+"""Reading the answers, not only the scores: a run's response profile per benchmark, compared
+with the reference runs' own, so that a run whose answers the parser could not read is flagged
+with its cause rather than placed as a weaker model.
+
+**The profile** of one model on one benchmark (:func:`response_profiles`), from its raw
+responses (``response``; ``finish_reason`` and ``score`` where the run recorded them), each a
+share of the model's answered items in [0, 1] unless said otherwise:
+
+- ``empty`` — responses that are empty or blank;
+- ``unreadable`` — non-empty responses from which no answer can be read: no option letter
+  (multiple choice; :func:`~primebench_tasks.data.answers.builtin_can_infer`, VLMEvalKit's
+  exact-matching rule, so that a new run and the reference runs' published predictions are read
+  by one rule) or no yes/no (:func:`~primebench_tasks.data.answers.builtin_yorn`); NaN on an
+  open-answer benchmark;
+- ``truncated`` — responses that stopped at the token budget (finish reason ``length``); NaN
+  where no finish reason was recorded;
+- ``misread`` — responses whose answer this rule reads as the gold one while the harness
+  scored them 0 (the harness's parser read something else, or guessed); NaN without scores;
+- ``top_option`` — the largest share any one option letter takes among the readable answers,
+  and ``top_letter`` that letter (multiple choice);
+- ``yes`` — the share of "yes" among the readable yes/no answers;
+- ``length`` — the median response length in characters (not a share).
+
+**The check** (:func:`check_profile`): each share above its limit flags the benchmark, naming the
+cause and the reference range. The limit is the reference runs' :data:`REFERENCE_QUANTILE`
+quantile plus :data:`RESPONSE_MARGIN` where the benchmark's reference panel holds their
+profiles (VLMEvalKit's published records do: built at import,
+:func:`~harness_adapters.harnesses.vlmeval.records.records_panel`), else the fixed
+:data:`FIXED_LIMITS`. A run whose parse failures (empty, unreadable, truncated or misread
+answers) exceed the limit is **not comparable**: its scores measure the parser, not the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from primebench_tasks.data.answers import builtin_can_infer, builtin_yorn
+
+PROFILE_COLUMNS = (
+    "model",
+    "benchmark",
+    "n",
+    "empty",
+    "unreadable",
+    "truncated",
+    "misread",
+    "top_option",
+    "top_letter",
+    "yes",
+    "length",
+)
+"""The columns of a profile table (one row per model and benchmark); the file
+``response_profiles.csv`` beside a panel holds the reference runs' rows."""
+
+PARSE_FAILURES = ("empty", "unreadable", "truncated", "misread")
+"""The shares that measure the parser, not the model: above the limit, not comparable."""
+
+REFERENCE_QUANTILE = 0.99
+"""The reference runs' quantile of a share that a new run may reach unflagged
+(``benchmarks/response_replay.py`` measures what it flags)."""
+
+RESPONSE_MARGIN = 0.03
+"""…plus this margin (3 points): a share a few items above the reference runs' 99th percentile
+is noise at 100 items (one item is 1 point)."""
+
+FIXED_LIMITS: dict[str, float] = {
+    "empty": 0.03,
+    "unreadable": 0.05,
+    "truncated": 0.03,
+    "misread": 0.05,
+    "top_option": 0.70,
+    "yes": 0.85,
+}
+"""The limits where no reference run's profile is known (a panel without predictions): a share
+above the limit is flagged. The option and yes limits are loose on purpose (a benchmark's gold
+answers can lean one way)."""
+
+MIN_PROFILE_ITEMS = 10
+"""Fewer answered items on a benchmark: no response check there (too few to tell)."""
+
+DEFAULT_LETTERS = "ABCDE"
+"""The option letters an item is read against when its options are not known (the panel holds
+no option text): a letter beyond them is never read as an answer."""
+
+_CAUSE = {
+    "empty": "of the answers were empty",
+    "unreadable": "of the answers held no answer the parser could read",
+    "truncated": "of the answers stopped at the token budget",
+    "misread": "of the answers the parser read as wrong hold the gold answer",
+    "top_option": "of the readable answers are one option",
+    "yes": "of the yes/no answers are yes",
+}
+
+
+@dataclass(frozen=True)
+class ItemFacts:
+    """What reading one benchmark's answers needs: ``kind`` (``mcq``, ``yorn`` or ``open``),
+    per item its options (letter → text; {} where unknown) and gold answer (a letter, Yes/No,
+    or text; None where unknown)."""
+
+    kind: str
+    options: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    gold: Mapping[str, str | None] = field(default_factory=dict)
+
+
+def read_answer(response: str, kind: str, options: Mapping[str, str] | None) -> str | None:
+    """The answer read from ``response``: an option letter (``mcq``), ``Yes``/``No``
+    (``yorn``), the stripped text (``open``); None when none can be read (a refusal included)."""
+    text = str(response)
+    if not text.strip():
+        return None
+    if kind == "mcq":
+        choices = dict(options) if options else {c: "" for c in DEFAULT_LETTERS}
+        got = builtin_can_infer(text, choices)
+        return got if isinstance(got, str) and got != "Z" else None
+    if kind == "yorn":
+        said = builtin_yorn(text)
+        return None if said == "Unknown" else said
+    return text.strip()
+
+
+def response_profiles(responses: pd.DataFrame, facts: Mapping[str, ItemFacts]) -> pd.DataFrame:
+    """One profile row per (model, benchmark) of ``responses`` (columns ``model``,
+    ``benchmark``, ``item_id``, ``response``; optional ``finish_reason``, ``score``); rows whose
+    response is None (failed, not answered) are not counted. ``facts``: benchmark → its
+    :class:`ItemFacts` (a benchmark without facts is read as open-answer)."""
+    rows: list[dict[str, Any]] = []
+    if responses.empty:
+        return pd.DataFrame(columns=list(PROFILE_COLUMNS))
+    has_finish = "finish_reason" in responses.columns
+    has_score = "score" in responses.columns
+    for (model, bench), g in responses.groupby(["model", "benchmark"], sort=True):
+        g = g[g["response"].notna()]
+        f = facts.get(str(bench), ItemFacts("open"))
+        n = len(g)
+        if n == 0:
+            continue
+        texts = [str(r) for r in g["response"]]
+        ids = [str(i) for i in g["item_id"]]
+        kinds = [_item_kind(f, i) for i in ids]
+        read = [
+            read_answer(t, k, f.options.get(i)) for t, k, i in zip(texts, kinds, ids, strict=True)
+        ]
+        empty = np.array([not t.strip() for t in texts])
+        readable = np.array([a is not None for a in read])
+        choice = np.array([k in ("mcq", "yorn") for k in kinds])
+        row: dict[str, Any] = {
+            "model": str(model),
+            "benchmark": str(bench),
+            "n": n,
+            "empty": float(empty.mean()),
+            "unreadable": (
+                float((~readable & ~empty & choice).sum() / choice.sum())
+                if choice.any()
+                else np.nan
+            ),
+            "truncated": np.nan,
+            "misread": np.nan,
+            "top_option": np.nan,
+            "top_letter": None,
+            "yes": np.nan,
+            "length": float(np.median([len(t) for t in texts])),
+        }
+        if has_finish:
+            fin = g["finish_reason"]
+            if fin.notna().any():
+                row["truncated"] = float((fin == "length").mean())
+        if has_score and choice.any():
+            gold = [f.gold.get(i) for i in ids]
+            scores = pd.to_numeric(g["score"], errors="coerce").to_numpy(dtype=float)
+            known = np.array([x is not None for x in gold]) & np.isfinite(scores) & choice
+            if known.any():
+                hit = np.array(
+                    [a is not None and a == str(x).strip() for a, x in zip(read, gold, strict=True)]
+                )
+                row["misread"] = float((hit & (scores < 0.5) & known).sum() / known.sum())
+        answers = [a for a, k in zip(read, kinds, strict=True) if a is not None and k != "open"]
+        if f.kind == "mcq" and answers:
+            letters, counts = np.unique(answers, return_counts=True)
+            k = int(np.argmax(counts))
+            row["top_option"] = float(counts[k] / len(answers))
+            row["top_letter"] = str(letters[k])
+        if f.kind == "yorn" and answers:
+            row["yes"] = float(np.mean([a == "Yes" for a in answers]))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(PROFILE_COLUMNS))
+
+
+def _item_kind(facts: ItemFacts, item_id: str) -> str:
+    """One item's answer kind: a multiple-choice benchmark's item without options is open where
+    other items have options (MATH-Vision mixes both), else read against :data:`DEFAULT_LETTERS`
+    (a panel that holds no option text, as MMMU's)."""
+    if facts.kind != "mcq" or facts.options.get(item_id):
+        return facts.kind
+    return "open" if any(facts.options.values()) else "mcq"
+
+
+@dataclass(frozen=True)
+class ResponseCheck:
+    """The response check of one model on one benchmark: ``flags`` (one line per share above its
+    limit, naming the cause and the limit's source), ``comparable`` (False where parse failures
+    exceed the limit), ``profile`` (the shares) and ``limits`` (the limits used, and ``basis``:
+    ``reference`` or ``fixed``)."""
+
+    flags: tuple[str, ...]
+    comparable: bool
+    profile: Mapping[str, Any]
+    limits: Mapping[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON values (NaN → None), for the placement document."""
+
+        def clean(v: Any) -> Any:
+            if isinstance(v, float) and not np.isfinite(v):
+                return None
+            return v.item() if hasattr(v, "item") else v
+
+        return {
+            "flags": list(self.flags),
+            "comparable": self.comparable,
+            "profile": {k: clean(v) for k, v in self.profile.items()},
+            "limits": {k: clean(v) for k, v in self.limits.items()},
+        }
+
+
+def reference_limits(reference: pd.DataFrame | None, benchmark: str) -> dict[str, Any]:
+    """The limit of each share on ``benchmark``: the reference runs' :data:`REFERENCE_QUANTILE`
+    quantile plus :data:`RESPONSE_MARGIN` (with their median, for the message) where
+    ``reference`` (a profile table) holds at least 10 runs of it, else :data:`FIXED_LIMITS`."""
+    rows = (
+        reference[(reference["benchmark"] == benchmark) & (reference["n"] >= MIN_PROFILE_ITEMS)]
+        if reference is not None and not reference.empty
+        else None
+    )
+    out: dict[str, Any] = {"basis": "fixed", **FIXED_LIMITS}
+    if rows is None or len(rows) < MIN_REFERENCE_RUNS:
+        return out
+    out = {"basis": "reference", "reference_runs": len(rows)}
+    for s in FIXED_LIMITS:
+        v = pd.to_numeric(rows[s], errors="coerce").dropna().to_numpy(float) if s in rows else []
+        if len(v) >= MIN_REFERENCE_RUNS:
+            out[s] = float(np.quantile(v, REFERENCE_QUANTILE) + RESPONSE_MARGIN)
+            out[f"{s}_median"] = float(np.median(v))
+        else:
+            out[s] = FIXED_LIMITS[s]
+    return out
+
+
+MIN_REFERENCE_RUNS = 10
+"""Fewer reference runs with a profile of a benchmark: the fixed limits apply there."""
+
+
+def check_profile(
+    profile: Mapping[str, Any], limits: Mapping[str, Any], guesses: bool = False
+) -> ResponseCheck:
+    """Flag each share of ``profile`` (a :func:`response_profiles` row) above its limit
+    (:func:`reference_limits`), naming the cause: "31 % of the answers held no answer the parser
+    could read (reference runs: median 0.4 %, limit 3.0 %)". ``guesses``: the harness's
+    scorer guesses an option when it reads none (lmms-eval's MMMU), said in the flag. Fewer than
+    :data:`MIN_PROFILE_ITEMS` answered items: no flag."""
+    flags: list[str] = []
+    comparable = True
+    if int(profile.get("n", 0)) >= MIN_PROFILE_ITEMS:
+        for s, cause in _CAUSE.items():
+            v = profile.get(s)
+            lim = limits.get(s)
+            if v is None or lim is None or not np.isfinite(v) or v <= lim:
+                continue
+            if limits.get("basis") == "reference":
+                med = limits.get(f"{s}_median")
+                where = (
+                    f"reference runs: median {100 * med:.1f} %, limit {100 * lim:.1f} %"
+                    if med is not None
+                    else f"limit {100 * lim:.1f} %"
+                )
+            else:
+                where = f"no reference run's answers known; fixed limit {100 * lim:.0f} %"
+            what = f"{100 * v:.0f} % {cause}"
+            if s == "top_option" and profile.get("top_letter"):
+                what = f"{100 * v:.0f} % of the readable answers are option {profile['top_letter']}"
+            if s == "unreadable" and guesses:
+                what += " (the harness's scorer guessed them at random)"
+            if s in PARSE_FAILURES:
+                comparable = False
+            flags.append(f"{what} ({where})")
+    if not comparable:
+        flags.append(
+            "this placement is not comparable: its scores measure the parser, not the model"
+        )
+    return ResponseCheck(tuple(flags), comparable, dict(profile), dict(limits))
+
+
+def benchmark_facts(panel: Any, benchmark: str) -> ItemFacts:
+    """What reading ``benchmark``'s answers needs, from its reference ``panel``'s item table
+    (options as ``"A. text"`` or as bare texts lettered A, B, …; gold answers) and its card
+    (``records_rule``: mcq, yorn or open). Without a card rule: multiple choice where any item
+    has options, yes/no where every gold answer is Yes or No, else open."""
+    import json
+
+    items = panel.items[panel.items["benchmark"] == benchmark]
+    options: dict[str, dict[str, str]] = {}
+    gold: dict[str, str | None] = {}
+    for r in items.itertuples(index=False):
+        raw = r.options
+        opts = json.loads(raw) if isinstance(raw, str) and raw.startswith("[") else []
+        lettered: dict[str, str] = {}
+        for k, o in enumerate(opts):
+            o = str(o)
+            head, _, rest = o.partition(". ")
+            if len(head) == 1 and head.isupper() and rest:
+                lettered[head] = rest
+            else:
+                lettered[chr(65 + k)] = o
+        options[str(r.item_id)] = lettered
+        ans = r.answer
+        gold[str(r.item_id)] = None if ans is None or ans != ans else str(ans).strip()
+    kind = _card_kind(benchmark)
+    if kind is None:
+        known = [g for g in gold.values() if g is not None]
+        if any(options.values()):
+            kind = "mcq"
+        elif known and all(g in ("Yes", "No") for g in known):
+            kind = "yorn"
+        else:
+            kind = "open"
+    return ItemFacts(kind, options, gold)
+
+
+def _card_kind(benchmark: str) -> str | None:
+    from primebench_tasks.data.cards import benchmark_cards
+
+    for c in benchmark_cards():
+        if benchmark in c.names or benchmark == c.catalogue.vlmeval_dataset:
+            rule = c.records_rule
+            return {"mcq": "mcq", "yorn": "yorn", "ocrbench": "open"}.get(rule or "")
+    return None
+
+
+def harness_guesses(benchmark: str) -> bool:
+    """The benchmark's card says its lmms-eval scorer guesses an option it cannot read."""
+    from primebench_tasks.data.cards import benchmark_cards
+
+    for c in benchmark_cards():
+        if benchmark in c.names and c.lmms_eval is not None:
+            return c.lmms_eval.on_unreadable == "random option"
+    return False
+
+
+def check_responses(
+    responses: pd.DataFrame, panels: Mapping[str, Any], guessing: bool = False
+) -> dict[str, dict[str, ResponseCheck]]:
+    """model → benchmark → the response check of that model's answers on that benchmark
+    (``responses``: model, benchmark, item_id, response, optional finish_reason and score;
+    ``panels``: benchmark → its reference panel, whose ``response_profiles`` give the limits).
+    ``guessing``: the run was scored by lmms-eval's task code (its MMMU scorer guesses)."""
+    out: dict[str, dict[str, ResponseCheck]] = {}
+    for b, panel in panels.items():
+        mine = responses[responses["benchmark"] == b]
+        if mine.empty:
+            continue
+        profiles = response_profiles(mine, {b: benchmark_facts(panel, b)})
+        limits = reference_limits(getattr(panel, "response_profiles", None), b)
+        guesses = guessing and harness_guesses(b)
+        for row in profiles.to_dict("records"):
+            out.setdefault(str(row["model"]), {})[b] = check_profile(row, limits, guesses)
+    return out
