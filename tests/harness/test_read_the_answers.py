@@ -113,3 +113,69 @@ def test_old_records_without_finish_reasons_still_place(tmp_path):
     (out / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     got = recorded_responses(RecordFile(out / "records.jsonl"), ["m"])
     assert list(got["response"]) == ["A", "A", "A"] and got["finish_reason"].isna().all()
+
+
+def _lmms_log(out, version: str, ids, answers, responses) -> None:
+    """An lmms-eval --log_samples folder of one task on the flagship's BLINK: each sample's
+    primebench_item (id, score) and its raw answer in ``resps``."""
+    out.mkdir()
+    meta = {"primebench_suite": version, "benchmark": "BLINK"}
+    res = {"configs": {"primebench_blink": {"metadata": meta}}, "model_name": "m"}
+    res["date"] = "20260101_000000"
+    (out / "20260101_results.json").write_text(json.dumps(res))
+    lines = [
+        {
+            "doc_id": k,
+            "resps": [[r]],
+            "primebench_item": {"item_id": i, "score": float(r.strip() == a)},
+        }
+        for k, (i, a, r) in enumerate(zip(ids, answers, responses, strict=True))
+    ]
+    (out / "20260101_samples_primebench_blink.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines)
+    )
+
+
+@pytest.mark.parametrize("healthy", [True, False])
+def test_lmms_eval_logs_of_reasoning_text_are_flagged_against_the_reference_runs(
+    tmp_path, capsys, healthy
+):
+    """`primebench place` over lmms-eval logs: the answers come from the logs' ``resps`` and are
+    compared with the BLINK reference runs' own profiles (VLMEvalKit's records)."""
+    from harness_adapters.suites.released import suites_path
+    from primebench_tasks.cli import main
+    from primebench_tasks.data.panel import Panel
+    from primebench_tasks.pipeline.manifest import read_manifest
+
+    suite = read_manifest(suites_path() / "primebench.json")
+    ids = list(suite.entry("BLINK").item_ids)
+    items = Panel.load_default("openvlm_blink").items.set_index("item_id")
+    answers = [str(items.loc[i, "answer"]) for i in ids]
+    rng = np.random.default_rng(0)
+    said = [a if rng.random() < 0.6 else "B" for a in answers]  # a plausible healthy model
+    responses = said if healthy else [REASONING] * len(ids)
+    _lmms_log(tmp_path / "run", suite.version, ids, answers, responses)
+    code = main(
+        [
+            "place",
+            str(tmp_path / "run"),
+            "--allow-partial",
+            "--n-boot",
+            "50",
+            "--out",
+            str(tmp_path / "report"),
+        ]
+    )
+    assert code == 0
+    doc = json.loads((tmp_path / "report" / "report.json").read_text())
+    entry = doc["models"]["m"]["benchmarks"]["BLINK"]["responses"]
+    assert entry["limits"]["basis"] == "reference" and entry["limits"]["reference_runs"] > 50
+    err = capsys.readouterr().err
+    if healthy:
+        assert entry["flags"] == [] and "answers held no answer" not in err
+        return
+    assert entry["comparable"] is False
+    assert "100 % of the answers held no answer the parser could read (reference runs: median" in (
+        " ".join(entry["flags"])
+    )
+    assert "not comparable" in err

@@ -128,7 +128,10 @@ def logged_items(
             if isinstance(value, bool):
                 value = float(value)
             score = (float(value) - lo) / (hi - lo) if isinstance(value, (int, float)) else None
-            yield ln, {"item_id": str(ordered[doc_id]), "score": score}
+            yield (
+                ln,
+                {"item_id": str(ordered[doc_id]), "score": score, "response": logged_response(rec)},
+            )
             continue
         item = rec.get("primebench_item")
         if not isinstance(item, dict) or "item_id" not in item:
@@ -138,7 +141,20 @@ def logged_items(
                 row=ln,
                 field="primebench_item",
             )
-        yield ln, item
+        yield ln, {"response": logged_response(rec), **item}  # the item's own response wins
+
+
+def logged_response(rec: dict[str, Any]) -> str | None:
+    """The model's raw answer of one ``--log_samples`` line: the first of ``resps`` (lmms-eval
+    logs each request's outputs as a list per request), else of ``filtered_resps``; None where
+    the line holds no text (an older log, a log-likelihood task)."""
+    for key in ("resps", "filtered_resps"):
+        v = rec.get(key)
+        while isinstance(v, list) and v:
+            v = v[0]
+        if isinstance(v, str):
+            return v
+    return None
 
 
 def read_run(
@@ -182,6 +198,7 @@ def read_run(
                     "item_id": str(item["item_id"]),
                     "condition": "vl",
                     "score": float(item["score"]),
+                    "response": item.get("response"),
                 }
             )
         if n_lines == 0:

@@ -166,6 +166,12 @@ def read_sidecar(path: Path) -> tuple[dict[str, Any], pd.DataFrame]:
             "item_id": [imap[i] for i in idx],
             "condition": "vl",
             "score": scores,
+            # the model's raw answer as VLMEvalKit recorded it (what the response check reads)
+            "response": (
+                [None if v is None or v != v else str(v) for v in df["prediction"]]
+                if "prediction" in df.columns
+                else None
+            ),
         }
     )
     doc = {**doc, "missing_items": missing, "table": str(table)}
