@@ -313,7 +313,7 @@ def _run_adaptive(
                 if mine and all(r["status"] != "ok" for r in mine):
                     stopped[(a, b)] = f"every item of round {rounds} failed"
     failed = records.unscored(names.values(), since)
-    doc = adaptive_report(req, pools, state, stopped, settings, failed)
+    doc = adaptive_report(req, pools, state, stopped, settings, failed, panels, records)
     doc["conditions"] = spec.get("conditions") or {}
     atomic_write_text(req.out / "adaptive.json", canonical_json(doc))
     atomic_write_text(req.out / "adaptive.md", adaptive_markdown(doc))
@@ -371,14 +371,27 @@ def adaptive_report(
     stopped: Mapping[tuple[str | None, str], str],
     settings: AdaptiveSettings,
     failed: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
+    panels: Mapping[str, Panel] | None = None,
+    records: RecordFile | None = None,
 ) -> dict[str, Any]:
     """``adaptive.json``'s content; ``failed``: (variant name, benchmark) → the failed record
-    lines of this run's unscored items (:meth:`RecordFile.unscored`)."""
+    lines of this run's unscored items (:meth:`RecordFile.unscored`); ``panels`` and
+    ``records``: the reference panels and the run's records, for the response check of the
+    answers asked (:mod:`primebench_tasks.place.responses`)."""
     models: dict[str, Any] = {}
+    checks: dict[str, dict[str, Any]] = {}
+    if panels is not None and records is not None:
+        from harness_adapters.run.session import recorded_responses
+        from primebench_tasks.place.responses import check_responses
+
+        names = [variant_name(req.model_name, a) for a in req.variants()]
+        asked = recorded_responses(records, names)
+        checks = check_responses(asked, {p.benchmark: panels[p.benchmark] for p in pools}, True)
     for a in req.variants():
         name = variant_name(req.model_name, a)
         by_b = {}
         misfit: list[str] = []
+        answer_flags: list[str] = []
         for p in pools:
             answers, asked = state[(a, p.benchmark)]
             est = p.bench.estimate(answers, asked)
@@ -399,6 +412,10 @@ def adaptive_report(
                 "failed": {"items": len(lost), "why": failure_digest(lost) if lost else None},
                 "misfit": fit.as_dict(),
             }
+            check = checks.get(name, {}).get(p.benchmark)
+            if check is not None:
+                by_b[p.benchmark]["responses"] = check.as_dict()
+                answer_flags += [f"{p.benchmark}: {flag}" for flag in check.flags]
         preds = [e["predicted_full"]["value"] for e in by_b.values()]
         mean = float(np.mean(preds)) if preds and None not in preds else None
         models[name] = {
@@ -406,6 +423,7 @@ def adaptive_report(
             "mean_predicted_full": None if mean is None else round(mean, 6),
             "benchmarks": by_b,
             "misfit": misfit,
+            **({"answers": answer_flags} if answer_flags else {}),
         }
     return {
         "schema": SCHEMA,
@@ -477,6 +495,7 @@ def adaptive_markdown(doc: Mapping[str, Any]) -> str:
             "",
             markdown_table(pd.DataFrame(rows)),
             *[f"- **misfit**: {line}" for line in r.get("misfit", [])],
+            *[f"- **answers**: {line}" for line in r.get("answers", [])],
             *(
                 ["Items that failed (not scored; a rerun of the same command asks them again):"]
                 + failures

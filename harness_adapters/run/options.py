@@ -85,7 +85,7 @@ def print_adaptive(doc: Any, out: Path) -> None:
     for line in some:
         say(f"warning: {line}")
     for model, r in doc["models"].items():
-        for line in r.get("misfit", []):
+        for line in (*r.get("misfit", []), *r.get("answers", [])):
             say(f"warning: {model}: {line}")
     refuse_nothing_placed(none, out)
 

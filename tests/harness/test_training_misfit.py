@@ -39,6 +39,29 @@ def test_a_misfit_that_appears_between_checkpoints_is_said(capsys):
     assert "step 30" not in err and "not a worse model" in err
 
 
+def test_a_checkpoint_whose_answers_stop_reading_is_said_with_the_cause(capsys):
+    """A checkpoint whose answers the parser cannot read any more (its profile jumps) is said on
+    stderr once, with the cause, and counted in ``answers_flagged_benchmarks``."""
+    from harness_adapters.engines.vllm.training import PrimeBenchCallback
+
+    flag = "40 % of the answers held no answer the parser could read (fixed limit 5 %)"
+
+    def res(bad: bool) -> dict:
+        answers = {"MMMU_DEV_VAL": {"flags": [flag] if bad else [], "comparable": not bad}}
+        return {**_res(False), "answers": answers}
+
+    cb = PrimeBenchCallback({}, None, "http://127.0.0.1:1/v1", "m", "/tmp/unused")
+    state = SimpleNamespace(log_history=[], global_step=0)
+    for step, bad in ((10, False), (20, True), (30, True)):
+        cb._emit(step, res(bad), state)
+    logged = [h["eval_primebench/answers_flagged_benchmarks"] for h in state.log_history]
+    assert logged == [0, 1, 1]
+    assert [r["answers_flagged"] for r in cb.results] == [[], ["MMMU_DEV_VAL"], ["MMMU_DEV_VAL"]]
+    err = capsys.readouterr().err
+    assert err.count(f"warning: checkpoint step 20: MMMU_DEV_VAL: {flag}") == 1
+    assert "step 30" not in err
+
+
 def test_rank_variants_names_the_variant_whose_answers_do_not_fit(tmp_path):
     import copy
 

@@ -106,7 +106,9 @@ def evaluate_checkpoint(
     backend = ServerBackend(base_url, served_model, [name], timeout_s=timeout_s)
     records = RecordFile(Path(out) / "records.jsonl")
     from harness_adapters.run.report import reference_panels
+    from harness_adapters.run.session import recorded_responses
     from primebench_tasks.place.misfit import suite_person_fit
+    from primebench_tasks.place.responses import check_responses
 
     docs = suite_docs(suite, reference_panels(suite, panel), datasets)
     run_variants(
@@ -114,10 +116,10 @@ def evaluate_checkpoint(
     )
     variant = variant_name(served_model, name)
     scores, cats = score_frame(records, [variant], suite)
-    fits = {
-        b: f.as_dict()
-        for b, f in suite_person_fit(suite, reference_panels(suite, panel), scores)[variant].items()
-    }
+    panels = reference_panels(suite, panel)
+    fits = {b: f.as_dict() for b, f in suite_person_fit(suite, panels, scores)[variant].items()}
+    # the checkpoint's answers against the reference runs' (empty, unreadable, truncated, ...)
+    answers = check_responses(recorded_responses(records, [variant]), panels, True).get(variant, {})
     X = scores.to_numpy(float)
     per_cat = {
         c: float(scores.loc[:, (cats == c).to_numpy()].mean(axis=1).iloc[0])
@@ -130,6 +132,7 @@ def evaluate_checkpoint(
         "n_items": X.shape[1],
         "categories": per_cat,
         "misfit": fits,
+        "answers": {b: c.as_dict() for b, c in answers.items()},
         "conditions": {
             "harness": "PrimeBenchCallback (a running vLLM server)",
             "backend": {"kind": "server", "base_url": base_url, "served_model": served_model},
@@ -281,14 +284,32 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
                 file=sys.stderr,
                 flush=True,
             )
+        # answers that stop reading like the reference runs' between checkpoints (unreadable,
+        # empty, truncated): said on stderr with the cause
+        read = sorted(b for b, c in res.get("answers", {}).items() if c.get("flags"))
+        before_read = set(self.results[-1].get("answers_flagged", [])) if self.results else set()
+        for b in (b for b in read if b not in before_read):
+            for flag in res["answers"][b]["flags"]:
+                print(
+                    f"[primebench] warning: checkpoint step {step}: {b}: {flag}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         metrics = {
             f"{key}/suite_score": res["suite_score"],
             f"{key}/n_scored": res["n_scored"],
             f"{key}/misfit_benchmarks": len(flagged),
+            f"{key}/answers_flagged_benchmarks": len(read),
             **{f"{key}/{c}": v for c, v in res["categories"].items()},
         }
         self.results.append(
-            {"step": step, **res, "misfit_flagged": flagged, "misfit_jumped": jumped}
+            {
+                "step": step,
+                **res,
+                "misfit_flagged": flagged,
+                "misfit_jumped": jumped,
+                "answers_flagged": read,
+            }
         )
         if self.trainer is None:  # no trainer to log through: the history only
             state.log_history.append({**metrics, "step": step})
