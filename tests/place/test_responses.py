@@ -1,0 +1,118 @@
+"""The response check's formulas by hand: reading an answer, a profile's shares, the limits from
+the reference runs' profiles, and the flag with its cause."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from primebench_tasks.place.responses import (
+    FIXED_LIMITS,
+    RESPONSE_MARGIN,
+    ItemFacts,
+    check_profile,
+    read_answer,
+    reference_limits,
+    response_profiles,
+)
+
+OPTIONS = {"A": "cat", "B": "dog"}
+
+
+@pytest.mark.parametrize(
+    "text, got",
+    [
+        ("(B)", "B"),
+        ("Answer: (B)", "B"),
+        ("The answer is b", "B"),
+        ("dog", "B"),
+        ("", None),
+        ("I think so", None),
+        ("Cannot determine the answer", None),  # a refusal is no answer
+    ],
+)
+def test_an_option_is_read_as_vlmevalkit_reads_it(text, got):
+    assert read_answer(text, "mcq", OPTIONS) == got
+
+
+def test_yes_no_and_open_answers():
+    assert read_answer("Yes, it is.", "yorn", None) == "Yes"
+    assert read_answer("maybe", "yorn", None) is None
+    assert read_answer("  42 ", "open", None) == "42"
+
+
+def test_a_profile_by_hand():
+    """4 answers to items with options A = cat, B = dog; gold A, A, B, B; responses "A", "",
+    "I think so", "B", scored 1, 0, 0, 0 (the harness misread the last): empty 1/4, unreadable
+    1/4 (the third), misread 1/4 (the fourth reads B = gold, scored 0), the readable letters
+    A, B → the top option's share ½ (A, the first of a tie), median length of 1, 0, 10, 1 = 1,
+    truncated 1/4 (one finish reason ``length``)."""
+    responses = pd.DataFrame(
+        {
+            "model": "m",
+            "benchmark": "X",
+            "item_id": ["1", "2", "3", "4"],
+            "response": ["A", "", "I think so", "B"],
+            "score": [1.0, 0.0, 0.0, 0.0],
+            "finish_reason": ["stop", "stop", "length", "stop"],
+        }
+    )
+    facts = ItemFacts("mcq", {i: OPTIONS for i in "1234"}, {"1": "A", "2": "A", "3": "B", "4": "B"})
+    (row,) = response_profiles(responses, {"X": facts}).to_dict("records")
+    assert row["n"] == 4 and row["empty"] == row["unreadable"] == row["misread"] == 0.25
+    assert row["truncated"] == 0.25 and row["top_option"] == 0.5 and row["top_letter"] == "A"
+    assert row["length"] == 1.0 and np.isnan(row["yes"])
+
+
+def test_an_item_without_options_in_a_mixed_benchmark_is_open():
+    """MATH-Vision mixes lettered and numeric items: a number answer to an item without options
+    is no unreadable answer; on a panel without any option text (MMMU's) a letter is read."""
+    responses = pd.DataFrame(
+        {"model": "m", "benchmark": "X", "item_id": ["1", "2"], "response": ["6", "C"]}
+    )
+    mixed = ItemFacts("mcq", {"1": {}, "2": {"A": "x", "B": "y", "C": "z"}}, {})
+    (row,) = response_profiles(responses, {"X": mixed}).to_dict("records")
+    assert row["unreadable"] == 0.0
+    bare = ItemFacts("mcq", {}, {})
+    (row,) = response_profiles(responses, {"X": bare}).to_dict("records")
+    assert row["unreadable"] == 0.5  # "6" is no letter of A–E
+
+
+def test_limits_from_the_reference_runs_by_hand():
+    """10 reference runs, unreadable 0 × 9 and 0.1: the 99th percentile (linear) sits at
+    position 0.99 · 9 = 8.91 between 0 and 0.1 → 0.091, plus the 3-point margin → 0.121; a share
+    without 10 values keeps its fixed limit; fewer than 10 runs: the fixed limits."""
+    ref = pd.DataFrame(
+        {
+            "model": [f"r{k}" for k in range(10)],
+            "benchmark": "X",
+            "n": 100,
+            "empty": 0.0,
+            "unreadable": [0.0] * 9 + [0.1],
+            "truncated": np.nan,
+        }
+    )
+    lim = reference_limits(ref, "X")
+    assert lim["basis"] == "reference" and lim["reference_runs"] == 10
+    assert lim["unreadable"] == pytest.approx(0.091 + RESPONSE_MARGIN)
+    assert lim["unreadable_median"] == 0.0
+    assert lim["truncated"] == FIXED_LIMITS["truncated"]
+    assert reference_limits(ref.head(9), "X")["basis"] == "fixed"
+
+
+def test_a_flag_names_its_cause_and_parse_failures_are_not_comparable():
+    lim = {"basis": "reference", "unreadable": 0.121, "unreadable_median": 0.0, "top_option": 0.9}
+    row = {"n": 100, "unreadable": 0.31, "top_option": 0.5, "top_letter": "A"}
+    check = check_profile(row, lim, guesses=True)
+    assert not check.comparable
+    assert check.flags[0] == (
+        "31 % of the answers held no answer the parser could read (the harness's scorer "
+        "guessed them at random) (reference runs: median 0.0 %, limit 12.1 %)"
+    )
+    assert "not comparable" in check.flags[-1]
+    # an option bias flags but stays comparable (the scores still measure the model)
+    bias = check_profile({"n": 100, "top_option": 0.95, "top_letter": "A"}, lim)
+    assert bias.comparable and "95 % of the readable answers are option A" in bias.flags[0]
+    # too few answered items: no verdict
+    assert check_profile({**row, "n": 5}, lim).flags == ()
