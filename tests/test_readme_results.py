@@ -673,3 +673,25 @@ def test_the_default_pair_is_the_one_the_design_comparison_chooses():
     assert "cross_validated+pirt" in set(choice["pair"])  # the old default, beside the new
     assert set(df["protocol"]) == {"random", "frontier", "chronological", "gap"}
     assert set(df["k"]) == {25, 50, 100}
+
+
+def test_response_replay_table_is_rendered_and_chooses_the_librarys_quantile():
+    """The response check's replay (benchmarks/response_replay.py): the committed table is its
+    CSV's rendering, included in docs/results.md, and the library's reference quantile is the
+    one with the most faults flagged among those whose healthy runs are flagged in ≤ 2 %."""
+    import numpy as np
+
+    from primebench_tasks.place.responses import REFERENCE_QUANTILE
+
+    mod = _script("response_replay")
+    df = pd.read_csv(RESULTS / "response_replay.csv")
+    text = mod.table(df[df["quantile"] == REFERENCE_QUANTILE]) + mod.choice_table(df)
+    assert text == (RESULTS / "response_replay.md").read_text("utf-8")
+    assert _readme_block("response-replay") == text
+    ok = {}
+    for q, g in df.groupby("quantile"):
+        h = g[g["fault"] == "healthy"]
+        f = g[g["fault"].isin(mod.FAULTS) & (g["share"] == 0.10)]
+        if np.average(h.flagged, weights=h.runs) <= mod.HEALTHY_GOAL:
+            ok[q] = np.average(f.flagged, weights=f.runs)
+    assert max(ok, key=ok.get) == REFERENCE_QUANTILE

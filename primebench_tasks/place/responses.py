@@ -17,16 +17,19 @@ share of the model's answered items in [0, 1] unless said otherwise:
 - ``misread`` — responses whose answer this rule reads as the gold one while the harness
   scored them 0 (the harness's parser read something else, or guessed); NaN without scores;
 - ``top_option`` — the largest share any one option letter takes among the readable answers,
-  and ``top_letter`` that letter (multiple choice);
+  and ``top_letter`` that letter (multiple choice); ``top_excess`` — that share minus the share
+  of the same letter among the gold answers of the same items (a model that always answers A
+  where A is right a quarter of the time: 0.75);
 - ``yes`` — the share of "yes" among the readable yes/no answers;
 - ``length`` — the median response length in characters (not a share).
 
 **The check** (:func:`check_profile`): each share above its limit flags the benchmark, naming the
 cause and the reference range. The limit is the reference runs' :data:`REFERENCE_QUANTILE`
-quantile plus :data:`RESPONSE_MARGIN` where the benchmark's reference panel holds their
-profiles (VLMEvalKit's published records do: built at import,
-:func:`~harness_adapters.harnesses.vlmeval.records.records_panel`), else the fixed
-:data:`FIXED_LIMITS`. A run whose parse failures (empty, unreadable, truncated or misread
+quantile q where the benchmark's reference panel holds their profiles (VLMEvalKit's published
+records do: built at import, :func:`~harness_adapters.harnesses.vlmeval.records.records_panel`),
+else the fixed :data:`FIXED_LIMITS`, plus the sampling noise of a share over the run's n items
+(:func:`noise_margin`). ``misread`` always has its fixed limit: the reference runs were scored by
+the very rule that reads them, so theirs is 0 by construction. A run whose parse failures (empty, unreadable, truncated or misread
 answers) exceed the limit is **not comparable**: its scores measure the parser, not the model.
 """
 
@@ -51,6 +54,7 @@ PROFILE_COLUMNS = (
     "misread",
     "top_option",
     "top_letter",
+    "top_excess",
     "yes",
     "length",
 )
@@ -61,19 +65,19 @@ PARSE_FAILURES = ("empty", "unreadable", "truncated", "misread")
 """The shares that measure the parser, not the model: above the limit, not comparable."""
 
 REFERENCE_QUANTILE = 0.99
-"""The reference runs' quantile of a share that a new run may reach unflagged
-(``benchmarks/response_replay.py`` measures what it flags)."""
+"""The reference runs' quantile of a share that a new run may reach unflagged (chosen by
+``benchmarks/response_replay.py`` between 0.95 and 0.99: docs/results.md, "Reading the
+answers")."""
 
-RESPONSE_MARGIN = 0.03
-"""…plus this margin (3 points): a share a few items above the reference runs' 99th percentile
-is noise at 100 items (one item is 1 point)."""
+NOISE_Z = 2.33
+"""The one-sided normal quantile (99 %) of a share's sampling noise over a run's items."""
 
 FIXED_LIMITS: dict[str, float] = {
-    "empty": 0.03,
-    "unreadable": 0.05,
-    "truncated": 0.03,
-    "misread": 0.05,
-    "top_option": 0.70,
+    "empty": 0.02,
+    "unreadable": 0.03,
+    "truncated": 0.02,
+    "misread": 0.08,
+    "top_excess": 0.30,
     "yes": 0.85,
 }
 """The limits where no reference run's profile is known (a panel without predictions): a share
@@ -92,7 +96,7 @@ _CAUSE = {
     "unreadable": "of the answers held no answer the parser could read",
     "truncated": "of the answers stopped at the token budget",
     "misread": "of the answers the parser read as wrong hold the gold answer",
-    "top_option": "of the readable answers are one option",
+    "top_excess": "more of the readable answers are one option than of the gold answers",
     "yes": "of the yes/no answers are yes",
 }
 
@@ -163,6 +167,7 @@ def response_profiles(responses: pd.DataFrame, facts: Mapping[str, ItemFacts]) -
             "misread": np.nan,
             "top_option": np.nan,
             "top_letter": None,
+            "top_excess": np.nan,
             "yes": np.nan,
             "length": float(np.median([len(t) for t in texts])),
         }
@@ -185,6 +190,15 @@ def response_profiles(responses: pd.DataFrame, facts: Mapping[str, ItemFacts]) -
             k = int(np.argmax(counts))
             row["top_option"] = float(counts[k] / len(answers))
             row["top_letter"] = str(letters[k])
+            golds = [
+                f.gold.get(i)
+                for a, k2, i in zip(read, kinds, ids, strict=True)
+                if a is not None and k2 != "open"
+            ]
+            known_gold = [x for x in golds if x is not None]
+            if known_gold:
+                share = float(np.mean([x == row["top_letter"] for x in known_gold]))
+                row["top_excess"] = row["top_option"] - share
         if f.kind == "yorn" and answers:
             row["yes"] = float(np.mean([a == "Yes" for a in answers]))
         rows.append(row)
@@ -228,10 +242,13 @@ class ResponseCheck:
         }
 
 
-def reference_limits(reference: pd.DataFrame | None, benchmark: str) -> dict[str, Any]:
-    """The limit of each share on ``benchmark``: the reference runs' :data:`REFERENCE_QUANTILE`
-    quantile plus :data:`RESPONSE_MARGIN` (with their median, for the message) where
-    ``reference`` (a profile table) holds at least 10 runs of it, else :data:`FIXED_LIMITS`."""
+def reference_limits(
+    reference: pd.DataFrame | None, benchmark: str, quantile: float = REFERENCE_QUANTILE
+) -> dict[str, Any]:
+    """The base limit of each share on ``benchmark`` (the run's noise is added by
+    :func:`check_profile`): the reference runs' ``quantile`` (with their median, for the message)
+    where ``reference`` (a profile table) holds at least :data:`MIN_REFERENCE_RUNS` runs of it,
+    else :data:`FIXED_LIMITS`; ``misread`` keeps its fixed limit (see the module docstring)."""
     rows = (
         reference[(reference["benchmark"] == benchmark) & (reference["n"] >= MIN_PROFILE_ITEMS)]
         if reference is not None and not reference.empty
@@ -240,15 +257,23 @@ def reference_limits(reference: pd.DataFrame | None, benchmark: str) -> dict[str
     out: dict[str, Any] = {"basis": "fixed", **FIXED_LIMITS}
     if rows is None or len(rows) < MIN_REFERENCE_RUNS:
         return out
-    out = {"basis": "reference", "reference_runs": len(rows)}
+    out = {"basis": "reference", "reference_runs": len(rows), "quantile": quantile}
     for s in FIXED_LIMITS:
         v = pd.to_numeric(rows[s], errors="coerce").dropna().to_numpy(float) if s in rows else []
-        if len(v) >= MIN_REFERENCE_RUNS:
-            out[s] = float(np.quantile(v, REFERENCE_QUANTILE) + RESPONSE_MARGIN)
+        if s != "misread" and len(v) >= MIN_REFERENCE_RUNS:
+            out[s] = float(np.quantile(v, quantile))
             out[f"{s}_median"] = float(np.median(v))
         else:
             out[s] = FIXED_LIMITS[s]
     return out
+
+
+def noise_margin(base: float, n: int) -> float:
+    """What a share may exceed ``base`` by over ``n`` items by chance: :data:`NOISE_Z` standard
+    errors of a share at max(base, 1/n) (so a base of 0 still allows a stray item or two), plus
+    one item."""
+    q = min(max(base, 1.0 / n), 1.0)
+    return float(NOISE_Z * np.sqrt(q * (1.0 - q) / n) + 1.0 / n)
 
 
 MIN_REFERENCE_RUNS = 10
@@ -268,21 +293,32 @@ def check_profile(
     if int(profile.get("n", 0)) >= MIN_PROFILE_ITEMS:
         for s, cause in _CAUSE.items():
             v = profile.get(s)
-            lim = limits.get(s)
-            if v is None or lim is None or not np.isfinite(v) or v <= lim:
+            base = limits.get(s)
+            if v is None or base is None or not np.isfinite(v):
                 continue
-            if limits.get("basis") == "reference":
-                med = limits.get(f"{s}_median")
+            lim = base + noise_margin(base, int(profile["n"]))
+            if v <= lim:
+                continue
+            n = int(profile["n"])
+            med = limits.get(f"{s}_median")
+            if limits.get("basis") == "reference" and med is not None:
+                q = round(100 * float(limits.get("quantile", REFERENCE_QUANTILE)))
                 where = (
-                    f"reference runs: median {100 * med:.1f} %, limit {100 * lim:.1f} %"
-                    if med is not None
-                    else f"limit {100 * lim:.1f} %"
+                    f"reference runs: median {100 * med:.1f} %, {q}th percentile "
+                    f"{100 * base:.1f} %; limit {100 * lim:.1f} % at {n} items"
                 )
             else:
-                where = f"no reference run's answers known; fixed limit {100 * lim:.0f} %"
+                where = (
+                    "no reference run's answers known; "
+                    if limits.get("basis") != "reference"
+                    else ""
+                ) + f"fixed limit {100 * base:.0f} %, {100 * lim:.1f} % at {n} items"
             what = f"{100 * v:.0f} % {cause}"
-            if s == "top_option" and profile.get("top_letter"):
-                what = f"{100 * v:.0f} % of the readable answers are option {profile['top_letter']}"
+            if s == "top_excess" and profile.get("top_letter"):
+                what = (
+                    f"{100 * profile['top_option']:.0f} % of the readable answers are option "
+                    f"{profile['top_letter']}, {100 * v:.0f} points more than of the gold answers"
+                )
             if s == "unreadable" and guesses:
                 what += " (the harness's scorer guessed them at random)"
             if s in PARSE_FAILURES:

@@ -9,9 +9,9 @@ import pytest
 
 from primebench_tasks.place.responses import (
     FIXED_LIMITS,
-    RESPONSE_MARGIN,
     ItemFacts,
     check_profile,
+    noise_margin,
     read_answer,
     reference_limits,
     response_profiles,
@@ -46,8 +46,9 @@ def test_a_profile_by_hand():
     """4 answers to items with options A = cat, B = dog; gold A, A, B, B; responses "A", "",
     "I think so", "B", scored 1, 0, 0, 0 (the harness misread the last): empty 1/4, unreadable
     1/4 (the third), misread 1/4 (the fourth reads B = gold, scored 0), the readable letters
-    A, B → the top option's share ½ (A, the first of a tie), median length of 1, 0, 10, 1 = 1,
-    truncated 1/4 (one finish reason ``length``)."""
+    A, B → the top option's share ½ (A, the first of a tie) and its excess over the gold
+    answers of those items (A, B: ½ are A) 0, median length of 1, 0, 10, 1 = 1, truncated 1/4
+    (one finish reason ``length``)."""
     responses = pd.DataFrame(
         {
             "model": "m",
@@ -62,7 +63,7 @@ def test_a_profile_by_hand():
     (row,) = response_profiles(responses, {"X": facts}).to_dict("records")
     assert row["n"] == 4 and row["empty"] == row["unreadable"] == row["misread"] == 0.25
     assert row["truncated"] == 0.25 and row["top_option"] == 0.5 and row["top_letter"] == "A"
-    assert row["length"] == 1.0 and np.isnan(row["yes"])
+    assert row["top_excess"] == 0.0 and row["length"] == 1.0 and np.isnan(row["yes"])
 
 
 def test_an_item_without_options_in_a_mixed_benchmark_is_open():
@@ -81,8 +82,10 @@ def test_an_item_without_options_in_a_mixed_benchmark_is_open():
 
 def test_limits_from_the_reference_runs_by_hand():
     """10 reference runs, unreadable 0 × 9 and 0.1: the 99th percentile (linear) sits at
-    position 0.99 · 9 = 8.91 between 0 and 0.1 → 0.091, plus the 3-point margin → 0.121; a share
-    without 10 values keeps its fixed limit; fewer than 10 runs: the fixed limits."""
+    position 0.99 · 9 = 8.91 between 0 and 0.1 → 0.091; a share without 10 values keeps its
+    fixed limit; fewer than 10 runs: the fixed limits. The noise a run's share may add over
+    100 items at a base of 0.091: 2.33 · √(0.091 · 0.909 / 100) + 1/100 = 0.0770; at a base of
+    0, the share of one item stands in: 2.33 · √(0.01 · 0.99 / 100) + 0.01 = 0.0332."""
     ref = pd.DataFrame(
         {
             "model": [f"r{k}" for k in range(10)],
@@ -95,24 +98,35 @@ def test_limits_from_the_reference_runs_by_hand():
     )
     lim = reference_limits(ref, "X")
     assert lim["basis"] == "reference" and lim["reference_runs"] == 10
-    assert lim["unreadable"] == pytest.approx(0.091 + RESPONSE_MARGIN)
+    assert lim["unreadable"] == pytest.approx(0.091)
+    assert noise_margin(0.091, 100) == pytest.approx(0.0770, abs=1e-4)
+    assert noise_margin(0.0, 100) == pytest.approx(0.0332, abs=1e-4)
     assert lim["unreadable_median"] == 0.0
     assert lim["truncated"] == FIXED_LIMITS["truncated"]
     assert reference_limits(ref.head(9), "X")["basis"] == "fixed"
 
 
 def test_a_flag_names_its_cause_and_parse_failures_are_not_comparable():
-    lim = {"basis": "reference", "unreadable": 0.121, "unreadable_median": 0.0, "top_option": 0.9}
-    row = {"n": 100, "unreadable": 0.31, "top_option": 0.5, "top_letter": "A"}
+    lim = {
+        "basis": "reference",
+        "quantile": 0.99,
+        "unreadable": 0.0,
+        "unreadable_median": 0.0,
+        "top_excess": 0.2,
+    }
+    row = {"n": 100, "unreadable": 0.31, "top_option": 0.5, "top_excess": 0.1, "top_letter": "A"}
     check = check_profile(row, lim, guesses=True)
     assert not check.comparable
     assert check.flags[0] == (
         "31 % of the answers held no answer the parser could read (the harness's scorer "
-        "guessed them at random) (reference runs: median 0.0 %, limit 12.1 %)"
+        "guessed them at random) (reference runs: median 0.0 %, 99th percentile 0.0 %; limit "
+        "3.3 % at 100 items)"
     )
     assert "not comparable" in check.flags[-1]
     # an option bias flags but stays comparable (the scores still measure the model)
-    bias = check_profile({"n": 100, "top_option": 0.95, "top_letter": "A"}, lim)
-    assert bias.comparable and "95 % of the readable answers are option A" in bias.flags[0]
+    biased = {"n": 100, "top_option": 0.95, "top_excess": 0.7, "top_letter": "A"}
+    bias = check_profile(biased, lim)
+    assert bias.comparable
+    assert "95 % of the readable answers are option A, 70 points more" in bias.flags[0]
     # too few answered items: no verdict
     assert check_profile({**row, "n": 5}, lim).flags == ()
