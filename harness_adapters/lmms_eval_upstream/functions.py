@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from harness_adapters.suites.prompt import (  # noqa: F401  (the generated tasks call them from here)
+    doc_options,
     doc_to_text,
     exact_answer_score,
     extract_answer,
+    parse_answer,
 )
 from primebench_tasks.errors import NotFoundError
 
@@ -133,8 +135,11 @@ def make_process_results(key: str, metric: str) -> Callable[[dict, list], dict]:
     """``process_results`` for a local task: the benchmark's own score plus the stable item id."""
 
     def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
-        score = exact_answer_score(doc, results[0] if results else "")
-        return {metric: score, ITEM_METRIC: {"item_id": str(doc[key]), "score": score}}
+        response = results[0] if results else ""
+        score = exact_answer_score(doc, response)
+        parsed, fell_back = parse_answer(response, doc_options(doc))
+        item = {"item_id": str(doc[key]), "score": score, "parsed": parsed}
+        return {metric: score, ITEM_METRIC: {**item, "parse_fallback": fell_back}}
 
     return process_results
 

@@ -220,7 +220,7 @@ def write_placement(
     )
 
 
-RESPONSE_COLUMNS = ("response", "finish_reason", "output_tokens")
+RESPONSE_COLUMNS = ("response", "parsed", "parse_fallback", "finish_reason", "output_tokens")
 """The answer columns a run's records may carry beside the score (what the response check
 reads; a run without them is placed on its scores alone)."""
 

@@ -154,18 +154,16 @@ def write_run_report(
 
 
 def recorded_responses(records: RecordFile, names: Sequence[str]) -> pd.DataFrame:
-    """The finished answers of the variants ``names`` (model, benchmark, item_id, score,
-    response, finish_reason, output_tokens; None where an older record did not keep one): what
-    the response check reads."""
+    """The finished answers of the variants ``names`` (model, benchmark, item_id, score and the
+    :data:`~harness_adapters.run.report.RESPONSE_COLUMNS`; None where an older record did not
+    keep one): what the response check reads."""
     rows = [
         {
             "model": n,
             "benchmark": b,
             "item_id": i,
             "score": rec.get("score"),
-            "response": rec.get("response"),
-            "finish_reason": rec.get("finish_reason"),
-            "output_tokens": rec.get("output_tokens"),
+            **{c: rec.get(c) for c in RESPONSE_COLUMNS},
         }
         for (n, b, i), rec in records.finished().items()
         if n in set(names)

@@ -109,6 +109,7 @@ def run_variants(
                             **_ids(d),
                             "status": "ok",
                             "response": str(out),
+                            **d.parse(str(out)),
                             **generation_facts(out),
                             "score": d.score(out),
                             "error": None,

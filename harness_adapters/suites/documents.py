@@ -17,8 +17,10 @@ from typing import Any, Protocol
 
 from harness_adapters.suites.prompt import (
     PROMPT_KWARGS,
+    doc_options,
     doc_to_text,
     exact_answer_score,
+    parse_answer,
 )
 from primebench_tasks.data.io import canonical_json, content_hash
 from primebench_tasks.data.panel import Panel
@@ -57,6 +59,10 @@ class SharedSource:
     def answer(self, doc: dict[str, Any]) -> str:
         return str(doc["answer"])
 
+    def parse(self, doc: dict[str, Any], response: str) -> tuple[str, bool]:
+        """(the answer the scorer read, whether its parser fell back to a guess)."""
+        return parse_answer(response, doc_options(doc))
+
 
 SHARED = SharedSource()
 
@@ -85,6 +91,15 @@ class SuiteDoc:
 
     def answer(self) -> str:
         return self.source.answer(self.doc)
+
+    def parse(self, response: str) -> dict[str, Any]:
+        """``parsed`` and ``parse_fallback`` of ``response`` where the source's scorer says how
+        it read it (the shared scorer does; an upstream task's is lmms-eval's code: {})."""
+        parse = getattr(self.source, "parse", None)
+        if parse is None:
+            return {}
+        parsed, fell_back = parse(self.doc, response)
+        return {"parsed": parsed, "parse_fallback": fell_back}
 
 
 def documents_digest(docs: Sequence[SuiteDoc]) -> dict[str, str]:

@@ -38,20 +38,32 @@ def _norm(s: Any) -> str:
 
 def extract_answer(response: str, options: list[str]) -> str:
     """The option letter (multiple choice) or the last number / the stripped text (open)."""
+    return parse_answer(response, options)[0]
+
+
+def parse_answer(response: str, options: list[str]) -> tuple[str, bool]:
+    """(:func:`extract_answer`'s answer, whether it fell back): with options, the first lone
+    capital letter, else — the fallback — the response's first character; without, the last
+    number, else the normalised text (no fallback: the text is the answer)."""
     r = response.strip()
     if options:
         m = re.search(r"\b([A-Z])\b", r.upper())
-        return m.group(1) if m else r[:1].upper()
+        return (m.group(1), False) if m else (r[:1].upper(), True)
     nums = re.findall(r"-?\d+(?:\.\d+)?", r)
-    return nums[-1] if nums else _norm(r)
+    return (nums[-1], False) if nums else (_norm(r), False)
+
+
+def doc_options(doc: dict[str, Any]) -> list[str]:
+    """A shared document's options (a list, or its JSON text), [] for an open question."""
+    options = doc.get("options") or []
+    if isinstance(options, str):
+        options = json.loads(options) if options.startswith("[") else []
+    return list(options)
 
 
 def exact_answer_score(doc: dict[str, Any], response: str) -> float:
     """1.0 when the extracted answer equals the gold answer (letters, numbers or text)."""
-    options = doc.get("options") or []
-    if isinstance(options, str):
-        options = json.loads(options) if options.startswith("[") else []
-    pred = extract_answer(response, options)
+    pred = extract_answer(response, doc_options(doc))
     gold = str(doc["answer"]).strip()
     try:
         return float(abs(float(pred) - float(gold)) < 1e-6)

@@ -73,6 +73,9 @@ def test_unreadable_reasoning_is_flagged_with_its_cause_and_a_healthy_run_is_not
     rec = RecordFile(req.out / "records.jsonl").read()[0]
     assert rec["finish_reason"] == ("stop" if healthy else "length")
     assert rec["output_tokens"] == (1 if healthy else 64)
+    # the shared scorer says what it read and whether it fell back to the first character
+    assert rec["parse_fallback"] is (not healthy)
+    assert rec["parsed"] == (rec["answer"] if healthy else "L")
     write_run_report(req, mathvision, n_boot=50)
     doc = json.loads((req.out / "report.json").read_text())
     suite = doc["models"]["base"]["suite"]

@@ -199,6 +199,8 @@ def read_run(
                     "condition": "vl",
                     "score": float(item["score"]),
                     "response": item.get("response"),
+                    "parsed": item.get("parsed"),
+                    "parse_fallback": item.get("parse_fallback"),
                 }
             )
         if n_lines == 0:
