@@ -25,15 +25,22 @@ def doc_text() -> str:
     return "\n".join(page_text(p) for p in doc_pages())
 
 
+def decision_logs() -> list[Path]:
+    """The decision logs beside their research scripts (``research/*/README.md``)."""
+    return sorted((ROOT / "research").glob("*/README.md"))
+
+
 def doc_block(marker: str) -> str:
     """The generated block between ``<!-- marker: ... -->`` and ``<!-- /marker -->`` (exactly
-    one, on any page)."""
+    one, on any page or decision log)."""
     hits = [
         m.group(1)
-        for p in doc_pages()
+        for p in [*doc_pages(), *decision_logs()]
         for m in re.finditer(
             rf"<!-- {marker}:[^\n]*-->\n(.*?)<!-- /{marker} -->", page_text(p), re.S
         )
     ]
-    assert len(hits) == 1, f"{len(hits)} blocks marked {marker!r} in README.md and docs/"
+    assert len(hits) == 1, (
+        f"{len(hits)} blocks marked {marker!r} in README.md, docs/ and research/*/README.md"
+    )
     return hits[0]

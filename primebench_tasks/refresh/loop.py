@@ -33,6 +33,7 @@ from primebench_tasks.refresh.store import (
     versions,
 )
 from primebench_tasks.report.tables import markdown_table
+from primebench_tasks.suite.manifest import SuiteManifest
 
 
 @dataclass
@@ -45,7 +46,7 @@ class RefreshResult:
     report: str
 
 
-def pipeline_params(manifest: Mapping[str, Any]) -> PipelineParams:
+def pipeline_params(manifest: SuiteManifest) -> PipelineParams:
     """The PipelineParams a PRIMEBench manifest was built with."""
     p = manifest.get("params", {})
     if "retention" not in p:

@@ -70,6 +70,10 @@ def read_records(path: str | Path, suites: set[str] | None = None) -> pd.DataFra
             "seconds",
             "schema",
             "response",
+            "parsed",
+            "parse_fallback",
+            "finish_reason",
+            "output_tokens",
         }
     )
     if extra:

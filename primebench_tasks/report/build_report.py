@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from primebench_tasks.pipeline.manifest import write_manifest
 from primebench_tasks.pipeline.primebench import PipelineResult
 from primebench_tasks.report.plots import ranking_plot, spectrum_plot, sweep_plot
 from primebench_tasks.report.tables import markdown_table
+from primebench_tasks.suite.manifest import SuiteManifest
 
 
 def _headroom_md(h: dict[str, Any]) -> list[str]:
@@ -37,7 +37,7 @@ def _headroom_md(h: dict[str, Any]) -> list[str]:
 
 
 def write_primebench_report(
-    out: Path, panel: Panel, res: PipelineResult, manifest: Mapping[str, Any]
+    out: Path, panel: Panel, res: PipelineResult, manifest: SuiteManifest
 ) -> list[Path]:
     """Write manifest.json, report.md, the stage CSVs and the plots into ``out``."""
     out.mkdir(parents=True, exist_ok=True)

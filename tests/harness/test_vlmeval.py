@@ -264,6 +264,9 @@ def test_place_vlmeval_reports_and_ingest_appends(vlmeval_run, tmp_path, capsys)
     r = doc["models"]["FakeVLM"]["benchmarks"]
     assert r["MMMU_DEV_VAL"]["n_scored"] == r["MMMU_DEV_VAL"]["n_items"] > 0
     assert r["MathVista_MINI"]["predicted_rank"]["value"] >= 1
+    # the run's answers are read from VLMEvalKit's prediction files (the response check)
+    profile = r["MMMU_DEV_VAL"]["responses"]["profile"]
+    assert profile["n"] == r["MMMU_DEV_VAL"]["n_scored"] and profile["empty"] is not None
     assert set(doc["missing"]["FakeVLM"]) == {
         "BLINK",
         "MATH-Vision_MINI",

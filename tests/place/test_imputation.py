@@ -15,6 +15,7 @@ from primebench_tasks.place.imputation import (
     leaderboard_covariates,
     restrict,
 )
+from primebench_tasks.suite.manifest import as_suite
 from tests.conftest import make_panel
 
 SUITES = Path(__file__).parents[2] / "task_configs" / "suites"
@@ -110,7 +111,7 @@ def test_the_flagship_is_ranked_on_the_benchmarks_whose_scores_impute():
     from primebench_tasks.place.suite import place_on_suite
     from tests.place.test_standing import _replay
 
-    manifest = json.loads((SUITES / "primebench.json").read_text())
+    manifest = as_suite(json.loads((SUITES / "primebench.json").read_text()))
     panels = source_panels(manifest)
     model = "InternVL2-8B"  # in the five large panels, not in MathVista's or MATH-Vision's
     new = _replay(manifest, panels, model)

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.place.standing import leaderboard_rank
+from primebench_tasks.suite.manifest import as_suite
 
 SUITES = Path(__file__).parents[2] / "task_configs" / "suites"
 
@@ -48,7 +49,7 @@ def test_the_vlmeval_suite_reports_the_leaderboard_standing():
     from primebench_tasks.pipeline.multi_source import source_panels
     from primebench_tasks.place.suite import place_on_suite
 
-    manifest = json.loads((SUITES / "primebench_vlmeval.json").read_text())
+    manifest = as_suite(json.loads((SUITES / "primebench_vlmeval.json").read_text()))
     panels = source_panels(manifest)
     doc = place_on_suite(
         manifest, panels, _replay(manifest, panels, "InternVL2-8B"), n_boot=50
@@ -84,7 +85,6 @@ def test_benchmarks_not_scored_as_vlmevalkit_get_no_leaderboard_standing():
         SuitePlacement,
     )
     from primebench_tasks.place.standing import add_leaderboard_standing
-    from primebench_tasks.suite.manifest import as_suite
 
     manifest = as_suite(json.loads((SUITES / "primebench.json").read_text()))
     full = Estimate(0.5, 0.4, 0.6)
