@@ -8,10 +8,9 @@ share of the model's answered items in [0, 1] unless said otherwise:
 
 - ``empty`` — responses that are empty or blank;
 - ``unreadable`` — non-empty responses from which no answer can be read: no option letter
-  (multiple choice; :func:`~primebench_tasks.data.answers.builtin_can_infer`, VLMEvalKit's
-  exact-matching rule, so that a new run and the reference runs' published predictions are read
-  by one rule) or no yes/no (:func:`~primebench_tasks.data.answers.builtin_yorn`); NaN on an
-  open-answer benchmark;
+  (multiple choice; :func:`read_answer`: VLMEvalKit's exact-matching rule, then an answer stated
+  as such — one rule for a new run and the reference runs' published predictions) or no yes/no
+  (:func:`~primebench_tasks.data.answers.builtin_yorn`); NaN on an open-answer benchmark;
 - ``truncated`` — responses that stopped at the token budget (finish reason ``length``); NaN
   where no finish reason was recorded;
 - ``misread`` — responses whose answer this rule reads as the gold one while the harness
@@ -35,6 +34,7 @@ answers) exceed the limit is **not comparable**: its scores measure the parser, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,16 +112,36 @@ class ItemFacts:
     gold: Mapping[str, str | None] = field(default_factory=dict)
 
 
+_STATED = re.compile(r"(?i)\banswer\b(?:\s+is)?\s*[:：]?\s*\**\(?([A-J])\)?\**(?![A-Za-z])")
+"""An answer stated as such, anywhere in the text: "Answer: (B)", "the answer is B.",
+"answer is **C**" — what a verbose model that answers writes after its reasoning."""
+
+_LONE_PAREN = re.compile(r"\(([A-J])\)")
+
+
 def read_answer(response: str, kind: str, options: Mapping[str, str] | None) -> str | None:
     """The answer read from ``response``: an option letter (``mcq``), ``Yes``/``No``
-    (``yorn``), the stripped text (``open``); None when none can be read (a refusal included)."""
+    (``yorn``), the stripped text (``open``); None when none can be read (a refusal included).
+
+    An option letter is read by VLMEvalKit's exact-matching rule, else — so that a verbose but
+    answering model is not counted unreadable — from the last answer stated as such ("…, so the
+    answer is (B)"), else from a parenthesised letter that is the only one in the text; a
+    letter that is no option of the item is never read."""
     text = str(response)
     if not text.strip():
         return None
     if kind == "mcq":
         choices = dict(options) if options else {c: "" for c in DEFAULT_LETTERS}
         got = builtin_can_infer(text, choices)
-        return got if isinstance(got, str) and got != "Z" else None
+        if isinstance(got, str):
+            return got if got != "Z" else None
+        stated = [m.group(1).upper() for m in _STATED.finditer(text)]
+        if stated and stated[-1] in choices:
+            return stated[-1]
+        lone = {m.group(1) for m in _LONE_PAREN.finditer(text)}
+        if len(lone) == 1 and (letter := lone.pop()) in choices:
+            return letter
+        return None
     if kind == "yorn":
         said = builtin_yorn(text)
         return None if said == "Unknown" else said

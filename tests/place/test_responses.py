@@ -30,6 +30,10 @@ OPTIONS = {"A": "cat", "B": "dog"}
         ("", None),
         ("I think so", None),
         ("Cannot determine the answer", None),  # a refusal is no answer
+        # a verbose model that answers: the answer stated as such, or its one lettered choice
+        ("The answer is (B), because the figure shows four legs and a tail, as dogs have", "B"),
+        ("Looking at the figure and at option (B), which fits every detail we have seen", "B"),
+        ("Reading the figure again, the answer is (Q) of the ones we were given here", None),
     ],
 )
 def test_an_option_is_read_as_vlmevalkit_reads_it(text, got):
