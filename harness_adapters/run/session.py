@@ -214,6 +214,7 @@ def write_variant_report(
     verdict = variant_verdict(table, pairwise)
     trust = verdict["winner"] is not None
     misfit = variant_misfit(req.out, names)
+    answers = variant_answers(req.out, names)
     doc = {
         "schema": "primebench.variants/2",
         "suite": req.suite["version"],
@@ -223,6 +224,7 @@ def write_variant_report(
         "supports_conclusion": trust,
         "verdict": verdict,
         "misfit": misfit,
+        **({"answers": answers} if any(answers.values()) else {}),
         "ranking": [
             {"variant": str(v), **{k: json_scalar(x) for k, x in r.items()}}
             for v, r in table.iterrows()
@@ -248,6 +250,7 @@ def write_variant_report(
             for v, bs in misfit.items()
             if bs
         )
+        + "".join(f"**Answers**: {v}: {line}\n\n" for v, lines in answers.items() for line in lines)
         + markdown_table(table.reset_index())
         + "\nP(row beats column):\n\n"
         + markdown_table(pairwise.reset_index())
@@ -255,6 +258,16 @@ def write_variant_report(
     atomic_write_text(req.out / "variants.md", md)
     variants_plot(table, pairwise, ceiling, req.out / "variants.png")
     return table, pairwise, ceiling
+
+
+def variant_answers(out: Path, names: Sequence[str]) -> dict[str, list[str]]:
+    """variant → the response check's lines of its placement (``out/report.json``, written
+    first): "MMMU_DEV_VAL: 31 % of the answers held no answer the parser could read (…)"."""
+    from primebench_tasks.place.result import Placement
+
+    path = out / "report.json"
+    models = Placement.read(path).models if path.exists() else {}
+    return {n: list(models[n].suite.answers) if n in models else [] for n in names}
 
 
 def variant_misfit(out: Path, names: Sequence[str]) -> dict[str, list[str]]:

@@ -9,7 +9,8 @@ keys). Scores and predicted full scores are shares of items right, in [0, 1]; ra
 ``interval_from``). ``None`` is a value that does not exist (nothing scored), never 0.
 
 Open records stay mappings, each with its own documented shape: a benchmark's ``misfit``
-(:meth:`~primebench_tasks.place.misfit.PersonFit.as_dict`) and ``leaderboard``
+(:meth:`~primebench_tasks.place.misfit.PersonFit.as_dict`), ``responses``
+(:meth:`~primebench_tasks.place.responses.ResponseCheck.as_dict`) and ``leaderboard``
 (:mod:`~primebench_tasks.place.standing`), the suite's ``rank_basis``
 (:mod:`~primebench_tasks.place.imputation`), the run's ``conditions`` and ``missing`` items, and
 each benchmark's ``reference`` (panel, hash and what is known of its runs).

@@ -76,5 +76,10 @@ def test_rank_variants_names_the_variant_whose_answers_do_not_fit(tmp_path):
     flagged.benchmarks["B"].misfit = {"flagged": True}
     doc.models.update({"m": base, "m+a1": flagged})
     doc.write(tmp_path / "report.json")
+    flagged.suite.answers = ["B: 40 % of the answers held no answer the parser could read (…)"]
+    doc.write(tmp_path / "report.json")
+    from harness_adapters.run.session import variant_answers
+
+    assert variant_answers(tmp_path, ["m", "m+a1"]) == {"m": [], "m+a1": flagged.suite.answers}
     assert variant_misfit(tmp_path, ["m", "m+a1", "m+a2"]) == {"m": [], "m+a1": ["B"], "m+a2": []}
     assert variant_misfit(tmp_path / "none", ["m"]) == {"m": []}
