@@ -105,16 +105,15 @@ def item_pools(
     driver's, from the user's TSVs), given the panel, benchmark and category. Without
     ``documents``, a benchmark the manifest marks ``no_lmms_eval_task`` has no pool (not asked)."""
     pools = []
-    suite = manifest
     for category, by_b in manifest_items(manifest).items():
         for b in by_b:
-            if documents is None and suite.entry(b).no_lmms_eval_task:
+            if documents is None and manifest.entry(b).no_lmms_eval_task:
                 continue  # asked through lmms-eval's task code, which has none for it
             panel = panels[b]
             docs = (
                 documents(panel, b, category)
                 if documents is not None
-                else pool_documents(panel, b, category, suite.entry(b).lmms_eval_task, data)
+                else pool_documents(panel, b, category, manifest.entry(b).lmms_eval_task, data)
             )
             Y = panel.matrix(b).astype(float)
             if Y.shape[1] != len(docs):
@@ -184,11 +183,14 @@ def next_round(req: RunRequest, docs: Sequence[SuiteDoc]) -> tuple[int, Path, Su
     ``<suite>_adaptive_rNNN`` (so it never shadows a released task)."""
     rounds = req.out / "rounds"
     k = len(list(rounds.glob("r*"))) + 1 if rounds.exists() else 1
-    sm = req.suite
     ids: dict[str, list[str]] = {}
     for d in docs:
         ids.setdefault(d.benchmark, []).append(d.item_id)
-    return k, rounds / f"r{k:03d}", sm.asking(ids, name=f"{sm.name}_adaptive_r{k:03d}")
+    return (
+        k,
+        rounds / f"r{k:03d}",
+        req.suite.asking(ids, name=f"{req.suite.name}_adaptive_r{k:03d}"),
+    )
 
 
 def harness_round_records(

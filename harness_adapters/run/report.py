@@ -46,25 +46,24 @@ def reference_panels(manifest: SuiteManifest, panel: Panel | None = None) -> dic
     from primebench_tasks.data.defaults import default_names
     from primebench_tasks.data.panel import Panel
 
-    suite = manifest
-    if suite["params"].get("multi_source"):
+    if manifest["params"].get("multi_source"):
         from primebench_tasks.pipeline.multi_source import source_panels
 
-        return source_panels(suite)
+        return source_panels(manifest)
     if panel is None:
-        name = suite.built_from.panel
+        name = manifest.built_from.panel
         if name not in default_names():
             raise InputError(
                 f"the suite was built from panel {name!r}, which is not embedded; "
                 "pass it with --panel"
             )
         panel = Panel.load_default(name)
-    if panel.content_hash != suite.built_from.panel_hash:
+    if panel.content_hash != manifest.built_from.panel_hash:
         raise InputError(
             f"panel {panel.name} (hash {panel.content_hash}) is not the one the "
-            f"suite was built from ({suite.built_from.panel_hash})"
+            f"suite was built from ({manifest.built_from.panel_hash})"
         )
-    return {e.name: panel for e in suite.benchmarks}
+    return {e.name: panel for e in manifest.benchmarks}
 
 
 def missing_items(wide: pd.DataFrame) -> dict[str, Any]:
@@ -84,12 +83,11 @@ def lmms_eval_excused(manifest: SuiteManifest) -> dict[str, str]:
     """Benchmark → why the suite's lmms-eval tasks (and the runner, which asks items through the
     same task code) do not run it."""
 
-    suite = manifest
     return {
         b: why
-        for by_b in suite.item_ids().values()
+        for by_b in manifest.item_ids().values()
         for b in by_b
-        if (why := suite.entry(b).no_lmms_eval_task)
+        if (why := manifest.entry(b).no_lmms_eval_task)
     }
 
 

@@ -210,8 +210,7 @@ def suite_docs(
     (:func:`harness_adapters.lmms_eval_upstream.documents.upstream_documents`; ``data``: upstream
     lmms-eval task → a local ``datasets.save_to_disk`` copy, else the hub)."""
     out = []
-    suite = manifest
-    for cat, by_b in suite.item_ids().items():
+    for cat, by_b in manifest.item_ids().items():
         for b, ids in by_b.items():
             p = panel if isinstance(panel, Panel) else panel.get(b)
             if p is None or b not in p.benchmark_names:
@@ -219,7 +218,7 @@ def suite_docs(
                 raise InputError(
                     f"manifest benchmark {b!r} is not in {where!r}", field="categories"
                 )
-            entry = suite.entry(b)
+            entry = manifest.entry(b)
             if entry.no_lmms_eval_task:
                 continue  # asked through lmms-eval's task code, which has none for it
             task = entry.lmms_eval_task

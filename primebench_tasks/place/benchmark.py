@@ -330,12 +330,11 @@ def place_models(
     ``n_items``, ``n_scored``, ``suite_score`` (+ ``_lo``/``_hi``), ``suite_rank`` (+ interval),
     ``predicted_full`` (+ interval), ``predicted_rank`` (+ interval), ``n_reference`` and one
     ``cat:<category>`` column per suite category."""
-    suite = manifest
-    cats = _categories(panel, suite, new)
+    cats = _categories(panel, manifest, new)
     full_s = full_suite_scores(panel)
     full = full_s.to_numpy(float)
-    exact = {e.name for e in suite.benchmarks} == set(panel.benchmark_names) and all(
-        len(bs) == 1 for bs in suite.categories.values()
+    exact = {e.name for e in manifest.benchmarks} == set(panel.benchmark_names) and all(
+        len(bs) == 1 for bs in manifest.categories.values()
     )
     pred = _Predictor(cats, full, exact, estimator)
     ref_suite = [_Category(c.name, c.Y, c.sel, c.Y[:, c.sel]) for c in cats]
@@ -365,7 +364,7 @@ def place_models(
     # the predicted full score and its rank: conformal intervals from the estimator's held-out
     # residuals on the reference models (they hold the estimator's error, which an item
     # bootstrap leaves out: its intervals covered ~70 % for a nominal 95 %)
-    cal = suite.calibration() or {}
+    cal = manifest.calibration() or {}
     regime = placement_regime(T, full)
     if residuals is not None:
         resid = np.asarray(residuals, dtype=float)

@@ -169,28 +169,29 @@ def place_on_suite(
     Returns the :class:`~primebench_tasks.place.result.Placement` (see the module docstring)."""
     from primebench_tasks.data.importers import panel_with_benchmarks
 
-    sm = manifest
-    items = sm.item_ids()
+    items = manifest.item_ids()
     models = list(new.index)
     per_b: dict[str, pd.DataFrame] = {}
-    for k, e in enumerate(sm.benchmarks, start=1):
+    for k, e in enumerate(manifest.benchmarks, start=1):
         # each benchmark on its own reference panel, with its own placement calibration
         sub = panel_with_benchmarks(panels[e.name], [e.name])
         cols = [c for c in new.columns if c[0] == e.name]
         per_b[e.name] = place_models(
-            sub, sm.of_benchmark(e.name), new[cols], estimator, n_boot, seed + k
+            sub, manifest.of_benchmark(e.name), new[cols], estimator, n_boot, seed + k
         )
     # does each model's answer pattern look like the reference runs? (no item is added)
     fits = suite_person_fit(manifest, panels, new, seed)
     # does each model's answers read like the reference runs'? (empty, unreadable, truncated)
     answers: dict[str, dict[str, Any]] = {}
     if responses is not None and not responses.empty:
-        wanted = {(e.name, str(i)) for e in sm.benchmarks for i in e.item_ids}
+        wanted = {(e.name, str(i)) for e in manifest.benchmarks for i in e.item_ids}
         keys = list(
             zip(responses["benchmark"].astype(str), responses["item_id"].astype(str), strict=True)
         )
         asked = responses[[k in wanted for k in keys]]
-        answers = check_responses(asked, {e.name: panels[e.name] for e in sm.benchmarks}, guessing)
+        answers = check_responses(
+            asked, {e.name: panels[e.name] for e in manifest.benchmarks}, guessing
+        )
     ref_suite = _reference_full_suite(panels, items)
     # one panel, or panels of the same models: nothing to impute, every model is ranked
     every_complete = len(ref_suite) == len({m for p in panels.values() for m in p.model_names})
@@ -332,8 +333,8 @@ def place_on_suite(
         ]
         out[str(model)] = ModelPlacement(suite=suite, categories=cats, benchmarks=bench)
     doc = Placement(
-        suite=sm.version,
-        suite_name=sm.name,
+        suite=manifest.version,
+        suite_name=manifest.name,
         estimator=estimator,
         n_boot=n_boot,
         seed=seed,
@@ -345,7 +346,7 @@ def place_on_suite(
     # benchmarks scored as VLMEvalKit scores them: their standing on the OpenVLM leaderboard
     from primebench_tasks.place.standing import add_leaderboard_standing
 
-    add_leaderboard_standing(doc, sm)
+    add_leaderboard_standing(doc, manifest)
     return doc
 
 

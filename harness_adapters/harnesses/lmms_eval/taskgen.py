@@ -514,7 +514,6 @@ def generate_tasks(
         )
         s.content_keys[doc["task"]] = canonical_json(doc)
     names = _Names()
-    manifest = manifest
     suite = names.claim(suite_task_name(manifest), f"suite {manifest.name!r}")
     items = manifest.item_ids()
     for cat, by_b in items.items():  # every name first: a collision is found before any work

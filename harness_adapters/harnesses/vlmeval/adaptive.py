@@ -88,7 +88,6 @@ def tsv_pool_documents(
     ``vlmeval.key``, else the column that holds every id once; a missing item is refused);
     ``tables``: the TSVs already read (path → frame), where a TSV read here is kept."""
     tables = {} if tables is None else tables
-    sm = suite
     read: dict[tuple[str, str], list[SuiteDoc]] = {}
 
     def documents(panel: Panel, benchmark: str, category: str) -> list[SuiteDoc]:
@@ -97,7 +96,7 @@ def tsv_pool_documents(
         return read[(panel.name, benchmark)]
 
     def _documents(panel: Panel, benchmark: str, category: str) -> list[SuiteDoc]:
-        entry = sm.entry(benchmark)
+        entry = suite.entry(benchmark)
         if not entry.vlmeval_dataset:
             raise InputError(
                 f"benchmark {benchmark!r} has no VLMEvalKit dataset name", field="vlmeval_dataset"

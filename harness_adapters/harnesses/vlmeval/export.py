@@ -160,12 +160,11 @@ def export_suite(
     exports a round at a time from the same TSVs)."""
     src, dst = Path(source), Path(lmudata)
     keys = dict(keys or {})
-    suite = manifest
-    benches = {e.name: (e.category, list(e.item_ids)) for e in suite.benchmarks}
+    benches = {e.name: (e.category, list(e.item_ids)) for e in manifest.benchmarks}
     unknown = sorted((set(keys) | set(only or [])) - set(benches))
     if unknown:
         raise InputError(
-            f"not benchmarks of suite {suite.name}: {unknown} (it has {sorted(benches)})",
+            f"not benchmarks of suite {manifest.name}: {unknown} (it has {sorted(benches)})",
             field="--key/--only",
         )
     names: dict[str, str] = {}
@@ -180,8 +179,8 @@ def export_suite(
     frames: dict[str, pd.DataFrame] = {}
     config: dict[str, Any] = {
         "schema": SCHEMA,
-        "suite": suite.version,
-        "suite_name": suite.name,
+        "suite": manifest.version,
+        "suite_name": manifest.name,
         "data": {},
         "not_exported": [],
     }
@@ -189,7 +188,7 @@ def export_suite(
         if only is not None and b not in only:
             config["not_exported"].append(b)
             continue
-        vds = suite.entry(b).vlmeval_dataset
+        vds = manifest.entry(b).vlmeval_dataset
         if not vds:
             raise InputError(
                 f"benchmark {b!r} has no VLMEvalKit dataset name; leave it out with --only",
@@ -209,7 +208,7 @@ def export_suite(
         col = key_column(df, ids, tsv, keys.get(b))
         want = set(ids)
         keep = inline_dropped_images(df[df[col].isin(want)], df)
-        check_text_keys(keep, col, (suite.entry(b).upstream or {}).get("text_keys"), tsv)
+        check_text_keys(keep, col, (manifest.entry(b).upstream or {}).get("text_keys"), tsv)
         name = dataset_name(b)
         frames[name] = keep
         config["data"][name] = {
