@@ -351,17 +351,22 @@ def check_profile(
     return ResponseCheck(tuple(flags), comparable, dict(profile), dict(limits))
 
 
-def benchmark_facts(panel: Any, benchmark: str) -> ItemFacts:
-    """What reading ``benchmark``'s answers needs, from its reference ``panel``'s item table
-    (options as ``"A. text"`` or as bare texts lettered A, B, …; gold answers) and its card
-    (``records_rule``: mcq, yorn or open). Without a card rule: multiple choice where any item
-    has options, yes/no where every gold answer is Yes or No, else open."""
+RECORDS_KINDS = {"mcq": "mcq", "yorn": "yorn", "ocrbench": "open"}
+"""A card's ``records_rule`` (VLMEvalKit's scoring rule) → the answer kind the check reads."""
+
+
+def item_facts(items: pd.DataFrame, benchmark: str, kind: str | None = None) -> ItemFacts:
+    """What reading ``benchmark``'s answers needs, from an item table (a panel's ``items``, or
+    an import's: ``benchmark``, ``item_id``, ``options`` — JSON, as ``"A. text"`` or as bare texts
+    lettered A, B, … —, ``answer``). ``kind`` (mcq, yorn or open) defaults to the benchmark's
+    card's ``records_rule``; without one, multiple choice where any item has options, yes/no
+    where every gold answer is Yes or No, else open."""
     import json
 
-    items = panel.items[panel.items["benchmark"] == benchmark]
+    rows = items[items["benchmark"] == benchmark] if not items.empty else items
     options: dict[str, dict[str, str]] = {}
     gold: dict[str, str | None] = {}
-    for r in items.itertuples(index=False):
+    for r in rows.itertuples(index=False):
         raw = r.options
         opts = json.loads(raw) if isinstance(raw, str) and raw.startswith("[") else []
         lettered: dict[str, str] = {}
@@ -375,7 +380,9 @@ def benchmark_facts(panel: Any, benchmark: str) -> ItemFacts:
         options[str(r.item_id)] = lettered
         ans = r.answer
         gold[str(r.item_id)] = None if ans is None or ans != ans else str(ans).strip()
-    kind = _card_kind(benchmark)
+    if kind is None:
+        c = _card_of(benchmark)
+        kind = RECORDS_KINDS.get((c.records_rule if c else None) or "")
     if kind is None:
         known = [g for g in gold.values() if g is not None]
         if any(options.values()):
@@ -387,24 +394,22 @@ def benchmark_facts(panel: Any, benchmark: str) -> ItemFacts:
     return ItemFacts(kind, options, gold)
 
 
-def _card_kind(benchmark: str) -> str | None:
+def _card_of(benchmark: str) -> Any:
+    """The card naming ``benchmark`` (by name, alias or VLMEvalKit dataset), else None."""
     from primebench_tasks.data.cards import benchmark_cards
 
     for c in benchmark_cards():
         if benchmark in c.names or benchmark == c.catalogue.vlmeval_dataset:
-            rule = c.records_rule
-            return {"mcq": "mcq", "yorn": "yorn", "ocrbench": "open"}.get(rule or "")
+            return c
     return None
 
 
 def harness_guesses(benchmark: str) -> bool:
     """The benchmark's card says its lmms-eval scorer guesses an option it cannot read."""
-    from primebench_tasks.data.cards import benchmark_cards
-
-    for c in benchmark_cards():
-        if benchmark in c.names and c.lmms_eval is not None:
-            return c.lmms_eval.on_unreadable == "random option"
-    return False
+    c = _card_of(benchmark)
+    return (
+        c is not None and c.lmms_eval is not None and c.lmms_eval.on_unreadable == "random option"
+    )
 
 
 def check_responses(
@@ -419,7 +424,7 @@ def check_responses(
         mine = responses[responses["benchmark"] == b]
         if mine.empty:
             continue
-        profiles = response_profiles(mine, {b: benchmark_facts(panel, b)})
+        profiles = response_profiles(mine, {b: item_facts(panel.items, b)})
         limits = reference_limits(getattr(panel, "response_profiles", None), b)
         guesses = guessing and harness_guesses(b)
         for row in profiles.to_dict("records"):

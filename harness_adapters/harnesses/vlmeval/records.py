@@ -345,28 +345,12 @@ def read_records(
     return pd.DataFrame(scores), pd.DataFrame(list(items.values())), report
 
 
-RECORDS_KINDS = {"mcq": "mcq", "yorn": "yorn", "ocrbench": "open"}
-"""A records rule (:data:`DATASET_KINDS`' values) → the answer kind the response check reads."""
-
-
 def records_facts(items: pd.DataFrame, datasets: list[str]) -> dict[str, Any]:
-    """Per dataset, what reading its answers needs (:class:`primebench_tasks.place.responses.
-    ItemFacts`) from the records' item table: the answer kind, each item's options and gold."""
-    import json
+    """Per dataset, what reading its answers needs (:func:`primebench_tasks.place.responses.
+    item_facts` of the records' item table, the kind its scoring rule reads)."""
+    from primebench_tasks.place.responses import RECORDS_KINDS, item_facts
 
-    from primebench_tasks.place.responses import ItemFacts
-
-    out: dict[str, Any] = {}
-    for ds in datasets:
-        rows = items[items["benchmark"] == ds] if not items.empty else items
-        options: dict[str, dict[str, str]] = {}
-        gold: dict[str, str | None] = {}
-        for r in rows.itertuples(index=False):
-            opts = json.loads(r.options) if isinstance(r.options, str) and r.options else []
-            options[str(r.item_id)] = {o.split(". ", 1)[0]: o.split(". ", 1)[-1] for o in opts}
-            gold[str(r.item_id)] = None if r.answer is None else str(r.answer).strip()
-        out[ds] = ItemFacts(RECORDS_KINDS[DATASET_KINDS[ds]], options, gold)
-    return out
+    return {ds: item_facts(items, ds, RECORDS_KINDS[DATASET_KINDS[ds]]) for ds in datasets}
 
 
 def records_profiles(
