@@ -166,7 +166,8 @@ def response_profiles(responses: pd.DataFrame, facts: Mapping[str, ItemFacts]) -
             continue
         texts = [str(r) for r in g["response"]]
         ids = [str(i) for i in g["item_id"]]
-        kinds = [_item_kind(f, i) for i in ids]
+        lettered = any(f.options.values())  # any item of the benchmark has options
+        kinds = [_item_kind(f, i, lettered) for i in ids]
         read = [
             read_answer(t, k, f.options.get(i)) for t, k, i in zip(texts, kinds, ids, strict=True)
         ]
@@ -204,18 +205,19 @@ def response_profiles(responses: pd.DataFrame, facts: Mapping[str, ItemFacts]) -
                     [a is not None and a == str(x).strip() for a, x in zip(read, gold, strict=True)]
                 )
                 row["misread"] = float((hit & (scores < 0.5) & known).sum() / known.sum())
-        answers = [a for a, k in zip(read, kinds, strict=True) if a is not None and k != "open"]
+        # the readable answers to choice items, each with its item's gold answer (None: unknown)
+        pairs = [
+            (a, f.gold.get(i))
+            for a, k, i in zip(read, kinds, ids, strict=True)
+            if a is not None and k != "open"
+        ]
+        answers = [a for a, _ in pairs]
         if f.kind == "mcq" and answers:
             letters, counts = np.unique(answers, return_counts=True)
             k = int(np.argmax(counts))
             row["top_option"] = float(counts[k] / len(answers))
             row["top_letter"] = str(letters[k])
-            golds = [
-                f.gold.get(i)
-                for a, k2, i in zip(read, kinds, ids, strict=True)
-                if a is not None and k2 != "open"
-            ]
-            known_gold = [x for x in golds if x is not None]
+            known_gold = [x for _, x in pairs if x is not None]
             if known_gold:
                 share = float(np.mean([x == row["top_letter"] for x in known_gold]))
                 row["top_excess"] = row["top_option"] - share
@@ -225,13 +227,13 @@ def response_profiles(responses: pd.DataFrame, facts: Mapping[str, ItemFacts]) -
     return pd.DataFrame(rows, columns=list(PROFILE_COLUMNS))
 
 
-def _item_kind(facts: ItemFacts, item_id: str) -> str:
+def _item_kind(facts: ItemFacts, item_id: str, lettered: bool) -> str:
     """One item's answer kind: a multiple-choice benchmark's item without options is open where
-    other items have options (MATH-Vision mixes both), else read against :data:`DEFAULT_LETTERS`
-    (a panel that holds no option text, as MMMU's)."""
+    other items have options (``lettered``: MATH-Vision mixes both), else read against
+    :data:`DEFAULT_LETTERS` (a panel that holds no option text, as MMMU's)."""
     if facts.kind != "mcq" or facts.options.get(item_id):
         return facts.kind
-    return "open" if any(facts.options.values()) else "mcq"
+    return "open" if lettered else "mcq"
 
 
 @dataclass(frozen=True)
