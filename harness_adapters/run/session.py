@@ -213,8 +213,7 @@ def write_variant_report(
     table, pairwise, ceiling = rank_variants(scores, cats, n_boot, seed)
     verdict = variant_verdict(table, pairwise)
     trust = verdict["winner"] is not None
-    misfit = variant_misfit(req.out, names)
-    answers = variant_answers(req.out, names)
+    misfit, answers = variant_flags(req.out, names)
     doc = {
         "schema": "primebench.variants/2",
         "suite": req.suite["version"],
@@ -260,22 +259,18 @@ def write_variant_report(
     return table, pairwise, ceiling
 
 
-def variant_answers(out: Path, names: Sequence[str]) -> dict[str, list[str]]:
-    """variant → the response check's lines of its placement (``out/report.json``, written
-    first): "MMMU_DEV_VAL: 31 % of the answers held no answer the parser could read (…)"."""
+def variant_flags(
+    out: Path, names: Sequence[str]
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """From the placement of the variants ``names`` (``out/report.json``, written first, read
+    once): variant → the benchmarks its misfit or response check flagged (among variants of one
+    base model, a variant flagged where the others are not is a broken checkpoint or template),
+    and variant → its response check's lines ("MMMU_DEV_VAL: 31 % of the answers held no answer
+    the parser could read (…)")."""
     from primebench_tasks.place.result import Placement
 
     path = out / "report.json"
     models = Placement.read(path).models if path.exists() else {}
-    return {n: list(models[n].suite.answers) if n in models else [] for n in names}
-
-
-def variant_misfit(out: Path, names: Sequence[str]) -> dict[str, list[str]]:
-    """variant → the benchmarks on which its placement (``out/report.json``, written first) was
-    flagged by the misfit check: among variants of one base model, a variant flagged where the
-    others are not is a broken checkpoint or template."""
-    from primebench_tasks.place.result import Placement
-
-    path = out / "report.json"
-    models = Placement.read(path).models if path.exists() else {}
-    return {n: models[n].flagged_benchmarks() if n in models else [] for n in names}
+    flagged = {n: models[n].flagged_benchmarks() if n in models else [] for n in names}
+    answers = {n: list(models[n].suite.answers) if n in models else [] for n in names}
+    return flagged, answers

@@ -65,7 +65,7 @@ def test_a_checkpoint_whose_answers_stop_reading_is_said_with_the_cause(capsys):
 def test_rank_variants_names_the_variant_whose_answers_do_not_fit(tmp_path):
     import copy
 
-    from harness_adapters.run.session import variant_misfit
+    from harness_adapters.run.session import variant_flags
     from tests.place.test_result import _placement
 
     # a typed placement (report.json is read back as one): m fits, m+a1 is flagged on B
@@ -75,11 +75,9 @@ def test_rank_variants_names_the_variant_whose_answers_do_not_fit(tmp_path):
     flagged = copy.deepcopy(base)
     flagged.benchmarks["B"].misfit = {"flagged": True}
     doc.models.update({"m": base, "m+a1": flagged})
-    doc.write(tmp_path / "report.json")
     flagged.suite.answers = ["B: 40 % of the answers held no answer the parser could read (…)"]
     doc.write(tmp_path / "report.json")
-    from harness_adapters.run.session import variant_answers
-
-    assert variant_answers(tmp_path, ["m", "m+a1"]) == {"m": [], "m+a1": flagged.suite.answers}
-    assert variant_misfit(tmp_path, ["m", "m+a1", "m+a2"]) == {"m": [], "m+a1": ["B"], "m+a2": []}
-    assert variant_misfit(tmp_path / "none", ["m"]) == {"m": []}
+    misfit, answers = variant_flags(tmp_path, ["m", "m+a1", "m+a2"])
+    assert answers == {"m": [], "m+a1": flagged.suite.answers, "m+a2": []}
+    assert misfit == {"m": [], "m+a1": ["B"], "m+a2": []}
+    assert variant_flags(tmp_path / "none", ["m"]) == ({"m": []}, {"m": []})
