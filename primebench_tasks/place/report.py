@@ -218,6 +218,10 @@ def conditions_markdown(doc: Placement) -> list[str]:
     return [*lines, ""]
 
 
+_NONE = Estimate(None, None, None)
+"""An estimate that does not exist (a suite with no rank), for the summary's NaN cells."""
+
+
 def suite_summary(doc: Placement) -> pd.DataFrame:
     """One row per placed model from a placement report: items, suite score, predicted full-suite
     score and rank with their 95 % intervals (NaN where the suite has no rank)."""
@@ -230,17 +234,9 @@ def suite_summary(doc: Placement) -> pd.DataFrame:
         for v, name in (
             (s.score, "suite_score"),
             (s.predicted_full, "predicted_full"),
-            (s.predicted_rank, "predicted_rank"),
+            (s.predicted_rank or _NONE, "predicted_rank"),
         ):
-            for x, suffix in (
-                ((None, ""), (None, "_lo"), (None, "_hi"))
-                if v is None
-                else (
-                    (v.value, ""),
-                    (v.lo, "_lo"),
-                    (v.hi, "_hi"),
-                )
-            ):
+            for x, suffix in ((v.value, ""), (v.lo, "_lo"), (v.hi, "_hi")):
                 row[name + suffix] = float("nan") if x is None else float(x)
         rows[model] = row
     out = pd.DataFrame.from_dict(rows, orient="index")
