@@ -200,3 +200,27 @@ def test_one_command_grammar_and_the_old_spellings_say_what_to_type(capsys):
     # the top level lists verbs, not a harness's own group
     top = ap.format_help()
     assert "evaluate" in top and "{panel," in top and ",vlmeval}" not in top
+
+
+def test_a_harness_plug_that_cannot_be_imported_leaves_the_command_line_working(
+    monkeypatch, capsys
+):
+    """An installed harness entry point whose module is gone: `primebench` still builds its
+    command line, names the plug on stderr, and PRISM keeps the other harnesses' commands."""
+    import importlib.metadata as md
+
+    from primebench_tasks.cli import build_parser
+    from primebench_tasks.suite.harness import HARNESS_GROUP
+
+    real = md.entry_points
+    broken = md.EntryPoint("broken", "no_such_harness_module:HARNESS", HARNESS_GROUP)
+
+    def with_broken(**kw):
+        eps = list(real(**kw))
+        return [*eps, broken] if kw.get("group") == HARNESS_GROUP else eps
+
+    monkeypatch.setattr(md, "entry_points", with_broken)
+    choices = build_parser()._subparsers._group_actions[0].choices  # noqa: SLF001
+    prism = choices["prism"]._subparsers._group_actions[0].choices  # noqa: SLF001
+    assert "lmms-eval" in prism["tasks"]._subparsers._group_actions[0].choices  # noqa: SLF001
+    assert "plugin broken (no_such_harness_module:HARNESS) not loaded" in capsys.readouterr().err

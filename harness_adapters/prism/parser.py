@@ -44,6 +44,24 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tensor-parallel-size", type=int)
 
 
+def _loadable_harnesses() -> dict[str, Any]:
+    """Every installed harness that loads: one whose plug cannot be imported gets no PRISM
+    command, and ``primebench`` still starts (it names the plug on stderr:
+    :func:`primebench_tasks.cli.plugin.add_plugin_commands`)."""
+    from importlib.metadata import entry_points
+
+    from primebench_tasks.errors import PrimeBenchError
+    from primebench_tasks.suite.harness import HARNESS_GROUP, harnesses
+
+    out: dict[str, Any] = {}
+    for ep in entry_points(group=HARNESS_GROUP):
+        try:
+            out.update(harnesses([ep]))
+        except (ImportError, PrimeBenchError):
+            continue
+    return out
+
+
 def add_commands(tree: Any) -> None:
     """``primebench prism build|run|tasks HARNESS|ingest HARNESS|score|aggregate`` (a ``primebench.commands``
     plugin; ``tree``: :class:`primebench_tasks.cli.CommandTree`)."""
@@ -110,9 +128,7 @@ def add_commands(tree: Any) -> None:
 
     # one parser per installed harness that runs PRISM's single-turn axes (the harness protocol's
     # prism_export / prism_ingest): PRISM knows no harness by name
-    from primebench_tasks.suite.harness import harnesses
-
-    for name, h in sorted(harnesses().items()):
+    for name, h in sorted(_loadable_harnesses().items()):
         if h.prism_export is None or h.prism_ingest is None:
             continue
         p = tasks.add_parser(name, help=f"the single-turn axes as {name}'s tasks")
