@@ -110,13 +110,13 @@ def evaluate_checkpoint(
     from primebench_tasks.place.misfit import suite_person_fit
     from primebench_tasks.place.responses import check_responses
 
-    docs = suite_docs(suite, reference_panels(suite, panel), datasets)
+    panels = reference_panels(suite, panel)
+    docs = suite_docs(suite, panels, datasets)
     run_variants(
         backend, docs, served_model, [name], records, suite["version"], batch_size, progress=None
     )
     variant = variant_name(served_model, name)
     scores, cats = score_frame(records, [variant], suite)
-    panels = reference_panels(suite, panel)
     fits = {b: f.as_dict() for b, f in suite_person_fit(suite, panels, scores)[variant].items()}
     # the checkpoint's answers against the reference runs' (empty, unreadable, truncated, ...)
     answers = check_responses(recorded_responses(records, [variant]), panels, True).get(variant, {})
