@@ -102,8 +102,6 @@ def inject(g: pd.DataFrame, fault: str, r: float, rng: np.random.Generator, fact
     elif fault == "off-by-one":
         score = np.roll(score, 1)
     g["response"], g["score"] = resp, score
-    if fault in ("shuffled", "off-by-one", "healthy"):
-        g["finish_reason"] = None
     return g
 
 
