@@ -92,6 +92,43 @@ def utf8_text(data: bytes, file: str) -> str:
         ) from None
 
 
+def _lone_surrogate(obj: Any, path: str = "") -> str | None:
+    """The path (``a.b[2]``) of the first string in ``obj`` holding a lone UTF-16 surrogate
+    (what a JSON escape such as ``\\ud800`` decodes to: not text, and no UTF-8 writer takes it),
+    or None."""
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError:
+            return path or "(the value)"
+        return None
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            found = _lone_surrogate(k, path) or _lone_surrogate(v, f"{path}.{k}" if path else k)
+            if found:
+                return found
+    elif isinstance(obj, list):
+        for j, v in enumerate(obj):
+            found = _lone_surrogate(v, f"{path}[{j}]")
+            if found:
+                return found
+    return None
+
+
+def check_text(obj: Any, file: str, row: int | str | None = None) -> None:
+    """``InputError`` naming ``file``, ``row`` and the field where a string of ``obj`` (a parsed
+    JSON value) holds a lone surrogate — escaped text that is not Unicode — instead of a
+    ``UnicodeEncodeError`` from the first writer that meets it."""
+    where = _lone_surrogate(obj)
+    if where is not None:
+        raise InputError(
+            "holds an escaped lone UTF-16 surrogate (such as \\ud800): not text",
+            file=file,
+            row=row,
+            field=where,
+        )
+
+
 def jsonl_records(
     text: str, file: str, invalid: str = "invalid JSON"
 ) -> list[tuple[int, dict[str, Any]]]:
@@ -110,6 +147,8 @@ def jsonl_records(
             raise InputError(f"{invalid}: {exc.msg}", file=file, row=ln) from None
         if not isinstance(rec, dict):
             raise InputError("a JSONL line must be an object", file=file, row=ln)
+        if "\\u" in line:
+            check_text(rec, file, ln)
         out.append((ln, rec))
     return out
 
@@ -137,6 +176,60 @@ def read_image_bytes(path: str | os.PathLike[str], limit: int = MAX_IMAGE_BYTES)
     return check_image_file(path, limit).read_bytes()
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of objects and lists a document read by :func:`strict_json_loads` may have
+(the deepest any PRIMEBench document writes is under 10): a deeper one is refused with a line,
+never a ``RecursionError``."""
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of ``[`` and ``{`` in JSON ``text`` (outside strings)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def strict_json_loads(text: str, what: str, file: str) -> Any:
+    """``text`` parsed as strict JSON: NaN, Infinity and -Infinity (which Python's parser
+    accepts) and nesting deeper than :data:`MAX_JSON_DEPTH` are an ``InputError`` naming
+    ``file``, like invalid JSON (with its line)."""
+    if _depth(text) > MAX_JSON_DEPTH:
+        raise InputError(
+            f"{what} nests deeper than {MAX_JSON_DEPTH} levels (not a document this tool writes)",
+            file=file,
+        )
+    try:
+        doc = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{what} is not valid JSON: {exc.msg}", file=file, row=exc.lineno
+        ) from None
+    except ValueError as exc:
+        raise InputError(f"{what} is not valid JSON: {exc}", file=file) from None
+    if "\\u" in text:
+        check_text(doc, file)
+    return doc
+
+
 def read_json_document(path: str | os.PathLike[str], what: str, schema: str) -> dict[str, Any]:
     """A JSON object file of schema ``schema``; unreadable, invalid JSON, not an object or
     another schema → ``InputError`` naming the file (and the line of a JSON error)."""
@@ -144,13 +237,9 @@ def read_json_document(path: str | os.PathLike[str], what: str, schema: str) -> 
 
     p = Path(path)
     try:
-        doc = json.loads(p.read_text("utf-8"))
+        doc = strict_json_loads(utf8_text(p.read_bytes(), str(p)), what, str(p))
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=str(p)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{what} is not valid JSON: {exc.msg}", file=str(p), row=exc.lineno
-        ) from None
     if not isinstance(doc, dict) or doc.get("schema") != schema:
         found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise InputError(

@@ -22,6 +22,7 @@ import contextlib
 import errno
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -78,9 +79,26 @@ PROFILES_FILE = "response_profiles.csv"
 PROFILE_KEYS = ("model", "benchmark", "n")
 """Columns every row of ``response_profiles.csv`` must have."""
 
+PROFILE_RANGES: dict[str, tuple[float, float]] = {
+    "empty": (0.0, 1.0),
+    "unreadable": (0.0, 1.0),
+    "truncated": (0.0, 1.0),
+    "misread": (0.0, 1.0),
+    "top_option": (0.0, 1.0),
+    "top_excess": (-1.0, 1.0),
+    "yes": (0.0, 1.0),
+    "length": (0.0, math.inf),
+}
+"""The range of each numeric column of a profile (``place.responses``): shares in [0, 1], the
+top option's excess over the gold answers in [−1, 1], the median length ≥ 0; empty (NaN) where
+a profile has no such value."""
+
 
 def _read_profiles(path: Path) -> pd.DataFrame:
-    """``response_profiles.csv``, refused (naming file and field) without its key columns."""
+    """``response_profiles.csv``, checked: its key columns, ``n`` a whole number ≥ 1, every
+    share within :data:`PROFILE_RANGES` (finite or empty) and one row per model and benchmark —
+    a bad value is an ``InputError`` naming the file, the row (its line) and the field, never a
+    limit a run is then held to, and a repeated row never counts as more reference runs."""
     try:
         df = pd.read_csv(path, dtype={"model": str, "benchmark": str, "top_letter": str})
     except (OSError, ValueError) as exc:
@@ -88,6 +106,48 @@ def _read_profiles(path: Path) -> pd.DataFrame:
     missing = [c for c in PROFILE_KEYS if c not in df.columns]
     if missing:
         raise InputError(f"no column {missing[0]!r}", file=str(path), field=missing[0])
+
+    def line(k: int) -> int:
+        return int(k) + 2  # the header is line 1
+
+    for col in ("model", "benchmark"):
+        bad = df.index[df[col].isna() | (df[col].astype(str).str.strip() == "")]
+        if len(bad):
+            raise InputError("is empty", file=str(path), row=line(bad[0]), field=col)
+    n = pd.to_numeric(df["n"], errors="coerce")
+    bad = df.index[~(np.isfinite(n) & (n >= 1) & (n == np.floor(n)))]
+    if len(bad):
+        raise InputError(
+            f"must be a whole number of items ≥ 1, not {df.at[bad[0], 'n']!r}",
+            file=str(path),
+            row=line(bad[0]),
+            field="n",
+        )
+    df["n"] = n.astype(np.int64)
+    for col, (lo, hi) in PROFILE_RANGES.items():
+        if col not in df.columns:
+            continue
+        v = pd.to_numeric(df[col], errors="coerce")
+        wrong = (df[col].notna() & v.isna()) | (v.notna() & ~((v >= lo) & (v <= hi)))
+        if wrong.any():
+            k = df.index[wrong][0]
+            raise InputError(
+                f"must be a number in [{lo:g}, {hi:g}] or empty, not {df.at[k, col]!r}",
+                file=str(path),
+                row=line(k),
+                field=col,
+            )
+        df[col] = v.astype(float)
+    dup = df.duplicated(["model", "benchmark"], keep="first")
+    if dup.any():
+        k = df.index[dup][0]
+        raise InputError(
+            f"repeats the profile of model {df.at[k, 'model']!r} on {df.at[k, 'benchmark']!r} "
+            "(a repeated row would count as another reference run)",
+            file=str(path),
+            row=line(k),
+            field="model",
+        )
     return df
 
 

@@ -18,8 +18,10 @@ from primebench_tasks.data.io import (
 )
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import ConfigError
+from primebench_tasks.select.stratified import Draw
 from primebench_tasks.suite.manifest import (
     AGGREGATES,
+    DESIGN_SCHEME,
     SCHEMA,
     SuiteManifest,
     as_suite,
@@ -53,10 +55,26 @@ def clean_for_json(obj: Any) -> Any:
     return obj
 
 
-def design_entry(ids: Any, inclusion: np.ndarray) -> dict[str, float]:
-    """item id → inclusion probability (stored, like every manifest float, to 6 places: a
-    relative error of 1/π below 1e-5)."""
-    return {str(i): float(p) for i, p in zip(ids, inclusion, strict=True)}
+def design_entry(ids: Any, draw: Draw) -> dict[str, Any]:
+    """The manifest fields of one benchmark's probability design: ``inclusion`` (item id → π_i,
+    stored like every manifest float to 6 places: a relative error of 1/π below 1e-5) and
+    ``design`` (``strata``: each stratum's size ``N`` and drawn count ``n``, numbered in the
+    order of ``draw``'s labels; ``stratum``: item id → its stratum's number), from which every
+    π_i = n_h / N_h follows (``suite.manifest`` checks it when the manifest is read)."""
+    ids = [str(i) for i in ids]
+    labels = np.asarray(draw.stratum)
+    numbers = {int(h): j for j, h in enumerate(np.unique(labels))}
+    strata = [{"N": 0, "n": 0} for _ in numbers]
+    for h, size in zip(labels, draw.stratum_size, strict=True):
+        strata[numbers[int(h)]] = {"N": int(size), "n": strata[numbers[int(h)]]["n"] + 1}
+    return {
+        "inclusion": {i: float(p) for i, p in zip(ids, draw.inclusion, strict=True)},
+        "design": {
+            "scheme": DESIGN_SCHEME,
+            "strata": strata,
+            "stratum": {i: numbers[int(h)] for i, h in zip(ids, labels, strict=True)},
+        },
+    }
 
 
 def build_manifest(
@@ -68,12 +86,12 @@ def build_manifest(
     fidelity: dict[str, Any],
     aggregate: str = "mean_of_category_means",
     extra: dict[str, Any] | None = None,
-    inclusion: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+    draws: Mapping[str, Mapping[str, Draw]] | None = None,
 ) -> SuiteManifest:
     """Assemble a suite from selected item positions (category → benchmark → positions);
     ``extra`` fields (e.g. ``placement_calibration``) are part of the hashed body;
-    ``inclusion`` (category → benchmark → each position's inclusion probability, aligned with
-    ``selected``): the design of a drawn suite, stored per item (``inclusion``)."""
+    ``draws`` (category → benchmark → its :class:`Draw`, aligned with ``selected``): the design
+    of a drawn suite, stored per benchmark (``inclusion`` and ``design``: :func:`design_entry`)."""
     if aggregate not in AGGREGATES:
         raise ConfigError(f"aggregate must be one of {AGGREGATES}")
     bench = panel.benchmarks.set_index("benchmark")
@@ -92,9 +110,18 @@ def build_manifest(
                 "metric": row["metric"],
                 "score_range": [float(row["score_min"]), float(row["score_max"])],
             }
-            pi = (inclusion or {}).get(cat, {}).get(b)
-            if pi is not None:
-                entry[b]["inclusion"] = design_entry(ids, np.asarray(pi, float)[order])
+            draw = (draws or {}).get(cat, {}).get(b)
+            if draw is not None:
+                entry[b].update(
+                    design_entry(
+                        ids,
+                        Draw(
+                            np.asarray(draw.inclusion, float)[order],
+                            np.asarray(draw.stratum)[order],
+                            np.asarray(draw.stratum_size)[order],
+                        ),
+                    )
+                )
         cats[cat] = {
             "benchmarks": entry,
             "n_items": sum(len(v["item_ids"]) for v in entry.values()),

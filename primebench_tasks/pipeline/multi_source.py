@@ -146,8 +146,8 @@ def build_multi_source_suite(
                 "metric": row["metric"],
                 "score_range": [float(row["score_min"]), float(row["score_max"])],
                 **(
-                    {"inclusion": design_entry(ids, res.inclusion[cat][s.benchmark])}
-                    if s.benchmark in res.inclusion.get(cat, {})
+                    design_entry(ids, res.draws[cat][s.benchmark])
+                    if s.benchmark in res.draws.get(cat, {})
                     else {}
                 ),
                 "source": {

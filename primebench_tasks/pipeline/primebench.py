@@ -35,6 +35,7 @@ from primebench_tasks.pipeline.stage3_categories import (
     spectrum,
     stage3_select,
 )
+from primebench_tasks.select.stratified import Draw
 from primebench_tasks.suite.manifest import SuiteManifest
 
 STAGES = ("stage0", "stage1", "stage2", "stage3")
@@ -48,9 +49,9 @@ class PipelineResult:
     stage2: Stage2Result | None = None
     stage3: Stage3Result | None = None
     selected: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
-    inclusion: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
-    """Inclusion probabilities of the selected items where Stage 2 drew them by a probability
-    design (aligned with ``selected``); empty otherwise."""
+    draws: dict[str, dict[str, Draw]] = field(default_factory=dict)
+    """The probability design of the selected items where Stage 2 drew them (aligned with
+    ``selected``); empty otherwise."""
     reference: pd.Series | None = None
     suite_scores: pd.Series | None = None
     fidelity: float = float("nan")
@@ -82,7 +83,7 @@ class PipelineResult:
                 "headroom": suite_headroom(panel, self.selected),
                 **({} if calibration is None else {"placement_calibration": calibration}),
             },
-            inclusion=self.inclusion,
+            draws=self.draws,
         )
 
 
@@ -185,7 +186,7 @@ def run_pipeline(
             }
         )
         res.selected = s2.selected
-        res.inclusion = s2.inclusion
+        res.draws = s2.draws
         S = pooled_category_scores(panel, s2.selected)
         res.category_scores = S
         if S.shape[1] >= 2:
@@ -209,7 +210,7 @@ def run_pipeline(
             }
         )
         res.selected = {c: res.selected[c] for c in s3.categories}
-        res.inclusion = {c: v for c, v in res.inclusion.items() if c in s3.categories}
+        res.draws = {c: v for c, v in res.draws.items() if c in s3.categories}
     scores = selection_scores(panel, res.selected)
     res.suite_scores = scores
     res.fidelity = spearman(scores.to_numpy(), ref.reindex(scores.index).to_numpy())

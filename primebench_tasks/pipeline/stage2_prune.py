@@ -17,6 +17,7 @@ from primebench_tasks.pipeline.params import FLOOR, RETENTION
 from primebench_tasks.pipeline.stage1_representatives import CategoryPool
 from primebench_tasks.select.base import ItemFeatures, Selector
 from primebench_tasks.select.default import DEFAULT_SELECTOR, TOP_FRACTION
+from primebench_tasks.select.stratified import Draw, StratifiedSelector
 from primebench_tasks.select.vaw import ALPHA, VAWSelector, category_budget
 
 SelectorFactory = Callable[[int], Selector]
@@ -70,13 +71,13 @@ def pool_data(
 @dataclass
 class Stage2Result:
     """selected[category][benchmark] = sorted item positions kept; table per category;
-    inclusion[category][benchmark] = each kept item's inclusion probability (aligned with
-    ``selected``) where the selector draws with known probabilities (``select.stratified``),
-    absent otherwise."""
+    draws[category][benchmark] = the probability design of the kept items (aligned with
+    ``selected``: inclusion probabilities, strata and their sizes) where the selector draws with
+    known probabilities (``select.stratified``), absent otherwise."""
 
     selected: dict[str, dict[str, np.ndarray]]
     table: pd.DataFrame
-    inclusion: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    draws: dict[str, dict[str, Draw]] = field(default_factory=dict)
 
     @property
     def n_items(self) -> int:
@@ -137,22 +138,22 @@ def stage2_prune(
     space = resolve_cell_space(panel, cell_space)
     make = selector or stage2_factory()
     selected: dict[str, dict[str, np.ndarray]] = {}
-    inclusion: dict[str, dict[str, np.ndarray]] = {}
+    draws: dict[str, dict[str, Draw]] = {}
     rows = []
     for pool in pools:
         data = pool_data(panel, pool, space)
         k = category_budget(data.X.shape[1], retention, floor)
         sel = make(k).fit(data.X, data.features)
         idx = sel.indices_
-        pi = getattr(sel, "inclusion_", None)
+        drawn = isinstance(sel, StratifiedSelector)
         by_b: dict[str, np.ndarray] = {}
         for b in pool.items:
             mask = data.benchmark[idx] == b
             if mask.any():
                 order = np.argsort(data.position[idx][mask], kind="stable")
                 by_b[b] = data.position[idx][mask][order]
-                if pi is not None:
-                    inclusion.setdefault(pool.category, {})[b] = np.asarray(pi)[mask][order]
+                if drawn:
+                    draws.setdefault(pool.category, {})[b] = Draw.of(sel, mask, order)
         selected[pool.category] = by_b
         rows.append(
             {
@@ -168,7 +169,7 @@ def stage2_prune(
         )
         if progress:
             progress(f"stage 2: {pool.category}: {len(idx)} of {data.X.shape[1]} items")
-    return Stage2Result(selected=selected, table=pd.DataFrame(rows), inclusion=inclusion)
+    return Stage2Result(selected=selected, table=pd.DataFrame(rows), draws=draws)
 
 
 def pooled_category_scores(

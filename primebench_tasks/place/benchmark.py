@@ -159,6 +159,14 @@ def _categories(panel: Panel, suite: SuiteManifest, new: pd.DataFrame) -> list[_
                     field="benchmark",
                 )
             pid = {str(i): j for j, i in enumerate(panel.item_ids(b))}
+            design = suite.entry(b).design
+            if design is not None and design.pool > len(pid):
+                raise InputError(
+                    f"the design of {b!r} draws from a pool of {design.pool} items (Σ N_h), "
+                    f"but reference panel {panel.name!r} holds {len(pid)} of its items: its "
+                    "weights would stand for items that do not exist",
+                    field="design",
+                )
             missing = [i for i in ids if str(i) not in pid]
             if missing:
                 raise InputError(

@@ -10,12 +10,15 @@ models (easiest first; an item no build model answered sorts last; ties by posit
 gets its share of the benchmark's budget in proportion to its size (largest remainder) and its
 items are drawn uniformly without replacement: item i of stratum h has inclusion probability
 π_i = n_h / N_h. ``weights_`` are the design weights 1/π_i, normalised to sum to 1; ``strata_``
-the stratum of each selected item; ``inclusion_`` its π_i.
+the stratum of each selected item (0 … S − 1 over the drawn strata, in draw order);
+``stratum_sizes_`` (S,) each drawn stratum's size N_h; ``inclusion_`` each item's π_i.
 
 An estimator that reads ``weights_`` as design weights (``place.estimators.GREG``) then has a
 design-unbiased full score whatever the item model says of the model placed."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,6 +27,28 @@ from primebench_tasks.select.base import ItemFeatures, Selector
 PER_STRATUM = 4
 """Items drawn per stratum (on average): strata of two or more drawn items let the design
 variance be estimated within them; four keep the strata fine enough to follow difficulty."""
+
+
+@dataclass(frozen=True)
+class Draw:
+    """The probability design of one benchmark's drawn items, aligned with its selected
+    positions: each item's inclusion probability π_i (n,), its stratum's label (n,, any
+    integers) and its stratum's size N_h (n,). π_i = n_h / N_h, n_h the items drawn from the
+    stratum; what a manifest stores as the benchmark's ``design`` (``pipeline.manifest``)."""
+
+    inclusion: np.ndarray
+    stratum: np.ndarray
+    stratum_size: np.ndarray
+
+    @classmethod
+    def of(cls, selector: StratifiedSelector, mask: np.ndarray, order: np.ndarray) -> Draw:
+        """The draw of the selected items ``mask`` (over ``selector.indices_``) in ``order``."""
+        stratum = np.asarray(selector.strata_)[mask][order]
+        return cls(
+            inclusion=np.asarray(selector.inclusion_, float)[mask][order],
+            stratum=stratum,
+            stratum_size=np.asarray(selector.stratum_sizes_)[stratum],
+        )
 
 
 def easiness(X: np.ndarray) -> np.ndarray:
@@ -74,6 +99,7 @@ class StratifiedSelector(Selector):
         picked: list[np.ndarray] = []
         pi: list[np.ndarray] = []
         stratum: list[np.ndarray] = []
+        sizes_drawn: list[int] = []
         for pos, k_b in zip(groups, shares, strict=True):
             if k_b == 0:
                 continue
@@ -87,10 +113,12 @@ class StratifiedSelector(Selector):
                 picked.append(draw)
                 pi.append(np.full(len(draw), n_h / len(s)))
                 stratum.append(np.full(len(draw), len(stratum)))
+                sizes_drawn.append(len(s))
         idx = np.concatenate(picked)
         incl = np.concatenate(pi)
         order = np.argsort(idx, kind="stable")
         self._set(idx[order], 1.0 / incl[order])
         self.inclusion_ = incl[order]
         self.strata_ = np.concatenate(stratum)[order]
+        self.stratum_sizes_ = np.asarray(sizes_drawn, np.int64)
         return self

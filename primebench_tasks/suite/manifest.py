@@ -14,6 +14,7 @@ like a dict working.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,42 @@ SCHEMA = "primebench.suite/1"
 AGGREGATES = ("mean_of_category_means", "item_mean")
 """``mean_of_category_means``: the suite score is the mean of its categories' item means (the
 paper's); ``item_mean``: the mean over all suite items (ResampledBench)."""
+DESIGN_SCHEME = "stratified"
+"""The one probability design a manifest records (``select.stratified``): strata of sizes N_h,
+n_h items drawn uniformly without replacement from each, π_i = n_h / N_h."""
+INCLUSION_ROUNDING = 5e-7
+"""How far a stored π_i may sit from n_h / N_h: manifest floats are written to 6 places."""
+MAX_POOL = 10_000_000
+"""The largest stratum a design may claim (a benchmark of ten million items); the placement
+holds every design to its reference panel's items besides (``place.benchmark``)."""
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One stratum of a benchmark's design: its size ``N`` (items in the pool) and the number
+    ``n`` of them drawn (1 ≤ n ≤ N); every drawn item has π = n / N."""
+
+    N: int
+    n: int
+
+
+@dataclass(frozen=True)
+class Design:
+    """How a benchmark's suite items were drawn: the strata and each item's stratum. The
+    inclusion probabilities follow from it (π_i = n_h / N_h) and the design weights 1/π_i of
+    a stratum's drawn items add up to its N_h; ``pool`` = Σ_h N_h, the items the design
+    estimates over."""
+
+    strata: tuple[Stratum, ...]
+    stratum: Mapping[str, int]
+
+    @property
+    def pool(self) -> int:
+        return sum(h.N for h in self.strata)
+
+    def inclusion(self, item_id: str) -> float:
+        h = self.strata[self.stratum[item_id]]
+        return h.n / h.N
 
 
 def versioned(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,6 +109,9 @@ class BenchmarkEntry:
     """The probability design of a suite drawn with known inclusion probabilities
     (``select.stratified``): item id → π_i in (0, 1] for every suite item of the benchmark; the
     model-assisted estimator weighs item i by 1/π_i. None: the items were chosen, not drawn."""
+    design: Design | None = None
+    """What the draw was (strata, N_h, n_h): every π_i in ``inclusion`` must follow from it;
+    present exactly when ``inclusion`` is."""
 
     def design_weights(self) -> tuple[float, ...] | None:
         """1/π_i of the suite items in ``item_ids`` order, normalised to sum to 1, or None."""
@@ -135,26 +175,9 @@ def _entry(cat: str, b: str, e: Any, file: str) -> BenchmarkEntry:
         raise _fail("must be [min, max] with min < max", file, row, "score_range")
     local = e.get("local_task")
     inclusion = e.get("inclusion")
-    if inclusion is not None:
-        if not isinstance(inclusion, dict) or set(inclusion) != set(ids):
-            raise _fail(
-                "must be an object giving every suite item's inclusion probability",
-                file,
-                row,
-                "inclusion",
-            )
-        bad = [
-            i
-            for i, p in inclusion.items()
-            if isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 < p <= 1.0
-        ]
-        if bad:
-            raise _fail(
-                f"item {bad[0]}'s inclusion probability {inclusion[bad[0]]!r} is not in (0, 1]",
-                file,
-                row,
-                "inclusion",
-            )
+    design = None
+    if inclusion is not None or e.get("design") is not None:
+        design = _design(e.get("design"), inclusion, ids, file, row)
     return BenchmarkEntry(
         name=b,
         category=cat,
@@ -172,7 +195,122 @@ def _entry(cat: str, b: str, e: Any, file: str) -> BenchmarkEntry:
         local_task=None if local is None else str(local),
         no_lmms_eval_task=_str(e.get("no_lmms_eval_task"), file, row, "no_lmms_eval_task", True),
         inclusion=None if inclusion is None else {str(i): float(p) for i, p in inclusion.items()},
+        design=design,
     )
+
+
+def _count(v: Any, least: int) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= least else None
+
+
+def _implied_design(inclusion: Mapping[str, float], file: str, row: str) -> dict[str, Any]:
+    """The design a manifest released before designs were recorded implies: the items of one
+    inclusion probability p form one stratum of n = their count and N = round(n / p) — the
+    draw that gives every one of them exactly p. The checks of :func:`_design` then hold it to
+    that (a lone edited weight leaves its old stratum's N fractional and is refused) and the
+    placement to its pool (Σ N_h within the reference panel's items)."""
+    groups: dict[float, list[str]] = {}
+    for i, p in inclusion.items():
+        groups.setdefault(float(p), []).append(i)
+    strata, stratum = [], {}
+    for h, (p, members) in enumerate(sorted(groups.items())):
+        implied = len(members) / p if p >= len(members) / MAX_POOL else math.inf
+        if not math.isfinite(implied) or implied > MAX_POOL:
+            raise _fail(
+                f"item {members[0]}'s inclusion probability {p!r} implies a pool of "
+                f"{implied:.3g} items (at most {MAX_POOL} are read)",
+                file,
+                row,
+                "inclusion",
+            )
+        strata.append({"N": max(len(members), round(implied)), "n": len(members)})
+        stratum.update(dict.fromkeys(members, h))
+    return {"scheme": DESIGN_SCHEME, "strata": strata, "stratum": stratum}
+
+
+def _design(d: Any, inclusion: Any, ids: list[str], file: str, row: str) -> Design:
+    """The checked design of one benchmark: ``design`` and ``inclusion`` both present, every
+    suite item in one stratum, each stratum's N_h and n_h whole numbers with 1 ≤ n_h ≤ N_h, no
+    more of its items in the suite than were drawn, and every π_i = n_h / N_h (to the 6 places
+    floats are written with). A probability that does not follow from the design — an edited
+    weight that would carry the whole estimate — is refused."""
+    if inclusion is None:
+        raise _fail("a design without inclusion probabilities", file, row, "inclusion")
+    if not isinstance(inclusion, dict) or set(inclusion) != set(ids):
+        raise _fail(
+            "must be an object giving every suite item's inclusion probability",
+            file,
+            row,
+            "inclusion",
+        )
+    bad = [
+        i
+        for i, p in inclusion.items()
+        if isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 < p <= 1.0
+    ]
+    if bad:
+        raise _fail(
+            f"item {bad[0]}'s inclusion probability {inclusion[bad[0]]!r} is not in (0, 1]",
+            file,
+            row,
+            "inclusion",
+        )
+    if d is None:
+        d = _implied_design(inclusion, file, row)
+    if not isinstance(d, dict) or d.get("scheme") != DESIGN_SCHEME:
+        raise _fail(f"must be an object with scheme {DESIGN_SCHEME!r}", file, row, "design")
+    raw = d.get("strata")
+    if not isinstance(raw, list) or not raw:
+        raise _fail("must be a non-empty list of strata", file, row, "design.strata")
+    strata = []
+    for h, st in enumerate(raw):
+        N = _count(st.get("N"), 1) if isinstance(st, dict) else None
+        n = _count(st.get("n"), 1) if isinstance(st, dict) else None
+        if N is None or n is None or n > N or N > MAX_POOL:
+            raise _fail(
+                f"stratum {h} must be {{N, n}}: whole numbers with 1 ≤ n ≤ N ≤ {MAX_POOL}, "
+                f"not {st!r}",
+                file,
+                row,
+                "design.strata",
+            )
+        strata.append(Stratum(N=N, n=n))
+    stratum = d.get("stratum")
+    if not isinstance(stratum, dict) or set(stratum) != set(ids):
+        raise _fail(
+            "must be an object giving every suite item's stratum", file, row, "design.stratum"
+        )
+    used = [0] * len(strata)
+    for i in ids:
+        h = stratum[i]
+        if _count(h, 0) is None or h >= len(strata):
+            raise _fail(
+                f"item {i}'s stratum {h!r} is not one of the design's", file, row, "design.stratum"
+            )
+        used[h] += 1
+    over = [h for h, k in enumerate(used) if k > strata[h].n]
+    if over:
+        raise _fail(
+            f"stratum {over[0]} holds {used[over[0]]} suite items but only "
+            f"{strata[over[0]].n} were drawn from it",
+            file,
+            row,
+            "design.stratum",
+        )
+    out = Design(strata=tuple(strata), stratum={str(i): int(stratum[i]) for i in ids})
+    for i in ids:
+        want = out.inclusion(i)
+        if abs(float(inclusion[i]) - want) > INCLUSION_ROUNDING:
+            h = stratum[i]
+            raise _fail(
+                f"item {i}'s inclusion probability {inclusion[i]!r} does not follow from its "
+                f"stratum's design (n = {strata[h].n} drawn of N = {strata[h].N}: "
+                f"π = {want:.6f}): a design weight edited by hand is refused",
+                file,
+                row,
+                "inclusion",
+            )
+    return out
 
 
 @dataclass(frozen=True)
@@ -367,16 +505,20 @@ class SuiteManifest(Mapping[str, Any]):
 
 
 def _asking_entry(entry: Mapping[str, Any], ids: list[str]) -> dict[str, Any]:
-    """A benchmark entry asking ``ids``: its inclusion probabilities kept for those ids when
-    every one was drawn by the design, dropped otherwise (items outside the draw, as an adaptive
-    round asks, have no inclusion probability)."""
+    """A benchmark entry asking ``ids``: its inclusion probabilities and their design kept for
+    those ids when every one was drawn by the design, dropped otherwise (items outside the
+    draw, as an adaptive round asks, have no inclusion probability)."""
     out = {**entry, "item_ids": ids}
     inclusion = entry.get("inclusion")
     if inclusion is not None:
         if all(i in inclusion for i in ids):
             out["inclusion"] = {i: inclusion[i] for i in ids}
+            design = entry.get("design")
+            if design is not None:
+                out["design"] = {**design, "stratum": {i: design["stratum"][i] for i in ids}}
         else:
             out.pop("inclusion")
+            out.pop("design", None)
     return out
 
 

@@ -47,6 +47,11 @@ CASES = {
         '{"doc_id": 0, "primebench_item": {"item_id": "é", "score": 1}}\n'.encode("latin-1"),
         "not UTF-8 text",
     ),
+    "a lone surrogate in an answer": (
+        json.dumps({"configs": {"primebench_x": {"metadata": GOOD_META}}}).encode(),
+        b'{"doc_id": 0, "resps": [["\\ud800"]], "primebench_item": {"item_id": "1", "score": 1}}\n',
+        "row 1, field 'resps\\[0\\]\\[0\\]': holds an escaped lone UTF-16 surrogate",
+    ),
 }
 
 
@@ -61,6 +66,7 @@ def test_malformed_lmms_eval_logs_are_one_clear_error(tmp_path, case):
 
 SIDECAR = {
     "schema": "primebench.vlmeval-result/1",
+    "suite": "v1",
     "model": "m",
     "dataset": "PrimeBench_AI2D_TEST",
     "benchmark": "AI2D_TEST",
@@ -80,6 +86,8 @@ SIDECAR = {
         ({"result_file": "/etc/passwd"}, "not a file name beside the sidecar"),
         ({"model": None}, "no valid 'model'"),
         ({"index_to_item": ["1"]}, "no valid 'index_to_item'"),
+        ({"suite": None}, "no valid 'suite'"),
+        ({"suite": ["v1", "v2"]}, "no valid 'suite'"),
     ],
 )
 def test_malformed_vlmeval_sidecars_are_one_clear_error(tmp_path, change, message):
@@ -90,6 +98,23 @@ def test_malformed_vlmeval_sidecars_are_one_clear_error(tmp_path, change, messag
     with pytest.raises(InputError, match=message) as exc:
         read_sidecar(path)
     assert "m_PrimeBench_AI2D_TEST_primebench.json" in str(exc.value)
+
+
+def test_vlmeval_empty_predictions_are_empty_answers_not_missing_ones(tmp_path):
+    """An empty prediction comes back from VLMEvalKit's table as an empty cell; on 4d9a95b it was
+    read as "no response", so a run whose every answer was empty got no response check (the
+    lmms-eval and runner paths flag the same fault)."""
+    from harness_adapters.harnesses.vlmeval.ingest import read_sidecar
+
+    table = tmp_path / "m_PrimeBench_AI2D_TEST_result.tsv"
+    table.write_text("index\tprediction\thit\n1\t\t0\n2\t\t0\n", "utf-8")
+    side = tmp_path / "m_PrimeBench_AI2D_TEST_primebench.json"
+    side.write_text(
+        json.dumps({**SIDECAR, "result_file": table.name, "index_to_item": {"1": "a", "2": "b"}}),
+        encoding="utf-8",
+    )
+    _, rows = read_sidecar(side)
+    assert rows["response"].tolist() == ["", ""]
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 
 from primebench_tasks.pipeline.manifest import build_manifest
 from primebench_tasks.place.benchmark import place_models
-from primebench_tasks.select.stratified import StratifiedSelector
+from primebench_tasks.select.stratified import Draw, StratifiedSelector
 from primebench_tasks.suite.manifest import as_suite
 from tests.conftest import make_panel
 from tests.place.test_model_assisted import _panel_and_frontier
@@ -31,8 +31,13 @@ def _drawn_suite(panel, seed: int):
         {},
         [],
         {},
-        inclusion={"Math Reasoning": {"b": sel.inclusion_}},
+        draws={"Math Reasoning": {"b": _draw(sel)}},
     )
+
+
+def _draw(sel: StratifiedSelector) -> Draw:
+    everything = np.ones(len(sel.indices_), bool)
+    return Draw.of(sel, everything, np.arange(len(sel.indices_)))
 
 
 def test_the_manifest_keeps_the_design() -> None:
@@ -47,7 +52,7 @@ def test_the_manifest_keeps_the_design() -> None:
             {},
             [],
             {},
-            inclusion={"Math Reasoning": {"b": sel.inclusion_}},
+            draws={"Math Reasoning": {"b": _draw(sel)}},
         )
     )
     e = m.entry("b")

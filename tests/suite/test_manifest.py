@@ -29,7 +29,7 @@ def _doc(**changes):
 
 def test_the_released_flagship_read_typed():
     m = SuiteManifest.read(FLAGSHIP)
-    assert m.name == "primebench" and m.version == "7abc25c9d99f3f6c" and m.n_items == 754
+    assert m.name == "primebench" and m.version == "24f24c68164a38d4" and m.n_items == 754
     assert [e.name for e in m.benchmarks] == [
         "MMMU_DEV_VAL",
         "RealWorldQA",

@@ -109,6 +109,7 @@ def read_sidecar(path: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     """One evaluation's records from its sidecar and result table."""
     doc = read_json_document(path, "PrimeBench VLMEvalKit result", SIDECAR_SCHEMA)
     for key, kind in (
+        ("suite", str),
         ("model", str),
         ("benchmark", str),
         ("dataset", str),
@@ -166,9 +167,11 @@ def read_sidecar(path: Path) -> tuple[dict[str, Any], pd.DataFrame]:
             "item_id": [imap[i] for i in idx],
             "condition": "vl",
             "score": scores,
-            # the model's raw answer as VLMEvalKit recorded it (what the response check reads)
+            # the model's raw answer as VLMEvalKit recorded it (what the response check reads):
+            # VLMEvalKit writes every asked row's prediction, and an empty answer comes back
+            # from the table as an empty cell (NaN) — an empty answer, not a missing one
             "response": (
-                [None if v is None or v != v else str(v) for v in df["prediction"]]
+                ["" if v is None or v != v else str(v) for v in df["prediction"]]
                 if "prediction" in df.columns
                 else None
             ),
