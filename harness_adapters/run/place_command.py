@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 
 from harness_adapters.run.report import write_placement
+from harness_adapters.run.request import run_lock
 from primebench_tasks.cli import CommandTree
 from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR, N_BOOT
 from primebench_tasks.place.report import conditions_markdown, report_markdown
@@ -23,19 +24,22 @@ def cmd_place(args: argparse.Namespace) -> int:
     name = "vlmeval" if args.vlmeval else args.harness
     harness = harness_for(args.output_dir, name)
     run = check_records(harness.read_run(Path(args.output_dir), args.model), harness.name)
-    doc = write_placement(
-        run.records,
-        run.suite_version,
-        dest,
-        args.suite,
-        panel,
-        args.estimator,
-        args.n_boot,
-        args.seed,
-        args.allow_partial,
-        conditions=run.conditions,
-        lmms_eval_code=run.lmms_eval_tasks,
-    )
+    # the report folder may be a run folder (``--out RUN``) that a run is writing: the run's
+    # lock is held while the report is written, so the two never interleave there
+    with run_lock(dest):
+        doc = write_placement(
+            run.records,
+            run.suite_version,
+            dest,
+            args.suite,
+            panel,
+            args.estimator,
+            args.n_boot,
+            args.seed,
+            args.allow_partial,
+            conditions=run.conditions,
+            lmms_eval_code=run.lmms_eval_tasks,
+        )
     print(report_markdown(doc))
     print("\n".join(conditions_markdown(doc)))  # where each benchmark was placed, how new
     print(f"wrote {dest / 'report.json'}, report.md, placement.png ({harness.name} run)")

@@ -123,10 +123,10 @@ class BenchmarkPlacement:
             regime=d["regime"],
             above_all_reference=bool(d["above_all_reference"]),
             interval_from=d["interval_from"],
-            misfit=dict(d["misfit"]),
-            no_prediction_because=d.get("no_prediction_because"),
-            leaderboard=d.get("leaderboard"),
-            responses=d.get("responses"),
+            misfit=_record(d, "misfit", required=True) or {},
+            no_prediction_because=_text(d, "no_prediction_because"),
+            leaderboard=_record(d, "leaderboard"),
+            responses=_record(d, "responses"),
         )
 
     @property
@@ -223,12 +223,12 @@ class SuitePlacement:
             score=Estimate.from_json(d["score"]),
             predicted_full=Estimate.from_json(d["predicted_full"]),
             predicted_rank=Rank.maybe(d["predicted_rank"]),
-            misfit=list(d.get("misfit", [])),
-            beyond_reference=list(d.get("beyond_reference", [])),
-            no_rank_because=d.get("no_rank_because"),
-            rank_basis=d.get("rank_basis"),
-            answers=list(d.get("answers", [])),
-            not_comparable=list(d.get("not_comparable", [])),
+            misfit=_lines(d, "misfit"),
+            beyond_reference=_lines(d, "beyond_reference"),
+            no_rank_because=_text(d, "no_rank_because"),
+            rank_basis=_record(d, "rank_basis"),
+            answers=_lines(d, "answers"),
+            not_comparable=_lines(d, "not_comparable"),
         )
 
 
@@ -257,7 +257,7 @@ class ModelPlacement:
             suite=SuitePlacement.from_json(d["suite"]),
             categories={c: CategoryPlacement.from_json(e) for c, e in d["categories"].items()},
             benchmarks={b: BenchmarkPlacement.from_json(e) for b, e in d["benchmarks"].items()},
-            notes=None if d.get("notes") is None else list(d["notes"]),
+            notes=None if d.get("notes") is None else _lines(d, "notes"),
         )
 
     def flagged_benchmarks(self) -> list[str]:
@@ -315,8 +315,8 @@ class Placement:
                 seed=int(d["seed"]),
                 reference={b: dict(r) for b, r in d["reference"].items()},
                 models={m: ModelPlacement.from_json(r) for m, r in d["models"].items()},
-                missing=d.get("missing"),
-                conditions=d.get("conditions"),
+                missing=_record(d, "missing"),
+                conditions=_record(d, "conditions"),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise InputError(f"{where}: not a placement document ({type(e).__name__}: {e})") from e
@@ -331,14 +331,42 @@ class Placement:
     @classmethod
     def read(cls, path: str | Path) -> Placement:
         """The placement written at ``path`` (a ``report.json``)."""
+        from primebench_tasks.data.io import strict_json_loads, utf8_text
+
         p = Path(path)
         try:
-            doc = json.loads(p.read_text("utf-8"))
-        except (OSError, ValueError) as e:
+            doc = strict_json_loads(utf8_text(p.read_bytes(), str(p)), "placement", str(p))
+        except OSError as e:
             raise InputError(f"{p}: cannot read a placement ({e})") from e
         if not isinstance(doc, dict):
             raise InputError(f"{p}: not a placement document (a JSON object is expected)")
         return cls.from_json(doc, str(p))
+
+
+def _record(d: Mapping[str, Any], key: str, required: bool = False) -> dict[str, Any] | None:
+    """``d[key]``, an open record: a JSON object, or absent (None) unless ``required``; another
+    type is a ``TypeError`` that :meth:`Placement.from_json` reports as not a placement."""
+    v = d[key] if required else d.get(key)
+    if v is None and not required:
+        return None
+    if not isinstance(v, dict):
+        raise TypeError(f"{key!r} is a {type(v).__name__}, not an object")
+    return dict(v)
+
+
+def _lines(d: Mapping[str, Any], key: str) -> list[str]:
+    """``d[key]``: a list of strings (empty where absent); anything else a ``TypeError``."""
+    v = d.get(key, [])
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise TypeError(f"{key!r} is not a list of lines")
+    return list(v)
+
+
+def _text(d: Mapping[str, Any], key: str) -> str | None:
+    v = d.get(key)
+    if v is not None and not isinstance(v, str):
+        raise TypeError(f"{key!r} is a {type(v).__name__}, not a string")
+    return v
 
 
 def _put(d: dict[str, Any], key: str, value: Any) -> None:

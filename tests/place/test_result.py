@@ -106,3 +106,32 @@ def test_a_foreign_document_is_refused_naming_the_file(tmp_path):
     p.write_text(json.dumps({"schema": SCHEMA, "suite": "v1"}))
     with pytest.raises(InputError, match="not a placement document"):
         Placement.read(p)
+
+
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (lambda d: d["models"]["m"]["benchmarks"]["A"].update(responses="flags"), "'responses'"),
+        (lambda d: d["models"]["m"]["benchmarks"]["A"].update(misfit=[1]), "'misfit'"),
+        (lambda d: d["models"]["m"]["suite"].update(answers="MMMU"), "'answers'"),
+        (lambda d: d.update(conditions="vllm"), "'conditions'"),
+        (lambda d: d["models"]["m"]["suite"].update(no_rank_because=3), "'no_rank_because'"),
+    ],
+)
+def test_an_edited_report_of_the_wrong_shape_is_refused_on_read(tmp_path, edit, message):
+    """On 4d9a95b a ``responses`` string read fine and failed later with an AttributeError."""
+    doc = _placement().to_json()
+    edit(doc)
+    p = tmp_path / "report.json"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=f"not a placement document.*{message}"):
+        Placement.read(p)
+
+
+def test_a_deeply_nested_report_is_refused_on_read(tmp_path):
+    """On 4d9a95b a deeply nested ``conditions`` gave a RecursionError."""
+    raw = json.dumps(_placement().to_json())
+    p = tmp_path / "report.json"
+    p.write_text(raw.replace('"harness": "x"', '"harness": ' + "[" * 3000 + "]" * 3000))
+    with pytest.raises(InputError, match="nests deeper than"):
+        Placement.read(p)
