@@ -81,3 +81,39 @@ def test_full_disk_is_one_line(tmp_path, command):
         r = subprocess.run([*CLI, *argv], capture_output=True, text=True, timeout=600)
         line = _one_line_error(r)
         assert "space" in line.lower() or "full" in line.lower(), line
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["evaluate", "vlmeval", "--", "--data", "PrimeBench_AI2D_TEST", "--model", "m"],
+        [
+            "adaptive",
+            "vlmeval",
+            "--suite",
+            "primebench",
+            "--model",
+            "m",
+            "--source-tsv",
+            "x",
+            "--out",
+            "o",
+        ],
+    ],
+)
+def test_a_missing_vlmeval_is_one_line(tmp_path, command):
+    """On 4d9a95b `primebench evaluate vlmeval ...` without VLMEvalKit installed (it is not on
+    PyPI) gave a raw ModuleNotFoundError traceback. Run in a Python where ``vlmeval`` cannot be
+    imported (where it is installed, its import is blocked as an absent package's is)."""
+    block = "import sys; sys.modules['vlmeval'] = None; "
+    code = block + "from primebench_tasks.cli import main; sys.exit(main(sys.argv[1:]))"
+    r = subprocess.run(
+        [sys.executable, "-c", code, *command],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert r.returncode == 2, r.stderr
+    assert "VLMEvalKit is not installed in this Python" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -41,9 +41,9 @@ def vlmeval_run_py(root: str | None) -> Path:
     """VLMEvalKit's ``run.py``: in ``root``, else next to the installed ``vlmeval`` package (a
     source checkout, as VLMEvalKit is installed)."""
     if root is None:
-        import vlmeval
+        from harness_adapters.harnesses.vlmeval.registration import import_vlmeval
 
-        root = str(Path(vlmeval.__file__).resolve().parents[1])
+        root = str(Path(import_vlmeval().__file__).resolve().parents[2])
     path = Path(root) / "run.py"
     if not path.exists():
         raise InputError(
@@ -132,10 +132,12 @@ def cmd_adaptive_vlmeval(args: argparse.Namespace) -> int:
     import importlib
 
     from harness_adapters.harnesses.vlmeval.adaptive import run_adaptive_vlmeval
+    from harness_adapters.harnesses.vlmeval.registration import import_vlmeval
     from harness_adapters.run.options import adaptive_settings, print_adaptive
     from harness_adapters.run.report import reference_panels
     from harness_adapters.suites.released import resolve_suite
 
+    import_vlmeval()  # a missing VLMEvalKit is one line, before any work
     for mod in args.import_ or []:
         importlib.import_module(mod)
     suite = resolve_suite(args.suite)

@@ -44,9 +44,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from primebench_tasks.errors import PrimeBenchError
+
 SIDECAR_SCHEMA = "primebench.vlmeval-result/1"
 SIDECAR_SUFFIX = "_primebench.json"
 NO_JUDGE = ("exact_matching", None, "")
+VLMEVAL_MISSING = (
+    "VLMEvalKit is not installed in this Python (it is not on PyPI): git clone its repository, "
+    "pip install -e . in the clone, and run this command with the same Python "
+    "(docs/harnesses.md, VLMEvalKit)"
+)
 
 
 def import_vlmeval() -> Any:
@@ -63,6 +70,10 @@ def import_vlmeval() -> Any:
     prev = torch.is_grad_enabled() if torch is not None else None
     try:
         import vlmeval.dataset as D
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] != "vlmeval":
+            raise
+        raise PrimeBenchError(VLMEVAL_MISSING) from None
     finally:
         if torch is not None and prev is not None:
             torch.set_grad_enabled(prev)
