@@ -235,42 +235,61 @@ def write_variant_report(
     }
     atomic_write_text(req.out / "variants.json", canonical_json(doc))
     indistinguishable = cast("list[list[str]]", verdict["indistinguishable_groups"])
-    groups = "; ".join(" ≈ ".join(g) for g in indistinguishable)
+    threshold = float(cast(float, verdict["threshold"]))
+    groups = "; ".join(_group_text(g, pairwise, threshold) for g in indistinguishable)
     md = (
         f"# Variants of {req.model_name} on {req.suite['name']}\n\n"
         f"**Verdict** (paired bootstrap over the same items, {n_boot} resamples): "
-        f"{verdict['text']}.\n\nGroups the suite cannot tell apart, best first: {groups}.\n\n"
+        f"{verdict['text']}.\n\nRuns of neighbours in the ranking that the suite cannot tell "
+        f"apart (each next one not separated at P ≥ {threshold:.3f}), best first: {groups}.\n\n"
         f"Bootstrap ceiling ρ = {ceiling:.3f} (App. I.4 reference, bar {CEILING_BAR}; the "
         "verdict above is what decides).\n\n"
         + "".join(
-            f"**Misfit**: {v}'s answers on {', '.join(bs)} do not fit the reference runs — a "
-            "broken checkpoint or chat template, not a worse model; its rank is not a "
-            "comparison.\n\n"
+            f"**Misfit**: {v}'s right/wrong pattern on {', '.join(bs)} does not fit the "
+            "reference runs' — among variants of one base model, a broken checkpoint or chat "
+            "template more likely than a worse model; its rank is not a comparison.\n\n"
             for v, bs in misfit.items()
             if bs
         )
-        + "".join(f"**Answers**: {v}: {line}\n\n" for v, lines in answers.items() for line in lines)
+        + "".join(
+            f"**Answers**: {v}: {line} — its score there measures the parser, not the model.\n\n"
+            for v, lines in answers.items()
+            for line in lines
+        )
         + markdown_table(table.reset_index())
         + "\nP(row beats column):\n\n"
         + markdown_table(pairwise.reset_index())
     )
     atomic_write_text(req.out / "variants.md", md)
-    variants_plot(table, pairwise, ceiling, req.out / "variants.png")
+    variants_plot(table, pairwise, ceiling, req.out / "variants.png", str(verdict["text"]))
     return table, pairwise, ceiling
+
+
+def _group_text(group: Sequence[str], pairwise: pd.DataFrame, threshold: float) -> str:
+    """One run of unseparated neighbours, ``A ≈ B ≈ C``; where its ends are separated after all
+    (each step within the noise, the whole run not), that is said, so a run never reads as a
+    tie of all its members."""
+    text = " ≈ ".join(group)
+    if len(group) >= 3:
+        p = float(pairwise.loc[group[0], group[-1]])
+        if p >= threshold:
+            text += f" (but {group[0]} is above {group[-1]}: P = {p:.3f})"
+    return text
 
 
 def variant_flags(
     out: Path, names: Sequence[str]
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """From the placement of the variants ``names`` (``out/report.json``, written first, read
-    once): variant → the benchmarks its misfit or response check flagged (among variants of one
-    base model, a variant flagged where the others are not is a broken checkpoint or template),
+    once): variant → the benchmarks whose right/wrong pattern the misfit check flagged (among
+    variants of one base model, a variant flagged where the others are not is a broken
+    checkpoint or template; a misfit check that could not be run flags nothing),
     and variant → its response check's lines ("MMMU_DEV_VAL: 31 % of the answers held no answer
     the parser could read (…)")."""
     from primebench_tasks.place.result import Placement
 
     path = out / "report.json"
     models = Placement.read(path).models if path.exists() else {}
-    flagged = {n: models[n].flagged_benchmarks() if n in models else [] for n in names}
+    flagged = {n: models[n].misfit_benchmarks() if n in models else [] for n in names}
     answers = {n: list(models[n].suite.answers) if n in models else [] for n in names}
     return flagged, answers

@@ -260,6 +260,11 @@ class ModelPlacement:
             notes=None if d.get("notes") is None else _lines(d, "notes"),
         )
 
+    def misfit_benchmarks(self) -> list[str]:
+        """The benchmarks on which the misfit check (the right/wrong pattern, not the response
+        check) flagged this model, sorted."""
+        return sorted(b for b, e in self.benchmarks.items() if e.misfit.get("flagged"))
+
     def flagged_benchmarks(self) -> list[str]:
         """The benchmarks on which the misfit check flagged this model's answers, sorted."""
         return sorted(b for b, e in self.benchmarks.items() if e.flagged)

@@ -132,8 +132,13 @@ def retention_plot(
     return _save(fig, path)
 
 
-def variants_plot(table: pd.DataFrame, pairwise: pd.DataFrame, ceiling: float, path: Path) -> Path:
-    """Left: variants' suite scores with 95 % intervals; right: P(row beats column)."""
+def variants_plot(
+    table: pd.DataFrame, pairwise: pd.DataFrame, ceiling: float, path: Path, verdict: str = ""
+) -> Path:
+    """Left: variants' suite scores with 95 % intervals, headed by the ``verdict`` (what decides;
+    the bootstrap ceiling below it); right: P(row beats column)."""
+    import textwrap
+
     plt = _figure()
     n = len(table)
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 0.45 * n + 2))
@@ -147,7 +152,8 @@ def variants_plot(table: pd.DataFrame, pairwise: pd.DataFrame, ceiling: float, p
     )
     a.set_yticks(y, [str(v) for v in table.index], fontsize=8)
     a.set_xlabel("suite score (95 % bootstrap interval)")
-    a.set_title(f"bootstrap ceiling ρ = {ceiling:.3f}", fontsize=9)
+    head = textwrap.fill(verdict, 60) + "\n" if verdict else ""
+    a.set_title(f"{head}(bootstrap ceiling ρ = {ceiling:.3f}, for reference)", fontsize=8)
     a.grid(alpha=0.3)
     im = b.imshow(pairwise.to_numpy(), vmin=0, vmax=1, cmap="RdBu_r")
     b.set_xticks(range(n), [str(v) for v in pairwise.columns], rotation=60, ha="right", fontsize=7)

@@ -81,3 +81,41 @@ def test_rank_variants_names_the_variant_whose_answers_do_not_fit(tmp_path):
     assert answers == {"m": [], "m+a1": flagged.suite.answers, "m+a2": []}
     assert misfit == {"m": [], "m+a1": ["B"], "m+a2": []}
     assert variant_flags(tmp_path / "none", ["m"]) == ({"m": []}, {"m": []})
+
+
+def test_a_variant_flagged_only_by_the_response_check_is_not_called_a_misfit(tmp_path):
+    """On 4d9a95b variants.md called every not-comparable variant a "Misfit … broken checkpoint
+    or chat template" although the misfit check could not be run there (16 reference models, 49
+    needed) and the response check had found the cause: unreadable answers."""
+    import copy
+
+    from harness_adapters.run.session import variant_flags
+    from tests.place.test_result import _placement
+
+    doc = _placement()
+    base = doc.models.pop("m")
+    base.benchmarks["B"].misfit = {"flagged": False, "tested": False}
+    unreadable = copy.deepcopy(base)
+    unreadable.benchmarks["B"].responses = {"flags": ["unreadable"], "comparable": False}
+    unreadable.suite.answers = ["B: 90 % of the answers held no answer the parser could read"]
+    doc.models.update({"m": base, "m+a1": unreadable})
+    doc.write(tmp_path / "report.json")
+    misfit, answers = variant_flags(tmp_path, ["m", "m+a1"])
+    assert misfit == {"m": [], "m+a1": []}
+    assert answers["m+a1"] == unreadable.suite.answers
+    assert doc.models["m+a1"].flagged_benchmarks() == ["B"]  # flagged, but not a misfit
+
+
+def test_a_run_of_neighbours_whose_ends_are_separated_says_so():
+    import pandas as pd
+
+    from harness_adapters.run.session import _group_text
+
+    names = ["a", "b", "c"]
+    p = pd.DataFrame(
+        [[0.5, 0.9, 0.998], [0.1, 0.5, 0.9], [0.002, 0.1, 0.5]], index=names, columns=names
+    )
+    assert _group_text(names, p, 0.975) == "a ≈ b ≈ c (but a is above c: P = 0.998)"
+    assert _group_text(names[:2], p, 0.975) == "a ≈ b"
+    p.loc["a", "c"] = 0.95
+    assert _group_text(names, p, 0.975) == "a ≈ b ≈ c"
