@@ -695,3 +695,22 @@ def test_response_replay_table_is_rendered_and_chooses_the_librarys_quantile():
         if np.average(h.flagged, weights=h.runs) <= mod.HEALTHY_GOAL:
             ok[q] = np.average(f.flagged, weights=f.runs)
     assert max(ok, key=ok.get) == REFERENCE_QUANTILE
+
+
+def test_the_default_accuracy_table_is_the_shipped_default_rendered_from_its_csv():
+    """benchmarks/placement_design.py: the shipped default's accuracy (the README's figure and
+    the figures the docs give for the default), rendered from its committed CSV into
+    docs/results.md; the pair measured is the library's default, with the 95 % coverage that
+    reports show beside the 90 %, on every released benchmark's panel."""
+    from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR
+    from primebench_tasks.select.default import DEFAULT_SELECTOR
+
+    mod = _script("placement_design")
+    df = pd.read_csv(RESULTS / "default_accuracy.csv")
+    text = mod.render(df)
+    assert text == (RESULTS / "default_accuracy.md").read_text("utf-8")
+    assert _readme_block("default-accuracy") == text
+    assert mod.DEFAULT == (DEFAULT_SELECTOR, DEFAULT_ESTIMATOR)
+    assert set(zip(df["selector"], df["estimator"], strict=True)) == {mod.DEFAULT}
+    assert df["cover95"].notna().all() and set(df["k"]) == {25, 50, 100}
+    assert {"MathVista_MINI", "MATH-Vision_MINI", "MMMU_DEV_VAL", "BLINK"} <= set(df["benchmark"])

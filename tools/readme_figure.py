@@ -4,11 +4,13 @@ the pixels.
     python tools/readme_figure.py [OUT.png]     # default docs/img/placement_accuracy.png
     python tools/readme_figure.py --adaptive [OUT.png]   # default docs/img/adaptive_replay.png
 
-Placement accuracy (:func:`render`) of the default estimator on the real panels, from
-``benchmarks/results/placement_accuracy.csv`` (``benchmarks/placement_accuracy.py``). Left: mean
-absolute error of the predicted full score per panel and hold-out (random, frontier = the
-strongest 15 % held out, chronological = the newest); right: how often the 90 % interval covered
-the truth, with the nominal 90 % marked.
+Placement accuracy (:func:`render`) of the shipped default (the probability design and the
+model-assisted estimate) on the flagship's benchmarks, from
+``benchmarks/results/default_accuracy.csv`` (``benchmarks/placement_design.py``). Left: mean
+absolute error of the predicted full score at 100 items per benchmark, per hold-out (random,
+frontier = the strongest 15 % held out, chronological = the newest, gap = models clearly above
+every build model); right: how often the 95 % interval — the level reports show — held the true
+score, with the nominal 95 % marked.
 
 Adaptive evaluation against the static suite (:func:`render_adaptive`), from
 ``benchmarks/results/adaptive_items_needed.csv`` (``benchmarks/adaptive_items_needed.py``: the
@@ -25,7 +27,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CSV = ROOT / "benchmarks" / "results" / "placement_accuracy.csv"
+CSV = ROOT / "benchmarks" / "results" / "default_accuracy.csv"
 OUT = ROOT / "docs" / "img" / "placement_accuracy.png"
 RESULTS = ROOT / "benchmarks" / "results"
 ADAPTIVE_OUT = ROOT / "docs" / "img" / "adaptive_replay.png"
@@ -36,17 +38,31 @@ ADAPTIVE_PANELS = [
     "RealWorldQA records (held out)",
     "BLINK records (held out)",
 ]
-PANELS = [
-    "autojudger",
-    "OCRBench records (held out)",
-    "RealWorldQA records (held out)",
-    "BLINK records (held out)",
+BENCHMARKS = [
+    ("mmmu_merged", "MMMU_DEV_VAL"),
+    ("autojudger", "AI2D_TEST"),
+    ("openvlm_ocrbench_text", "OCRBench"),
+    ("openvlm_realworldqa_text", "RealWorldQA"),
+    ("openvlm_blink", "BLINK"),
+    ("m3irt", "MathVista_MINI"),
+    ("mathvision", "MATH-Vision_MINI"),
 ]
-PROTOCOLS = ["random", "frontier", "chronological"]
-COLORS = {"random": "#4C72B0", "frontier": "#DD8452", "chronological": "#55A868"}
+"""The released flagship's seven benchmarks, each on the panel it is placed among."""
+PROTOCOLS = ["random", "frontier", "chronological", "gap"]
+COLORS = {
+    "random": "#4C72B0",
+    "frontier": "#DD8452",
+    "chronological": "#55A868",
+    "gap": "#C44E52",
+}
+ITEMS = 100
+"""The flagship's items per benchmark."""
 
 
 def render(out: Path = OUT) -> Path:
+    """The shipped default (probability design + model-assisted estimate) at the flagship's 100
+    items per benchmark: per benchmark and hold-out, the MAE of the predicted full score and how
+    often the 95 % interval (what reports show) held the true score."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -55,45 +71,40 @@ def render(out: Path = OUT) -> Path:
     import pandas as pd
 
     d = pd.read_csv(CSV)
-    # the previous default's figures (chosen items + p-IRT: benchmarks/placement_accuracy.py's
-    # CHOSEN_ITEMS_ESTIMATOR), as the README's caption says
-    d = d[d["panel"].isin(PANELS) & (d["estimator"] == "pirt")]
-    g = d.groupby(["panel", "protocol"]).agg(
-        mae=("error", lambda e: float(np.abs(e).mean())),
-        cover=("cover90", "mean"),
-        n=("error", "size"),
-        models=("models", "first"),
+    d = d[(d["k"] == ITEMS) & (d["selector"] == "stratified") & (d["estimator"] == "greg")]
+    g = d.groupby(["panel", "benchmark", "protocol"]).agg(
+        mae=("mae", "mean"), cover=("cover95", "mean"), n=("n_held", "first")
     )
     plt.rcParams.update({"font.size": 9, "svg.hashsalt": "primebench"})
-    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), dpi=100, sharey=True)
-    y = np.arange(len(PANELS))
-    h = 0.26
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 4.2), dpi=100, sharey=True)
+    y = np.arange(len(BENCHMARKS))
+    h = 0.2
     for k, proto in enumerate(PROTOCOLS):
-        for i, panel in enumerate(PANELS):
-            if (panel, proto) not in g.index:
+        for i, key in enumerate(BENCHMARKS):
+            if (*key, proto) not in g.index:
                 continue
-            r = g.loc[(panel, proto)]
-            yy = y[i] + (k - 1) * h
+            r = g.loc[(*key, proto)]
+            yy = y[i] + (k - 1.5) * h
             label = proto if i == 0 else None
             axes[0].barh(yy, r["mae"], h, color=COLORS[proto], label=label)
-            axes[1].barh(yy, 100 * r["cover"], h, color=COLORS[proto])
-            axes[1].text(100 * r["cover"] + 1, yy, f"n={int(r['n'])}", va="center", fontsize=7)
-    names = [f"{p.replace(' (held out)', '*')} ({int(g.loc[p]['models'].iloc[0])})" for p in PANELS]
-    axes[0].set_yticks(y, names)
+            axes[1].plot(100 * r["cover"], yy, "o", color=COLORS[proto], markersize=4)
+            axes[1].text(100 * r["cover"] + 0.6, yy, f"n={int(r['n'])}", va="center", fontsize=6)
+    axes[0].set_yticks(y, [f"{b} ({p})" for p, b in BENCHMARKS])
     axes[0].invert_yaxis()
-    axes[0].set_xlabel("MAE of the predicted full score")
-    axes[1].set_xlabel("90 % interval covers the truth (%)")
-    axes[1].axvline(90, color="black", linestyle="--", linewidth=1)
-    axes[1].set_xlim(0, 115)
-    fig.legend(loc="upper right", ncol=3, frameon=False, title=None, bbox_to_anchor=(0.99, 0.93))
+    axes[0].set_xlabel(f"MAE of the predicted full score ({ITEMS} items)")
+    axes[1].set_xlabel("95 % interval holds the true score (%)")
+    axes[1].axvline(95, color="black", linestyle="--", linewidth=1)
+    axes[1].set_xlim(80, 102)
+    axes[1].grid(axis="x", alpha=0.3)
+    fig.legend(loc="upper right", ncol=4, frameon=False, title=None, bbox_to_anchor=(0.99, 0.92))
     fig.suptitle(
-        "Held-out models placed by the default suite and estimator "
-        "(* = panel used to choose nothing)",
+        "The shipped default (drawn items + model-assisted estimate) on held-out models; "
+        "n = models held out, 20 draws each",
         fontsize=9,
         x=0.01,
         ha="left",
     )
-    fig.tight_layout(rect=(0, 0, 1, 0.88))
+    fig.tight_layout(rect=(0, 0, 1, 0.86))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, metadata={"Software": None})
     plt.close(fig)

@@ -36,26 +36,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from primebench_tasks.data.model_dates import release_dates
-from primebench_tasks.data.panel import Panel
-from primebench_tasks.evaluate.splits import (
-    GAP_MIN_HELD,
-    frontier_split,
-    gap_split,
-    newest_split,
-)
-from primebench_tasks.metrics import nanmean_rows, spearman
 from primebench_tasks.place.estimators import GREG, RIDGE_ALPHA, make_estimator
-from primebench_tasks.progress import progress_bar
-from primebench_tasks.select.base import ItemFeatures
-from primebench_tasks.select.irt import paper_thresholds
-from primebench_tasks.select.registry import SELECTORS, SelectorContext
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # the cells
+from placement_design import PROTOCOLS, run  # noqa: E402
 
 PANELS = (
     "openvlm_blink",
@@ -77,61 +66,7 @@ PAIRS = (
     ("stratified", "greg_ridge"),
 )
 OLD_DEFAULT = ("cross_validated", "pirt")
-PROTOCOLS = ("random", "frontier", "chronological", "gap")
-RANDOM_SPLITS, RANDOM_SHARE, TOP_SHARE, MIN_HELD = 5, 0.2, 0.15, GAP_MIN_HELD
 RESULTS = Path(__file__).parent / "results"
-
-
-def chrono_split(panel: Panel, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The newest 15 % of the dated models among ``keep`` (the panel's dates, else the shipped
-    ones), built on those released strictly before them (``evaluate.splits.newest_split``)."""
-    dates = release_dates(panel)
-    names = [panel.model_names[i] for i in keep]
-    table = pd.DataFrame({"model": names, "release_date": [dates.get(m) for m in names]})
-    build, held = newest_split(table, TOP_SHARE, minimum=MIN_HELD)
-    return keep[build], keep[held]
-
-
-def splits(panel: Panel, X: np.ndarray, protocol: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    full = nanmean_rows(X)
-    keep = np.flatnonzero(np.isfinite(full))
-    if protocol == "random":
-        rng = np.random.default_rng(0)
-        out = []
-        for _ in range(RANDOM_SPLITS):
-            held = np.sort(rng.choice(keep, max(MIN_HELD, round(RANDOM_SHARE * len(keep))), False))
-            out.append((np.setdiff1d(keep, held), held))
-        return out
-    if protocol == "frontier":
-        b, h = frontier_split(full[keep], TOP_SHARE, minimum=MIN_HELD)
-        return [(keep[b], keep[h])]
-    if protocol == "chronological":
-        return [chrono_split(panel, keep)]
-    b, h, _ = gap_split(full)
-    return [(b, h)]
-
-
-def floor_mae(X: np.ndarray, held: np.ndarray, k: int) -> float:
-    """The floor of any design-unbiased estimate from k random items: the MAE it would have if
-    it knew every item's probability p_mi exactly (its error is then the Bernoulli noise of the
-    drawn items alone: sd √(Σ_i p_mi(1 − p_mi)/N² · N/k · (1 − k/N)), MAE = √(2/π) sd), with
-    p_mi from a 2PL fitted on every model of the panel, held-out ones included."""
-    from primebench_tasks.select.irt import binarize, fit_2pl_cached
-
-    Y = binarize(X)
-    ok = np.isfinite(Y).any(axis=0)
-    model = fit_2pl_cached(Y[:, ok])
-    p = model.prob(model.theta[held])
-    n = p.shape[1]
-    sd = np.sqrt((p * (1 - p)).mean(axis=1) / k * (1 - k / n))
-    return float(np.sqrt(2 / np.pi) * sd.mean())
-
-
-def rank_error(pred: np.ndarray, true: np.ndarray, ref: np.ndarray) -> float:
-    """Mean |rank of the prediction − rank of the truth| among the build models' full scores."""
-    r_pred = 1 + (ref[None, :] > pred[:, None]).sum(axis=1)
-    r_true = 1 + (ref[None, :] > true[:, None]).sum(axis=1)
-    return float(np.mean(np.abs(r_pred - r_true)))
 
 
 RIDGE_FOLDS = 5
@@ -176,82 +111,6 @@ def estimator(name: str, thresholds: np.ndarray):
     if name == "greg_ridge":
         return RidgeGREG(thresholds)
     return make_estimator(name, thresholds)
-
-
-def cell_rows(
-    X: np.ndarray,
-    build: np.ndarray,
-    held: np.ndarray,
-    thresholds: np.ndarray,
-    budgets,
-    draws: int,
-    split: int,
-) -> list[dict]:
-    Xb, Xh = X[build], X[held]
-    full_b, full_h = nanmean_rows(Xb), nanmean_rows(Xh)
-    ctx = SelectorContext(thresholds=thresholds)
-    items = ItemFeatures()
-    rows = []
-    for k in budgets:
-        floor = floor_mae(X, held, k)
-        for d in range(draws):
-            cache = {}
-            for sel_name, est_name in PAIRS:
-                if sel_name not in cache:
-                    seed = 100_000 * split + 1000 * d + k  # every split and draw its own
-                    cache[sel_name] = SELECTORS[sel_name](k, seed, ctx).fit(Xb, items)
-                sel = cache[sel_name]
-                est = estimator(est_name, thresholds).fit(Xb, sel.indices_, sel.weights_)
-                Ys = Xh[:, sel.indices_]
-                pred = est.predict(Ys)
-                cover = np.nan
-                if hasattr(est, "interval"):
-                    lo, hi = est.interval(Ys, 0.90)
-                    cover = float(np.mean((lo <= full_h) & (full_h <= hi)))
-                rows.append(
-                    {
-                        "k": k,
-                        "draw": d,
-                        "selector": sel_name,
-                        "estimator": est_name,
-                        "mae": float(np.mean(np.abs(pred - full_h))),
-                        "bias": float(np.mean(pred - full_h)),
-                        "cover90": cover,
-                        "rank_error": rank_error(pred, full_h, full_b),
-                        "rho": spearman(pred, full_h),
-                        "n_held": len(held),
-                        "n_build": len(build),
-                        "floor": floor,
-                    }
-                )
-    return rows
-
-
-def run(budgets: list[int], draws: int, protocols, panels) -> pd.DataFrame:
-    out = []
-    cells = [(p, pr) for p in panels for pr in protocols]
-    with progress_bar(len(cells), "design comparison", unit="cell") as bar:
-        for name, protocol in cells:
-            panel = Panel.load_default(name)
-            for b in panel.benchmark_names:
-                X = panel.matrix(b).astype(float)
-                kind = str(panel.benchmarks.set_index("benchmark").loc[b, "metric_kind"])
-                metric = str(panel.benchmarks.set_index("benchmark").loc[b, "metric"])
-                t0 = time.time()
-                try:
-                    sp = splits(panel, X, protocol)
-                except ValueError as exc:
-                    print(f"{name} {b} {protocol}: skipped ({exc})", file=sys.stderr)
-                    continue
-                for s, (build, held) in enumerate(sp):
-                    th = paper_thresholds(X[build], kind, metric)
-                    n_draws = draws if protocol != "random" else max(1, draws // len(sp))
-                    for r in cell_rows(X, build, held, th, budgets, n_draws, s):
-                        out.append({"panel": name, "benchmark": b, "protocol": protocol,
-                                    "split": s, **r})  # fmt: skip
-                print(f"{name} {b} {protocol}: {time.time() - t0:.0f}s", file=sys.stderr)
-            bar.update(1)
-    return pd.DataFrame(out)
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -409,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             df["floor"] = np.nan
     else:
         df = run([int(x) for x in a.budgets.split(",")], a.draws, a.protocols.split(","),
-                 a.panels.split(","))  # fmt: skip
+                 a.panels.split(","), PAIRS, estimator, "design comparison")  # fmt: skip
         out.parent.mkdir(parents=True, exist_ok=True)
         df.to_csv(out.with_suffix(".csv"), index=False, float_format="%.6g")
     md = render(summary(df))
