@@ -24,7 +24,9 @@ class EngineSettings:
     max_model_len: int | None = None
     """None: the model's own context length (from its config)."""
     tensor_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.9
+    gpu_memory_utilization: float | None = None
+    """The share of the GPU's memory (on vLLM's CPU backend: of RAM) the engine reserves. None:
+    0.9 on a GPU; on a CPU a share that fits what is free (the engine's ``memory_share``)."""
     max_lora_rank: int | None = None
     """None: the largest rank of the adapters given, rounded up to a rank vLLM supports."""
     max_loras: int = 4

@@ -128,6 +128,43 @@ def _sampling_kwargs(max_new_tokens: int | None) -> dict[str, Any]:
     }
 
 
+GPU_MEMORY_SHARE = 0.9
+"""The share of a GPU's memory the engine reserves by default (vLLM's own)."""
+CPU_FREE_SHARE = 0.5
+"""On vLLM's CPU backend the default reservation is this share of the RAM free at start (at
+most :data:`GPU_MEMORY_SHARE` of all of it, at least :data:`CPU_MIN_SHARE`): the weights and the
+KV cache fit beside what else runs, where vLLM's 90 % of all RAM fails on any box with less
+free."""
+CPU_MIN_SHARE = 0.05
+
+
+def memory_share(asked: float | None) -> float:
+    """The engine's ``gpu_memory_utilization``: ``asked``, else the default of the platform
+    (:data:`GPU_MEMORY_SHARE` on a GPU, :data:`CPU_FREE_SHARE` of the free RAM on a CPU). On a
+    CPU a share whose RAM is not free is a ``BackendError`` of one line, before the engine
+    starts (vLLM's own refusal is a long traceback from its engine process)."""
+    from vllm.platforms import current_platform
+
+    if not current_platform.is_cpu():
+        return GPU_MEMORY_SHARE if asked is None else asked
+    import psutil
+
+    mem = psutil.virtual_memory()
+    gib = 1024**3
+    if asked is None:
+        share = min(GPU_MEMORY_SHARE, CPU_FREE_SHARE * mem.available / mem.total)
+        return round(max(CPU_MIN_SHARE, share), 2)
+    if asked * mem.total > mem.available:
+        raise BackendError(
+            f"vLLM would reserve {asked * mem.total / gib:.1f} GiB of RAM "
+            f"(--gpu-memory-utilization {asked} of {mem.total / gib:.1f} GiB) but only "
+            f"{mem.available / gib:.1f} GiB is free: give a smaller share, e.g. "
+            f"--gpu-memory-utilization {max(CPU_MIN_SHARE, CPU_FREE_SHARE * mem.available / mem.total):.2f}, "
+            "or leave it out (a share of the free RAM)"
+        )
+    return asked
+
+
 class OfflineBackend:
     """One ``vllm.LLM`` for the base model; adapters attached per request."""
 
@@ -145,6 +182,9 @@ class OfflineBackend:
         self.settings = settings or EngineSettings()
         self.max_new_tokens = max_new_tokens
         s = self.settings
+        from harness_adapters.engines.vllm.cpu_setup import require_cpu_ready
+
+        require_cpu_ready()
         try:
             from vllm import LLM
         except ImportError as exc:
@@ -165,9 +205,9 @@ class OfflineBackend:
         if s.dtype is not None:
             kwargs["dtype"] = s.dtype
         # on a GPU the share of its memory; on vLLM's CPU backend the share of RAM reserved —
-        # passed on both (vLLM's own default asks for 92 % of RAM and refuses to start where
-        # less is free, naming this very option)
-        kwargs["gpu_memory_utilization"] = s.gpu_memory_utilization
+        # passed on both (vLLM's own default asks for 90 % of RAM and refuses to start where
+        # less is free, the cause deep in a long log): a CPU default that fits, checked here
+        kwargs["gpu_memory_utilization"] = memory_share(s.gpu_memory_utilization)
         if self.adapters:
             rank = s.max_lora_rank or lora_rank_for(a.rank for a in self.adapters.values())
             kwargs.update(
