@@ -2,6 +2,12 @@
 shell script, so that ``.ci/run`` runs them verbatim and cannot drift from what users copy.
 
     python tools/readme_commands.py README.md > readme_commands.sh
+    python tools/readme_commands.py --vllm README.md > readme_vllm.sh
+
+``--vllm``: the vLLM path (the first ``bash`` block under "## Evaluate checkpoints ... vLLM"): its
+install line and ``tiny-model`` line verbatim, then its first ``primebench run`` line verbatim
+but for the placeholders, which name the tiny model it built (``BASE_DIR`` → ``tiny/base``,
+``ckpts/*`` → ``tiny/lora*``).
 """
 
 from __future__ import annotations
@@ -27,5 +33,33 @@ def setup_commands(readme: str) -> list[str]:
     return lines
 
 
+VLLM_SECTION = "## Evaluate checkpoints and rank LoRA variants with vLLM"
+PLACEHOLDERS = {"BASE_DIR": "tiny/base", "ckpts/*": "tiny/lora*"}
+
+
+def vllm_commands(readme: str) -> list[str]:
+    """The vLLM path as a new user walks it on the tiny model (see the module docstring)."""
+    start = readme.find(VLLM_SECTION)
+    if start < 0:
+        raise SystemExit(f"README has no {VLLM_SECTION!r} section")
+    m = re.search(r"```bash\n(.*?)```", readme[start:], flags=re.S)
+    if m is None:
+        raise SystemExit(f"no ```bash block under {VLLM_SECTION!r}")
+    lines = [ln for ln in m.group(1).splitlines() if ln.strip()]
+    install = [ln for ln in lines if "pip install" in ln]
+    tiny = [ln for ln in lines if ln.startswith("primebench tiny-model")]
+    run = [ln for ln in lines if ln.startswith("primebench run ") and "--ray" not in ln]
+    if len(install) != 1 or len(tiny) != 1 or not run:
+        raise SystemExit("the vLLM block needs one install line, one tiny-model line and a run")
+    walked = run[0]
+    for old, new in PLACEHOLDERS.items():
+        if old not in walked:
+            raise SystemExit(f"the run line has no {old!r} to point at the tiny model")
+        walked = walked.replace(old, new)
+    return [install[0], tiny[0], walked]
+
+
 if __name__ == "__main__":
-    print("\n".join(setup_commands(Path(sys.argv[1]).read_text("utf-8"))))
+    vllm = sys.argv[1] == "--vllm"
+    text = Path(sys.argv[-1]).read_text("utf-8")
+    print("\n".join(vllm_commands(text) if vllm else setup_commands(text)))
