@@ -57,7 +57,8 @@ def add_commands(tree: CommandTree) -> None:
         epilog="examples: lmms-eval --model M --tasks primebench --log_samples --output_path "
         "out/ && primebench place out/  |  primebench evaluate vlmeval -- --data "
         "PrimeBench_MMMU_DEV_VAL --model M && primebench place --vlmeval outputs/M",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        # defaults said in each help text, once (ArgumentDefaultsHelpFormatter said them twice)
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("output_dir", help="lmms-eval's --output_path, or a VLMEvalKit work dir")
     p.add_argument(
@@ -77,9 +78,16 @@ def add_commands(tree: CommandTree) -> None:
     )
     p.add_argument("--panel", help="reference panel (default: the suite's embedded panels)")
     p.add_argument("--model", help="place only this model (default: every model of the run)")
-    p.add_argument("--estimator", default=DEFAULT_ESTIMATOR, help="full-score estimator")
-    p.add_argument("--n-boot", type=int, default=N_BOOT, help="bootstrap resamples")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument(
+        "--estimator", default=DEFAULT_ESTIMATOR, help="full-score estimator (default: %(default)s)"
+    )
+    p.add_argument(
+        "--n-boot",
+        type=int,
+        default=N_BOOT,
+        help="bootstrap resamples (default: %(default)s)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
     p.add_argument(
         "--allow-partial",
         action="store_true",

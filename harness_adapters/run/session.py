@@ -242,7 +242,7 @@ def write_variant_report(
         f"**Verdict** (paired bootstrap over the same items, {n_boot} resamples): "
         f"{verdict['text']}.\n\nRuns of neighbours in the ranking that the suite cannot tell "
         f"apart (each next one not separated at P ≥ {threshold:.3f}), best first: {groups}.\n\n"
-        f"Bootstrap ceiling ρ = {ceiling:.3f} (App. I.4 reference, bar {CEILING_BAR}; the "
+        f"Bootstrap ceiling ρ = {ceiling:.3f} (the PRIMEBench paper's App. I.4, bar {CEILING_BAR}; the "
         "verdict above is what decides).\n\n"
         + "".join(
             f"**Misfit**: {v}'s right/wrong pattern on {', '.join(bs)} does not fit the "

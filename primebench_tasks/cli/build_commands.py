@@ -70,9 +70,12 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     )
     h = manifest["headroom"]
     print(
-        f"headroom: for the {len(h['top_models'])} best models the suite is easier than the full "
-        "benchmarks by "
-        + ", ".join(f"{b} {v['easier_by']:+.3f}" for b, v in h["benchmarks"].items())
+        f"headroom: for the {len(h['top_models'])} best models the suite's mean minus the full "
+        "benchmark's is "
+        + ", ".join(
+            f"{b} {v['easier_by']:+.3f} ({'easier' if v['easier_by'] > 0 else 'harder'})"
+            for b, v in h["benchmarks"].items()
+        )
         + f"; {h['solved_by_all']:.0%} of its items are solved by all of them; top-decile rho "
         f"{h['top_decile_rho']:.3f} ({h['n_top_decile']} models)"
     )

@@ -57,12 +57,15 @@ UPPER_BOUNDS = {
     "start": 1.0,
 }
 """Numeric options (by dest) with an upper bound."""
+LOWER_BOUNDS = {"n_boot": 20}
+"""Numeric options (by dest) with a lower bound above 0: fewer bootstrap resamples than 20 give
+no 95 % interval, only one or two resamples' extremes (``place.defaults.MIN_N_BOOT``)."""
 
 
 def range_check_numeric_options(parser: argparse.ArgumentParser) -> None:
     """Give every plain ``int``/``float`` option of ``parser`` and its sub-commands (plugins'
-    included) a range-checked type: finite, ≥ 0 (> 0 for :data:`POSITIVE_OPTIONS`), ≤ its
-    :data:`UPPER_BOUNDS`. A new command's options are covered when it is added
+    included) a range-checked type: finite, ≥ 0 (> 0 for :data:`POSITIVE_OPTIONS`), ≥ its
+    :data:`LOWER_BOUNDS` and ≤ its :data:`UPPER_BOUNDS`. A new command's options are covered when it is added
     (``tests/hostile/test_options.py`` walks the parser)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -72,7 +75,7 @@ def range_check_numeric_options(parser: argparse.ArgumentParser) -> None:
             kind = action.type
             action.type = number_type(
                 kind,
-                0,
+                LOWER_BOUNDS.get(action.dest, 0),
                 UPPER_BOUNDS.get(action.dest),
                 lo_open=action.dest in POSITIVE_OPTIONS or action.dest == "start",
             )

@@ -14,6 +14,11 @@ ESTIMATOR_NAMES = ("mean", "weighted", "pirt", "gpirt", "aipw", "greg")
 N_BOOT = 1000
 """Bootstrap resamples of a placement's intervals (``place``, ``run``)."""
 
+MIN_N_BOOT = 20
+"""Fewest bootstrap resamples a command accepts (``--n-boot``; ``cli.options.LOWER_BOUNDS``, a
+test checks they agree): a 95 % percentile interval from fewer is one or two resamples'
+extremes, not an interval."""
+
 N_BOOT_VARIANTS = 2000
 """Bootstrap resamples of a variant ranking's pairwise P(A beats B) and of the bootstrap ceiling
 (App. I.4), and of PRISM's paired scores."""

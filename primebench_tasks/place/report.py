@@ -133,11 +133,7 @@ def report_markdown(doc: Placement) -> str:
             f"- suite score: {_fmt(s.score)} ({s.n_scored} of {s.n_items} items scored)",
             f"- predicted full-suite score: {_fmt(s.predicted_full)}",
             f"- predicted rank on the full suite: {suite_rank_text(s)}",
-            *[
-                f"- beyond the reference panel: {line} (interval from placements that were "
-                "beyond their panel)"
-                for line in s.beyond_reference
-            ],
+            *[f"- beyond the reference panel: {line}" for line in s.beyond_reference],
             *[f"- note: {line}" for line in r.notes or []],
             *[f"- **misfit**: {line}" for line in s.misfit],
             *[f"- **answers**: {line}" for line in s.answers],

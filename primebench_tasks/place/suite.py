@@ -329,7 +329,14 @@ def place_on_suite(
         suite.not_comparable = [b for b in all_b if not bench[b].comparable]
         above = [b for b in all_b if bench[b].above_all_reference]
         suite.beyond_reference = [
-            f"predicted above all {bench[b].n_reference} reference models on {b}" for b in above
+            f"predicted above all {bench[b].n_reference} reference models on {b} "
+            + (
+                "(its interval is the design's: it rests on the drawn items, not on the "
+                "reference models)"
+                if bench[b].interval_from == "design"
+                else "(its interval from held-out placements that were beyond their panel)"
+            )
+            for b in above
         ]
         out[str(model)] = ModelPlacement(suite=suite, categories=cats, benchmarks=bench)
     doc = Placement(

@@ -28,7 +28,8 @@ def _headroom_md(h: dict[str, Any]) -> list[str]:
         "## Headroom at the top of the panel",
         "",
         f"The {len(h['top_models'])} best models: their mean on the suite's items, on all items, "
-        "how much easier the suite is for them (goal ≤ 0.10), and the share of suite items all "
+        "how much easier the suite is for them (suite − full: + easier, − harder; goal ≤ 0.10), "
+        "and the share of suite items all "
         f"of them solve. Top-decile ρ (suite vs full score, the best {h['n_top_decile']} "
         f"models): {h['top_decile_rho']:.3f}.",
         "",
@@ -51,7 +52,7 @@ def write_primebench_report(
         "",
         "Parameters: " + ", ".join(f"{k}={v}" for k, v in sorted(manifest["params"].items())),
         "",
-        "## Stages (Table 2 layout)",
+        "## Stages (the PRIMEBench paper's Table 2 layout)",
         "",
         markdown_table(res.stage_table),
         f"End-to-end fidelity of the suite: ρ = {res.fidelity:.3f} (suite score = mean of "
@@ -78,16 +79,22 @@ def write_primebench_report(
         md += ["## Stage 2: item pruning", "", markdown_table(res.stage2.table)]
         tables["stage2"] = res.stage2.table
     if res.sweep is not None:
-        md += ["## Stage 3: k-sweep (Table 15 layout)", "", markdown_table(res.sweep)]
+        md += [
+            "## Stage 3: k-sweep (the PRIMEBench paper's Table 15 layout)",
+            "",
+            markdown_table(res.sweep),
+        ]
         tables["k_sweep"] = res.sweep
         chosen = len(res.stage3.categories) if res.stage3 is not None else None
         written.append(sweep_plot(res.sweep, out / "k_sweep.png", chosen))
         md += ["![k sweep](k_sweep.png)", ""]
     if res.singular_values is not None and res.energy is not None:
-        k = res.params.k
-        top = res.energy[min(k, len(res.energy)) - 1]
+        # the k Stage 3 kept (fewer than the parameter where the panel has fewer categories)
+        k = len(res.stage3.categories) if res.stage3 is not None else res.params.k
+        k = min(k, len(res.energy))
+        top = res.energy[k - 1]
         md += [
-            "## Spectrum of the category score matrix (Fig. 2)",
+            "## Spectrum of the category score matrix (the PRIMEBench paper's Fig. 2)",
             "",
             f"Top-{k} cumulative energy: {100 * top:.1f}% (paper: 97.6% on 18 categories).",
             "",

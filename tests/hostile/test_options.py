@@ -10,7 +10,7 @@ import argparse
 import pytest
 
 from primebench_tasks.cli import build_parser, main
-from primebench_tasks.cli.options import POSITIVE_OPTIONS, UPPER_BOUNDS
+from primebench_tasks.cli.options import LOWER_BOUNDS, POSITIVE_OPTIONS, UPPER_BOUNDS
 
 
 def _numeric_options() -> list[tuple[list[str], argparse.Action]]:
@@ -31,6 +31,13 @@ def _numeric_options() -> list[tuple[list[str], argparse.Action]]:
 OPTIONS = _numeric_options()
 
 
+def test_the_bootstrap_floor_is_the_placements():
+    from primebench_tasks.place.defaults import MIN_N_BOOT
+
+    assert LOWER_BOUNDS["n_boot"] == MIN_N_BOOT
+    assert ("place", "--n-boot") in {(" ".join(p), a.option_strings[-1]) for p, a in OPTIONS}
+
+
 def test_the_walk_finds_the_numeric_options_of_core_and_plugin_commands():
     found = {(" ".join(p), a.option_strings[-1]) for p, a in OPTIONS}
     assert ("validate", "--splits") in found and ("simulate", "--models") in found
@@ -48,6 +55,8 @@ def test_numeric_option_refuses_out_of_range_values(path, action, capsys):
         bad.append("0")
     if action.dest in UPPER_BOUNDS:
         bad.append(str(UPPER_BOUNDS[action.dest] * 10 + 1))
+    if action.dest in LOWER_BOUNDS:  # `place --n-boot 1` was accepted on 4d9a95b
+        bad += ["1", str(LOWER_BOUNDS[action.dest] - 1)]
     for value in bad:
         with pytest.raises(SystemExit) as exc:
             main([*path, f"{opt}={value}"])

@@ -152,8 +152,8 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
 
 
 def cmd_tiny_model(args: argparse.Namespace) -> int:
-    from harness_adapters.run.cpu_setup import require_cpu_ready
     from harness_adapters.engines.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
+    from harness_adapters.run.cpu_setup import require_cpu_ready
 
     require_cpu_ready()
     out = Path(args.out)
@@ -214,4 +214,3 @@ def add_commands(tree: Any) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_tiny_model)
-

@@ -248,7 +248,7 @@ def run_conditions(output_dir: str | Path) -> dict[str, Any]:
             if cfg.get(key) not in (None, "", []):
                 out.setdefault(key, scrub_model_args(cfg[key]))
         for key in ("lmms_eval_version", "git_hash", "date"):
-            if res.get(key):
+            if res.get(key) and not _unknown(res[key]):
                 out.setdefault(key, res[key])
         task_cfg = res["configs"].get(task) or {}
         tasks[task] = {
@@ -257,7 +257,20 @@ def run_conditions(output_dir: str | Path) -> dict[str, Any]:
             "results_file": res_path.name,
         }
     out["tasks"] = tasks
+    if "lmms_eval_version" not in out:
+        # a pip-installed lmms-eval writes "unknown@unknown" (its version comes from git): the
+        # installed package's version is said instead, as what it is
+        from harness_adapters.run.versions import installed_version
+
+        here = installed_version("lmms_eval", "lmms-eval")
+        if here is not None:
+            out["lmms_eval_version"] = f"{here} (installed where placed; the run wrote none)"
     return out
+
+
+def _unknown(value: Any) -> bool:
+    """lmms-eval's placeholder for a version or hash it could not read from git."""
+    return isinstance(value, str) and set(value.replace("@", " ").split()) <= {"unknown"}
 
 
 def scrub_model_args(value: Any) -> Any:
