@@ -195,7 +195,8 @@ def response_profiles(responses: pd.DataFrame, facts: Mapping[str, ItemFacts]) -
         if has_finish:
             fin = g["finish_reason"]
             if fin.notna().any():
-                row["truncated"] = float((fin == "length").mean())
+                reason = fin.astype(str).str.strip().str.lower()
+                row["truncated"] = float(reason.isin(TRUNCATED_REASONS).mean())
         if has_score and choice.any():
             gold = [f.gold.get(i) for i in ids]
             scores = pd.to_numeric(g["score"], errors="coerce").to_numpy(dtype=float)
@@ -302,6 +303,28 @@ MIN_REFERENCE_RUNS = 10
 """Fewer reference runs with a profile of a benchmark: the fixed limits apply there."""
 
 
+TRUNCATED_REASONS = frozenset({"length", "max_tokens", "max_length", "max_output_tokens"})
+"""Finish reasons (case-insensitive) that mean the answer stopped at the token budget: OpenAI's
+and vLLM's ``length`` and the other APIs' spellings of it."""
+
+READABLE_SHARES = ("top_excess", "yes")
+"""Shares taken over the readable answers only, not over every answered item."""
+
+
+def _share_count(profile: Mapping[str, Any], share: str) -> int:
+    """How many answers ``share`` of ``profile`` is a share of: every answered item, or for
+    :data:`READABLE_SHARES` the readable ones (n less the empty and unreadable answers)."""
+    n = int(profile["n"])
+    if share not in READABLE_SHARES:
+        return n
+    lost = sum(
+        float(v)
+        for k in ("empty", "unreadable")
+        if (v := profile.get(k)) is not None and np.isfinite(v)
+    )
+    return int(round(n * max(0.0, 1.0 - lost)))
+
+
 def check_profile(
     profile: Mapping[str, Any], limits: Mapping[str, Any], guesses: bool = False
 ) -> ResponseCheck:
@@ -318,10 +341,12 @@ def check_profile(
             base = limits.get(s)
             if v is None or base is None or not np.isfinite(v):
                 continue
-            lim = base + noise_margin(base, int(profile["n"]))
+            n = _share_count(profile, s)
+            if n < MIN_PROFILE_ITEMS:
+                continue  # a share of too few answers (one readable answer of 100: 100 % "A")
+            lim = base + noise_margin(base, n)
             if v <= lim:
                 continue
-            n = int(profile["n"])
             med = limits.get(f"{s}_median")
             if limits.get("basis") == "reference" and med is not None:
                 q = round(100 * float(limits.get("quantile", REFERENCE_QUANTILE)))

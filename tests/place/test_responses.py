@@ -68,6 +68,10 @@ def test_a_profile_by_hand():
     assert row["n"] == 4 and row["empty"] == row["unreadable"] == row["misread"] == 0.25
     assert row["truncated"] == 0.25 and row["top_option"] == 0.5 and row["top_letter"] == "A"
     assert row["top_excess"] == 0.0 and row["length"] == 1.0 and np.isnan(row["yes"])
+    # the other APIs' spellings of "stopped at the token budget" count too (not silently 0)
+    other = responses.assign(finish_reason=["stop", "MAX_TOKENS", "max_tokens", "stop"])
+    (row,) = response_profiles(other, {"X": facts}).to_dict("records")
+    assert row["truncated"] == 0.5
 
 
 def test_an_item_without_options_in_a_mixed_benchmark_is_open():
@@ -134,3 +138,19 @@ def test_a_flag_names_its_cause_and_parse_failures_are_not_comparable():
     assert "95 % of the readable answers are option A, 70 points more" in bias.flags[0]
     # too few answered items: no verdict
     assert check_profile({**row, "n": 5}, lim).flags == ()
+
+
+def test_a_share_of_too_few_readable_answers_is_not_flagged():
+    """On 4d9a95b one readable answer of 100 ("A") flagged "100 % of the readable answers are
+    option A"; the top-option and yes shares are shares of the readable answers, so they are
+    judged on that count: here 100 × (1 − 0.02 − 0.90) = 8 readable, fewer than 10 — only the
+    unreadable share flags. With 40 readable the same bias flags, its noise taken at 40."""
+    lim = {"basis": "fixed", "unreadable": 0.03, "empty": 0.02, "top_excess": 0.3}
+    few = {"n": 100, "empty": 0.02, "unreadable": 0.9, "top_option": 1.0, "top_excess": 0.75,
+           "top_letter": "A"}  # fmt: skip
+    flags = check_profile(few, lim).flags
+    assert not any("option A" in f for f in flags) and any("could read" in f for f in flags)
+    many = {**few, "unreadable": 0.58}  # 40 readable
+    assert any(
+        "100 % of the readable answers are option A" in f for f in check_profile(many, lim).flags
+    )
