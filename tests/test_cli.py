@@ -159,6 +159,21 @@ def test_validate_adaptive_protocol_end_to_end(tmp_path, capsys):
     assert not (tmp_path / "w").exists()
 
 
+def test_validate_with_one_estimator_shows_its_table_and_says_only_what_it_wrote(tmp_path, capsys):
+    """On 4d9a95b `validate --estimators greg` alone printed an empty pandas frame (the ρ table
+    read subset-mean rows only) and every validate said it wrote a plot it had not drawn."""
+    out = tmp_path / "v"
+    args = ["validate", "--default", "m3irt", "--benchmarks", "MMMU_DEV_VAL", "--splits", "1"]
+    args += ["--selectors", "random", "--estimators", "greg", "--budgets", "10"]
+    assert main([*args, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "held-out ρ, greg scoring:" in printed and "Empty DataFrame" not in printed
+    assert "random" in printed.split("greg scoring:")[1]
+    wrote = next(ln for ln in printed.splitlines() if ln.startswith("wrote "))
+    assert "rho_vs_retention.png" not in wrote and not (out / "rho_vs_retention.png").exists()
+    assert all((out / n.strip()).exists() for n in wrote.split("/")[-1].split(","))
+
+
 def test_validate_estimators_default_is_the_librarys():
     from primebench_tasks.cli.evaluate_commands import ESTIMATORS_DEFAULT
     from primebench_tasks.evaluate.validate import ESTIMATORS

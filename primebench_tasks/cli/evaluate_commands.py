@@ -25,7 +25,7 @@ ESTIMATORS_DEFAULT = "mean,pirt,gpirt,aipw"
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from primebench_tasks.data.importers import panel_with_benchmarks
-    from primebench_tasks.evaluate.validate import rho_table, validate
+    from primebench_tasks.evaluate.validate import rho_estimator, rho_table, validate
 
     panel = load_panel(args)
     if args.benchmarks:
@@ -59,9 +59,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
         budgets=budgets,
     )
     say(f"validate done in {time.time() - t:.1f}s")
+    print(f"held-out ρ, {rho_estimator(summary)} scoring:")
     print(rho_table(summary).round(3).to_string())
-    print(f"wrote {args.out}/splits.csv, summary.csv, table.md, rho_vs_retention.png")
+    _say_written(Path(args.out), ["splits.csv", "summary.csv", "summary_by_category.csv",
+                                  "table.md", "rho_vs_retention.png"])  # fmt: skip
     return 0
+
+
+def _say_written(out: Path, names: list[str]) -> None:
+    """ "wrote OUT/a, b, c": the files of ``names`` that are there (a plot a protocol does not
+    draw is not said to be written)."""
+    there = [n for n in names if (out / n).exists()]
+    print(f"wrote {out}/{', '.join(there)}")
 
 
 def _validate_adaptive(args: argparse.Namespace, panel: Panel) -> int:
@@ -95,7 +104,8 @@ def _validate_adaptive(args: argparse.Namespace, panel: Panel) -> int:
     )
     say(f"validate done in {time.time() - t:.1f}s")
     print(markdown_table(summary.round(3)))
-    print(f"wrote {args.out}/models.csv, summary.csv, table.md, mae_vs_items.png, spec.json")
+    _say_written(Path(args.out), ["models.csv", "summary.csv", "table.md", "mae_vs_items.png",
+                                  "spec.json"])  # fmt: skip
     return 0
 
 

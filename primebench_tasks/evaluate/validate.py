@@ -43,10 +43,18 @@ def default_pair(panel: Panel) -> tuple[str, str]:
     return (DEFAULT_SELECTOR, "mean")
 
 
+def rho_estimator(summary: pd.DataFrame) -> str:
+    """The estimator whose ρ :func:`rho_table` shows: subset-mean scoring where it was run,
+    else the first estimator of the summary (``validate --estimators greg`` alone)."""
+    names = list(dict.fromkeys(summary["estimator"]))
+    return "mean" if "mean" in names else str(names[0])
+
+
 def rho_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Mean held-out Spearman ρ with subset-mean scoring: selectors (index) × budgets (columns
-    ``"<budget> (<mean items> items)"``, in the summary's order)."""
-    mean_rows = summary[summary["estimator"] == "mean"]
+    """Mean held-out Spearman ρ with :func:`rho_estimator`'s scoring (subset mean where run):
+    selectors (index) × budgets (columns ``"<budget> (<mean items> items)"``, in the summary's
+    order)."""
+    mean_rows = summary[summary["estimator"] == rho_estimator(summary)]
     order = list(dict.fromkeys(mean_rows["budget"]))
     items = mean_rows.groupby("budget", sort=False)["n_items"].mean()
     wide = mean_rows.pivot_table(index="selector", columns="budget", values="mean_rho").reindex(
