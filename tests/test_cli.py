@@ -239,3 +239,15 @@ def test_a_harness_plug_that_cannot_be_imported_leaves_the_command_line_working(
     prism = choices["prism"]._subparsers._group_actions[0].choices  # noqa: SLF001
     assert "lmms-eval" in prism["tasks"]._subparsers._group_actions[0].choices  # noqa: SLF001
     assert "plugin broken (no_such_harness_module:HARNESS) not loaded" in capsys.readouterr().err
+
+
+def test_suites_list_names_the_released_suites(capsys):
+    """On 4d9a95b no command listed the released suites a user can name."""
+    from harness_adapters.suites.released import suites_path
+    from primebench_tasks.suite.manifest import SuiteManifest
+
+    assert main(["suites", "list"]) == 0
+    printed = capsys.readouterr().out
+    for path in suites_path().glob("*.json"):
+        m = SuiteManifest.read(path)
+        assert f"| {m.name} | {m.version} | {m.n_items} |" in printed

@@ -278,9 +278,7 @@ def add_evaluate_commands(sub: argparse._SubParsersAction, tree: CommandTree) ->
     p.add_argument("--random-suites", type=int, default=200)
     p.set_defaults(func=cmd_refresh)
 
-    suites = sub.add_parser("suites", help="published suite versions").add_subparsers(
-        dest="suites_command", required=True
-    )
+    suites = tree.group("suites", "released and published suite versions")
     p = suites.add_parser("history", help="list the versions of a suite directory")
     p.add_argument("dir")
     p.set_defaults(func=cmd_history)
