@@ -10,7 +10,10 @@ and a suite version; :func:`write_placement` does the rest. ``primebench place``
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -233,6 +236,10 @@ def run_responses(records: pd.DataFrame) -> pd.DataFrame | None:
     return records.loc[records["response"].notna(), cols].reset_index(drop=True)
 
 
+REPORT_FILES = ("report.json", "report.md", "placement.png")
+"""What a placement writes into its folder, as a whole (:func:`write_report`)."""
+
+
 def write_report(
     manifest: SuiteManifest,
     new: pd.DataFrame,
@@ -269,16 +276,25 @@ def write_report(
         ref.update(reference_conditions(panels[b]))
     out = Path(dest)
     out.mkdir(parents=True, exist_ok=True)
-    doc.write(out / "report.json")
     beyond = beyond_panel_warnings(doc)
-    atomic_write_text(
-        out / "report.md",
-        report_markdown(doc)
-        + "\n".join(conditions_markdown(doc))
-        + "".join(f"\n- warning: {line}" for line in beyond)
-        + ("\n" if beyond else ""),
-    )
-    placement_figure(doc, panels, out / "placement.png")
+    # the three files are written as a whole: staged beside their places, then each renamed
+    # in (a full disk or a failing figure leaves the folder as it was, never a report.json
+    # without its report.md)
+    stage = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
+    try:
+        doc.write(stage / "report.json")
+        atomic_write_text(
+            stage / "report.md",
+            report_markdown(doc)
+            + "\n".join(conditions_markdown(doc))
+            + "".join(f"\n- warning: {line}" for line in beyond)
+            + ("\n" if beyond else ""),
+        )
+        placement_figure(doc, panels, stage / "placement.png")
+        for name in REPORT_FILES:
+            os.replace(stage / name, out / name)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     for line in misfit_warnings(doc) + beyond:
         print(f"[primebench] warning: {line}", file=sys.stderr, flush=True)
     return doc

@@ -102,3 +102,18 @@ def test_intervals_stay_in_the_unit_interval(suite, tmp_path, score: float) -> N
     values += [c["predicted_full"] for c in placed["categories"].values()]
     for v in values:
         assert 0.0 <= v["lo"] <= v["value"] <= v["hi"] <= 1.0, v
+
+
+def test_a_full_disk_leaves_no_report_beside_its_error(suite, tmp_path) -> None:
+    """On 4d9a95b a `place` into a disk that filled while it wrote left a complete report.json
+    beside its error (report.md and placement.png missing): the three are written as a whole."""
+    from tests.hostile.test_environment import _tmpfs
+
+    panel, version, path, ids = suite
+    recs = _records(ids, "m", lambda b, k: float(k % 2))
+    with _tmpfs(tmp_path / "full", "size=1m") as full:
+        with open(full / ".filler", "wb") as fh:  # room for report.json, not the figure
+            fh.write(b"\0" * (1024 * 1024 - 48 * 1024))
+        with pytest.raises(OSError):
+            write_placement(recs, version, full / "rep", path, panel, n_boot=20)
+        assert sorted(p.name for p in (full / "rep").iterdir()) == []
