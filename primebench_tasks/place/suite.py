@@ -267,6 +267,9 @@ def place_on_suite(
                 predicted_rank=None,
             )
             if len(bs) == 1:
+                # one benchmark: its placement is the category's (the same estimate, with the
+                # interval it was placed with — the design's — not a second one from draws)
+                cat_entry.predicted_full = bench[bs[0]].predicted_full
                 cat_entry.predicted_rank = bench[bs[0]].predicted_rank
             else:
                 ref = _reference_full(panels, bs)
@@ -298,7 +301,8 @@ def place_on_suite(
             n_items=sum(bench[b].n_items for b in all_b),
             n_scored=sum(bench[b].n_scored for b in all_b),
             score=_value(S, dS),
-            predicted_full=_value(T, dT),
+            # a one-benchmark suite is that benchmark: the same estimate and interval
+            predicted_full=bench[all_b[0]].predicted_full if len(all_b) == 1 else _value(T, dT),
             predicted_rank=None,
         )
         if suite.n_scored == 0:
@@ -322,6 +326,8 @@ def place_on_suite(
             if imputed is None:  # a property of the reference: its own seed, kept per process
                 imputed = impute_reference(panels, all_b)
             _rank_on_imputed(suite, imputed, items, bench, draws_t, len(ref_suite), n_boot, seed)
+        if len(all_b) == 1 and suite.predicted_rank is not None:
+            suite.predicted_rank = bench[all_b[0]].predicted_rank  # the same rank, said once
         suite.misfit = [line for b in all_b if (line := fits[str(model)][b].line(b)) is not None]
         suite.answers = [
             f"{b}: {flag}" for b in all_b for flag in (bench[b].responses or {}).get("flags", [])
