@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
-
-from pathlib import Path
 
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.place.suite import place_on_suite
