@@ -170,6 +170,9 @@ def cmd_cpu_setup(args: argparse.Namespace) -> int:
 
 def add_commands(tree: Any) -> None:
     """``primebench cpu-setup`` (a ``primebench.commands`` plugin)."""
+    tree.add_help(
+        examples={"cpu-setup": "pip install -e '.[vllm]' && primebench cpu-setup   # once"}
+    )
     p = tree.sub.add_parser(
         "cpu-setup",
         help="set this venv up for a CPU torch, once after pip install -e '.[vllm]' or '.[lmms]'",

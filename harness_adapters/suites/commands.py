@@ -42,6 +42,7 @@ def cmd_suites_list(args: argparse.Namespace) -> int:
 
 
 def add_commands(tree: Any) -> None:
+    tree.add_help(examples={"suites list": "primebench suites list"})
     p = tree.group("suites", "released and published suite versions").add_parser(
         "list", help="the released suites: name, version, items, benchmarks"
     )
