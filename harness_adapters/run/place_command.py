@@ -20,6 +20,11 @@ def cmd_place(args: argparse.Namespace) -> int:
     from primebench_tasks.suite.harness import check_records, harness_for
 
     panel = Panel.load(args.panel) if args.panel else None
+    board = None
+    if args.leaderboard:
+        from primebench_tasks.data.leaderboard import Leaderboard
+
+        board = Leaderboard.load(args.leaderboard)
     dest = Path(args.out) if args.out else Path(args.output_dir) / "primebench"
     name = "vlmeval" if args.vlmeval else args.harness
     harness = harness_for(args.output_dir, name)
@@ -39,6 +44,7 @@ def cmd_place(args: argparse.Namespace) -> int:
             args.allow_partial,
             conditions=run.conditions,
             lmms_eval_code=run.lmms_eval_tasks,
+            leaderboard=board,
         )
     print(report_markdown(doc))
     print("\n".join(conditions_markdown(doc)))  # where each benchmark was placed, how new
@@ -77,6 +83,11 @@ def add_commands(tree: CommandTree) -> None:
         help="the suite manifest (default: the released suite whose version the run names)",
     )
     p.add_argument("--panel", help="reference panel (default: the suite's embedded panels)")
+    p.add_argument(
+        "--leaderboard",
+        help="a leaderboard snapshot folder from `primebench panel import-leaderboard` to rank "
+        "the predicted full scores on (default: the embedded OpenVLM snapshot, to 2025-09)",
+    )
     p.add_argument("--model", help="place only this model (default: every model of the run)")
     p.add_argument(
         "--estimator", default=DEFAULT_ESTIMATOR, help="full-score estimator (default: %(default)s)"

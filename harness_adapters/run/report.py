@@ -195,6 +195,7 @@ def write_placement(
     allow_partial: bool = False,
     conditions: Mapping[str, Any] | None = None,
     lmms_eval_code: bool = False,
+    leaderboard: Any = None,
 ) -> Placement:
     """Place every model of ``records`` (made with suite ``version``, under ``conditions``) and
     write the reports into ``dest``; returns the placement report.json was written from (with
@@ -218,6 +219,7 @@ def write_placement(
         conditions=conditions,
         responses=run_responses(records),
         guessing=lmms_eval_code,
+        leaderboard=leaderboard,
     )
 
 
@@ -253,6 +255,7 @@ def write_report(
     conditions: Mapping[str, Any] | None = None,
     responses: pd.DataFrame | None = None,
     guessing: bool = False,
+    leaderboard: Any = None,
 ) -> Placement:
     """The one placement path of every harness (lmms-eval, VLMEvalKit, the vLLM runner, Ray, the
     training callback's runs): ``new`` (models × (benchmark, item_id)) placed on ``manifest``'s
@@ -266,7 +269,9 @@ def write_report(
     from primebench_tasks.place.suite import place_on_suite
 
     panels = reference_panels(manifest, panel)
-    doc = place_on_suite(manifest, panels, new, estimator, n_boot, seed, responses, guessing)
+    doc = place_on_suite(
+        manifest, panels, new, estimator, n_boot, seed, responses, guessing, leaderboard
+    )
     for model, lines in (notes or {}).items():
         if model in doc.models:
             doc.models[model].notes = list(lines)

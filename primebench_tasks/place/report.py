@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from primebench_tasks.place.result import Estimate, Placement, Rank, SuitePlacement
+from primebench_tasks.place.result import Estimate, ModelPlacement, Placement, Rank, SuitePlacement
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -106,6 +106,45 @@ def beyond_panel_warnings(doc: Placement) -> list[str]:
     return out
 
 
+def _ranks(lb: Mapping[str, Any]) -> str:
+    """ "rank 57 of 285 [40, 80]; of its year: 30 of 92 [21, 44]"."""
+    r = lb["rank"]
+    text = f"rank {r['value']:.0f} of {r['out_of']} [{r['lo']:.0f}, {r['hi']:.0f}]"
+    y = lb.get("recent_rank")
+    if y is not None:
+        text += (
+            f"; among its year's {y['out_of'] - 1}: {y['value']:.0f} [{y['lo']:.0f}, {y['hi']:.0f}]"
+        )
+    return text
+
+
+def leaderboard_lines(r: ModelPlacement) -> list[str]:
+    """The report's leaderboard lines for one model (near the top: the snapshot, how new, whose
+    figures; the suite's rank, then each benchmark's, among all its models and those of its own
+    year; another harness's benchmark with its caveat)."""
+    boards = {b: e.leaderboard for b, e in r.benchmarks.items() if e.leaderboard}
+    if not boards:
+        return []
+    lb = next(iter(boards.values()))
+    out = [
+        f"- **leaderboard** `{lb['source']}` (VLMEvalKit's figures; newest model released "
+        f'{lb.get("newest_release") or "unknown"}, "its year" = those released in the '
+        f"{lb['recent_days']} days before; approximate: its figures let a judge read answers "
+        "the rules cannot; a newer snapshot: `panel import-leaderboard`, `place --leaderboard`):"
+    ]
+    if r.suite.leaderboard:
+        s = r.suite.leaderboard
+        out.append(
+            f"  - suite, on its {len(s['benchmarks'])} benchmarks the leaderboard has "
+            f"({', '.join(s['benchmarks'])}; mean of their predicted full scores, "
+            f"{s['models']} models report all): {_ranks(s)}"
+        )
+    for b, e in boards.items():
+        caveat = f" — scored by {e['harness']}: {e['caveat']}" if e.get("harness") else ""
+        out.append(f"  - {b} (`{e['column']}`, {e['models']} models): {_ranks(e)}{caveat}")
+    return out
+
+
 def report_markdown(doc: Placement) -> str:
     """``report.md``'s placement part: per model the suite, its categories and benchmarks, with
     their intervals, fit, leaderboard standing and missing items."""
@@ -133,6 +172,7 @@ def report_markdown(doc: Placement) -> str:
             f"- suite score: {_fmt(s.score)} ({s.n_scored} of {s.n_items} items scored)",
             f"- predicted full-suite score: {_fmt(s.predicted_full)}",
             f"- predicted rank on the full suite: {suite_rank_text(s)}",
+            *leaderboard_lines(r),
             *[f"- beyond the reference panel: {line}" for line in s.beyond_reference],
             *[f"- note: {line}" for line in r.notes or []],
             *[f"- **misfit**: {line}" for line in s.misfit],
@@ -164,16 +204,6 @@ def report_markdown(doc: Placement) -> str:
                 f"{_fmt(e.predicted_full)} | {_fmt(e.predicted_rank)} | "
                 f"{fit_cell(e.misfit)} |"
             )
-        boards = {b: e.leaderboard for b, e in r.benchmarks.items() if e.leaderboard}
-        standing = [f"{b} {_fmt(lb['rank'])}" for b, lb in boards.items()]
-        if standing:
-            lb = next(iter(boards.values()))
-            lines += [
-                "",
-                f"Where the predicted full score would stand on the OpenVLM leaderboard "
-                f"(`{lb['source']}`, {lb['models']} VLMs; its figures let a judge read answers "
-                "the rules cannot, so this is approximate): " + "; ".join(standing) + ".",
-            ]
         if missing.get(model):
             lines += [
                 "",

@@ -196,6 +196,10 @@ class SuitePlacement:
     """The response check's lines ("MMMU: 31 % of the answers held no answer …"), one per flag."""
     not_comparable: list[str] = field(default_factory=list)
     """The benchmarks whose parse failures exceed the reference runs': not comparable."""
+    leaderboard: dict[str, Any] | None = None
+    """Where the mean predicted full score over the suite's benchmarks that a leaderboard has
+    stands among its models and among those of its own year
+    (:func:`~primebench_tasks.place.standing.add_leaderboard_standing`)."""
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -213,6 +217,7 @@ class SuitePlacement:
         _put(d, "rank_basis", self.rank_basis)
         _put(d, "answers", list(self.answers) or None)
         _put(d, "not_comparable", list(self.not_comparable) or None)
+        _put(d, "leaderboard", self.leaderboard)
         return d
 
     @classmethod
@@ -229,6 +234,7 @@ class SuitePlacement:
             rank_basis=_record(d, "rank_basis"),
             answers=_lines(d, "answers"),
             not_comparable=_lines(d, "not_comparable"),
+            leaderboard=_record(d, "leaderboard"),
         )
 
 

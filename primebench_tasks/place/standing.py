@@ -1,16 +1,23 @@
-"""Where a placed model would have stood on the OpenVLM leaderboard (the embedded ``openvlm``
-snapshot: 284 VLMs × 8 benchmarks, VLMEvalKit's figures).
+"""Where a placed model stands on a benchmark leaderboard (default: the embedded ``openvlm``
+snapshot: 284 VLMs × 8 benchmarks, VLMEvalKit's figures, released to 2025-09; a user's newer
+snapshot of the same shape through ``primebench panel import-leaderboard`` and ``place
+--leaderboard``).
 
-Only for a benchmark whose reference panel was scored the way the leaderboard is — VLMEvalKit's
-own records (the manifest marks such a benchmark with a ``vlmeval`` entry whose
-``reference_runs`` is :data:`VLMEVAL_RECORDS`, or says nothing of them, as the released
-``primebench_vlmeval`` suite) — and which the leaderboard has (:data:`LEADERBOARD_COLUMNS`). The
-flagship's MathVista and MATH-Vision were run by other harnesses: no standing.
-The model's predicted full-benchmark score and its 95 % interval are ranked among the
-leaderboard's scores of that benchmark: rank = 1 + the number of leaderboard models with a
-higher score, out of N + 1. Approximate by construction: the leaderboard's multiple-choice figures
-let a judge model read answers that VLMEvalKit's rules cannot, the records panels here use the
-rules alone (so a placed model is, if anything, ranked slightly low).
+For every benchmark of the suite that the leaderboard has (:data:`LEADERBOARD_COLUMNS`, by its
+VLMEvalKit dataset) the predicted full-benchmark score and its 95 % interval are ranked among the
+leaderboard's scores of it — among **all** its models, and among the models of **its own year**
+(released in the snapshot's last :data:`RECENT_DAYS` days, the newest release date said): rank =
+1 + the number of models with a higher score, out of N + 1, the interval's ends giving the rank
+interval. The suite gets the same two ranks on the mean of the leaderboard's benchmarks it holds
+(models that report every one of them).
+
+The leaderboard's figures are VLMEvalKit's. A benchmark whose reference panel was scored by
+another harness (the flagship's MathVista: M3IRT's runs; MATH-Vision is not on the leaderboard)
+is ranked too, with the harness named and the caveat that its scores may sit at an offset from
+VLMEvalKit's. Approximate by construction even for VLMEvalKit's records: the leaderboard's
+multiple-choice figures let a judge model read answers that VLMEvalKit's rules cannot, the
+records panels here use the rules alone (so a placed model is, if anything, ranked slightly
+low).
 """
 
 from __future__ import annotations
@@ -56,18 +63,52 @@ VLMEVAL_RECORDS = "VLMEvalKit's records"
 records (the default for manifests that do not say): only then is a leaderboard standing given."""
 
 
+RECENT_DAYS = 365
+"""A model "of its own year": released within this many days before the snapshot's newest
+release."""
+
+
+def _recent(leaderboard: Any) -> tuple[str | None, np.ndarray]:
+    """The snapshot's newest release date (ISO) and which of its models (in ``scores`` order)
+    were released within :data:`RECENT_DAYS` days before it (all False without dates)."""
+    import pandas as pd
+
+    dates = pd.to_datetime(
+        leaderboard.models.set_index("model")["release_date"].reindex(leaderboard.scores.index),
+        errors="coerce",
+    )
+    if dates.notna().sum() == 0:
+        return None, np.zeros(len(dates), bool)
+    newest = dates.max()
+    since = newest - pd.Timedelta(days=RECENT_DAYS)
+    return newest.date().isoformat(), (dates > since).to_numpy()
+
+
+def _standing(
+    value: float, lo: float, hi: float, scores: np.ndarray, recent: np.ndarray
+) -> dict[str, Any]:
+    out = {"rank": leaderboard_rank(value, lo, hi, scores)}
+    if recent.any():
+        out["recent_rank"] = leaderboard_rank(value, lo, hi, scores[recent])
+    return out
+
+
 def add_leaderboard_standing(
     doc: Placement, manifest: SuiteManifest, leaderboard: Any = None
 ) -> None:
-    """Add ``leaderboard`` (source, snapshot, column, rank) to every benchmark entry of every
-    model in the placement ``doc`` that qualifies (see the module docstring); ``leaderboard``:
-    a :class:`~primebench_tasks.data.leaderboard.Leaderboard` (default: the embedded one)."""
+    """Add ``leaderboard`` (source, snapshot hash, newest release, column, harness, rank among
+    all and among the models of its own year) to every benchmark entry of every model in the
+    placement ``doc`` that the leaderboard has, and the same on the suite (``rank_basis``-like
+    record ``leaderboard``: the mean over those benchmarks); see the module docstring.
+    ``leaderboard``: a :class:`~primebench_tasks.data.leaderboard.Leaderboard` (default: the
+    embedded one)."""
     columns: dict[str, str] = {}
+    harness: dict[str, str] = {}
     for entry in manifest.benchmarks:
         ds = (entry.vlmeval or {}).get("dataset")
-        runs = (entry.vlmeval or {}).get("reference_runs", VLMEVAL_RECORDS)
-        if ds in LEADERBOARD_COLUMNS and runs == VLMEVAL_RECORDS:
+        if ds in LEADERBOARD_COLUMNS:
             columns[entry.name] = LEADERBOARD_COLUMNS[ds]
+            harness[entry.name] = str((entry.vlmeval or {}).get("reference_runs", VLMEVAL_RECORDS))
     if not columns:
         return
     if leaderboard is None:
@@ -75,17 +116,51 @@ def add_leaderboard_standing(
 
         leaderboard = Leaderboard.load_default(LEADERBOARD)
     scores = leaderboard.scores
+    columns = {b: c for b, c in columns.items() if c in scores.columns}
+    newest, recent = _recent(leaderboard)
+    snapshot = {
+        "source": leaderboard.name,
+        "content_hash": leaderboard.content_hash,
+        "newest_release": newest,
+        "recent_days": RECENT_DAYS,
+    }
     for r in doc.models.values():
+        placed: dict[str, tuple[float, float, float]] = {}
         for b, e in r.benchmarks.items():
             col = columns.get(b)
             full = e.predicted_full
-            if col is None or col not in scores.columns or full.value is None:
+            if col is None or full.value is None or full.lo is None or full.hi is None:
                 continue
-            if full.lo is None or full.hi is None:
-                continue
+            placed[b] = (full.value, full.lo, full.hi)
+            col_scores = scores[col].to_numpy(float)
+            have = np.isfinite(col_scores)
             e.leaderboard = {
-                "source": leaderboard.name,
+                **snapshot,
                 "column": col,
-                "models": int(scores[col].notna().sum()),
-                "rank": leaderboard_rank(full.value, full.lo, full.hi, scores[col].to_numpy(float)),
+                "models": int(have.sum()),
+                "recent_models": int((have & recent).sum()),
+                **_standing(full.value, full.lo, full.hi, col_scores, recent & have),
+                **(
+                    {}
+                    if harness[b] == VLMEVAL_RECORDS
+                    else {
+                        "harness": harness[b],
+                        "caveat": "its reference runs were scored by another harness than the "
+                        "leaderboard's VLMEvalKit: its scores may sit at an offset from the "
+                        "leaderboard's",
+                    }
+                ),
+            }
+        if len(placed) >= 2:
+            cols = [columns[b] for b in placed]
+            mean = scores[cols].mean(axis=1, skipna=False).to_numpy(float)
+            have = np.isfinite(mean)
+            value, lo, hi = (float(np.mean([v[k] for v in placed.values()])) for k in range(3))
+            r.suite.leaderboard = {
+                **snapshot,
+                "benchmarks": list(placed),
+                "columns": cols,
+                "models": int(have.sum()),
+                "recent_models": int((have & recent).sum()),
+                **_standing(value, lo, hi, mean, recent & have),
             }

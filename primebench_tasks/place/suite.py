@@ -160,12 +160,15 @@ def place_on_suite(
     seed: int = 0,
     responses: pd.DataFrame | None = None,
     guessing: bool = False,
+    leaderboard: Any = None,
 ) -> Placement:
     """Place the models of ``new`` (index: model names; columns: MultiIndex (benchmark,
     item_id); values in [0, 1], NaN = missing) on ``manifest``; ``panels``: benchmark → the
     reference panel of that benchmark. ``responses``: the run's raw answers (model, benchmark,
     item_id, response; optional finish_reason, score), read by the response check
     (:mod:`~primebench_tasks.place.responses`; ``guessing``: scored by lmms-eval's task code).
+    ``leaderboard``: the snapshot the standing is given on
+    (:func:`~primebench_tasks.place.standing.add_leaderboard_standing`; default the embedded one).
     Returns the :class:`~primebench_tasks.place.result.Placement` (see the module docstring)."""
     from primebench_tasks.data.importers import panel_with_benchmarks
 
@@ -356,10 +359,10 @@ def place_on_suite(
         },
         models=out,
     )
-    # benchmarks scored as VLMEvalKit scores them: their standing on the OpenVLM leaderboard
+    # the benchmarks a leaderboard has: their standing among its models and its year's
     from primebench_tasks.place.standing import add_leaderboard_standing
 
-    add_leaderboard_standing(doc, manifest)
+    add_leaderboard_standing(doc, manifest, leaderboard)
     return doc
 
 
