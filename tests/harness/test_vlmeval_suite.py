@@ -157,7 +157,9 @@ def test_place_gives_a_suite_rank_among_the_models_with_all_five(vlmeval_suite_r
         "MMMU_DEV_VAL",
         "OCRBench",
     }
-    assert "OpenVLM leaderboard (`openvlm`, 284 VLMs" in (out / "report.md").read_text()
+    md = (out / "report.md").read_text()
+    assert "**leaderboard** `openvlm` (VLMEvalKit's figures; newest model released 2025-09-17" in md
+    assert "- MMMU_DEV_VAL (`MMMU_VAL`, 284 models): rank" in md and "among its year's" in md
 
 
 @needs_vlmeval
