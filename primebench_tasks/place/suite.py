@@ -13,9 +13,9 @@ models" is stated at three levels (schema ``primebench.placement/1``):
   category score (the mean of its benchmarks' predicted full scores); a rank among the reference
   models that have every benchmark of the category — given only when at least
   ``MIN_RANKED_REFERENCE`` models do, else ``None`` with the reason;
-- **leaderboard** (benchmarks whose reference panel is VLMEvalKit's records and which the OpenVLM
-  leaderboard has): the predicted full score's rank among the leaderboard's 284 VLMs
-  (:mod:`~primebench_tasks.place.standing`);
+- **leaderboard** (every benchmark a leaderboard has; another harness's with its caveat): the
+  predicted full score's rank among the leaderboard's models and among those of its own year,
+  and the suite's on their mean (:mod:`~primebench_tasks.place.standing`);
 - **suite**: the suite score (mean of category means of the suite items), the predicted
   full-suite score (mean of category means of the predicted full benchmark scores), and a rank
   among the reference models that have every benchmark of the suite when at least
