@@ -280,15 +280,20 @@ def render(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arguments(doc: str, panels: Sequence[str], out: Path) -> argparse.ArgumentParser:
+    """The options of a script over these cells (this one, and the design comparison)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--budgets", default="25,50,100")
     ap.add_argument("--draws", type=int, default=20)
     ap.add_argument("--protocols", default=",".join(PROTOCOLS))
-    ap.add_argument("--panels", default=",".join(PANELS))
+    ap.add_argument("--panels", default=",".join(panels))
     ap.add_argument("--render", action="store_true")
-    ap.add_argument("--out", default=str(RESULTS / "default_accuracy"))
-    a = ap.parse_args(argv)
+    ap.add_argument("--out", default=str(out))
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = arguments(__doc__ or "", PANELS, RESULTS / "default_accuracy").parse_args(argv)
     out = Path(a.out)
     if a.render:
         df = pd.read_csv(out.with_suffix(".csv"))

@@ -19,15 +19,20 @@ from pathlib import Path
 SECTION = "## Set up and check"
 
 
-def setup_commands(readme: str) -> list[str]:
-    """The non-empty lines of the first fenced ``bash`` block after the set-up heading."""
-    start = readme.find(SECTION)
+def bash_block(readme: str, section: str) -> list[str]:
+    """The non-empty lines of the first fenced ``bash`` block after the heading ``section``."""
+    start = readme.find(section)
     if start < 0:
-        raise SystemExit(f"README has no {SECTION!r} section")
+        raise SystemExit(f"README has no {section!r} section")
     m = re.search(r"```bash\n(.*?)```", readme[start:], flags=re.S)
     if m is None:
-        raise SystemExit(f"no ```bash block under {SECTION!r}")
-    lines = [ln for ln in m.group(1).splitlines() if ln.strip()]
+        raise SystemExit(f"no ```bash block under {section!r}")
+    return [ln for ln in m.group(1).splitlines() if ln.strip()]
+
+
+def setup_commands(readme: str) -> list[str]:
+    """The non-empty lines of the first fenced ``bash`` block after the set-up heading."""
+    lines = bash_block(readme, SECTION)
     if len(lines) != 2:
         raise SystemExit(f"expected the two set-up commands, found {len(lines)} lines")
     return lines
@@ -39,13 +44,7 @@ PLACEHOLDERS = {"BASE_DIR": "tiny/base", "ckpts/*": "tiny/lora*"}
 
 def vllm_commands(readme: str) -> list[str]:
     """The vLLM path as a new user walks it on the tiny model (see the module docstring)."""
-    start = readme.find(VLLM_SECTION)
-    if start < 0:
-        raise SystemExit(f"README has no {VLLM_SECTION!r} section")
-    m = re.search(r"```bash\n(.*?)```", readme[start:], flags=re.S)
-    if m is None:
-        raise SystemExit(f"no ```bash block under {VLLM_SECTION!r}")
-    lines = [ln for ln in m.group(1).splitlines() if ln.strip()]
+    lines = bash_block(readme, VLLM_SECTION)
     install = [ln for ln in lines if "pip install" in ln]
     tiny = [ln for ln in lines if ln.startswith("primebench tiny-model")]
     run = [ln for ln in lines if ln.startswith("primebench run ") and "--ray" not in ln]

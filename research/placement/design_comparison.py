@@ -34,7 +34,6 @@ Writes ``research/placement/results/design_comparison.csv`` (one row per cell an
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -44,7 +43,7 @@ import pandas as pd
 from primebench_tasks.place.estimators import GREG, RIDGE_ALPHA, make_estimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # the cells
-from placement_design import PROTOCOLS, run  # noqa: E402
+from placement_design import arguments, run  # noqa: E402
 
 PANELS = (
     "openvlm_blink",
@@ -253,14 +252,7 @@ def render(s: pd.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--budgets", default="25,50,100")
-    ap.add_argument("--draws", type=int, default=20)
-    ap.add_argument("--protocols", default=",".join(PROTOCOLS))
-    ap.add_argument("--panels", default=",".join(PANELS))
-    ap.add_argument("--render", action="store_true")
-    ap.add_argument("--out", default=str(RESULTS / "design_comparison"))
-    a = ap.parse_args(argv)
+    a = arguments(__doc__ or "", PANELS, RESULTS / "design_comparison").parse_args(argv)
     out = Path(a.out)
     if a.render:
         df = pd.read_csv(out.with_suffix(".csv"))
