@@ -59,18 +59,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
         budgets=budgets,
     )
     say(f"validate done in {time.time() - t:.1f}s")
-    print(f"held-out ρ, {rho_estimator(summary)} scoring:")
-    print(rho_table(summary).round(3).to_string())
+    print(f"held-out ρ, {rho_estimator(summary)} scoring:\n{rho_table(summary).round(3)}")
     _say_written(Path(args.out), ["splits.csv", "summary.csv", "summary_by_category.csv",
                                   "table.md", "rho_vs_retention.png"])  # fmt: skip
     return 0
 
 
 def _say_written(out: Path, names: list[str]) -> None:
-    """ "wrote OUT/a, b, c": the files of ``names`` that are there (a plot a protocol does not
-    draw is not said to be written)."""
-    there = [n for n in names if (out / n).exists()]
-    print(f"wrote {out}/{', '.join(there)}")
+    """ "wrote OUT/a, b": the files of ``names`` there (not a plot the protocol did not draw)."""
+    print(f"wrote {out}/{', '.join(n for n in names if (out / n).exists())}")
 
 
 def _validate_adaptive(args: argparse.Namespace, panel: Panel) -> int:

@@ -51,6 +51,8 @@ EXAMPLES = {
     "panel info": "primebench panel info --default m3irt",
     "panel import-helm": "primebench panel import-helm benchmark_output/runs/v1 --scenario "
     "real_world_qa --benchmark RealWorldQA --out panels/helm_rwqa",
+    "panel import-leaderboard": "primebench panel import-leaderboard openvlm-2026.csv --out LB "
+    "&& primebench place out/ --leaderboard LB",
     "panel import": "primebench panel import --scores AI2D_TEST.csv --benchmark AI2D_TEST "
     "--models models.csv --out P",
     "simulate": "primebench simulate --scale 0.05 --out sim",

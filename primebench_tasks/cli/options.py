@@ -77,7 +77,8 @@ def range_check_numeric_options(parser: argparse.ArgumentParser) -> None:
                 kind,
                 LOWER_BOUNDS.get(action.dest, 0),
                 UPPER_BOUNDS.get(action.dest),
-                lo_open=action.dest in POSITIVE_OPTIONS or action.dest == "start",
+                lo_open=(action.dest in POSITIVE_OPTIONS or action.dest == "start")
+                and action.dest not in LOWER_BOUNDS,
             )
             action.type.__name__ = kind.__name__
 

@@ -7,10 +7,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from primebench_tasks.cli.leaderboard_commands import add_import_leaderboard
 from primebench_tasks.cli.options import REPLACE_HELP, name_text, score_range
 from primebench_tasks.cli.plugin import load_panel, say
 from primebench_tasks.data.defaults import default_kind, default_names, embedded_description
-from primebench_tasks.errors import InputError, PrimeBenchError
+from primebench_tasks.errors import InputError
 
 if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --help
     from primebench_tasks.data.panel import Panel
@@ -82,28 +83,6 @@ def panel_info_text(panel: Panel, tau: float = 2 / 3) -> str:
     if panel.embedding_spaces:
         lines.append(f"embedding spaces: {', '.join(panel.embedding_spaces)}")
     return "\n".join(lines)
-
-
-def cmd_panel_import_leaderboard(args: argparse.Namespace) -> int:
-    """A leaderboard snapshot of the embedded one's shape (the OpenVLM leaderboard's export: one
-    row per model, ``name``, ``date``, the benchmarks' percentages) into a folder that
-    ``place --leaderboard`` ranks on — current ranks without a release of PRIMEBench."""
-    from primebench_tasks.data.leaderboard import Leaderboard
-
-    out = Path(args.out)
-    if (out / "leaderboard.json").exists() and not args.replace:
-        raise PrimeBenchError(f"{out} holds a leaderboard; give --replace to write this one there")
-    lb = Leaderboard.from_csv(args.csv, name=args.name, scale=args.scale)
-    dates = lb.models["release_date"].dropna()
-    lb.save(out)
-    print(
-        f"leaderboard {lb.name}: {len(lb.scores)} models × {lb.scores.shape[1]} benchmarks "
-        f"({', '.join(lb.scores.columns)}), released "
-        f"{dates.min() if len(dates) else '?'} .. {dates.max() if len(dates) else '?'} "
-        f"({len(dates)} dated); hash {lb.content_hash}\n"
-        f"wrote {out}; rank on it: primebench place RUN --leaderboard {out}"
-    )
-    return 0
 
 
 def cmd_panel_info(args: argparse.Namespace) -> int:
@@ -246,16 +225,7 @@ def add_panel_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--panel")
     p.add_argument("--default", choices=default_names())
     p.set_defaults(func=cmd_panel_info)
-    p = panel.add_parser(
-        "import-leaderboard",
-        help="a newer leaderboard snapshot (the OpenVLM leaderboard's CSV shape) for place",
-    )
-    p.add_argument("csv", help="one row per model: name, date, then each benchmark's score")
-    p.add_argument("--out", required=True, help="the snapshot folder (place --leaderboard)")
-    p.add_argument("--name", help="the snapshot's name (default: the CSV's file name)")
-    p.add_argument("--scale", type=float, default=100.0, help="scores' maximum (100: percent)")
-    p.add_argument("--replace", action="store_true", help="overwrite a snapshot in --out")
-    p.set_defaults(func=cmd_panel_import_leaderboard)
+    add_import_leaderboard(panel)
     p = panel.add_parser("import", help="import a wide response matrix into a panel directory")
     p.add_argument("--scores", required=True)
     p.add_argument("--benchmark", required=True, type=name_text)
