@@ -155,3 +155,28 @@ def test_a_results_file_without_a_time_stamp_is_never_taken_as_the_newest(tmp_pa
     _results(tmp_path / "m" / "20250101_120000_results.json", "m")
     ((model, path, task),) = _runs(tmp_path, LogsReport())
     assert path.name == "20260101_120000_results.json" and task == "mmmu_val"
+
+
+def test_lmms_evals_unknown_version_is_replaced_by_the_installed_one_said_as_such(tmp_path):
+    """A pip-installed lmms-eval writes ``lmms_eval_version: "unknown@unknown"`` (its version
+    comes from git); on 4d9a95b the report showed that although lmms-eval 0.7.3 was installed."""
+    from harness_adapters.harnesses.lmms_eval.ingest import _unknown, run_conditions
+    from harness_adapters.run.versions import installed_version
+
+    res = {
+        "configs": {"primebench_x": {"metadata": {**GOOD_META, "primebench_suite": "v1"}}},
+        "lmms_eval_version": "unknown@unknown",
+        "git_hash": "unknown",
+    }
+    d = _run(tmp_path, json.dumps(res).encode(), b"")
+    cond = run_conditions(d)
+    here = installed_version("lmms_eval", "lmms-eval")
+    assert "git_hash" not in cond
+    if here is None:
+        assert "lmms_eval_version" not in cond
+    else:
+        assert cond["lmms_eval_version"] == f"{here} (installed where placed; the run wrote none)"
+    assert _unknown("unknown@unknown") and _unknown("unknown") and not _unknown("main@2f4a081")
+    res["lmms_eval_version"] = "main@2f4a081"
+    (d / "20260101_results.json").write_text(json.dumps(res))
+    assert run_conditions(d)["lmms_eval_version"] == "main@2f4a081"
