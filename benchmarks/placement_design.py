@@ -225,22 +225,25 @@ def run(
     return pd.DataFrame(out)
 
 
-def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (panel, benchmark, hold-out, budget): the means over splits and draws."""
-    keys = ["panel", "benchmark", "protocol", "k"]
-    return (
-        df.groupby(keys, sort=False)
-        .agg(
-            n_held=("n_held", "first"),
-            mae=("mae", "mean"),
-            bias=("bias", "mean"),
-            cover90=("cover90", "mean"),
-            cover95=("cover95", "mean"),
-            rho=("rho", "mean"),
-            floor=("floor", "first"),
-        )
-        .reset_index()
-    )
+CELL = ("panel", "benchmark", "protocol", "k")
+"""What one cell of the tables is (a design comparison adds the pair)."""
+METRICS = {
+    "n_held": "first",
+    "mae": "mean",
+    "bias": "mean",
+    "cover90": "mean",
+    "cover95": "mean",
+    "rank_error": "mean",
+    "rho": "mean",
+    "floor": "first",
+}
+"""Each row's measures and how a cell aggregates them over splits and draws."""
+
+
+def summary(df: pd.DataFrame, by: Sequence[str] = CELL) -> pd.DataFrame:
+    """Per cell ``by``: the means over splits and draws of the measures ``df`` holds."""
+    agg = {c: (c, how) for c, how in METRICS.items() if c in df.columns}
+    return df.groupby(list(by), sort=False).agg(**agg).reset_index()
 
 
 def render(df: pd.DataFrame) -> str:

@@ -1,5 +1,11 @@
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -49,3 +55,25 @@ def toy_panel() -> Panel:
         "bench_c": "Academic Knowledge",
     }
     return make_panel(mats, cats)
+
+
+@contextlib.contextmanager
+def run_lock_held_elsewhere(out: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding ``out``'s run lock (``harness_adapters.run.request.run_lock``)
+    while the block runs — a rival run, as a user's second command meets it; killed after (the
+    kernel drops its lock)."""
+    hold = (
+        "import sys, time; from pathlib import Path\n"
+        "from harness_adapters.run.request import run_lock\n"
+        "with run_lock(Path(sys.argv[1])):\n"
+        "    print('held', flush=True); time.sleep(600)\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(out)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait(30)

@@ -43,7 +43,8 @@ import pandas as pd
 from primebench_tasks.place.estimators import GREG, RIDGE_ALPHA, make_estimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # the cells
-from placement_design import arguments, run  # noqa: E402
+from placement_design import CELL, arguments, run  # noqa: E402
+from placement_design import summary as cell_summary  # noqa: E402
 
 PANELS = (
     "openvlm_blink",
@@ -113,20 +114,8 @@ def estimator(name: str, thresholds: np.ndarray):
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    keys = ["panel", "benchmark", "protocol", "k", "selector", "estimator"]
-    return (
-        df.groupby(keys, sort=False)
-        .agg(
-            mae=("mae", "mean"),
-            bias=("bias", "mean"),
-            cover90=("cover90", "mean"),
-            rank_error=("rank_error", "mean"),
-            rho=("rho", "mean"),
-            n_held=("n_held", "first"),
-            floor=("floor", "first"),
-        )
-        .reset_index()
-    )
+    """Per cell and (selector, estimator) pair: the means over splits and draws."""
+    return cell_summary(df, [*CELL, "selector", "estimator"])
 
 
 RANDOM_BASELINES = (("random", "mean"), ("random", "pirt"))

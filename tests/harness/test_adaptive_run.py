@@ -407,29 +407,16 @@ def test_a_second_run_into_a_held_folder_is_refused(setup, mathvision, tmp_path)
     which would ask the same items twice, move an adaptive run's budget (#54: a static run
     into a held folder wrote 95 records into it) and, under lmms-eval, share its round folders.
     Once the holder is gone (killed: the kernel drops its lock), the same run goes through."""
-    import signal
-    import subprocess
-    import sys
-
     from harness_adapters.engines.vllm.adaptive_session import rank_variants_adaptive
     from harness_adapters.engines.vllm.engine import execute
     from primebench_tasks.data.folder_lock import FolderLockedError
+    from tests.conftest import run_lock_held_elsewhere
 
     model, panels, suite = setup
     out = tmp_path / "run"
-    hold = (
-        "import sys, time; from pathlib import Path\n"
-        "from harness_adapters.run.request import run_lock\n"
-        "with run_lock(Path(sys.argv[1])):\n"
-        "    print('held', flush=True); time.sleep(600)\n"
-    )
-    holder = subprocess.Popen(
-        [sys.executable, "-c", hold, str(out)], stdout=subprocess.PIPE, text=True
-    )
     backend = RecordedModel(mathvision, HELD)
     settings = AdaptiveSettings(None, 10, 5)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with run_lock_held_elsewhere(out) as holder:
         refused = rf"{out} is being written by another run \(process {holder.pid}\).*--out"
         with pytest.raises(FolderLockedError, match=f"^{refused}"):
             run_adaptive(_req(model, suite, out), panels, settings, backend=backend)
@@ -441,9 +428,6 @@ def test_a_second_run_into_a_held_folder_is_refused(setup, mathvision, tmp_path)
             "run.lock",
             "run.lock.owner",
         ]
-    finally:
-        holder.send_signal(signal.SIGKILL)
-        holder.wait(30)
     doc = run_adaptive(_req(model, suite, out), panels, settings, backend=backend)
     assert doc["models"]["m"]["benchmarks"][BENCH]["items"] == 10 and len(backend.asked) == 10
     assert not (out / "run.lock.owner").exists()  # released at the end

@@ -118,26 +118,12 @@ def test_a_new_harness_is_one_object_and_place_serves_it(tmp_path, monkeypatch):
     assert b["predicted_full"]["lo"] <= full <= b["predicted_full"]["hi"]
     # a report into a run folder that a run is writing (it holds RUN/run.lock) is refused:
     # on 4d9a95b both exited 0 and the folder ended with another model's report.json
-    import subprocess
-    import sys
+    from tests.conftest import run_lock_held_elsewhere
 
     busy = tmp_path / "busy"
-    hold = (
-        "import sys, time; from pathlib import Path\n"
-        "from harness_adapters.run.request import run_lock\n"
-        "with run_lock(Path(sys.argv[1])):\n"
-        "    print('held', flush=True); time.sleep(600)\n"
-    )
-    holder = subprocess.Popen(
-        [sys.executable, "-c", hold, str(busy)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with run_lock_held_elsewhere(busy):
         assert main(["place", str(run), "--out", str(busy), "--n-boot", "50"]) == 2
         assert not (busy / "report.json").exists()
-    finally:
-        holder.kill()
-        holder.wait(30)
     assert main(["place", str(run), "--out", str(busy), "--n-boot", "50"]) == 0
     # a run whose records lack a column is refused, naming the harness
     pd.DataFrame({"model": ["m"], "item_id": ["1"], "score": [1.0]}).to_csv(
