@@ -65,15 +65,16 @@ from primebench_tasks.select.registry import SELECTORS, SelectorContext
 
 DEFAULT = ("stratified", "greg")
 """The shipped default: ``select.default`` and ``place.defaults.DEFAULT_ESTIMATOR``."""
-PANELS = (
+CHOSEN_ON = (
     "openvlm_blink",
     "openvlm_ocrbench_text",
     "openvlm_realworldqa_text",
     "mmmu_merged",
     "autojudger",
-    "m3irt",
-    "mathvision",
 )
+"""The flagship's panels of ≥ 80 models, which the design comparison chose the default on."""
+PANELS = (*CHOSEN_ON, "m3irt", "mathvision")
+"""Those, and the two small panels the flagship places MathVista and MATH-Vision on."""
 PROTOCOLS = ("random", "frontier", "chronological", "gap")
 RANDOM_SPLITS, RANDOM_SHARE, TOP_SHARE, MIN_HELD = 5, 0.2, 0.15, GAP_MIN_HELD
 RESULTS = Path(__file__).parent / "results"

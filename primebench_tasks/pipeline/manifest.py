@@ -63,10 +63,11 @@ def design_entry(ids: Any, draw: Draw) -> dict[str, Any]:
     π_i = n_h / N_h follows (``suite.manifest`` checks it when the manifest is read)."""
     ids = [str(i) for i in ids]
     labels = np.asarray(draw.stratum)
-    numbers = {int(h): j for j, h in enumerate(np.unique(labels))}
-    strata = [{"N": 0, "n": 0} for _ in numbers]
-    for h, size in zip(labels, draw.stratum_size, strict=True):
-        strata[numbers[int(h)]] = {"N": int(size), "n": strata[numbers[int(h)]]["n"] + 1}
+    kept, first, drawn = np.unique(labels, return_index=True, return_counts=True)
+    numbers = {int(h): j for j, h in enumerate(kept)}
+    strata = [
+        {"N": int(draw.stratum_size[f]), "n": int(n)} for f, n in zip(first, drawn, strict=True)
+    ]
     return {
         "inclusion": {i: float(p) for i, p in zip(ids, draw.inclusion, strict=True)},
         "design": {
@@ -112,16 +113,7 @@ def build_manifest(
             }
             draw = (draws or {}).get(cat, {}).get(b)
             if draw is not None:
-                entry[b].update(
-                    design_entry(
-                        ids,
-                        Draw(
-                            np.asarray(draw.inclusion, float)[order],
-                            np.asarray(draw.stratum)[order],
-                            np.asarray(draw.stratum_size)[order],
-                        ),
-                    )
-                )
+                entry[b].update(design_entry(ids, draw.take(order)))
         cats[cat] = {
             "benchmarks": entry,
             "n_items": sum(len(v["item_ids"]) for v in entry.values()),

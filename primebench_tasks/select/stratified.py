@@ -40,15 +40,20 @@ class Draw:
     stratum: np.ndarray
     stratum_size: np.ndarray
 
+    def take(self, idx: np.ndarray) -> Draw:
+        """The draw of the items at positions ``idx`` (a subset, reordered)."""
+        return Draw(self.inclusion[idx], self.stratum[idx], self.stratum_size[idx])
+
     @classmethod
     def of(cls, selector: StratifiedSelector, mask: np.ndarray, order: np.ndarray) -> Draw:
         """The draw of the selected items ``mask`` (over ``selector.indices_``) in ``order``."""
-        stratum = np.asarray(selector.strata_)[mask][order]
-        return cls(
-            inclusion=np.asarray(selector.inclusion_, float)[mask][order],
-            stratum=stratum,
-            stratum_size=np.asarray(selector.stratum_sizes_)[stratum],
+        stratum = np.asarray(selector.strata_)
+        whole = cls(
+            np.asarray(selector.inclusion_, float),
+            stratum,
+            np.asarray(selector.stratum_sizes_)[stratum],
         )
+        return whole.take(np.flatnonzero(mask)[order])
 
 
 def easiness(X: np.ndarray) -> np.ndarray:

@@ -44,15 +44,9 @@ from primebench_tasks.place.estimators import GREG, RIDGE_ALPHA, make_estimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # the cells
 from placement_design import CELL, arguments, run  # noqa: E402
+from placement_design import CHOSEN_ON as PANELS  # noqa: E402
 from placement_design import summary as cell_summary  # noqa: E402
 
-PANELS = (
-    "openvlm_blink",
-    "openvlm_ocrbench_text",
-    "openvlm_realworldqa_text",
-    "mmmu_merged",
-    "autojudger",
-)
 PAIRS = (
     ("cross_validated", "pirt"),
     ("random", "mean"),
