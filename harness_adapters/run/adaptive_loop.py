@@ -46,6 +46,7 @@ from primebench_tasks.adaptive.defaults import (
     ADAPTIVE_MAX_ITEMS,
     ADAPTIVE_TARGET_WIDTH,
 )
+from primebench_tasks.adaptive.ledger import DrawLedger, draw_seed
 from primebench_tasks.adaptive.policy import AdaptivePolicy
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.data.panel import Panel
@@ -55,7 +56,16 @@ from primebench_tasks.place.report import fit_cell
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.suite.manifest import SuiteManifest
 
-SCHEMA = "primebench.adaptive/1"
+SCHEMA = "primebench.adaptive/2"
+"""Version 2: items drawn with known probabilities, each test's ``design`` estimate and the
+``guard`` (#71)."""
+DRAWS_FILE = "draws.json"
+"""The run's draws (:class:`~primebench_tasks.adaptive.ledger.DrawLedger`), beside the records."""
+
+
+def guard_settings(bench: AdaptiveBenchmark) -> dict[str, Any]:
+    """The guarded test's draw and guard settings, as run documents keep them."""
+    return {"uniform_share": bench.uniform_share, "k": bench.guard_k, "prefer": bench.preference}
 
 
 @dataclass(frozen=True)
@@ -261,9 +271,18 @@ def _run_adaptive(
     req.out.mkdir(parents=True, exist_ok=True)
     policy = asdict(pools[0].bench.policy)  # one policy for every pool (item_pools' default)
     digest = documents_digest([d for p in pools for d in p.docs])
+    guarding = guard_settings(pools[0].bench)
     freeze_spec(
         req.out,
-        {**spec, "adaptive": {**asdict(settings), "policy": policy, "documents": digest}},
+        {
+            **spec,
+            "adaptive": {
+                **asdict(settings),
+                "policy": policy,
+                "guard": guarding,
+                "documents": digest,
+            },
+        },
     )
     records = RecordFile(req.out / "records.jsonl")
     lines = records.read()
@@ -271,6 +290,8 @@ def _run_adaptive(
     variants = req.variants()
     names = {a: variant_name(req.model_name, a) for a in variants}
     state = recorded_states(lines, names, pools, since)
+    ledger_file = req.out / DRAWS_FILE
+    ledger = DrawLedger.read(ledger_file)
     stopped: dict[tuple[str | None, str], str] = {}
     rounds = 0
     while True:
@@ -280,23 +301,14 @@ def _run_adaptive(
                 key = (a, p.benchmark)
                 if key in stopped:
                     continue
-                answers, asked = state[key]
-                scored = asked & np.isfinite(answers)
-                # the budget counts scored items: a failed one is not an answer
-                why = p.bench.stop_reason(
-                    p.bench.estimate(answers, asked), scored, settings.target_width
-                )
-                if why is not None:
-                    stopped[key] = why
-                    continue
-                room = p.bench.max_items - int(scored.sum())
-                pick = p.bench.next_items(answers, asked, min(settings.round_size, room))
-                if len(pick) == 0:
-                    stopped[key] = "every item asked"
+                pick = _next_draws(req, p, names[a], state[key], ledger, settings)
+                if isinstance(pick, str):
+                    stopped[key] = pick
                     continue
                 asks.setdefault(a, []).extend(p.docs[k] for k in pick)
         if not asks:
             break
+        ledger.write(ledger_file)  # before asking: a resumed run asks what was drawn
         rounds += 1
         open_tests = sum(len({d.benchmark for d in docs}) for docs in asks.values())
         say(f"round {rounds}: {sum(map(len, asks.values()))} items, {open_tests} tests open")
@@ -315,11 +327,48 @@ def _run_adaptive(
                 if mine and all(r["status"] != "ok" for r in mine):
                     stopped[(a, b)] = f"every item of round {rounds} failed"
     failed = records.unscored(names.values(), since)
-    doc = adaptive_report(req, pools, state, stopped, settings, failed, panels, records)
+    doc = adaptive_report(req, pools, state, stopped, settings, failed, panels, records, ledger)
     doc["conditions"] = spec.get("conditions") or {}
     atomic_write_text(req.out / "adaptive.json", canonical_json(doc))
     atomic_write_text(req.out / "adaptive.md", adaptive_markdown(doc))
     return doc
+
+
+def _next_draws(
+    req: RunRequest,
+    p: _Pool,
+    model: str,
+    state: tuple[np.ndarray, np.ndarray],
+    ledger: DrawLedger,
+    settings: AdaptiveSettings,
+) -> list[int] | str:
+    """The pool positions to ask one test next, or why it stops. Items drawn but not answered
+    (a killed round; an item that failed before this run) are asked first; else the stopping
+    rule reads the guarded estimate, and a new round is drawn
+    (:meth:`~primebench_tasks.adaptive.benchmark.AdaptiveBenchmark.draw_items`, seeded by
+    :func:`~primebench_tasks.adaptive.ledger.draw_seed`) and added to ``ledger``."""
+    answers, asked = state
+    index = p.index()
+    draws = ledger.draws(model, p.benchmark, index)
+    pending = [d.item for d in draws if not asked[d.item]]
+    if pending:
+        return pending
+    scored = asked & np.isfinite(answers)
+    # the budget counts scored items: a failed one is not an answer
+    why = p.bench.stop_reason(
+        p.bench.estimate(answers, asked, draws), scored, settings.target_width
+    )
+    if why is not None:
+        return why
+    drawn = np.zeros(len(p.docs), bool)
+    drawn[[d.item for d in draws]] = True
+    room = min(settings.round_size, p.bench.max_items - int(scored.sum()))
+    rng = draw_seed(req.suite["version"], model, p.benchmark, len(draws))
+    new = p.bench.draw_items(answers, asked, room, rng, exclude=drawn)
+    if not new:
+        return "every item asked"
+    ledger.add(model, p.benchmark, [p.docs[d.item].item_id for d in new], new)
+    return [d.item for d in new]
 
 
 def adaptive_failures(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
@@ -341,11 +390,20 @@ def adaptive_failures(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return some, none
 
 
-def _estimate_entry(est: AdaptiveEstimate, why: str) -> dict[str, Any]:
+def _estimate_entry(est: AdaptiveEstimate, why: str, draws: int) -> dict[str, Any]:
     """A test's figures; a test with no scored item has no score, prediction or rank (the
     prior's prediction is not a result)."""
-    f = lambda x: None if est.count == 0 or not np.isfinite(x) else round(float(x), 6)  # noqa: E731
+    f = lambda x: (  # noqa: E731
+        None if est.count == 0 or x is None or not np.isfinite(x) else round(float(x), 6)
+    )
     return {
+        "design": {
+            "draws": draws,
+            "estimate": f(est.design),
+            "se": f(est.design_se),
+            "model_predicted": f(est.model_predicted),
+            "guard_moved": bool(est.count and est.guard_moved),
+        },
         "items": est.count,
         "stopped_because": why,
         "score_on_items_asked": f(est.score),
@@ -375,8 +433,10 @@ def adaptive_report(
     failed: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
     panels: Mapping[str, Panel] | None = None,
     records: RecordFile | None = None,
+    ledger: DrawLedger | None = None,
 ) -> dict[str, Any]:
-    """``adaptive.json``'s content; ``failed``: (variant name, benchmark) → the failed record
+    """``adaptive.json``'s content (``ledger``: the run's draws, which guard each estimate);
+    ``failed``: (variant name, benchmark) → the failed record
     lines of this run's unscored items (:meth:`RecordFile.unscored`); ``panels`` and
     ``records``: the reference panels and the run's records, for the response check of the
     answers asked (:mod:`primebench_tasks.place.responses`)."""
@@ -396,7 +456,8 @@ def adaptive_report(
         answer_flags: list[str] = []
         for p in pools:
             answers, asked = state[(a, p.benchmark)]
-            est = p.bench.estimate(answers, asked)
+            draws = (ledger or DrawLedger()).draws(name, p.benchmark, p.index())
+            est = p.bench.estimate(answers, asked, draws)
             lost = list((failed or {}).get((name, p.benchmark), []))
             # person fit on the items it was asked, against the reference models' answers to
             # the same items (no item added)
@@ -410,7 +471,7 @@ def adaptive_report(
                 "category": p.category,
                 "pool": len(p.docs),
                 "reference_models": est.n_reference,
-                **_estimate_entry(est, stopped.get((a, p.benchmark), "not finished")),
+                **_estimate_entry(est, stopped.get((a, p.benchmark), "not finished"), len(draws)),
                 "failed": {"items": len(lost), "why": failure_digest(lost) if lost else None},
                 "misfit": fit.as_dict(),
             }
@@ -433,6 +494,7 @@ def adaptive_report(
         "suite_name": req.suite["name"],
         "settings": asdict(settings),
         "policy": asdict(pools[0].bench.policy),
+        "guard": guard_settings(pools[0].bench),
         "models": models,
     }
 
@@ -443,12 +505,21 @@ def adaptive_markdown(doc: Mapping[str, Any]) -> str:
     lines = [
         f"# {doc['suite_name']} ({doc['suite']}): adaptive evaluation",
         "",
-        f"Items asked per model in rounds of {s['round_size']} per benchmark, chosen for it from "
-        f"its answers so far (policy `{AdaptivePolicy(**doc['policy']).label}`); a test stops "
-        f"when its "
+        f"Items asked per model in rounds of {s['round_size']} per benchmark, drawn at random "
+        "with known probabilities that favour the items that tell the most about it (policy "
+        f"`{AdaptivePolicy(**doc['policy']).label}`"
+        + (
+            f"; share {g['uniform_share']:g} uniform, guard k = {g['k']:g}"
+            if (g := doc.get("guard"))
+            else ""
+        )
+        + "). The item model's prediction is guarded by the draws' design-unbiased estimate: "
+        "never further from it than k design standard errors, so a model unlike the reference "
+        f"panel is not placed by the item model alone. A test stops when its "
         f"{round(100 * s['level'])} % interval is narrower than {target} or after "
         f"{s['max_items']} items. Predicted full scores and ranks with {round(100 * s['level'])} %"
-        " intervals (conformal, calibrated on the reference panel).",
+        " intervals (the item model's, calibrated on the reference panel, holding the design "
+        "estimate).",
         "",
     ]
     cond = doc.get("conditions") or {}
@@ -496,6 +567,14 @@ def adaptive_markdown(doc: Mapping[str, Any]) -> str:
             + ("—" if mean is None else f"{mean:.3f}"),
             "",
             markdown_table(pd.DataFrame(rows)),
+            *[
+                f"- **guard**: on {b} the item model ({e['design']['model_predicted']:.3f}) and "
+                f"the design estimate ({e['design']['estimate']:.3f} ± {e['design']['se']:.3f}) "
+                "disagree beyond the design's noise: the model is unlike the reference panel, "
+                "and its score is the design's, moved toward the item model by at most k SE"
+                for b, e in r["benchmarks"].items()
+                if e.get("design", {}).get("guard_moved")
+            ],
             *[f"- **misfit**: {line}" for line in r.get("misfit", [])],
             *[f"- **answers**: {line}" for line in r.get("answers", [])],
             *(

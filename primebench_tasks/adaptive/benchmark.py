@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
@@ -11,7 +12,19 @@ from typing import Any
 
 import numpy as np
 
-from primebench_tasks.adaptive.defaults import ADAPTIVE_FOLDS, ADAPTIVE_NEAREST_SHIFT
+from primebench_tasks.adaptive.defaults import (
+    ADAPTIVE_FOLDS,
+    ADAPTIVE_GUARD_K,
+    ADAPTIVE_NEAREST_SHIFT,
+    ADAPTIVE_UNIFORM_SHARE,
+)
+from primebench_tasks.adaptive.design import (
+    Draw,
+    design_estimate,
+    draw_probabilities,
+    draw_round,
+    guard,
+)
 from primebench_tasks.adaptive.policy import BATCH, LEVEL, AdaptivePolicy
 from primebench_tasks.adaptive.procedure import (
     AdaptiveProcedure,
@@ -34,6 +47,12 @@ from primebench_tasks.place.benchmark import (
     regime_residuals,
 )
 from primebench_tasks.place.calibration import FRONTIER_FOLDS, FRONTIER_SHARE
+from primebench_tasks.select.irt import information
+
+PREFERENCES = ("information", "policy")
+"""What a guarded test's draws favour beside their uniform share
+(:meth:`AdaptiveBenchmark.draw_items`): the 2PL's Fisher information at the ability so far, or the
+items the policy would pick this round."""
 
 RACE_UNIFORM_SHARE = 0.5
 """A race draws each item with probability (1 − ρ)/n + ρ·s_i/Σs (ρ = this share; s_i the
@@ -60,10 +79,12 @@ report's precision (6 decimals)."""
 @dataclass(frozen=True)
 class AdaptiveEstimate:
     """Where one model stands on one benchmark after ``count`` answers: its ability ``theta``,
-    its mean ``score`` on the items asked, the predicted full-benchmark score (the policy's, moved by
-    the median calibration error of its regime) with its ``level`` conformal interval
-    (``lo``/``hi``; NaN before the first calibrated count), the placement regime, and the predicted rank among the
-    ``n_reference`` reference models (1 = best) with the rank interval."""
+    its mean ``score`` on the items asked, the predicted full-benchmark score with its ``level``
+    interval (``lo``/``hi``; NaN before the first calibrated count), the placement regime, and
+    the predicted rank among the ``n_reference`` reference models (1 = best) with the rank
+    interval. With the test's draws (a guarded test), ``predicted`` is the policy's calibrated
+    prediction ``model_predicted`` guarded by the ``design`` estimate
+    (:func:`~primebench_tasks.adaptive.design.guard`); without, it is the policy's."""
 
     count: int
     theta: float
@@ -76,6 +97,16 @@ class AdaptiveEstimate:
     rank_lo: float
     rank_hi: float
     n_reference: int
+    model_predicted: float | None = None
+    """The policy's calibrated prediction before the guard (None without draws: ``predicted``)."""
+    design: float | None = None
+    """The design-unbiased estimate of the draws (:func:`~.design.design_estimate`; None without
+    draws, NaN before the first answered draw)."""
+    design_se: float | None = None
+    """Its standard error (None without draws, NaN with fewer than two answered draws)."""
+    guard_moved: bool = False
+    """Whether the guard moved the prediction: the two estimates disagree beyond the design's
+    noise (a model unlike the reference panel)."""
 
     @property
     def width(self) -> float:
@@ -126,7 +157,16 @@ class AdaptiveBenchmark:
         cache_dir: str | os.PathLike[str] | None = None,
         frontier_at_top: bool = True,
         nearest_shift: int | None = ADAPTIVE_NEAREST_SHIFT,
+        uniform_share: float = ADAPTIVE_UNIFORM_SHARE,
+        guard_k: float = ADAPTIVE_GUARD_K,
+        preference: str = "information",
     ) -> None:
+        if preference not in PREFERENCES:
+            raise ValueError(f"preference must be one of {PREFERENCES}, not {preference!r}")
+        if not guard_k >= 0:
+            raise ValueError(f"guard_k must be ≥ 0, not {guard_k!r}")
+        self.uniform_share, self.guard_k = float(uniform_share), float(guard_k)
+        self.preference = preference
         if nearest_shift is not None and not int(nearest_shift) >= 1:
             raise ValueError(f"nearest_shift must be ≥ 1 or None, not {nearest_shift!r}")
         self.frontier_at_top = bool(frontier_at_top)
@@ -277,6 +317,32 @@ class AdaptiveBenchmark:
         (no content; no recorded answer in a replay)."""
         return self.procedure.pick(answers, asked, k, exclude)
 
+    def draw_items(
+        self,
+        answers: np.ndarray,
+        asked: np.ndarray,
+        k: int,
+        rng: np.random.Generator,
+        exclude: np.ndarray | None = None,
+    ) -> list[Draw]:
+        """The next ``k`` items of a guarded test, drawn at random (:func:`~.design.draw_round`)
+        among the unasked items that can be asked (``exclude`` (n,) bool: not), each with
+        probability ε/R + (1 − ε)·s_i/Σs (:func:`~.design.draw_probabilities`, ε =
+        ``uniform_share``): s the 2PL's Fisher information at the ability from the answers so far
+        (``preference="information"``) or the policy's own ``k`` picks (``"policy"``). Each draw
+        keeps its probability and the 2PL's prediction of its answer at that ability."""
+        answers, asked = np.asarray(answers, float), np.asarray(asked, bool)
+        remaining = ~asked if exclude is None else ~asked & ~np.asarray(exclude, bool)
+        theta, _ = self.procedure.state(answers, asked)
+        m = self.model.prob(np.array([theta]))[0]
+        if self.preference == "information":
+            s = information(self.model, np.array([theta]))[0]
+        else:
+            s = np.zeros(self.n)
+            s[self.procedure.pick(answers, asked, k, exclude)] = 1.0
+        q = draw_probabilities(s, remaining, self.uniform_share)
+        return draw_round(q, m, remaining, k, rng)
+
     def race_probabilities(
         self, answers: np.ndarray, asked: np.ndarray, exclude: np.ndarray | None = None
     ) -> np.ndarray:
@@ -356,14 +422,34 @@ class AdaptiveBenchmark:
         pred = float(np.clip(pred + shift, lo, hi))
         return pred, lo, hi, regime
 
-    def estimate(self, answers: np.ndarray, asked: np.ndarray) -> AdaptiveEstimate:
+    def estimate(
+        self,
+        answers: np.ndarray,
+        asked: np.ndarray,
+        draws: Sequence[Draw] | None = None,
+        exclude: np.ndarray | None = None,
+    ) -> AdaptiveEstimate:
         """:class:`AdaptiveEstimate` from the answers so far (answers (n,), NaN = not asked or
-        failed; asked (n,) bool)."""
+        failed; asked (n,) bool); with the test's ``draws`` (:meth:`draw_items`, in order) guarded
+        by their design estimate over the pool (the items not ``exclude`` (n,) bool)."""
         answers = np.asarray(answers, float)
         scored = np.asarray(asked, bool) & np.isfinite(answers)
         count = int(scored.sum())
         theta, raw = self.procedure.point(answers, asked)
         pred, lo, hi, regime = self.interval(raw, count)
+        model_pred: float | None = None
+        design: float | None = None
+        design_se: float | None = None
+        moved = False
+        if draws is not None:
+            model_pred = pred
+            pool = self.n if exclude is None else int((~np.asarray(exclude, bool)).sum())
+            design, design_se = design_estimate(draws, answers, max(pool, 1))
+            g = guard(pred, lo, hi, design, design_se, _normal_quantile(self.level), self.guard_k)
+            pred, lo, hi, moved = g.value, g.lo, g.hi, g.moved
+            if np.isfinite(design_se):
+                ref = self.reference_full[np.isfinite(self.reference_full)]
+                regime = str(placement_regime(np.array([pred]), ref)[0])
         ref = self.reference_full[np.isfinite(self.reference_full)]
         rank = 1 + float((ref > pred).sum())
         rank_lo = 1 + float((ref > hi).sum()) if np.isfinite(hi) else 1.0
@@ -380,6 +466,10 @@ class AdaptiveBenchmark:
             rank_lo,
             rank_hi,
             len(ref),
+            model_pred,
+            design,
+            design_se,
+            moved,
         )
 
     def stop_reason(
@@ -394,3 +484,10 @@ class AdaptiveBenchmark:
         if bool(np.asarray(asked, bool).all()):
             return "every item asked"
         return None
+
+
+def _normal_quantile(level: float) -> float:
+    """The standard normal quantile of a two-sided ``level`` interval (1.645 at 0.90)."""
+    from statistics import NormalDist
+
+    return float(NormalDist().inv_cdf(0.5 + level / 2))

@@ -95,3 +95,16 @@ the panel the ridge regression under-predicts on every replay panel (it shrinks 
 panel's mean) and p-IRT errs less, either way (over where the 2PL's logistic tail carries the
 ability onto every unasked item); chosen by leave-one-panel-out among ½ and
 0.6, 0.75 and 1.0 (``research/adaptive/adaptive_outside_weight.py``; ½ before)."""
+
+ADAPTIVE_UNIFORM_SHARE = 0.5
+"""Adaptive evaluation: the share ε of each draw's probability spread uniformly over the
+remaining items (the rest follows the 2PL's Fisher information at the ability so far;
+:func:`primebench_tasks.adaptive.design.draw_probabilities`). Every remaining item keeps a
+probability ≥ ε/R, which bounds the design estimate's weights. Chosen with
+:data:`ADAPTIVE_GUARD_K` by ``research/adaptive/adaptive_guard.py``."""
+
+ADAPTIVE_GUARD_K = 0.5
+"""Adaptive evaluation: the reported score stays within this many design standard errors of the
+design-unbiased estimate (:func:`primebench_tasks.adaptive.design.guard`), which bounds its bias by
+k·SE whatever the item model's. Chosen with :data:`ADAPTIVE_UNIFORM_SHARE` by
+``research/adaptive/adaptive_guard.py``."""

@@ -8,7 +8,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark
-from primebench_tasks.adaptive.defaults import ADAPTIVE_NEAREST_SHIFT
+from primebench_tasks.adaptive.defaults import (
+    ADAPTIVE_GUARD_K,
+    ADAPTIVE_NEAREST_SHIFT,
+    ADAPTIVE_UNIFORM_SHARE,
+)
+from primebench_tasks.adaptive.design import Draw
 from primebench_tasks.adaptive.policy import BATCH, LEVEL, AdaptivePolicy
 from primebench_tasks.metrics import nanmean_rows
 
@@ -24,6 +29,11 @@ def replay(
     policy: AdaptivePolicy | None = None,
     nearest_shift: int | None = ADAPTIVE_NEAREST_SHIFT,
     cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    guarded: bool = True,
+    uniform_share: float = ADAPTIVE_UNIFORM_SHARE,
+    guard_k: float = ADAPTIVE_GUARD_K,
+    preference: str = "information",
 ) -> dict[str, np.ndarray]:
     """The replay protocol on one benchmark, with the policy the runner uses
     (:class:`AdaptiveBenchmark`, its point rule outside the panel ``nearest_shift``): the
@@ -34,7 +44,14 @@ def replay(
     ``target_width`` — where the stopping rule ends each test: ``stop_items``, ``stop_predicted``,
     ``stop_lo``, ``stop_hi`` (V,) (up to max(checkpoints) items); ``order`` (V, max items) the items
     asked, in order (−1: none). ``cache_dir``: where the interval's calibration is kept
-    (:attr:`AdaptiveBenchmark.calibration_file`)."""
+    (:attr:`AdaptiveBenchmark.calibration_file`).
+
+    ``guarded`` (the runner's test): each model's items are drawn at random with known
+    probabilities (:meth:`AdaptiveBenchmark.draw_items`; share ``uniform_share`` uniform, the rest
+    by ``preference``; the draws of model v seeded by (``seed``, v)) and the prediction is guarded
+    by their design estimate (``guard_k`` standard errors); ``model_predicted``, ``design`` and
+    ``design_se`` (V, C) are returned beside. ``guarded=False``: the policy's own choice and
+    prediction (the test before the guard)."""
     Y_new = np.asarray(Y_new, float)
     bench = AdaptiveBenchmark(
         Y_ref,
@@ -45,9 +62,13 @@ def replay(
         policy=policy,
         nearest_shift=nearest_shift,
         cache_dir=cache_dir,
+        uniform_share=uniform_share,
+        guard_k=guard_k,
+        preference=preference,
     )
     V, C = len(Y_new), len(checkpoints)
-    out = {k: np.full((V, C), np.nan) for k in ("predicted", "lo", "hi")}
+    fields = ("predicted", "lo", "hi", "model_predicted", "design", "design_se")
+    out = {k: np.full((V, C), np.nan) for k in fields}
     stop = {k: np.full(V, np.nan) for k in ("stop_items", "stop_predicted", "stop_lo", "stop_hi")}
     order = np.full((V, bench.max_items), -1, dtype=np.int64)
     for v in range(V):
@@ -56,26 +77,32 @@ def replay(
         asked = np.zeros(len(y), bool)
         answers = np.full(len(y), np.nan)
         stopped = target_width is None
+        rng = np.random.default_rng([seed, v])
+        draws: list[Draw] | None = [] if guarded else None
         while True:
             count = int(asked.sum())
-            est = bench.estimate(answers, asked)
+            est = bench.estimate(answers, asked, draws, missing)
             if not stopped and bench.stop_reason(est, asked | missing, target_width) is not None:
                 stopped = True
                 stop["stop_items"][v], stop["stop_predicted"][v] = count, est.predicted
                 stop["stop_lo"][v], stop["stop_hi"][v] = est.lo, est.hi
             for j, c in enumerate(checkpoints):
                 if c == count or (c > count and bool((asked | missing).all())):
-                    out["predicted"][v, j], out["lo"][v, j], out["hi"][v, j] = (
-                        est.predicted,
-                        est.lo,
-                        est.hi,
-                    )
+                    for k in fields:
+                        value = getattr(est, k)
+                        out[k][v, j] = np.nan if value is None else value
             if count >= max(checkpoints) or (asked | missing).all():
                 if not stopped:
                     stop["stop_items"][v], stop["stop_predicted"][v] = count, est.predicted
                     stop["stop_lo"][v], stop["stop_hi"][v] = est.lo, est.hi
                 break
-            pick = bench.next_items(answers, asked, min(batch, max(checkpoints) - count), missing)
+            room = min(batch, max(checkpoints) - count)
+            if draws is None:
+                pick = bench.next_items(answers, asked, room, missing)
+            else:
+                new = bench.draw_items(answers, asked, room, rng, missing)
+                draws += new
+                pick = np.array([d.item for d in new], dtype=np.int64)
             order[v, count : count + len(pick)] = pick
             asked[pick] = True
             answers[pick] = y[pick]
