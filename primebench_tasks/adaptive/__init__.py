@@ -1,5 +1,6 @@
 """Adaptive testing (its policy and predictors: :mod:`.policy`; one test's procedure and
 calibration runs: :mod:`.procedure`; a benchmark's test and stopping rule: :mod:`.benchmark`;
+the draws, the design estimate and the guard: :mod:`.design`; the run's draws: :mod:`.ledger`;
 :mod:`.replay`; :mod:`.race`; defaults in :mod:`.defaults`). Adaptive evaluation: ask each model the items that tell the most about it, stop when its
 predicted full score is known well enough (after Fluid Benchmarking's 2PL + maximum Fisher
 information, COLM 2025, and the stopping rule of "Stop Guessing When to Stop Testing", 2026).
@@ -22,6 +23,17 @@ policy (:class:`AdaptivePolicy`; the default chosen by leave-one-panel-out in
   ``research/adaptive/adaptive_outside_weight.py``);
 - ``fisher`` with ``pirt``/``ridge``/``blend``/``regime_blend``, or ``local`` with ``local`` /
   ``local_blend``: one rule everywhere.
+
+**The guard (#71).** The runner's test does not ask the policy's items outright: each round
+draws its items at random (:mod:`.design`), with probability ε/R + (1 − ε)·(Fisher information at
+θ̂)/Σ over the R items left (ε = 0.5), and keeps each draw's probability and the 2PL's prediction
+of its answer (``draws.json`` beside the records: :mod:`.ledger`). Those draws give a
+design-unbiased estimate of the full score — the sequential augmented inverse-probability-
+weighted estimate of active inference — whatever the item model's error; the reported score is
+the policy's prediction moved toward it as far as they differ by more than k = 0.5 design
+standard errors, so its bias is at most k·SE for a model unlike every reference model, and its
+interval is the policy's widened by that bound (the design's own interval held where the two
+disagree). Chosen in ``research/adaptive/adaptive_guard.py``.
 
 The interval is conformal: the point plus quantiles of the errors that the same procedure made,
 at the same number of items, on reference models held out of the 2PL fit (:func:`calibration_runs`;

@@ -431,3 +431,69 @@ def test_a_second_run_into_a_held_folder_is_refused(setup, mathvision, tmp_path)
     doc = run_adaptive(_req(model, suite, out), panels, settings, backend=backend)
     assert doc["models"]["m"]["benchmarks"][BENCH]["items"] == 10 and len(backend.asked) == 10
     assert not (out / "run.lock.owner").exists()  # released at the end
+
+
+class AllWrong:
+    """A model that answers every item wrong (the tiny random model's behaviour)."""
+
+    kind = "fake"
+
+    def __init__(self):
+        self.asked = 0
+
+    def generate(self, messages, adapter, max_new_tokens=None, regex=None):
+        self.asked += len(messages)
+        return ["Z"] * len(messages)
+
+
+def test_an_all_wrong_model_is_never_placed_above_the_evidence(setup, mathvision, tmp_path):
+    """The issue's tiny model: 0 right of the items asked. The item model alone placed it at
+    0.066 [0.004, 0.097] and above a reference model; the guarded test's interval holds the
+    design estimate of its answers, and it is ranked above no reference model whose full score
+    exceeds the interval's upper end."""
+    model, panels, suite = setup
+    out = tmp_path / "wrong"
+    doc = run_adaptive(_req(model, suite, out), panels, AdaptiveSettings(), backend=AllWrong())
+    e = doc["models"]["m"]["benchmarks"][BENCH]
+    pf, design = e["predicted_full"], e["design"]
+    assert e["score_on_items_asked"] == 0.0 and e["items"] >= 5
+    # the design estimate is unbiased, so it may fall a little outside [0, 1]; the interval
+    # holds it clipped there
+    assert pf["lo"] <= min(max(design["estimate"], 0.0), 1.0) <= pf["hi"]
+    assert pf["lo"] <= pf["value"] <= pf["hi"] < 0.08
+    # the item model alone said 0.09; the guard moved it to the evidence, ranked last
+    assert design["guard_moved"] and design["model_predicted"] > 0.08 > pf["value"]
+    assert e["predicted_rank"]["value"] == e["predicted_rank"]["out_of"]
+    assert abs(pf["value"] - design["estimate"]) <= 0.5 * design["se"] + 1e-6
+    reference = panels[BENCH].matrix(BENCH).mean(axis=1)
+    above = reference > pf["hi"]  # every reference model whose full score exceeds the interval
+    assert e["predicted_rank"]["value"] > int(above.sum())  # ranked below all of them
+    # the draws are kept beside the records: one per item asked, each with its probability
+    ledger = json.loads((out / "draws.json").read_text())
+    (test,) = ledger["tests"]
+    assert len(test["draws"]) == e["items"] == design["draws"]
+    assert all(0 < d["q"] <= 1 for d in test["draws"])
+
+
+def test_a_round_drawn_but_not_answered_is_asked_on_resume(setup, mathvision, tmp_path):
+    """A run killed after its round's draws were kept and before their answers: the resumed run
+    asks those items (what was drawn), not a new draw — and ends where an uninterrupted run ends."""
+    model, panels, suite = setup
+    straight = RecordedModel(mathvision, HELD)
+    a = run_adaptive(
+        _req(model, suite, tmp_path / "a"), panels, AdaptiveSettings(None, 20, 5), backend=straight
+    )
+    first = RecordedModel(mathvision, HELD)
+    run_adaptive(
+        _req(model, suite, tmp_path / "b"), panels, AdaptiveSettings(None, 20, 5), backend=first
+    )
+    records = tmp_path / "b" / "records.jsonl"
+    lines = records.read_text().splitlines(keepends=True)
+    records.write_text("".join(lines[:-5]))  # the last round's answers lost
+    (tmp_path / "b" / "adaptive.json").unlink()
+    again = RecordedModel(mathvision, HELD)
+    b = run_adaptive(
+        _req(model, suite, tmp_path / "b"), panels, AdaptiveSettings(None, 20, 5), backend=again
+    )
+    assert again.asked == straight.asked[-5:]
+    assert b["models"] == a["models"]

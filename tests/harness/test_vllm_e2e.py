@@ -231,6 +231,13 @@ def test_adaptive_run_on_the_engine_and_after_a_kill(server, tiny, suite_file, t
     for m in doc["models"].values():
         (e,) = m["benchmarks"].values()
         assert e["items"] == 20 and e["stopped_because"] == "item budget (20) spent"
+        # #71, the tiny model: never above the evidence — the interval holds the design
+        # estimate of its answers, and it is ranked above no reference model whose full score
+        # exceeds the interval's upper end
+        pf, design, rank = e["predicted_full"], e["design"], e["predicted_rank"]
+        assert design["draws"] == 20
+        assert pf["lo"] <= min(max(design["estimate"], 0.0), 1.0) <= pf["hi"]
+        assert pf["lo"] <= pf["value"] <= pf["hi"] and rank["lo"] <= rank["value"]
     assert set(order["tiny"]) - set(
         json.loads(suite_file.read_text())["categories"]["Math Reasoning"]["benchmarks"][
             "MATH-Vision_MINI"
