@@ -27,6 +27,7 @@ benchmarks.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,6 +47,7 @@ from primebench_tasks.adaptive.defaults import (
     ADAPTIVE_MAX_ITEMS,
     ADAPTIVE_TARGET_WIDTH,
 )
+from primebench_tasks.adaptive.design import Draw, StaticRound
 from primebench_tasks.adaptive.ledger import DrawLedger, draw_seed
 from primebench_tasks.adaptive.policy import AdaptivePolicy
 from primebench_tasks.data.io import atomic_write_text, canonical_json
@@ -54,7 +56,7 @@ from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.place.misfit import ItemFacts, person_fit
 from primebench_tasks.place.report import fit_cell
 from primebench_tasks.report.tables import markdown_table
-from primebench_tasks.suite.manifest import SuiteManifest
+from primebench_tasks.suite.manifest import Design, SuiteManifest
 
 SCHEMA = "primebench.adaptive/2"
 """Version 2: items drawn with known probabilities, each test's ``design`` estimate and the
@@ -89,9 +91,35 @@ class _Pool:
     bench: AdaptiveBenchmark
     facts: ItemFacts
     """What the misfit check's directed residual reads of every pool item (panel order)."""
+    design: Design | None = None
+    """The static suite's design of the benchmark, where it draws from this very pool (its
+    Σ N_h is the pool's size): a static run's answers that the test continues are its draw."""
 
     def index(self) -> dict[str, int]:
         return {d.item_id: k for k, d in enumerate(self.docs)}
+
+    def static_round(
+        self, answers: np.ndarray, asked: np.ndarray, draws: Sequence[Draw]
+    ) -> StaticRound | None:
+        """The answered items that are not draws — a static run's suite items that this test
+        continues — as the static design's draw, or None (none, or no design of this pool; then
+        they count as known items only)."""
+        if self.design is None:
+            return None
+        before = asked & np.isfinite(answers)
+        before[[d.item for d in draws]] = False
+        ids = [self.docs[k].item_id for k in np.flatnonzero(before)]
+        if not ids or any(i not in self.design.stratum for i in ids):
+            return None  # not the suite's draw
+        with warnings.catch_warnings():  # an item no reference model answered: ½
+            warnings.simplefilter("ignore", RuntimeWarning)
+            m0 = np.nanmean(self.bench.Y_ref, axis=0)
+        return StaticRound(
+            np.flatnonzero(before),
+            np.array([self.design.stratum[i] for i in ids]),
+            np.array([h.N for h in self.design.strata]),
+            np.where(np.isfinite(m0), m0, 0.5),
+        )
 
 
 PoolDocuments = Callable[[Panel, str, str], list[SuiteDoc]]
@@ -144,7 +172,10 @@ def item_pools(
                 cache_dir=cache_dir,
             )
             facts = ItemFacts.of_items(panel.items_of(b))
-            pools.append(_Pool(b, category, docs, bench, facts))
+            design = manifest.entry(b).design
+            if design is not None and design.pool != len(docs):
+                design = None  # drawn from another pool: its answers count as known items only
+            pools.append(_Pool(b, category, docs, bench, facts, design))
     return pools
 
 
@@ -390,15 +421,20 @@ def adaptive_failures(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return some, none
 
 
-def _estimate_entry(est: AdaptiveEstimate, why: str, draws: int) -> dict[str, Any]:
+def _estimate_entry(
+    est: AdaptiveEstimate, why: str, draws: int, static: int = 0, static_design: bool = False
+) -> dict[str, Any]:
     """A test's figures; a test with no scored item has no score, prediction or rank (the
-    prior's prediction is not a result)."""
+    prior's prediction is not a result). ``static``: the answered items it continued (a static
+    run's), ``static_design``: whether the design estimate reads them as the suite's draw."""
     f = lambda x: (  # noqa: E731
         None if est.count == 0 or x is None or not np.isfinite(x) else round(float(x), 6)
     )
     return {
         "design": {
             "draws": draws,
+            "continued_items": static,
+            "continued_as_draw": static_design,
             "estimate": f(est.design),
             "se": f(est.design_se),
             "model_predicted": f(est.model_predicted),
@@ -457,7 +493,11 @@ def adaptive_report(
         for p in pools:
             answers, asked = state[(a, p.benchmark)]
             draws = (ledger or DrawLedger()).draws(name, p.benchmark, p.index())
-            est = p.bench.estimate(answers, asked, draws)
+            static = p.static_round(answers, asked, draws)
+            est = p.bench.estimate(answers, asked, draws, static=static)
+            continued = int((asked & np.isfinite(answers)).sum()) - sum(
+                bool(np.isfinite(answers[d.item])) for d in draws
+            )
             lost = list((failed or {}).get((name, p.benchmark), []))
             # person fit on the items it was asked, against the reference models' answers to
             # the same items (no item added)
@@ -471,7 +511,13 @@ def adaptive_report(
                 "category": p.category,
                 "pool": len(p.docs),
                 "reference_models": est.n_reference,
-                **_estimate_entry(est, stopped.get((a, p.benchmark), "not finished"), len(draws)),
+                **_estimate_entry(
+                    est,
+                    stopped.get((a, p.benchmark), "not finished"),
+                    len(draws),
+                    continued,
+                    static is not None,
+                ),
                 "failed": {"items": len(lost), "why": failure_digest(lost) if lost else None},
                 "misfit": fit.as_dict(),
             }

@@ -149,15 +149,15 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
                     f"({old.get(key)!r} vs {spec.get(key)!r}); use another --out"
                 )
         # a static run's records are the static suite's answers, an adaptive run's the items its
-        # test chose: one folder holds one kind, or a resume would count the other's answers
-        # as its own (a static run's 100 items as an adaptive test's spent budget)
+        # test drew: an adaptive run may continue a static one (its answers are the suite's
+        # stratified draw, which the test's design estimate reads, and they count in its item
+        # budget), never the other way (a static run would count drawn items as the suite's)
         kinds = ["adaptive" if d.get("adaptive") else "static" for d in (old, spec)]
-        if kinds[0] != kinds[1]:
+        if kinds == ["adaptive", "static"]:
             raise BackendError(
-                f"{out} holds {'an' if kinds[0] == 'adaptive' else 'a'} {kinds[0]} run; this "
-                f"one is {kinds[1]}: the two kinds are not "
-                "mixed in one folder (the records of one are not answers of the other); use "
-                "another --out"
+                f"{out} holds an adaptive run; this one is static: a static run does not "
+                "continue an adaptive one (its drawn items are not the suite's); use another "
+                "--out (an adaptive run may continue a static one)"
             )
         for name, a in spec["adapters"].items():
             was = old["adapters"].get(name)

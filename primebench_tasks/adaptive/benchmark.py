@@ -20,6 +20,7 @@ from primebench_tasks.adaptive.defaults import (
 )
 from primebench_tasks.adaptive.design import (
     Draw,
+    StaticRound,
     design_estimate,
     draw_probabilities,
     draw_round,
@@ -428,10 +429,14 @@ class AdaptiveBenchmark:
         asked: np.ndarray,
         draws: Sequence[Draw] | None = None,
         exclude: np.ndarray | None = None,
+        static: StaticRound | None = None,
     ) -> AdaptiveEstimate:
         """:class:`AdaptiveEstimate` from the answers so far (answers (n,), NaN = not asked or
         failed; asked (n,) bool); with the test's ``draws`` (:meth:`draw_items`, in order) guarded
-        by their design estimate over the pool (the items not ``exclude`` (n,) bool)."""
+        by their design estimate over the pool (the items not ``exclude`` (n,) bool). Answered
+        items that are not draws were asked before the first draw (a static run's items that the
+        test continues): they count as known in every draw's term, and — ``static``, their
+        stratified design — give the design estimate their own Horvitz–Thompson term."""
         answers = np.asarray(answers, float)
         scored = np.asarray(asked, bool) & np.isfinite(answers)
         count = int(scored.sum())
@@ -444,7 +449,10 @@ class AdaptiveBenchmark:
         if draws is not None:
             model_pred = pred
             pool = self.n if exclude is None else int((~np.asarray(exclude, bool)).sum())
-            design, design_se = design_estimate(draws, answers, max(pool, 1))
+            before = scored.copy()
+            before[[d.item for d in draws]] = False
+            known = float(answers[before].sum())
+            design, design_se = design_estimate(draws, answers, max(pool, 1), known, static)
             g = guard(pred, lo, hi, design, design_se, _normal_quantile(self.level), self.guard_k)
             pred, lo, hi, moved = g.value, g.lo, g.hi, g.moved
             if np.isfinite(design_se):

@@ -106,12 +106,13 @@ def draw_round(
     return out
 
 
-def design_terms(draws: Sequence[Draw], answers: np.ndarray) -> np.ndarray:
-    """Z_t (T,) of the draws, in answer units (totals over the pool), from ``answers`` (n,): the
-    items drawn before t count their answer (an item whose answer is missing — it failed —
-    counts its prediction at its draw), and a draw whose own answer is missing gives no term."""
+def design_terms(draws: Sequence[Draw], answers: np.ndarray, known: float = 0.0) -> np.ndarray:
+    """Z_t (T,) of the draws, in answer units (totals over the pool), from ``answers`` (n,):
+    ``known`` is the sum of the answers of the items asked before the first draw (a static run's
+    items that a test continues); the items drawn before t count their answer (an item whose
+    answer is missing — it failed — counts its prediction at its draw), and a draw whose own
+    answer is missing gives no term."""
     answers = np.asarray(answers, float)
-    known = 0.0
     out = []
     for d in draws:
         y = answers[d.item]
@@ -123,16 +124,70 @@ def design_terms(draws: Sequence[Draw], answers: np.ndarray) -> np.ndarray:
     return np.asarray(out, float)
 
 
-def design_estimate(draws: Sequence[Draw], answers: np.ndarray, n: int) -> tuple[float, float]:
+@dataclass(frozen=True)
+class StaticRound:
+    """Items asked before a test's draws as a stratified draw of known design — a static run's
+    suite items that an adaptive test continues: their pool positions ``items`` (n0,), each one's
+    stratum ``stratum`` (n0,) and the strata's sizes ``sizes`` (H,) = N_h, and ``m0`` (n,): a
+    prediction of every pool item fixed before their answers (the reference models' item means).
+    Within a stratum the answered items are an equal-probability draw, each weighing N_h / n_h."""
+
+    items: np.ndarray
+    stratum: np.ndarray
+    sizes: np.ndarray
+    m0: np.ndarray
+
+    def term(self, answers: np.ndarray) -> tuple[float, float, int]:
+        """(Z_0, its variance, n0) in answer units: Z_0 = Σ_pool m0 + Σ_h (N_h/n_h) Σ_{i∈h} r_i
+        (r = y − m0, the Horvitz–Thompson estimate of the pool's total, unbiased under the
+        stratified draw), its variance Σ_h N_h²(1 − n_h/N_h)·s_h²/n_h (s_h² the residuals'
+        sample variance in the stratum; one with a single answered item takes the pooled one);
+        n0 the items answered. Items whose answer is missing are left out of their stratum's
+        sample (n_h counts the answered ones)."""
+        y = np.asarray(answers, float)[self.items]
+        ok = np.isfinite(y)
+        r = y[ok] - self.m0[self.items][ok]
+        h = self.stratum[ok]
+        if len(r) == 0:
+            return float("nan"), float("nan"), 0
+        pooled = float(np.var(r, ddof=1)) if len(r) > 1 else 0.25
+        z, v = float(self.m0.sum()), 0.0
+        for k in np.unique(h):
+            rk = r[h == k]
+            N, n = float(self.sizes[k]), len(rk)
+            z += N / n * float(rk.sum())
+            s2 = float(np.var(rk, ddof=1)) if n > 1 else pooled
+            v += N * N * max(0.0, 1.0 - n / N) * s2 / n
+        return z, v, int(ok.sum())
+
+
+def design_estimate(
+    draws: Sequence[Draw],
+    answers: np.ndarray,
+    n: int,
+    known: float = 0.0,
+    static: StaticRound | None = None,
+) -> tuple[float, float]:
     """(estimate, standard error) of the full score (mean over the ``n`` pool items) from the
-    draws' terms (:func:`design_terms`): their mean / n and sd / (n·√T); (NaN, NaN) without a term,
-    (estimate, NaN) with one."""
-    z = design_terms(draws, answers) / float(n)
-    if len(z) == 0:
-        return float("nan"), float("nan")
-    if len(z) == 1:
-        return float(z[0]), float("nan")
-    return float(z.mean()), float(z.std(ddof=1) / np.sqrt(len(z)))
+    draws' terms (:func:`design_terms`; ``known``: the answers asked before the first draw, summed):
+    their mean / n and sd / (n·√T); (NaN, NaN) without a term, (estimate, NaN) with one. With a
+    ``static`` round before the draws, its term Z_0 (:meth:`StaticRound.term`) joins them
+    weighted by its n0 items: (n0·Z_0 + Σ Z_t)/(n0 + T), a fixed weighting of unbiased terms,
+    with variance (n0²·V_0 + Σ (Z_t − Z̄)²·T/(T − 1))/(n0 + T)² (the draws' part where T ≥ 2)."""
+    z = design_terms(draws, answers, known) / float(n)
+    z0 = static.term(answers) if static is not None else (float("nan"), float("nan"), 0)
+    if z0[2] == 0:
+        if len(z) == 0:
+            return float("nan"), float("nan")
+        if len(z) == 1:
+            return float(z[0]), float("nan")
+        return float(z.mean()), float(z.std(ddof=1) / np.sqrt(len(z)))
+    n0, T = z0[2], len(z)
+    est = (n0 * z0[0] / n + float(z.sum())) / (n0 + T)
+    var = n0 * n0 * z0[1] / (n * n)
+    if T >= 2:
+        var += float(((z - z.mean()) ** 2).sum()) * T / (T - 1)
+    return float(est), float(np.sqrt(var) / (n0 + T))
 
 
 @dataclass(frozen=True)

@@ -131,3 +131,42 @@ def test_draw_seed_is_a_function_of_the_test_and_its_count():
     assert np.array_equal(a, draw_seed("v1", "m", "B", 5).random(3))
     assert not np.array_equal(a, draw_seed("v1", "m", "B", 10).random(3))
     assert not np.array_equal(a, draw_seed("v1", "m2", "B", 5).random(3))
+
+
+def _static(items, answers_len=10):
+    from primebench_tasks.adaptive.design import StaticRound
+
+    stratum = np.array([0 if i < 4 else 1 for i in items])
+    return StaticRound(np.array(items), stratum, np.array([4, 6]), np.full(answers_len, 0.5))
+
+
+def test_a_static_round_by_hand():
+    """Two strata (N = 4, 6; n = 2, 3), m0 = ½: residuals (½, −½) and (½, ½, −½), so
+    Z_0 = 5 + 0 + 6/3·½ = 6; variances 16·½·½/2 = 2 and 36·½·⅓/3 = 2."""
+    y = np.array([1.0, 0.0, np.nan, np.nan, 1.0, 1.0, 0.0, np.nan, np.nan, np.nan])
+    s = _static([0, 1, 4, 5, 6])
+    assert s.term(y) == pytest.approx((6.0, 4.0, 5))
+    est, se = design_estimate([], y, 10, known=3.0, static=s)
+    assert (est, se) == pytest.approx((0.6, 0.2))
+
+
+def test_a_static_round_then_draws_is_unbiased_by_exact_enumeration():
+    """Every stratified draw of the static round (C(4,2)·C(6,3) = 120), then one adaptive draw
+    whose probabilities depend on the static answers: E[estimate] = the full score."""
+    y = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    total, mass = 0.0, 0.0
+    for a in itertools.combinations(range(4), 2):
+        for b in itertools.combinations(range(4, 10), 3):
+            items = [*a, *b]
+            p_static = 1 / (6 * 20)
+            asked = np.zeros(10, bool)
+            asked[items] = True
+            known = float(y[items].sum())
+            m = np.full(10, 0.3 + 0.4 * y[items].mean())
+            q = draw_probabilities(np.arange(10.0) + y[items].sum(), ~asked, 0.4)
+            for i in np.flatnonzero(~asked):
+                d = [Draw(int(i), float(q[i]), float(m[i]), float(m[~asked].sum()))]
+                est, _ = design_estimate(d, y, 10, known=known, static=_static(items))
+                total += p_static * q[i] * est
+                mass += p_static * q[i]
+    assert mass == pytest.approx(1.0) and total == pytest.approx(y.mean(), abs=1e-12)

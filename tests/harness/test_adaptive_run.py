@@ -497,3 +497,53 @@ def test_a_round_drawn_but_not_answered_is_asked_on_resume(setup, mathvision, tm
     )
     assert again.asked == straight.asked[-5:]
     assert b["models"] == a["models"]
+
+
+def test_an_adaptive_run_continues_a_drawn_static_suite(mathvision, tmp_path):
+    """#71: the released MATH-Vision suite's 100 items are a stratified draw of the whole pool
+    (304 items, 25 strata). An adaptive run into its static run's folder asks only new items,
+    and its design estimate reads the static answers as that draw (their Horvitz–Thompson term)
+    with the new draws: the estimate with no draw yet is the static design's own."""
+    from harness_adapters.engines.vllm.engine import execute
+    from harness_adapters.suites.released import suites_path
+    from primebench_tasks.pipeline.manifest import read_manifest
+
+    suite = read_manifest(suites_path() / "primebench_mathvision.json")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(
+        json.dumps({"architectures": ["Qwen2VLForConditionalGeneration"]})
+    )
+    reference = mathvision.subset_models([m for m in mathvision.model_names if m != HELD])
+    req = RunRequest(model=str(model), suite=suite, out=tmp_path / "run", name="m")
+    execute(req, mathvision, backend=RecordedModel(mathvision, HELD))
+    static_ids = {r["item_id"] for r in RecordFile(tmp_path / "run" / "records.jsonl").read()}
+    assert len(static_ids) == 100
+    at_once = run_adaptive(
+        req,
+        {BENCH: reference},
+        AdaptiveSettings(None, 100, 5),
+        backend=RecordedModel(mathvision, HELD),
+    )
+    e0 = at_once["models"]["m"]["benchmarks"][BENCH]
+    assert e0["items"] == 100 and e0["design"] == {
+        **e0["design"],
+        "draws": 0,
+        "continued_items": 100,
+    }
+    assert e0["design"]["continued_as_draw"]
+    # no draw yet: the design estimate is the static draw's Horvitz–Thompson estimate
+    y = mathvision.matrix(BENCH)[mathvision.model_names.index(HELD)]
+    ids = [str(i) for i in mathvision.item_ids(BENCH)]
+    design = suite.entry(BENCH).design
+    m0 = np.nanmean(reference.matrix(BENCH), axis=0)
+    ht = m0.sum()
+    for h, stratum in enumerate(design.strata):
+        members = [k for k, i in enumerate(ids) if design.stratum.get(i) == h]
+        ht += stratum.N / len(members) * sum(y[k] - m0[k] for k in members)
+    assert e0["design"]["estimate"] == pytest.approx(ht / len(ids), abs=1e-6)
+    more = RecordedModel(mathvision, HELD)
+    doc = run_adaptive(req, {BENCH: reference}, AdaptiveSettings(None, 110, 5), backend=more)
+    e = doc["models"]["m"]["benchmarks"][BENCH]
+    assert len(more.asked) == 10 and not set(more.asked) & static_ids
+    assert e["items"] == 110 and e["design"]["draws"] == 10 and e["design"]["continued_as_draw"]
