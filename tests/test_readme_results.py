@@ -143,14 +143,15 @@ def test_adaptive_replay_table_is_rendered_from_the_committed_csv():
     assert {"random", "frontier"} <= set(df["protocol"]) and set(df["items"]) == {25, 50, 100}
 
 
-def test_readme_holds_the_adaptive_summary_rendered_from_the_committed_csvs():
+def test_the_docs_hold_the_unguarded_adaptive_summary_rendered_from_the_committed_csvs():
     mod = _script("adaptive_replay")
     df = pd.read_csv(RESULTS / "adaptive_replay.csv")
     rf = pd.read_csv(RESULTS / "adaptive_races.csv")
     text = mod.summary(df, rf)
     assert text == (RESULTS / "adaptive_summary.md").read_text("utf-8")
-    readme = (ROOT / "README.md").read_text("utf-8")
-    assert _readme_block("adaptive-summary") == text and text in readme  # verbatim, no include
+    # the item model's test before the guard (#71): docs/results.md keeps its summary
+    results = (ROOT / "docs" / "results.md").read_text("utf-8")
+    assert _readme_block("adaptive-summary") == text and text in results  # verbatim
     # the summary's figures are the full table's: every panel, and the goal count
     every = mod.cells(df)
     goal = mod.goal_cells(every)
@@ -714,3 +715,32 @@ def test_the_default_accuracy_table_is_the_shipped_default_rendered_from_its_csv
     assert set(zip(df["selector"], df["estimator"], strict=True)) == {mod.DEFAULT}
     assert df["cover95"].notna().all() and set(df["k"]) == {25, 50, 100}
     assert {"MathVista_MINI", "MATH-Vision_MINI", "MMMU_DEV_VAL", "BLINK"} <= set(df["benchmark"])
+
+
+def test_the_guarded_adaptive_test_is_the_one_the_committed_comparison_chooses():
+    """research/adaptive/adaptive_guard.py: the choice's table and the comparison's tables are
+    rendered from their committed CSVs; the README holds the summary verbatim; the library's
+    ε and k are the candidate the rule picks, and the comparison ran that default."""
+    from primebench_tasks.adaptive.defaults import ADAPTIVE_GUARD_K, ADAPTIVE_UNIFORM_SHARE
+
+    mod = _script("adaptive_guard")
+    results = RESEARCH / "results"
+    choice = pd.read_csv(results / "adaptive_guard_choice.csv")
+    text = mod.choice_table(choice)
+    assert text == (results / "adaptive_guard_choice.md").read_text("utf-8")
+    assert _readme_block("adaptive-guard-choice") == text
+    picked = mod.chosen(choice)
+    assert picked == f"guarded information ε={ADAPTIVE_UNIFORM_SHARE:g} k={ADAPTIVE_GUARD_K:g} both"
+    df = pd.read_csv(results / "adaptive_guard.csv")
+    text = mod.comparison_table(df)
+    assert text == (results / "adaptive_guard.md").read_text("utf-8")
+    assert _readme_block("adaptive-guard") == text
+    summary = mod.summary(df)
+    assert summary == (results / "adaptive_guard_summary.md").read_text("utf-8")
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert _readme_block("adaptive-guard-summary") == summary and summary in readme
+    assert set(df.method) >= {mod.DEFAULT, "unguarded", "static design", "random items, mean"}
+    assert set(df.protocol) == {
+        "random", "frontier", "chronological", "gap", "synthetic", "synthetic_shift", "cross_source"
+    }  # fmt: skip
+    assert set(df.panel) == set(mod.PANELS) and df.draw.max() == 19
