@@ -94,7 +94,7 @@ class _NothingToRun:
         raise AssertionError("nothing was left to run")
 
 
-def score_frame(
+def recorded_scores(
     records: RecordFile, names: Sequence[str], suite: SuiteManifest
 ) -> tuple[pd.DataFrame, pd.Series]:
     """(variants × (benchmark, item_id)) ok scores (NaN = missing or failed) in suite order,
@@ -133,7 +133,7 @@ def write_run_report(
 
     names = [variant_name(req.model_name, a) for a in req.variants()]
     records = RecordFile(req.out / "records.jsonl")
-    scores, _ = score_frame(records, names, req.suite)
+    scores, _ = recorded_scores(records, names, req.suite)
     spec = req.out / "run_spec.json"
     frozen = read_run_spec(spec).get("conditions") if spec.exists() else None
     doc = write_report(
@@ -209,7 +209,7 @@ def write_variant_report(
     """variants.json / variants.md / variants.png: the variants' ranking, pairwise P(A beats B)
     and the bootstrap ceiling (App. I.4: trust the ranking only if ≥ 0.90)."""
     names = [variant_name(req.model_name, a) for a in req.variants()]
-    scores, cats = score_frame(RecordFile(req.out / "records.jsonl"), names, req.suite)
+    scores, cats = recorded_scores(RecordFile(req.out / "records.jsonl"), names, req.suite)
     table, pairwise, ceiling = rank_variants(scores, cats, n_boot, seed)
     verdict = variant_verdict(table, pairwise)
     trust = verdict["winner"] is not None

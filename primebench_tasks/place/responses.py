@@ -102,7 +102,7 @@ _CAUSE = {
 
 
 @dataclass(frozen=True)
-class ItemFacts:
+class AnswerKey:
     """What reading one benchmark's answers needs: ``kind`` (``mcq``, ``yorn`` or ``open``),
     per item its options (letter → text; {} where unknown) and gold answer (a letter, Yes/No,
     or text; None where unknown)."""
@@ -148,11 +148,11 @@ def read_answer(response: str, kind: str, options: Mapping[str, str] | None) -> 
     return text.strip()
 
 
-def response_profiles(responses: pd.DataFrame, facts: Mapping[str, ItemFacts]) -> pd.DataFrame:
+def response_profiles(responses: pd.DataFrame, facts: Mapping[str, AnswerKey]) -> pd.DataFrame:
     """One profile row per (model, benchmark) of ``responses`` (columns ``model``,
     ``benchmark``, ``item_id``, ``response``; optional ``finish_reason``, ``score``); rows whose
     response is None (failed, not answered) are not counted. ``facts``: benchmark → its
-    :class:`ItemFacts` (a benchmark without facts is read as open-answer)."""
+    :class:`AnswerKey` (a benchmark without facts is read as open-answer)."""
     rows: list[dict[str, Any]] = []
     if responses.empty:
         return pd.DataFrame(columns=list(PROFILE_COLUMNS))
@@ -160,7 +160,7 @@ def response_profiles(responses: pd.DataFrame, facts: Mapping[str, ItemFacts]) -
     has_score = "score" in responses.columns
     for (model, bench), g in responses.groupby(["model", "benchmark"], sort=True):
         g = g[g["response"].notna()]
-        f = facts.get(str(bench), ItemFacts("open"))
+        f = facts.get(str(bench), AnswerKey("open"))
         n = len(g)
         if n == 0:
             continue
@@ -228,7 +228,7 @@ def response_profiles(responses: pd.DataFrame, facts: Mapping[str, ItemFacts]) -
     return pd.DataFrame(rows, columns=list(PROFILE_COLUMNS))
 
 
-def _item_kind(facts: ItemFacts, item_id: str, lettered: bool) -> str:
+def _item_kind(facts: AnswerKey, item_id: str, lettered: bool) -> str:
     """One item's answer kind: a multiple-choice benchmark's item without options is open where
     other items have options (``lettered``: MATH-Vision mixes both), else read against
     :data:`DEFAULT_LETTERS` (a panel that holds no option text, as MMMU's)."""
@@ -382,7 +382,7 @@ RECORDS_KINDS = {"mcq": "mcq", "yorn": "yorn", "ocrbench": "open"}
 """A card's ``records_rule`` (VLMEvalKit's scoring rule) → the answer kind the check reads."""
 
 
-def item_facts(items: pd.DataFrame, benchmark: str, kind: str | None = None) -> ItemFacts:
+def answer_key(items: pd.DataFrame, benchmark: str, kind: str | None = None) -> AnswerKey:
     """What reading ``benchmark``'s answers needs, from an item table (a panel's ``items``, or
     an import's: ``benchmark``, ``item_id``, ``options`` — JSON, as ``"A. text"`` or as bare texts
     lettered A, B, … —, ``answer``). ``kind`` (mcq, yorn or open) defaults to the benchmark's
@@ -418,7 +418,7 @@ def item_facts(items: pd.DataFrame, benchmark: str, kind: str | None = None) -> 
             kind = "yorn"
         else:
             kind = "open"
-    return ItemFacts(kind, options, gold)
+    return AnswerKey(kind, options, gold)
 
 
 def _card_of(benchmark: str) -> Any:
@@ -451,7 +451,7 @@ def check_responses(
         mine = responses[responses["benchmark"] == b]
         if mine.empty:
             continue
-        profiles = response_profiles(mine, {b: item_facts(panel.items, b)})
+        profiles = response_profiles(mine, {b: answer_key(panel.items, b)})
         limits = reference_limits(getattr(panel, "response_profiles", None), b)
         guesses = guessing and harness_guesses(b)
         for row in profiles.to_dict("records"):

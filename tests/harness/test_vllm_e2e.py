@@ -253,8 +253,22 @@ def test_adaptive_run_on_the_engine_and_after_a_kill(server, tiny, suite_file, t
     offline = tmp_path / "offline"
     r = subprocess.run(cmd(offline, *ENGINE), capture_output=True, text=True, env=ENV, timeout=900)
     assert r.returncode == 0, r.stderr[-4000:]
-    assert _adaptive_order(offline) == order
-    assert _answers(offline) == _answers(straight)
+    # each test's first round is drawn from its seed alone: the same items; later rounds depend
+    # on the answers, which the offline engine and the server give alike item for item — where
+    # one differs (a random model's near-tie) the draws after it differ too (#71: drawn, not
+    # ranked)
+    got = _adaptive_order(offline)
+    assert {v: o[:5] for v, o in got.items()} == {v: o[:5] for v, o in order.items()}
+    a, b = _answers(offline), _answers(straight)
+    common = set(a) & set(b)
+    same = [k for k in common if a[k] == b[k]]
+    print(f"offline vs server: {len(same)} of {len(common)} common answers alike")
+    assert len(same) >= 0.8 * len(common) and len(common) >= 10
+    for v, o in order.items():  # the same answers so far: the same next round
+        for r in range(5, len(o), 5):
+            if any(a.get((v, i)) != b.get((v, i)) for i in o[:r]):
+                break
+            assert got[v][: r + 5] == o[: r + 5], (v, r)
 
 
 @pytest.mark.heavy

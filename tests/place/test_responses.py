@@ -9,7 +9,7 @@ import pytest
 
 from primebench_tasks.place.responses import (
     FIXED_LIMITS,
-    ItemFacts,
+    AnswerKey,
     check_profile,
     noise_margin,
     read_answer,
@@ -63,7 +63,7 @@ def test_a_profile_by_hand():
             "finish_reason": ["stop", "stop", "length", "stop"],
         }
     )
-    facts = ItemFacts("mcq", {i: OPTIONS for i in "1234"}, {"1": "A", "2": "A", "3": "B", "4": "B"})
+    facts = AnswerKey("mcq", {i: OPTIONS for i in "1234"}, {"1": "A", "2": "A", "3": "B", "4": "B"})
     (row,) = response_profiles(responses, {"X": facts}).to_dict("records")
     assert row["n"] == 4 and row["empty"] == row["unreadable"] == row["misread"] == 0.25
     assert row["truncated"] == 0.25 and row["top_option"] == 0.5 and row["top_letter"] == "A"
@@ -80,10 +80,10 @@ def test_an_item_without_options_in_a_mixed_benchmark_is_open():
     responses = pd.DataFrame(
         {"model": "m", "benchmark": "X", "item_id": ["1", "2"], "response": ["6", "C"]}
     )
-    mixed = ItemFacts("mcq", {"1": {}, "2": {"A": "x", "B": "y", "C": "z"}}, {})
+    mixed = AnswerKey("mcq", {"1": {}, "2": {"A": "x", "B": "y", "C": "z"}}, {})
     (row,) = response_profiles(responses, {"X": mixed}).to_dict("records")
     assert row["unreadable"] == 0.0
-    bare = ItemFacts("mcq", {}, {})
+    bare = AnswerKey("mcq", {}, {})
     (row,) = response_profiles(responses, {"X": bare}).to_dict("records")
     assert row["unreadable"] == 0.5  # "6" is no letter of A–E
 

@@ -30,12 +30,13 @@ from harness_adapters.engines.vllm.backends import ServerBackend
 from harness_adapters.engines.vllm.lora_scope import check_server_adapters
 from harness_adapters.run.errors import BackendError
 from harness_adapters.run.records import RecordFile, variant_name
-from harness_adapters.run.session import score_frame
+from harness_adapters.run.report import missing_items, reference_panels, write_report
+from harness_adapters.run.session import recorded_responses, recorded_scores
 from harness_adapters.run.static_loop import run_variants
 from harness_adapters.suites.documents import suite_docs
 from harness_adapters.suites.prompt import GENERATION
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.place.variants import suite_scores
+from primebench_tasks.place.result import Placement
 from primebench_tasks.suite.manifest import SuiteManifest
 
 
@@ -81,9 +82,10 @@ def evaluate_checkpoint(
     server_tower_lora: bool = False,
     datasets: Mapping[str, str | Path] | None = None,
 ) -> dict[str, Any]:
-    """Evaluate the LoRA checkpoint at ``checkpoint`` on ``suite`` through the server; returns
-    ``{"variant", "suite_score", "n_scored", "n_items", "categories": {category: score}}`` (and
-    ``"note"`` when only part of the adapter is applied). The checkpoint is inspected first as
+    """Evaluate the LoRA checkpoint at ``checkpoint`` on ``suite`` through the server and place
+    it through the one placement path (:func:`~harness_adapters.run.report.write_report`: its
+    report in ``out/checkpoints/<name>/``); returns :func:`checkpoint_result` of that
+    placement. The checkpoint is inspected first as
     ``primebench run`` inspects adapters (:func:`~harness_adapters.engines.vllm.lora_scope.
     check_server_adapters`): one that changes the vision tower or connector needs a server with
     tower/connector LoRA, else it is refused unless ``lora_language_model_only``. ``panel``: None
@@ -105,41 +107,54 @@ def evaluate_checkpoint(
     load_adapter(base_url, name, ckpt, timeout_s)
     backend = ServerBackend(base_url, served_model, [name], timeout_s=timeout_s)
     records = RecordFile(Path(out) / "records.jsonl")
-    from harness_adapters.run.report import reference_panels
-    from harness_adapters.run.session import recorded_responses
-    from primebench_tasks.place.misfit import suite_person_fit
-    from primebench_tasks.place.responses import check_responses
-
     panels = reference_panels(suite, panel)
     docs = suite_docs(suite, panels, datasets)
     run_variants(
         backend, docs, served_model, [name], records, suite["version"], batch_size, progress=None
     )
     variant = variant_name(served_model, name)
-    scores, cats = score_frame(records, [variant], suite)
-    fits = {b: f.as_dict() for b, f in suite_person_fit(suite, panels, scores)[variant].items()}
-    # the checkpoint's answers against the reference runs' (empty, unreadable, truncated, ...)
-    answers = check_responses(recorded_responses(records, [variant]), panels, True).get(variant, {})
-    X = scores.to_numpy(float)
-    per_cat = {
-        c: float(scores.loc[:, (cats == c).to_numpy()].mean(axis=1).iloc[0])
-        for c in dict.fromkeys(cats)
-    }
-    return {
-        "variant": variant,
-        "suite_score": float(suite_scores(X, cats.to_numpy(object))[0]),
-        "n_scored": int((X == X).sum()),
-        "n_items": X.shape[1],
-        "categories": per_cat,
-        "misfit": fits,
-        "answers": {b: c.as_dict() for b, c in answers.items()},
-        "conditions": {
+    scores, _ = recorded_scores(records, [variant], suite)
+    # the one placement path: the checkpoint's report beside the records, and what the
+    # callback logs read from the Placement it returns
+    placement = write_report(
+        suite,
+        scores,
+        missing_items(scores),
+        Path(out) / "checkpoints" / name,
+        panel,
+        notes={variant: [plan.notes[name]]} if name in plan.notes else None,
+        conditions={
             "harness": "PrimeBenchCallback (a running vLLM server)",
             "backend": {"kind": "server", "base_url": base_url, "served_model": served_model},
             "decoding": {**GENERATION},
             "suite": suite["version"],
         },
-        **({"note": plan.notes[name]} if name in plan.notes else {}),
+        responses=recorded_responses(records, [variant]),
+        guessing=True,  # scored as the runner scores (upstream benchmarks: lmms-eval's code)
+    )
+    return checkpoint_result(placement, variant, plan.notes.get(name))
+
+
+def checkpoint_result(
+    placement: Placement, variant: str, note: str | None = None
+) -> dict[str, Any]:
+    """What the callback logs of one checkpoint, read from its :class:`Placement`:
+    ``{"variant", "suite_score"`` (on the suite's items), ``"predicted_full"`` (the suite's
+    predicted full score), ``"n_scored", "n_items", "categories": {category: score on its
+    items}, "misfit": {benchmark: check}, "answers": {benchmark: response check}, "conditions"``
+    (and ``"note"`` when only part of the adapter is applied)."""
+    m = placement.models[variant]
+    return {
+        "variant": variant,
+        "suite_score": m.suite.score.value,
+        "predicted_full": m.suite.predicted_full.value,
+        "n_scored": m.suite.n_scored,
+        "n_items": m.suite.n_items,
+        "categories": {c: cp.score.value for c, cp in m.categories.items()},
+        "misfit": {b: bp.misfit for b, bp in m.benchmarks.items()},
+        "answers": {b: bp.responses for b, bp in m.benchmarks.items() if bp.responses},
+        "conditions": dict(placement.conditions or {}),
+        **({"note": note} if note else {}),
     }
 
 
@@ -297,6 +312,11 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
                 )
         metrics = {
             f"{key}/suite_score": res["suite_score"],
+            **(
+                {f"{key}/predicted_full": res["predicted_full"]}
+                if res.get("predicted_full") is not None
+                else {}
+            ),
             f"{key}/n_scored": res["n_scored"],
             f"{key}/misfit_benchmarks": len(flagged),
             f"{key}/answers_flagged_benchmarks": len(read),

@@ -347,10 +347,10 @@ def read_records(
 
 def records_facts(items: pd.DataFrame, datasets: list[str]) -> dict[str, Any]:
     """Per dataset, what reading its answers needs (:func:`primebench_tasks.place.responses.
-    item_facts` of the records' item table, the kind its scoring rule reads)."""
-    from primebench_tasks.place.responses import RECORDS_KINDS, item_facts
+    answer_key` of the records' item table, the kind its scoring rule reads)."""
+    from primebench_tasks.place.responses import RECORDS_KINDS, answer_key
 
-    return {ds: item_facts(items, ds, RECORDS_KINDS[DATASET_KINDS[ds]]) for ds in datasets}
+    return {ds: answer_key(items, ds, RECORDS_KINDS[DATASET_KINDS[ds]]) for ds in datasets}
 
 
 def records_profiles(
