@@ -43,9 +43,22 @@ if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
 
 
+_LOADED: dict[tuple[str, str | None], dict[str, Panel]] = {}
+"""The reference panels loaded in this process, by (suite version, the given panel's content
+hash or None): a command checks them, asks from them and places on them, and loads them once."""
+
+
 def reference_panels(manifest: SuiteManifest, panel: Panel | None = None) -> dict[str, Panel]:
     """benchmark → reference panel: the manifest's source panels (multi-source), ``panel``, or
-    the embedded panel the suite was built from."""
+    the embedded panel the suite was built from — loaded once per process and suite
+    (:data:`_LOADED`; panels are read, never changed)."""
+    key = (str(manifest["version"]), None if panel is None else panel.content_hash)
+    if key not in _LOADED:
+        _LOADED[key] = _load_reference_panels(manifest, panel)
+    return dict(_LOADED[key])
+
+
+def _load_reference_panels(manifest: SuiteManifest, panel: Panel | None) -> dict[str, Panel]:
     from primebench_tasks.data.defaults import default_names
     from primebench_tasks.data.panel import Panel
 
