@@ -52,6 +52,7 @@ from primebench_tasks.adaptive.ledger import DrawLedger, draw_seed
 from primebench_tasks.adaptive.policy import AdaptivePolicy
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.place.misfit import ItemFacts, person_fit
 from primebench_tasks.place.report import fit_cell
@@ -323,6 +324,7 @@ def _run_adaptive(
     state = recorded_states(lines, names, pools, since)
     ledger_file = req.out / DRAWS_FILE
     ledger = DrawLedger.read(ledger_file)
+    check_ledger(ledger, ledger_file, pools, names, lines, state)
     stopped: dict[tuple[str | None, str], str] = {}
     rounds = 0
     while True:
@@ -365,6 +367,46 @@ def _run_adaptive(
     return doc
 
 
+def check_ledger(
+    ledger: DrawLedger,
+    path: Path,
+    pools: Sequence[_Pool],
+    names: Mapping[str | None, str],
+    lines: Sequence[Mapping[str, Any]],
+    state: Mapping[tuple[str | None, str], tuple[np.ndarray, np.ndarray]],
+) -> None:
+    """Refuse a ``draws.json`` whose draws do not follow from the run's answers
+    (:meth:`~primebench_tasks.adaptive.benchmark.AdaptiveBenchmark.check_draws`: each round's
+    ability, and each draw's probability, prediction and remaining sum): an edited probability
+    would weigh an answer as the design never did, and move the design estimate that guards the
+    score. An item that failed and was asked again is not known to have been known when later
+    rounds were drawn: their abilities are not checked."""
+    for a, model in names.items():
+        for p in pools:
+            if not ledger.of(model, p.benchmark):
+                continue
+            index = p.index()
+            rounds, thetas = ledger.rounds(model, p.benchmark, index)
+            answers, asked = state[(a, p.benchmark)]
+            before = asked & np.isfinite(answers)
+            before[[d.item for r in rounds for d in r]] = False
+            unsure = np.zeros(len(p.docs), bool)
+            for r in lines:
+                k = index.get(str(r.get("item_id")))
+                if r.get("model") == model and r.get("benchmark") == p.benchmark and k is not None:
+                    unsure[k] |= r.get("status") != "ok"
+            why = p.bench.check_draws(answers, before, rounds, thetas, unsure=unsure)
+            if why is not None:
+                raise InputError(
+                    f"the draws of {model} on {p.benchmark} do not follow from the run's "
+                    f"answers ({why}): the file was edited or belongs to another run; restore "
+                    "it or start a new run",
+                    file=str(path),
+                    row=f"{model} / {p.benchmark}",
+                    field="draws",
+                )
+
+
 def _next_draws(
     req: RunRequest,
     p: _Pool,
@@ -395,10 +437,11 @@ def _next_draws(
     drawn[[d.item for d in draws]] = True
     room = min(settings.round_size, p.bench.max_items - int(scored.sum()))
     rng = draw_seed(req.suite["version"], model, p.benchmark, len(draws))
+    theta = p.bench.ability(answers, asked)
     new = p.bench.draw_items(answers, asked, room, rng, exclude=drawn)
     if not new:
         return "every item asked"
-    ledger.add(model, p.benchmark, [p.docs[d.item].item_id for d in new], new)
+    ledger.add(model, p.benchmark, [p.docs[d.item].item_id for d in new], new, theta)
     return [d.item for d in new]
 
 

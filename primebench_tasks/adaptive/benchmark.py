@@ -318,6 +318,36 @@ class AdaptiveBenchmark:
         (no content; no recorded answer in a replay)."""
         return self.procedure.pick(answers, asked, k, exclude)
 
+    def draw_base(
+        self,
+        answers: np.ndarray,
+        asked: np.ndarray,
+        k: int,
+        exclude: np.ndarray | None = None,
+        theta: float | None = None,
+    ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+        """What a round of ``k`` draws draws from: (θ, m (n,), q (n,), remaining (n,) bool) —
+        the ability from the answers so far (or the given ``theta``), the 2PL's prediction of
+        every answer at it, the base probabilities ε/R + (1 − ε)·s_i/Σs over the unasked items
+        that can be asked (``exclude`` (n,) bool: not; :func:`~.design.draw_probabilities`, ε =
+        ``uniform_share``; s the 2PL's Fisher information at θ, ``preference="information"``,
+        or the policy's own ``k`` picks, ``"policy"``)."""
+        answers, asked = np.asarray(answers, float), np.asarray(asked, bool)
+        remaining = ~asked if exclude is None else ~asked & ~np.asarray(exclude, bool)
+        if theta is None:
+            theta = self.ability(answers, asked)
+        m = self.model.prob(np.array([theta]))[0]
+        if self.preference == "information":
+            s = information(self.model, np.array([theta]))[0]
+        else:
+            s = np.zeros(self.n)
+            s[self.procedure.pick(answers, asked, k, exclude)] = 1.0
+        return float(theta), m, draw_probabilities(s, remaining, self.uniform_share), remaining
+
+    def ability(self, answers: np.ndarray, asked: np.ndarray) -> float:
+        """The MAP ability from the answers so far (the one a round draws at)."""
+        return self.procedure.state(np.asarray(answers, float), np.asarray(asked, bool))[0]
+
     def draw_items(
         self,
         answers: np.ndarray,
@@ -327,22 +357,54 @@ class AdaptiveBenchmark:
         exclude: np.ndarray | None = None,
     ) -> list[Draw]:
         """The next ``k`` items of a guarded test, drawn at random (:func:`~.design.draw_round`)
-        among the unasked items that can be asked (``exclude`` (n,) bool: not), each with
-        probability ε/R + (1 − ε)·s_i/Σs (:func:`~.design.draw_probabilities`, ε =
-        ``uniform_share``): s the 2PL's Fisher information at the ability from the answers so far
-        (``preference="information"``) or the policy's own ``k`` picks (``"policy"``). Each draw
-        keeps its probability and the 2PL's prediction of its answer at that ability."""
-        answers, asked = np.asarray(answers, float), np.asarray(asked, bool)
-        remaining = ~asked if exclude is None else ~asked & ~np.asarray(exclude, bool)
-        theta, _ = self.procedure.state(answers, asked)
-        m = self.model.prob(np.array([theta]))[0]
-        if self.preference == "information":
-            s = information(self.model, np.array([theta]))[0]
-        else:
-            s = np.zeros(self.n)
-            s[self.procedure.pick(answers, asked, k, exclude)] = 1.0
-        q = draw_probabilities(s, remaining, self.uniform_share)
+        from :meth:`draw_base`'s probabilities; each draw keeps its probability and the 2PL's
+        prediction of its answer at the ability so far."""
+        _, m, q, remaining = self.draw_base(answers, asked, k, exclude)
         return draw_round(q, m, remaining, k, rng)
+
+    def check_draws(
+        self,
+        answers: np.ndarray,
+        before: np.ndarray,
+        rounds: Sequence[Sequence[Draw]],
+        thetas: Sequence[float],
+        exclude: np.ndarray | None = None,
+        unsure: np.ndarray | None = None,
+    ) -> str | None:
+        """Whether a test's recorded draws follow from its answers: round r drawn at ability
+        ``thetas[r]`` — the MAP ability from the answers of the items asked before it (``before``
+        (n,) bool: asked before the first round; then every earlier round's items), checked
+        unless one of those items is ``unsure`` (n,) bool: its answer was not known when the
+        round was drawn (it failed, and was asked again later) — must carry, draw by draw, the
+        probability, prediction and remaining sum :meth:`draw_base` gives at that ability.
+        Returns the first discrepancy, said in a line, or None."""
+        answers = np.asarray(answers, float)
+        asked = np.asarray(before, bool).copy()
+        unsure = np.zeros(self.n, bool) if unsure is None else np.asarray(unsure, bool)
+        if len(thetas) != len(rounds):
+            return f"{len(rounds)} rounds but {len(thetas)} abilities"
+        for r, (draws, theta) in enumerate(zip(rounds, thetas, strict=True)):
+            if not (unsure & asked).any():
+                seen = np.where(asked, answers, np.nan)
+                want = self.procedure.theta(seen, asked)
+                if not np.isclose(theta, want, rtol=0, atol=1e-6):
+                    return f"round {r}: drawn at ability {theta!r}, its answers give {want!r}"
+            _, m, q, left = self.draw_base(answers, asked, len(draws), exclude, theta)
+            left = left.copy()
+            for j, d in enumerate(draws):
+                if not (0 <= d.item < self.n) or not left[d.item]:
+                    return f"round {r}, draw {j}: item {d.item} could not be drawn then"
+                want_q = float(q[d.item] / q[left].sum())
+                for name, got, exp in (
+                    ("q", d.q, want_q),
+                    ("m", d.m, float(m[d.item])),
+                    ("rest", d.rest, float(m[left].sum())),
+                ):
+                    if not np.isclose(got, exp, rtol=1e-6, atol=1e-9):
+                        return f"round {r}, draw {j}: {name} {got!r}, its design gives {exp!r}"
+                left[d.item] = False
+            asked[[d.item for d in draws]] = True
+        return None
 
     def race_probabilities(
         self, answers: np.ndarray, asked: np.ndarray, exclude: np.ndarray | None = None

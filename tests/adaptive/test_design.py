@@ -104,7 +104,7 @@ def test_guard_by_hand():
 
 def test_ledger_round_trip_and_refusals(tmp_path):
     led = DrawLedger()
-    led.add("m", "B", ["a", "c"], [Draw(0, 0.5, 0.25, 2.0), Draw(2, 0.125, 0.75, 1.75)])
+    led.add("m", "B", ["a", "c"], [Draw(0, 0.5, 0.25, 2.0), Draw(2, 0.125, 0.75, 1.75)], -0.5)
     path = tmp_path / "draws.json"
     led.write(path)
     back = DrawLedger.read(path)
@@ -112,6 +112,10 @@ def test_ledger_round_trip_and_refusals(tmp_path):
         Draw(4, 0.5, 0.25, 2.0),
         Draw(1, 0.125, 0.75, 1.75),
     ]
+    assert back.rounds("m", "B", {"a": 4, "c": 1}) == (
+        [[Draw(4, 0.5, 0.25, 2.0), Draw(1, 0.125, 0.75, 1.75)]],
+        [-0.5],
+    )
     with pytest.raises(InputError, match="not in the benchmark's pool"):
         back.draws("m", "B", {"a": 0})
     doc = json.loads(path.read_text())
@@ -119,9 +123,13 @@ def test_ledger_round_trip_and_refusals(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(InputError, match=r"tests\[0\]\.draws\[1\]"):
         DrawLedger.read(path)
-    doc["tests"][0]["draws"][1] = {"item_id": "a", "q": 0.5, "m": 0.1, "rest": 1.0}
+    doc["tests"][0]["draws"][1] = {"item_id": "a", "round": 0, "q": 0.5, "m": 0.1, "rest": 1.0}
     path.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="drawn twice"):
+        DrawLedger.read(path)
+    doc["tests"][0]["draws"][1] = {"item_id": "c", "round": 2, "q": 0.5, "m": 0.1, "rest": 1.0}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="rounds run 0, 1"):
         DrawLedger.read(path)
     assert DrawLedger.read(tmp_path / "absent.json").tests == {}
 

@@ -547,3 +547,42 @@ def test_an_adaptive_run_continues_a_drawn_static_suite(mathvision, tmp_path):
     e = doc["models"]["m"]["benchmarks"][BENCH]
     assert len(more.asked) == 10 and not set(more.asked) & static_ids
     assert e["items"] == 110 and e["design"]["draws"] == 10 and e["design"]["continued_as_draw"]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"field": "q", "to": 1e-6},  # a weight the design never gave: 10⁶ × one answer
+        {"field": "rest", "to": 0.0},
+        {"field": "m", "to": 1.0},
+        {"field": "theta", "to": 3.0},
+    ],
+)
+def test_an_edited_draw_is_refused_on_resume(setup, mathvision, tmp_path, edit):
+    """A draws.json whose draws do not follow from the run's answers — an edited probability,
+    prediction, remaining sum or round ability — is refused in one line naming the file, the
+    test and the field, before anything is asked."""
+    from primebench_tasks.errors import InputError
+
+    model, panels, suite = setup
+    out = tmp_path / "run"
+    run_adaptive(
+        _req(model, suite, out),
+        panels,
+        AdaptiveSettings(None, 20, 5),
+        backend=RecordedModel(mathvision, HELD),
+    )
+    path = out / "draws.json"
+    doc = json.loads(path.read_text())
+    if edit["field"] == "theta":
+        doc["tests"][0]["thetas"][2] = edit["to"]
+    else:
+        doc["tests"][0]["draws"][7][edit["field"]] = edit["to"]
+    path.write_text(json.dumps(doc))
+    again = RecordedModel(mathvision, HELD)
+    with pytest.raises(InputError, match="do not follow from the run's answers") as e:
+        run_adaptive(_req(model, suite, out), panels, AdaptiveSettings(None, 30, 5), backend=again)
+    assert (
+        "draws.json" in str(e.value) and f"m / {BENCH}" in str(e.value) and "draws" in str(e.value)
+    )
+    assert again.asked == []
