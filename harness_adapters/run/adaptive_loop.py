@@ -99,6 +99,15 @@ class _Pool:
     def index(self) -> dict[str, int]:
         return {d.item_id: k for k, d in enumerate(self.docs)}
 
+    def estimate(
+        self, answers: np.ndarray, asked: np.ndarray, draws: Sequence[Draw]
+    ) -> AdaptiveEstimate:
+        """The test's guarded estimate from its answers and draws, a continued static run's
+        answers read as their design's draw (:meth:`static_round`): what the stopping rule
+        reads and the report shows."""
+        static = self.static_round(answers, asked, draws)
+        return self.bench.estimate(answers, asked, draws, static=static)
+
     def static_round(
         self, answers: np.ndarray, asked: np.ndarray, draws: Sequence[Draw]
     ) -> StaticRound | None:
@@ -428,9 +437,7 @@ def _next_draws(
         return pending
     scored = asked & np.isfinite(answers)
     # the budget counts scored items: a failed one is not an answer
-    why = p.bench.stop_reason(
-        p.bench.estimate(answers, asked, draws), scored, settings.target_width
-    )
+    why = p.bench.stop_reason(p.estimate(answers, asked, draws), scored, settings.target_width)
     if why is not None:
         return why
     drawn = np.zeros(len(p.docs), bool)
@@ -537,7 +544,7 @@ def adaptive_report(
             answers, asked = state[(a, p.benchmark)]
             draws = (ledger or DrawLedger()).draws(name, p.benchmark, p.index())
             static = p.static_round(answers, asked, draws)
-            est = p.bench.estimate(answers, asked, draws, static=static)
+            est = p.bench.estimate(answers, asked, draws, static=static)  # as p.estimate
             continued = int((asked & np.isfinite(answers)).sum()) - sum(
                 bool(np.isfinite(answers[d.item])) for d in draws
             )

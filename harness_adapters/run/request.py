@@ -174,12 +174,13 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
                 )
         # an adaptive run's items were chosen by its policy: another one (a later version's
         # default) would not ask what the interrupted run would have asked
-        was, now = ((d.get("adaptive") or {}).get("policy") for d in (old, spec))
-        if was is not None and now is not None and was != now:
-            raise BackendError(
-                f"{out} holds an adaptive run under the policy {was!r}, this one's is {now!r}; "
-                "use another --out"
-            )
+        for what in ("policy", "guard"):
+            was, now = ((d.get("adaptive") or {}).get(what) for d in (old, spec))
+            if was is not None and now is not None and was != now:
+                raise BackendError(
+                    f"{out} holds an adaptive run under the {what} {was!r}, this one's is "
+                    f"{now!r}; use another --out"
+                )
         # what the records were asked: the same ids, prompts and gold answers per benchmark
         # (suite_docs.documents_digest) — the same dataset at another path is fine, another
         # revision of it is not (a spec from before the digest was kept has none to compare)

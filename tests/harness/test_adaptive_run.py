@@ -63,6 +63,21 @@ def _req(model, suite, out):
     return RunRequest(model=str(model), suite=suite, out=out, name="m")
 
 
+def static_run(tmp_path, mathvision, suite):
+    """A static run of ``suite`` by the held-out model into ``tmp_path/run``: its request and
+    the reference panel without that model."""
+    from harness_adapters.engines.vllm.engine import execute
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(
+        json.dumps({"architectures": ["Qwen2VLForConditionalGeneration"]})
+    )
+    req = _req(model, suite, tmp_path / "run")
+    execute(req, mathvision, backend=RecordedModel(mathvision, HELD))
+    return req, mathvision.subset_models([m for m in mathvision.model_names if m != HELD])
+
+
 def test_the_recorded_answers_score_as_recorded(mathvision):
     rows = benchmark_rows(mathvision, BENCH)
     # the runner's local scorer reads one number or letter: a tuple answer such as "(3,-4)"
@@ -140,6 +155,26 @@ def test_a_run_under_another_policy_is_not_resumed(setup, mathvision, tmp_path):
     (out / "run_spec.json").write_text(json.dumps(spec))
     backend = RecordedModel(mathvision, HELD)
     with pytest.raises(BackendError, match="holds an adaptive run under the policy"):
+        run_adaptive(
+            _req(model, suite, out), panels, AdaptiveSettings(None, 20, 5), backend=backend
+        )
+    assert backend.asked == []
+
+
+def test_a_run_under_another_guard_is_not_resumed(setup, mathvision, tmp_path):
+    """A run drawn under other draw or guard settings (a later version's default) is not
+    continued: its draws would not follow from this version's design."""
+    from harness_adapters.run.errors import BackendError
+
+    model, panels, suite = setup
+    out = tmp_path / "g"
+    settings = AdaptiveSettings(None, 10, 5)
+    run_adaptive(_req(model, suite, out), panels, settings, backend=RecordedModel(mathvision, HELD))
+    spec = json.loads((out / "run_spec.json").read_text())
+    spec["adaptive"]["guard"]["uniform_share"] = 0.3
+    (out / "run_spec.json").write_text(json.dumps(spec))
+    backend = RecordedModel(mathvision, HELD)
+    with pytest.raises(BackendError, match="holds an adaptive run under the guard"):
         run_adaptive(
             _req(model, suite, out), panels, AdaptiveSettings(None, 20, 5), backend=backend
         )
@@ -504,19 +539,11 @@ def test_an_adaptive_run_continues_a_drawn_static_suite(mathvision, tmp_path):
     (304 items, 25 strata). An adaptive run into its static run's folder asks only new items,
     and its design estimate reads the static answers as that draw (their Horvitz–Thompson term)
     with the new draws: the estimate with no draw yet is the static design's own."""
-    from harness_adapters.engines.vllm.engine import execute
     from harness_adapters.suites.released import suites_path
     from primebench_tasks.pipeline.manifest import read_manifest
 
     suite = read_manifest(suites_path() / "primebench_mathvision.json")
-    model = tmp_path / "model"
-    model.mkdir()
-    (model / "config.json").write_text(
-        json.dumps({"architectures": ["Qwen2VLForConditionalGeneration"]})
-    )
-    reference = mathvision.subset_models([m for m in mathvision.model_names if m != HELD])
-    req = RunRequest(model=str(model), suite=suite, out=tmp_path / "run", name="m")
-    execute(req, mathvision, backend=RecordedModel(mathvision, HELD))
+    req, reference = static_run(tmp_path, mathvision, suite)
     static_ids = {r["item_id"] for r in RecordFile(tmp_path / "run" / "records.jsonl").read()}
     assert len(static_ids) == 100
     at_once = run_adaptive(

@@ -22,6 +22,7 @@ from tests.harness.test_adaptive_run import (
     RecordedModel,
     RecordedVariants,
     _adapter_dir,
+    static_run,
 )
 
 
@@ -82,14 +83,8 @@ def test_an_adaptive_run_continues_a_static_runs_records(tmp_path, mathvision, s
     item budget and are never asked again (a suite of items chosen, not drawn: they are known
     items of the design estimate, not its draw) — and a static run never continues an adaptive
     one."""
+    req, reference = static_run(tmp_path, mathvision, suite20)
     model = tmp_path / "model"
-    model.mkdir()
-    (model / "config.json").write_text(
-        json.dumps({"architectures": ["Qwen2VLForConditionalGeneration"]})
-    )
-    reference = mathvision.subset_models([m for m in mathvision.model_names if m != HELD])
-    req = RunRequest(model=str(model), suite=suite20, out=tmp_path / "run", name="m")
-    execute(req, mathvision, backend=RecordedModel(mathvision, HELD))
     n_static = len(RecordFile(tmp_path / "run" / "records.jsonl").read())
     assert n_static == 20
     backend = RecordedModel(mathvision, HELD)
