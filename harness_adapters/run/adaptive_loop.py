@@ -47,7 +47,7 @@ from primebench_tasks.adaptive.defaults import (
     ADAPTIVE_MAX_ITEMS,
     ADAPTIVE_TARGET_WIDTH,
 )
-from primebench_tasks.adaptive.design import Draw, StaticRound
+from primebench_tasks.adaptive.design import Draw, StaticRound, answered_before
 from primebench_tasks.adaptive.ledger import DrawLedger, draw_seed
 from primebench_tasks.adaptive.policy import AdaptivePolicy
 from primebench_tasks.data.io import atomic_write_text, canonical_json
@@ -116,8 +116,7 @@ class _Pool:
         they count as known items only)."""
         if self.design is None:
             return None
-        before = asked & np.isfinite(answers)
-        before[[d.item for d in draws]] = False
+        before = answered_before(answers, asked, draws)
         ids = [self.docs[k].item_id for k in np.flatnonzero(before)]
         if not ids or any(i not in self.design.stratum for i in ids):
             return None  # not the suite's draw
@@ -390,6 +389,11 @@ def check_ledger(
     would weigh an answer as the design never did, and move the design estimate that guards the
     score. An item that failed and was asked again is not known to have been known when later
     rounds were drawn: their abilities are not checked."""
+    failed: dict[tuple[str, str], set[str]] = {}
+    for r in lines:
+        if r.get("status") != "ok":
+            key = (str(r.get("model")), str(r.get("benchmark")))
+            failed.setdefault(key, set()).add(str(r.get("item_id")))
     for a, model in names.items():
         for p in pools:
             if not ledger.of(model, p.benchmark):
@@ -397,13 +401,11 @@ def check_ledger(
             index = p.index()
             rounds, thetas = ledger.rounds(model, p.benchmark, index)
             answers, asked = state[(a, p.benchmark)]
-            before = asked & np.isfinite(answers)
-            before[[d.item for r in rounds for d in r]] = False
+            before = answered_before(answers, asked, [d for r in rounds for d in r])
             unsure = np.zeros(len(p.docs), bool)
-            for r in lines:
-                k = index.get(str(r.get("item_id")))
-                if r.get("model") == model and r.get("benchmark") == p.benchmark and k is not None:
-                    unsure[k] |= r.get("status") != "ok"
+            for i in failed.get((model, p.benchmark), ()):
+                if i in index:
+                    unsure[index[i]] = True
             why = p.bench.check_draws(answers, before, rounds, thetas, unsure=unsure)
             if why is not None:
                 raise InputError(
@@ -545,9 +547,7 @@ def adaptive_report(
             draws = (ledger or DrawLedger()).draws(name, p.benchmark, p.index())
             static = p.static_round(answers, asked, draws)
             est = p.bench.estimate(answers, asked, draws, static=static)  # as p.estimate
-            continued = int((asked & np.isfinite(answers)).sum()) - sum(
-                bool(np.isfinite(answers[d.item])) for d in draws
-            )
+            continued = int(answered_before(answers, asked, draws).sum())
             lost = list((failed or {}).get((name, p.benchmark), []))
             # person fit on the items it was asked, against the reference models' answers to
             # the same items (no item added)

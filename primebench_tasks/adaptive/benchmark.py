@@ -21,6 +21,7 @@ from primebench_tasks.adaptive.defaults import (
 from primebench_tasks.adaptive.design import (
     Draw,
     StaticRound,
+    answered_before,
     design_estimate,
     draw_probabilities,
     draw_round,
@@ -511,9 +512,7 @@ class AdaptiveBenchmark:
         if draws is not None:
             model_pred = pred
             pool = self.n if exclude is None else int((~np.asarray(exclude, bool)).sum())
-            before = scored.copy()
-            before[[d.item for d in draws]] = False
-            known = float(answers[before].sum())
+            known = float(answers[answered_before(answers, asked, draws)].sum())
             design, design_se = design_estimate(draws, answers, max(pool, 1), known, static)
             g = guard(pred, lo, hi, design, design_se, _normal_quantile(self.level), self.guard_k)
             pred, lo, hi, moved = g.value, g.lo, g.hi, g.moved

@@ -124,6 +124,14 @@ def design_terms(draws: Sequence[Draw], answers: np.ndarray, known: float = 0.0)
     return np.asarray(out, float)
 
 
+def answered_before(answers: np.ndarray, asked: np.ndarray, draws: Sequence[Draw]) -> np.ndarray:
+    """(n,) bool: the answered items that are not draws — asked before a test's first draw (a
+    static run's items that it continues)."""
+    before = np.asarray(asked, bool) & np.isfinite(np.asarray(answers, float))
+    before[[d.item for d in draws]] = False
+    return before
+
+
 @dataclass(frozen=True)
 class StaticRound:
     """Items asked before a test's draws as a stratified draw of known design — a static run's

@@ -142,39 +142,27 @@ def test_resumed_run_asks_what_an_uninterrupted_run_asks(setup, mathvision, tmp_
     assert again.asked == []  # all done: nothing is asked
 
 
-def test_a_run_under_another_policy_is_not_resumed(setup, mathvision, tmp_path):
+@pytest.mark.parametrize(
+    ("what", "field", "value"),
+    [("policy", "pirt_weight", 0.5), ("guard", "uniform_share", 0.3)],
+)
+def test_a_run_under_another_policy_or_guard_is_not_resumed(
+    setup, mathvision, tmp_path, what, field, value
+):
+    """A run started by a version whose default policy, or draw and guard settings, was another
+    is not continued: it would not ask what the interrupted run would have asked, and its draws
+    would not follow from this version's design."""
     from harness_adapters.run.errors import BackendError
 
     model, panels, suite = setup
     out = tmp_path / "p"
     settings = AdaptiveSettings(None, 10, 5)
     run_adaptive(_req(model, suite, out), panels, settings, backend=RecordedModel(mathvision, HELD))
-    # as if the run had been started by a version whose default policy was another
     spec = json.loads((out / "run_spec.json").read_text())
-    spec["adaptive"]["policy"]["pirt_weight"] = 0.5
+    spec["adaptive"][what][field] = value
     (out / "run_spec.json").write_text(json.dumps(spec))
     backend = RecordedModel(mathvision, HELD)
-    with pytest.raises(BackendError, match="holds an adaptive run under the policy"):
-        run_adaptive(
-            _req(model, suite, out), panels, AdaptiveSettings(None, 20, 5), backend=backend
-        )
-    assert backend.asked == []
-
-
-def test_a_run_under_another_guard_is_not_resumed(setup, mathvision, tmp_path):
-    """A run drawn under other draw or guard settings (a later version's default) is not
-    continued: its draws would not follow from this version's design."""
-    from harness_adapters.run.errors import BackendError
-
-    model, panels, suite = setup
-    out = tmp_path / "g"
-    settings = AdaptiveSettings(None, 10, 5)
-    run_adaptive(_req(model, suite, out), panels, settings, backend=RecordedModel(mathvision, HELD))
-    spec = json.loads((out / "run_spec.json").read_text())
-    spec["adaptive"]["guard"]["uniform_share"] = 0.3
-    (out / "run_spec.json").write_text(json.dumps(spec))
-    backend = RecordedModel(mathvision, HELD)
-    with pytest.raises(BackendError, match="holds an adaptive run under the guard"):
+    with pytest.raises(BackendError, match=f"holds an adaptive run under the {what}"):
         run_adaptive(
             _req(model, suite, out), panels, AdaptiveSettings(None, 20, 5), backend=backend
         )
