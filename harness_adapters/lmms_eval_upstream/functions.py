@@ -211,3 +211,76 @@ def make_doc_to_visual(base: Path) -> Callable[[dict[str, Any]], list[Any]]:
             return [im.convert("RGB")]
 
     return doc_to_visual
+
+
+DESIGN_KEY = "primebench_content_key"
+"""The column a design-only task's drawn rows carry their content key in (their item id)."""
+DESIGN_STRATUM = "primebench_stratum"
+DESIGN_POOL = "primebench_pool"
+"""The drawn rows' stratum, and the draw (strata {value: [N_h, n_h]}, fingerprint) as JSON: what
+the placement reads back from the logs to weigh each item by 1/π."""
+
+
+def make_design_docs(
+    design: Mapping[str, Any],
+    task: str,
+    benchmark: str,
+    upstream: Callable[[Any], Any] | None = None,
+) -> Callable[[Any], Any]:
+    """A ``process_docs`` for a design-only benchmark (#72): the upstream task's own
+    ``process_docs`` first, then the design resolved on the rows
+    (:func:`primebench_tasks.suite.content_design.resolve`: content keys, strata, the first n_h
+    of each stratum in key order; a pinned pool that differs is refused) and the drawn rows
+    kept in draw order, each with its key, stratum and the draw (:data:`DESIGN_POOL`)."""
+    import json
+
+    from primebench_tasks.suite.content_design import ContentDesign, resolve
+
+    spec = ContentDesign.from_document(dict(design), task, benchmark)
+    fields = sorted(
+        {*spec.key_fields, *(f for f in (spec.strata_field, spec.image_field) if f is not None)}
+    )
+
+    def process_docs(dataset: Any) -> Any:
+        if upstream is not None:
+            dataset = upstream(dataset)
+        columns = list(getattr(dataset, "column_names", []) or [])
+        lacking = [f for f in fields if f not in columns]
+        if lacking:
+            raise ManifestItemsMissing(
+                f"{task}: the dataset has no field {lacking[0]!r}, which the design of "
+                f"{benchmark} reads (it has {columns})"
+            )
+        view = dataset.select_columns(fields)
+        drawn = resolve(view.__getitem__, spec, f"{task} ({benchmark})", n_rows=len(view))
+        pool = json.dumps(
+            {"strata": drawn.as_document()["strata"], "fingerprint": drawn.fingerprint},
+            sort_keys=True,
+        )
+        picked = dataset.select([pos for _, _, pos in drawn.items])
+        picked = picked.add_column(DESIGN_KEY, [k for k, _, _ in drawn.items])
+        picked = picked.add_column(DESIGN_STRATUM, [h for _, h, _ in drawn.items])
+        return picked.add_column(DESIGN_POOL, [pool] * len(drawn.items))
+
+    return process_docs
+
+
+def make_design_results(
+    upstream: Callable[[dict, list], dict], scorer: str | tuple[str, float, float]
+) -> Callable[[dict, list], dict]:
+    """The upstream ``process_results`` of a design-only task, its metrics unchanged, plus
+    ``primebench_item``: the item's content key, score, stratum and the draw it came from."""
+    import json
+
+    inner = make_upstream_process_results(DESIGN_KEY, upstream, scorer)
+
+    def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        out = inner(doc, results)
+        out[ITEM_METRIC] = {
+            **out[ITEM_METRIC],
+            "stratum": str(doc[DESIGN_STRATUM]),
+            "pool": json.loads(str(doc[DESIGN_POOL])),
+        }
+        return out
+
+    return process_results

@@ -92,5 +92,7 @@ ITEM_SCORERS: dict[str, tuple[str, ItemScorer]] = {
     "mmmu": ("mmmu_acc", score_mmmu),
     "blink": ("blink_acc", _verdict("is_correct")),
     "ocrbench": ("ocrbench_accuracy", _verdict("score")),
+    "mmstar": ("average", _verdict("score")),
+    "pope": ("pope_accuracy", _verdict("score")),
 }
 """Scorer name → (the upstream metric whose per-item value it reads, the scorer)."""

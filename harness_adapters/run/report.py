@@ -120,6 +120,9 @@ def score_frame(
 
     from primebench_tasks.pipeline.manifest import manifest_items
 
+    # a design-only benchmark's answers are placed by its design (design_answers), not here
+    every_model = records["model"]
+    records = records[~records["benchmark"].isin([e.name for e in manifest.design_only])]
     cols = [
         (b, str(i))
         for by_b in manifest_items(manifest).values()
@@ -154,7 +157,7 @@ def score_frame(
             "suite (tasks of another suite version in the same folder?)"
         )
     # every model of the run, also one whose every score is missing (pivot_table drops it)
-    models = pd.Index(sorted(set(records["model"].astype(str))), name="model")
+    models = pd.Index(sorted(set(every_model.astype(str))), name="model")
     if models.empty:
         raise InputError("the run holds no record of any model: nothing to place")
     wide = (
@@ -216,7 +219,10 @@ def write_placement(
     ``lmms_eval_code``: the run asked its items through lmms-eval's task code (lmms-eval, the
     vLLM runner), so the suite's benchmarks that it has no lmms-eval task for are not asked of
     it (``no_lmms_eval_task``: missing with the reason, not an error)."""
+    from primebench_tasks.place.design_only import design_answers
+
     manifest = find_manifest(version, suite)
+    design = design_answers(records, manifest)
     new, missing = score_frame(
         records, manifest, allow_partial, lmms_eval_excused(manifest) if lmms_eval_code else None
     )
@@ -233,6 +239,7 @@ def write_placement(
         responses=run_responses(records),
         guessing=lmms_eval_code,
         leaderboard=leaderboard,
+        design=design,
     )
 
 
@@ -269,6 +276,7 @@ def write_report(
     responses: pd.DataFrame | None = None,
     guessing: bool = False,
     leaderboard: Any = None,
+    design: Mapping[str, Any] | None = None,
 ) -> Placement:
     """The one placement path of every harness (lmms-eval, VLMEvalKit, the vLLM runner, Ray, the
     training callback's runs): ``new`` (models × (benchmark, item_id)) placed on ``manifest``'s
@@ -278,12 +286,13 @@ def write_report(
     ``notes``: model → lines the report shows under that model (e.g. an adapter applied in
     part); ``conditions``: what the run was made under (harness, backend, decoding, ...), kept
     as ``conditions`` beside each benchmark's reference runs (``reference``: panel, models,
-    newest release date) so that a mismatch shows."""
+    newest release date) so that a mismatch shows. ``design``: the run's answers to the suite's
+    design-only benchmarks (:func:`~primebench_tasks.place.design_only.design_answers`)."""
     from primebench_tasks.place.suite import place_on_suite
 
     panels = reference_panels(manifest, panel)
     doc = place_on_suite(
-        manifest, panels, new, estimator, n_boot, seed, responses, guessing, leaderboard
+        manifest, panels, new, estimator, n_boot, seed, responses, guessing, leaderboard, design
     )
     for model, lines in (notes or {}).items():
         if model in doc.models:

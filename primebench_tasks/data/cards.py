@@ -95,6 +95,24 @@ class Release:
 
 
 @dataclass(frozen=True)
+class DesignOnlyCard:
+    """``[design_only]``: how the benchmark joins a suite without item-level reference runs
+    (#72; :mod:`primebench_tasks.suite.content_design`): the lmms-eval ``task`` that runs it and
+    its item ``scorer`` (a registered one, or ``number`` for a per-item number), the fields its
+    content key reads (``key_fields``, ``image_field``: the image where it is cheap and the text
+    alone may repeat), the field whose values are its strata (none: one stratum), the released
+    ``suites`` it is in, and the ``evidence`` that the upstream rows carry those fields."""
+
+    task: str
+    scorer: str
+    key_fields: tuple[str, ...]
+    suites: tuple[str, ...]
+    evidence: str
+    strata_field: str | None = None
+    image_field: str | None = None
+
+
+@dataclass(frozen=True)
 class BenchmarkCard:
     """One benchmark card (see the module docstring)."""
 
@@ -107,6 +125,7 @@ class BenchmarkCard:
     released: tuple[Release, ...]
     standins: dict[str, str]
     file: str
+    design_only: DesignOnlyCard | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -114,7 +133,17 @@ class BenchmarkCard:
         return (self.name, *self.aliases)
 
 
-_TOP = {"name", "aliases", "catalogue", "lmms_eval", "vlmeval", "embedded", "released", "standins"}
+_TOP = {
+    "name",
+    "aliases",
+    "catalogue",
+    "lmms_eval",
+    "vlmeval",
+    "embedded",
+    "released",
+    "standins",
+    "design_only",
+}
 
 
 def _section(doc: dict[str, Any], key: str, cls: type, file: str, optional: set[str]) -> Any:
@@ -210,6 +239,23 @@ def parse_card(text: str, file: str) -> BenchmarkCard:
     standins = doc.get("standins", {})
     if not isinstance(standins, dict) or set(standins) - {"lmms_eval", "vlmeval"}:
         raise InputError("[standins] has lmms_eval and vlmeval", file=file, field="standins")
+    design = _section(doc, "design_only", DesignOnlyCard, file, {"strata_field", "image_field"})
+    if design is not None:
+        if design.task != cat.lmms_eval_task:
+            raise InputError(
+                f"[design_only] task {design.task!r} is not the catalogue's lmms_eval_task "
+                f"{cat.lmms_eval_task!r}",
+                file=file,
+                field="design_only.task",
+            )
+        keys = design.key_fields
+        if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+            raise InputError(
+                "must be a non-empty list of field names", file=file, field="design_only.key_fields"
+            )
+        design = dataclasses.replace(
+            design, key_fields=tuple(keys), suites=tuple(map(str, design.suites))
+        )
     return BenchmarkCard(
         name=name,
         aliases=tuple(aliases),
@@ -220,6 +266,7 @@ def parse_card(text: str, file: str) -> BenchmarkCard:
         released=tuple(released),
         standins=dict(standins),
         file=file,
+        design_only=design,
     )
 
 
@@ -252,6 +299,8 @@ def check_cards(cards: list[BenchmarkCard]) -> tuple[BenchmarkCard, ...]:
             claim("VLMEvalKit dataset", c.catalogue.vlmeval_dataset, c)
         if c.embedded is not None:
             claim("embedded panel", c.embedded.panel, c)
+        if c.design_only is not None:
+            claim("design-only lmms-eval task", c.design_only.task, c)
         for r in c.released:
             claim(f"position in {r.suite}", str(r.position), c)
     return tuple(cards)
@@ -274,6 +323,17 @@ def card(name: str) -> BenchmarkCard:
         if name in c.names:
             return c
     raise InputError(f"no benchmark card names {name!r}", field="benchmark")
+
+
+def design_only_cards(
+    suite: str, cards: tuple[BenchmarkCard, ...] | None = None
+) -> tuple[BenchmarkCard, ...]:
+    """The cards whose ``[design_only]`` puts them in released suite ``suite``, by name."""
+    return tuple(
+        c
+        for c in sorted(benchmark_cards() if cards is None else cards, key=lambda c: c.name)
+        if c.design_only is not None and suite in c.design_only.suites
+    )
 
 
 def released_sources(

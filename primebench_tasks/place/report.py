@@ -123,6 +123,7 @@ def leaderboard_lines(r: ModelPlacement) -> list[str]:
     figures; the suite's rank, then each benchmark's, among all its models and those of its own
     year; another harness's benchmark with its caveat)."""
     boards = {b: e.leaderboard for b, e in r.benchmarks.items() if e.leaderboard}
+    boards.update({b: e.leaderboard for b, e in r.design_only.items() if e.leaderboard})
     if not boards:
         return []
     lb = next(iter(boards.values()))
@@ -142,6 +143,31 @@ def leaderboard_lines(r: ModelPlacement) -> list[str]:
     for b, e in boards.items():
         caveat = f" — scored by {e['harness']}: {e['caveat']}" if e.get("harness") else ""
         out.append(f"  - {b} (`{e['column']}`, {e['models']} models): {_ranks(e)}{caveat}")
+    return out
+
+
+def design_only_lines(r: ModelPlacement) -> list[str]:
+    """The report's table of the model's design-only benchmarks (#72): each full score as its
+    design estimates it from the drawn items, with its 95 % and 90 % intervals (the random
+    floor: no item panel assists it), its strata and the pool it was drawn from."""
+    if not r.design_only:
+        return []
+    out = [
+        "",
+        "Design-only benchmarks (no item-level reference runs: each full score is the stratified "
+        "estimate of its drawn items, its interval the design's — about ±0.07 at 100 items; "
+        "outside the suite score and its reference ranks; their leaderboard rank, where the "
+        "leaderboard has them, is above):",
+        "",
+        "| benchmark | items | predicted full (95 %) | 90 % interval | strata (N_h/n_h) | pool |",
+        "|---|---|---|---|---|---|",
+    ]
+    for b, e in r.design_only.items():
+        full = _fmt(e.predicted_full) if e.no_estimate_because is None else e.no_estimate_because
+        i90 = e.interval_90
+        band = "—" if i90.lo is None or i90.hi is None else f"[{i90.lo:.3f}, {i90.hi:.3f}]"
+        strata = ", ".join(f"{h} {N}/{n}" for h, (N, n) in e.strata.items())
+        out.append(f"| {b} | {e.n_scored}/{e.n_items} | {full} | {band} | {strata} | `{e.pool}` |")
     return out
 
 
@@ -204,6 +230,7 @@ def report_markdown(doc: Placement) -> str:
                 f"{_fmt(e.predicted_full)} | {_fmt(e.predicted_rank)} | "
                 f"{fit_cell(e.misfit)} |"
             )
+        lines += design_only_lines(r)
         if missing.get(model):
             lines += [
                 "",

@@ -142,6 +142,55 @@ class BenchmarkPlacement:
 
 
 @dataclass
+class DesignOnlyPlacement:
+    """One model on one design-only benchmark (#72): its full score estimated by the
+    benchmark's probability design alone (:func:`~primebench_tasks.suite.content_design.stratified_estimate`;
+    no item panel assists it, so its interval is the random floor), with its 90 % interval
+    beside the 95 % one, the draw it rests on (``strata``: stratum → [N_h, n_h]; ``pool``: the
+    fingerprint of the dataset it was drawn from) and its leaderboard standing. ``predicted_full``
+    is None (with ``no_estimate_because``) where a stratum has no scored item."""
+
+    n_items: int
+    n_scored: int
+    predicted_full: Estimate
+    interval_90: Estimate
+    se: float | None
+    strata: dict[str, list[int]]
+    pool: str
+    no_estimate_because: str | None = None
+    leaderboard: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "n_items": self.n_items,
+            "n_scored": self.n_scored,
+            "predicted_full": self.predicted_full.to_json(),
+            "interval_90": self.interval_90.to_json(),
+            "se": self.se,
+            "strata": {h: list(v) for h, v in self.strata.items()},
+            "pool": self.pool,
+            "interval_from": "design",
+        }
+        _put(d, "no_estimate_because", self.no_estimate_because)
+        _put(d, "leaderboard", self.leaderboard)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> DesignOnlyPlacement:
+        return cls(
+            n_items=int(d["n_items"]),
+            n_scored=int(d["n_scored"]),
+            predicted_full=Estimate.from_json(d["predicted_full"]),
+            interval_90=Estimate.from_json(d["interval_90"]),
+            se=None if d["se"] is None else float(d["se"]),
+            strata={str(h): [int(x) for x in v] for h, v in d["strata"].items()},
+            pool=str(d["pool"]),
+            no_estimate_because=_text(d, "no_estimate_because"),
+            leaderboard=_record(d, "leaderboard"),
+        )
+
+
+@dataclass
 class CategoryPlacement:
     """One model on one category: the item-weighted score over its ``benchmarks``, the mean of
     their predicted full scores, and the rank among reference models that have every one of
@@ -247,6 +296,9 @@ class ModelPlacement:
     categories: dict[str, CategoryPlacement]
     benchmarks: dict[str, BenchmarkPlacement]
     notes: list[str] | None = None
+    design_only: dict[str, DesignOnlyPlacement] = field(default_factory=dict)
+    """The suite's design-only benchmarks this model answered (#72): estimated by their design,
+    outside the suite score and its reference ranks (no reference model has their items)."""
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -255,6 +307,7 @@ class ModelPlacement:
             "benchmarks": {b: e.to_json() for b, e in self.benchmarks.items()},
         }
         _put(d, "notes", None if self.notes is None else list(self.notes))
+        _put(d, "design_only", {b: e.to_json() for b, e in self.design_only.items()} or None)
         return d
 
     @classmethod
@@ -264,6 +317,10 @@ class ModelPlacement:
             categories={c: CategoryPlacement.from_json(e) for c, e in d["categories"].items()},
             benchmarks={b: BenchmarkPlacement.from_json(e) for b, e in d["benchmarks"].items()},
             notes=None if d.get("notes") is None else _lines(d, "notes"),
+            design_only={
+                b: DesignOnlyPlacement.from_json(e)
+                for b, e in (_record(d, "design_only") or {}).items()
+            },
         )
 
     def misfit_benchmarks(self) -> list[str]:

@@ -63,6 +63,9 @@ VLMEVAL_RECORDS = "VLMEvalKit's records"
 records (the default for manifests that do not say): only then is a leaderboard standing given."""
 
 
+DESIGN_ONLY_HARNESS = "the run's own harness (a design-only benchmark: no reference runs)"
+"""The ``harness`` a design-only benchmark's standing names (#72)."""
+
 RECENT_DAYS = 365
 """A model "of its own year": released within this many days before the snapshot's newest
 release."""
@@ -109,6 +112,10 @@ def add_leaderboard_standing(
         if ds in LEADERBOARD_COLUMNS:
             columns[entry.name] = LEADERBOARD_COLUMNS[ds]
             harness[entry.name] = str((entry.vlmeval or {}).get("reference_runs", VLMEVAL_RECORDS))
+    for d in manifest.design_only:
+        if d.vlmeval_dataset in LEADERBOARD_COLUMNS:
+            columns[d.name] = LEADERBOARD_COLUMNS[d.vlmeval_dataset]
+            harness[d.name] = DESIGN_ONLY_HARNESS
     if not columns:
         return
     if leaderboard is None:
@@ -126,7 +133,8 @@ def add_leaderboard_standing(
     }
     for r in doc.models.values():
         placed: dict[str, tuple[float, float, float]] = {}
-        for b, e in r.benchmarks.items():
+        placed_on: list[tuple[str, Any]] = [*r.benchmarks.items(), *r.design_only.items()]
+        for b, e in placed_on:
             col = columns.get(b)
             full = e.predicted_full
             if col is None or full.value is None or full.lo is None or full.hi is None:
@@ -145,9 +153,15 @@ def add_leaderboard_standing(
                     if harness[b] == VLMEVAL_RECORDS
                     else {
                         "harness": harness[b],
-                        "caveat": "its reference runs were scored by another harness than the "
-                        "leaderboard's VLMEvalKit: its scores may sit at an offset from the "
-                        "leaderboard's",
+                        "caveat": (
+                            "its score was estimated from the run's own answers, scored by the "
+                            "upstream lmms-eval task, not by the leaderboard's VLMEvalKit: it "
+                            "may sit at an offset from the leaderboard's"
+                            if harness[b] == DESIGN_ONLY_HARNESS
+                            else "its reference runs were scored by another harness than the "
+                            "leaderboard's VLMEvalKit: its scores may sit at an offset from the "
+                            "leaderboard's"
+                        ),
                     }
                 ),
             }

@@ -50,6 +50,7 @@ from primebench_tasks.place.defaults import (
     N_BOOT,
     min_scored_items,
 )
+from primebench_tasks.place.design_only import DesignAnswers, place_design_only
 from primebench_tasks.place.imputation import (
     ImputedReference,
     benchmark_scores,
@@ -161,6 +162,7 @@ def place_on_suite(
     responses: pd.DataFrame | None = None,
     guessing: bool = False,
     leaderboard: Any = None,
+    design: Mapping[str, DesignAnswers] | None = None,
 ) -> Placement:
     """Place the models of ``new`` (index: model names; columns: MultiIndex (benchmark,
     item_id); values in [0, 1], NaN = missing) on ``manifest``; ``panels``: benchmark → the
@@ -169,7 +171,9 @@ def place_on_suite(
     (:mod:`~primebench_tasks.place.responses`; ``guessing``: scored by lmms-eval's task code).
     ``leaderboard``: the snapshot the standing is given on
     (:func:`~primebench_tasks.place.standing.add_leaderboard_standing`; default the embedded one).
-    Returns the :class:`~primebench_tasks.place.result.Placement` (see the module docstring)."""
+    ``design``: the run's answers to the suite's design-only benchmarks
+    (:func:`~primebench_tasks.place.design_only.design_answers`), each model's placed by its
+    design (``ModelPlacement.design_only``), outside the suite score. Returns the :class:`~primebench_tasks.place.result.Placement` (see the module docstring)."""
     from primebench_tasks.data.importers import panel_with_benchmarks
 
     items = manifest.item_ids()
@@ -347,7 +351,16 @@ def place_on_suite(
             )
             for b in above
         ]
-        out[str(model)] = ModelPlacement(suite=suite, categories=cats, benchmarks=bench)
+        out[str(model)] = ModelPlacement(
+            suite=suite,
+            categories=cats,
+            benchmarks=bench,
+            design_only={
+                b: place_design_only(a, str(model))
+                for b, a in (design or {}).items()
+                if str(model) in a.scores
+            },
+        )
     doc = Placement(
         suite=manifest.version,
         suite_name=manifest.name,

@@ -22,6 +22,7 @@ from typing import Any
 
 from primebench_tasks.data.io import canonical_json, content_hash, read_json_document
 from primebench_tasks.errors import InputError
+from primebench_tasks.suite.content_design import ContentDesign
 
 SCHEMA = "primebench.suite/1"
 AGGREGATES = ("mean_of_category_means", "item_mean")
@@ -120,6 +121,65 @@ class BenchmarkEntry:
         d = [1.0 / self.inclusion[i] for i in self.item_ids]
         total = sum(d)
         return tuple(x / total for x in d)
+
+
+@dataclass(frozen=True)
+class DesignOnlyEntry:
+    """A benchmark of the suite with no item-level reference runs (#72): its items are not
+    listed but drawn on the user's machine from the dataset itself by ``design``
+    (:mod:`~primebench_tasks.suite.content_design`), and its full score is the design's
+    estimate (no item model assists it; its rank comes from a leaderboard only). ``upstream``:
+    the lmms-eval task that runs it and its item scorer (``{"task", "scorer"}``);
+    ``vlmeval_dataset``: its name in VLMEvalKit and on the leaderboard."""
+
+    name: str
+    category: str
+    metric: str
+    score_range: tuple[float, float]
+    design: ContentDesign
+    lmms_eval_task: str | None
+    upstream: Mapping[str, Any] | None
+    vlmeval_dataset: str | None
+
+
+def _design_only(raw: Any, taken: set[str], file: str) -> tuple[DesignOnlyEntry, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise _fail("must be a list of design-only benchmarks", file, fld="design_only")
+    out = []
+    for k, e in enumerate(raw):
+        if not isinstance(e, dict):
+            raise _fail("must be an object", file, f"design_only/{k}")
+        name = str(_str(e.get("name"), file, f"design_only/{k}", "name"))
+        row = f"{e.get('category')}/{name}"
+        if name in taken:
+            raise _fail("is in the suite twice", file, row, "name")
+        taken.add(name)
+        rng = e.get("score_range")
+        if (
+            not isinstance(rng, list)
+            or len(rng) != 2
+            or not all(isinstance(x, int | float) for x in rng)
+            or not rng[0] < rng[1]
+        ):
+            raise _fail("must be [min, max] with min < max", file, row, "score_range")
+        up = _table(e.get("upstream"), file, row, "upstream")
+        if up is not None and not (isinstance(up.get("task"), str) and up.get("scorer")):
+            raise _fail("must name the lmms-eval task and its item scorer", file, row, "upstream")
+        out.append(
+            DesignOnlyEntry(
+                name=name,
+                category=str(_str(e.get("category"), file, row, "category")),
+                metric=str(_str(e.get("metric"), file, row, "metric")),
+                score_range=(float(rng[0]), float(rng[1])),
+                design=ContentDesign.from_document(e.get("design"), file, row),
+                lmms_eval_task=_str(e.get("lmms_eval_task"), file, row, "lmms_eval_task", True),
+                upstream=up,
+                vlmeval_dataset=_str(e.get("vlmeval_dataset"), file, row, "vlmeval_dataset", True),
+            )
+        )
+    return tuple(out)
 
 
 def _fail(msg: str, file: str, row: str | None = None, fld: str | None = None) -> InputError:
@@ -326,6 +386,9 @@ class SuiteManifest(Mapping[str, Any]):
     benchmarks: tuple[BenchmarkEntry, ...]
     placement_calibration: Mapping[str, Any] | None
     document: Mapping[str, Any] = field(repr=False)
+    design_only: tuple[DesignOnlyEntry, ...] = ()
+    """The suite's design-only benchmarks (#72), placed by their design alone; not in
+    :attr:`benchmarks`, whose items are listed and whose panels rank them."""
 
     # ---------------------------------------------------------------- making one
     @classmethod
@@ -381,6 +444,7 @@ class SuiteManifest(Mapping[str, Any]):
                 doc.get("placement_calibration"), file, None, "placement_calibration"
             ),
             document=doc,
+            design_only=_design_only(doc.get("design_only"), {e.name for e in entries}, file),
         )
 
     @classmethod
@@ -413,6 +477,17 @@ class SuiteManifest(Mapping[str, Any]):
         raise InputError(
             f"suite {self.name!r} has no benchmark {benchmark!r} "
             f"(it has {[e.name for e in self.benchmarks]})",
+            field="benchmark",
+        )
+
+    def design_only_entry(self, benchmark: str) -> DesignOnlyEntry:
+        """The design-only entry of ``benchmark``; an unknown one is an error naming them."""
+        for e in self.design_only:
+            if e.name == benchmark:
+                return e
+        raise InputError(
+            f"suite {self.name!r} has no design-only benchmark {benchmark!r} "
+            f"(it has {[e.name for e in self.design_only]})",
             field="benchmark",
         )
 
@@ -483,6 +558,14 @@ class SuiteManifest(Mapping[str, Any]):
             body.pop("placement_calibration", None)
         else:
             body["placement_calibration"] = cal
+        return SuiteManifest.from_document(versioned(body))
+
+    def with_design_only(self, entries: Sequence[Mapping[str, Any]], name: str) -> SuiteManifest:
+        """The suite plus ``entries`` (``design_only`` documents:
+        :func:`~primebench_tasks.suite.content_design.design_only_document`) under ``name`` (a
+        new version); its listed benchmarks and their items unchanged."""
+        body = {**self.document, "name": name}
+        body["design_only"] = [*self.document.get("design_only", []), *map(dict, entries)]
         return SuiteManifest.from_document(versioned(body))
 
     def renamed(self, name: str) -> SuiteManifest:

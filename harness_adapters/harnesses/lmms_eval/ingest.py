@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from primebench_tasks.data.io import jsonl_records
+from primebench_tasks.data.io import canonical_json, jsonl_records
 from primebench_tasks.errors import InputError
 
 
@@ -201,6 +201,12 @@ def read_run(
                     "response": item.get("response"),
                     "parsed": item.get("parsed"),
                     "parse_fallback": item.get("parse_fallback"),
+                    # a design-only task's item: its stratum and the draw it came from (#72)
+                    **(
+                        {"stratum": item.get("stratum"), "pool": canonical_json(item["pool"])}
+                        if item.get("pool") is not None
+                        else {}
+                    ),
                 }
             )
         if n_lines == 0:

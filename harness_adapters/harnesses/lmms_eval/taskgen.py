@@ -45,6 +45,7 @@ from harness_adapters.lmms_eval_upstream.tasks import (
     VERIFIED_UPSTREAM,
     FunctionRef,
     UpstreamBenchmark,
+    find_task_yaml,
     load_task_config,
     portable_ref,
     relative_ref,
@@ -61,7 +62,7 @@ from primebench_tasks.data.io import (
 )
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
-from primebench_tasks.suite.manifest import SuiteManifest
+from primebench_tasks.suite.manifest import DesignOnlyEntry, SuiteManifest
 
 ITEM_KEY = "id"
 METRIC = "exact_match"
@@ -149,6 +150,7 @@ class _Suite:
         self.aliases: dict[tuple[str, str], str] = {}
         self.items: dict[str, list[str]] = {}
         self.content_keys: dict[str, str] = {}
+        self.designs: dict[str, dict[str, Any]] = {}
 
     def fn_expr(self, ref: FunctionRef) -> str:
         """A Python expression (in ``primebench_suite.py``) of a lazy upstream function."""
@@ -342,6 +344,66 @@ def _upstream_tasks(
     return base_name
 
 
+def _design_task(
+    s: _Suite,
+    manifest: SuiteManifest,
+    e: DesignOnlyEntry,
+    dataset: str | None,
+    t: str,
+) -> str:
+    """Write the task of design-only benchmark ``e`` (#72) on its upstream task: the upstream
+    configuration flattened as for a listed benchmark, its ``process_docs`` drawing the design's
+    items from the dataset (:func:`~harness_adapters.lmms_eval_upstream.functions.make_design_docs`)
+    and its ``process_results`` adding each item's key, score, stratum and draw."""
+    up = e.upstream or {}
+    path = find_task_yaml(str(up["task"]), s.upstream_paths)
+    cfg = load_task_config(path)
+    pr = cfg.get("process_results")
+    if not isinstance(pr, FunctionRef) or not cfg.get("metric_list"):
+        raise InputError(
+            f"upstream task {up['task']} ({path}) has no process_results and metric_list: a "
+            "design-only benchmark reads its per-item value from them",
+            field="upstream",
+        )
+    scorer = up["scorer"]
+    if scorer == "number":
+        scorer_expr = repr((cfg["metric_list"][0]["metric"], *map(float, e.score_range)))
+    else:
+        from harness_adapters.lmms_eval_upstream.item_scorers import ITEM_SCORERS
+
+        if scorer not in ITEM_SCORERS:
+            raise InputError(
+                f"no item scorer {scorer!r} is registered (upstream task {up['task']})",
+                field="scorer",
+            )
+        scorer_expr = repr(scorer)
+    pd_ref = cfg.get("process_docs")
+    s.designs[t] = e.design.as_document()
+    s.funcs.append(
+        f"process_docs_{t} = make_design_docs(_DESIGNS[{t!r}], {t!r}, {e.name!r}, "
+        f"{s.fn_expr(pd_ref) if isinstance(pd_ref, FunctionRef) else 'None'})"
+    )
+    s.funcs.append(f"process_results_{t} = make_design_results({s.fn_expr(pr)}, {scorer_expr})")
+    body = {k: s.convert(v) for k, v in cfg.items() if k not in _DROPPED}
+    if dataset is not None:
+        name = cfg.get("dataset_name")
+        body["dataset_path"] = str(Path(dataset) / name if name else Path(dataset))
+        body["dataset_kwargs"] = {"load_from_disk": True}
+        body.pop("dataset_name", None)
+    doc = {
+        "task": t,
+        **body,
+        "process_docs": _Fn(f"primebench_suite.process_docs_{t}"),
+        "process_results": _Fn(f"primebench_suite.process_results_{t}"),
+        "metric_list": [*(s.convert(m) for m in cfg["metric_list"]), _item_metric()],
+        "metadata": _metadata(
+            manifest, e.name, e.category, upstream_task=up["task"], design_only=True
+        ),
+    }
+    s.files[f"{t}.yaml"] = _yaml_dump(doc)
+    return t
+
+
 def _image_path(path: str | None, out: Path) -> str | None:
     if path is None:
         return None
@@ -429,6 +491,15 @@ _HEADER = [
 ]
 
 
+_DESIGN_HEADER = [
+    "from harness_adapters.lmms_eval_upstream.functions import (  # noqa: E402",
+    "    make_design_docs, make_design_results)",
+    "_DESIGNS = json.loads((_HERE / 'primebench_designs.json').read_text())",
+]
+"""Added to the header of a suite with design-only benchmarks (only then: the other suites'
+generated files stay as they were)."""
+
+
 def _write_folder(files: Mapping[str, str], out: Path) -> list[Path]:
     """Write ``files`` into ``out`` as a whole: a temporary sibling folder renamed at the end."""
     if out.exists() and (
@@ -498,7 +569,10 @@ def generate_tasks(
     for task, field in (upstream_keys or {}).items():
         known[task] = UpstreamBenchmark(task, field, "number", evidence="declared by the user")
     unknown_ds = sorted(
-        set(datasets or {}) - set(known) - {read_keys(p)["task"] for p in content_keys}
+        set(datasets or {})
+        - set(known)
+        - {read_keys(p)["task"] for p in content_keys}
+        - {str((e.upstream or {}).get("task")) for e in manifest.design_only}
     )
     if unknown_ds:
         raise InputError(
@@ -520,8 +594,24 @@ def generate_tasks(
         names.claim(f"{suite}_{slug(cat)}", f"category {cat!r}")
         for b in by_b:
             names.claim(f"{suite}_{slug(b)}", f"benchmark {b!r}")
+    for e in manifest.design_only:
+        if e.category not in items:
+            names.claim(f"{suite}_{slug(e.category)}", f"category {e.category!r}")
+        names.claim(f"{suite}_{slug(e.name)}", f"design-only benchmark {e.name!r}")
     cat_groups = []
-    for cat, by_b in items.items():
+    design_tasks: dict[str, list[str]] = {}
+    for e in manifest.design_only:
+        task = (e.upstream or {}).get("task")
+        if task is None:
+            continue  # not run in lmms-eval (the other harnesses draw it)
+        local = (datasets or {}).get(str(task))
+        design_tasks.setdefault(e.category, []).append(
+            _design_task(
+                s, manifest, e, None if local is None else str(local), f"{suite}_{slug(e.name)}"
+            )
+        )
+    for cat in [*items, *(c for c in design_tasks if c not in items)]:
+        by_b = items.get(cat, {})
         g = f"{suite}_{slug(cat)}"
         tasks = []
         for b, ids in by_b.items():
@@ -561,6 +651,7 @@ def generate_tasks(
                 )
             else:
                 tasks.append(_local_task(s, manifest, panel, b, cat, list(ids), t, upstream))
+        tasks.extend(design_tasks.get(cat, []))
         if not tasks:  # every benchmark of the category runs in the other harnesses only
             continue
         s.files[f"{g}.yaml"] = _yaml_dump(
@@ -586,9 +677,14 @@ def generate_tasks(
         }
     )
     s.files["primebench_items.json"] = canonical_json(s.items)
+    header = _HEADER
+    if s.designs:
+        s.files["primebench_designs.json"] = canonical_json(s.designs)
+        at = _HEADER.index("doc_to_visual = make_doc_to_visual(_HERE)") + 1
+        header = [*_HEADER[:at], *_DESIGN_HEADER, *_HEADER[at:]]
     s.files["primebench_suite.py"] = (
         f'"""Generated by primebench from suite {manifest.version}; do not edit."""\n'
-        + "\n".join(_HEADER + s.funcs)
+        + "\n".join(header + s.funcs)
         + "\n"
     )
     if released is None:
