@@ -256,7 +256,7 @@ def resolve(
         except KeyError as exc:
             raise InputError(
                 f"{where}: the row has no field {exc.args[0]!r}, which the design reads",
-                row=str(pos),
+                row=f"dataset row {pos}",
                 field=str(exc.args[0]),
             ) from None
         tie = _whole_text(row, design.image_field) if design.image_field else _whole_text(row, None)
@@ -267,9 +267,9 @@ def resolve(
     unique: list[tuple[str, str, int]] = []
     seen: dict[tuple[str, str], int] = {}
     for h, key, _, pos in keyed:
-        k = seen.get((h, key), 0)
-        seen[(h, key)] = k + 1
-        unique.append((h, key if k == 0 else f"{key}#{k + 1}", pos))
+        copies = seen.get((h, key), 0)
+        seen[(h, key)] = copies + 1
+        unique.append((h, key if copies == 0 else f"{key}#{copies + 1}", pos))
     sizes: dict[str, int] = {}
     for h, _, _ in unique:
         sizes[h] = sizes.get(h, 0) + 1
@@ -281,7 +281,7 @@ def resolve(
     try:
         take = allocate(sizes, design.n)
     except InputError as exc:
-        raise InputError(f"{where}: {exc.message}", field="design.n") from None
+        raise InputError(f"{where}: {exc.args[0]}", field="design.n") from None
     drawn: list[tuple[str, str, int]] = []
     by_h: dict[str, list[tuple[str, int]]] = {}
     for h, k, pos in unique:

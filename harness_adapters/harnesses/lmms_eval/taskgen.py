@@ -601,10 +601,10 @@ def generate_tasks(
     cat_groups = []
     design_tasks: dict[str, list[str]] = {}
     for e in manifest.design_only:
-        task = (e.upstream or {}).get("task")
-        if task is None:
+        up_task = (e.upstream or {}).get("task")
+        if up_task is None:
             continue  # not run in lmms-eval (the other harnesses draw it)
-        local = (datasets or {}).get(str(task))
+        local = (datasets or {}).get(str(up_task))
         design_tasks.setdefault(e.category, []).append(
             _design_task(
                 s, manifest, e, None if local is None else str(local), f"{suite}_{slug(e.name)}"
