@@ -22,6 +22,11 @@ Released:
   fixed 64-d projection): 300 items, fidelity ρ with AvgRank on the 76 models that have all three.
   Keyed by VLMEvalKit ``index``: runs in VLMEvalKit as is; no lmms-eval tasks (OCRBench and
   RealWorldQA have no verified lmms-eval row key).
+- ``primebench_wide`` — the flagship's seven benchmarks (the same items, panels and ranks) plus
+  the design-only benchmarks of the cards (``[design_only]``: MMStar, POPE, ScienceQA-IMG,
+  ChartQA, TextVQA val; 12 in all), each drawn on the user's machine from the dataset itself
+  (``suite.content_design``: 100 items a benchmark, ``DESIGN_ONLY_ITEMS``) and placed by its
+  design; runs in lmms-eval (``--tasks primebench_wide``).
 - ``primebench_mathvision`` — the PRIMEBench pipeline on the embedded MATH-Vision testmini panel.
 - ``primebench_mathvision_testmini`` — all 304 testmini items (Stage 0 only), the local benchmark
   users can copy for their private benchmarks.
@@ -47,13 +52,14 @@ from typing import Any
 
 from harness_adapters.harnesses.lmms_eval.taskgen import generate_tasks
 from harness_adapters.lmms_eval_upstream.tasks import VERIFIED_UPSTREAM
-from primebench_tasks.data.cards import released_sources
+from primebench_tasks.data.cards import design_only_cards, released_sources
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import read_manifest, write_manifest
 from primebench_tasks.pipeline.multi_source import Source, build_multi_source_suite
 from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
 from primebench_tasks.place.calibration import calibration_entry
 from primebench_tasks.place.standing import VLMEVAL_RECORDS
+from primebench_tasks.suite.content_design import DESIGN_ONLY_ITEMS, design_only_document
 from primebench_tasks.suite.manifest import SuiteManifest, versioned
 
 SINGLE = {
@@ -249,6 +255,11 @@ VLMEVAL_INDEXED = {"AI2D_TEST", "BLINK", "OCRBench", "RealWorldQA"}
 ids — MathVista's ``pid``, MATH-Vision's and MMMU's ``id`` — found in the user's TSV)."""
 
 
+WIDE = "primebench_wide"
+"""The widest released suite that runs in lmms-eval (#72): the flagship plus the cards'
+design-only benchmarks."""
+
+
 PREVIOUS = "previous"
 """``task_configs/suites/previous/<name>-<version>.json``: every earlier released version, kept so
 that runs made with it can still be placed (``primebench place`` finds a manifest by version)."""
@@ -294,6 +305,16 @@ def build(root: Path) -> list[str]:
     _release(manifest, root)
     _tasks(manifest, by_bench, root, written)
     out.append(f"primebench: {manifest['n_items']} items, version {manifest['version']}")
+    wide = manifest.with_design_only(
+        [design_only_document(c, DESIGN_ONLY_ITEMS) for c in design_only_cards(WIDE)], WIDE
+    )
+    _release(wide, root)
+    _tasks(wide, by_bench, root, written)
+    out.append(
+        f"{WIDE}: {len(wide.benchmarks) + len(wide.design_only)} benchmarks, "
+        f"{wide['n_items']} listed items + {len(wide.design_only)} × {DESIGN_ONLY_ITEMS} drawn, "
+        f"version {wide['version']}"
+    )
     vm, _ = vlmeval_manifest()
     _release(vm, root)
     out.append(f"primebench_vlmeval: {vm['n_items']} items, version {vm['version']}")
