@@ -37,8 +37,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from primebench_tasks.errors import InputError
 
 SCHEME = "content_prn"
@@ -63,6 +61,8 @@ def image_hash(image: Any) -> str:
     """16 × 16 grey mean-hash of a PIL image (64 hex digits); '' for no image."""
     if image is None:
         return ""
+    import numpy as np
+
     px = np.asarray(image.convert("L").resize((16, 16)), dtype=np.float64).ravel()
     bits = "".join("1" if p > px.mean() else "0" for p in px)
     return f"{int(bits, 2):064x}"
@@ -344,16 +344,17 @@ def stratified_estimate(
     N = sum(Nh for Nh, _ in drawn.values())
     value, var, n_scored = 0.0, 0.0, 0
     for h, (Nh, _) in drawn.items():
-        y = np.asarray(scores.get(h, ()), dtype=float)
+        y = [float(v) for v in scores.get(h, ())]
         if len(y) == 0:
             return None
         W = Nh / N
-        value += W * float(y.mean())
+        mean = math.fsum(y) / len(y)
+        value += W * mean
         n_scored += len(y)
         if len(y) >= 2 and Nh > len(y):
-            s2 = float(y.var(ddof=1))
+            s2 = math.fsum((v - mean) ** 2 for v in y) / (len(y) - 1)
             if bounded:
-                p = (float(y.sum()) + 0.5) / (len(y) + 1)
+                p = (math.fsum(y) + 0.5) / (len(y) + 1)
                 s2 = max(s2, p * (1 - p) * len(y) / (len(y) - 1))
             var += W * W * (1 - len(y) / Nh) * s2 / len(y)
         elif Nh > len(y):  # one scored item of a larger stratum: the widest bounded variance

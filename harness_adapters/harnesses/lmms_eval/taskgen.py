@@ -292,8 +292,16 @@ def _upstream_tasks(
                 ),
             )
         if up.task in s.content_keys:
-            keys_name = f"primebench_keys_{slug(up.task)}.json"
-            s.files[keys_name] = s.content_keys[up.task]
+            text = s.content_keys[up.task]
+            if s.shared_data is None:
+                keys_name = f"primebench_keys_{slug(up.task)}.json"
+                s.files[keys_name] = text
+            else:  # a released suite: one content-named copy that every suite reads
+                shared = (
+                    s.shared_data / f"primebench_keys_{slug(up.task)}-{content_hash(text)}.json"
+                )
+                s.shared_files[shared] = text
+                keys_name = os.path.relpath(shared, s.out).replace(os.sep, "/")
             keys_arg = f", _HERE / {keys_name!r}"
         s.funcs.append(
             f"process_docs_{t} = make_process_docs(_ITEMS[{t!r}], {up.key!r}, {t!r}, "
