@@ -568,6 +568,22 @@ class SuiteManifest(Mapping[str, Any]):
         body["design_only"] = [*self.document.get("design_only", []), *map(dict, entries)]
         return SuiteManifest.from_document(versioned(body))
 
+    def with_design_items(self, n: int, name: str | None = None) -> SuiteManifest:
+        """The suite with every design-only benchmark drawing ``n`` items (the build parameter
+        of #72), under ``name`` (default ``<name>_n<n>``: its lmms-eval tasks must not take the
+        released suite's names); a suite without design-only benchmarks is refused."""
+        if not self.design_only:
+            raise InputError(
+                f"suite {self.name!r} has no design-only benchmark to size", field="design_items"
+            )
+        if n < 1:
+            raise InputError(f"must be at least 1, not {n}", field="design_items")
+        body = {**self.document, "name": name or f"{self.name}_n{n}"}
+        body["design_only"] = [
+            {**e, "design": {**e["design"], "n": n}} for e in self.document["design_only"]
+        ]
+        return SuiteManifest.from_document(versioned(body))
+
     def renamed(self, name: str) -> SuiteManifest:
         """The same suite under another name (a new version)."""
         return SuiteManifest.from_document(versioned({**self.document, "name": name}))

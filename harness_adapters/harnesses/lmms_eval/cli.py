@@ -14,12 +14,26 @@ if TYPE_CHECKING:
 
 
 def cmd_tasks_lmms(args: argparse.Namespace) -> int:
-    from harness_adapters.harnesses.lmms_eval.taskgen import generate_tasks
-    from primebench_tasks.pipeline.manifest import read_manifest
+    from harness_adapters.harnesses.lmms_eval.taskgen import (
+        MANIFEST_FILE,
+        generate_tasks,
+        suite_task_name,
+    )
+    from harness_adapters.suites.released import resolve_suite
 
     keys = parse_pairs(args.upstream_key, "--upstream-key", "TASK=FIELD")
     datasets = parse_pairs(args.dataset, "--dataset", "TASK=DIR")
-    manifest = read_manifest(args.manifest)
+    manifest = resolve_suite(args.manifest)  # a file, or a released suite by name
+    if args.design_items is not None:
+        from primebench_tasks.suite.content_design import interval_width
+
+        manifest = manifest.with_design_items(args.design_items)
+        print(
+            f"suite {manifest.name} ({manifest.version}): its {len(manifest.design_only)} "
+            f"design-only benchmarks draw {args.design_items} items each; the design's 90 % "
+            f"interval is at most ±{interval_width(args.design_items) / 2:.3f} at that size "
+            "(a score near one half; narrower toward 0 or 1)"
+        )
     if manifest.document["params"].get("multi_source") and not (args.panel or args.default):
         from primebench_tasks.pipeline.multi_source import source_panels
 
@@ -31,7 +45,8 @@ def cmd_tasks_lmms(args: argparse.Namespace) -> int:
     )
     print(
         f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
-        f"--tasks <suite name> --log_samples ..."
+        f"--tasks {suite_task_name(manifest)} --log_samples ... and place it with "
+        f"primebench place OUT --suite {Path(args.out) / MANIFEST_FILE}"
     )
     return 0
 

@@ -21,8 +21,17 @@ from primebench_tasks.cli.verbs import HarnessCommand, add_harness_commands
 
 
 def _tasks_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--manifest", required=True)
+    p.add_argument(
+        "--manifest", required=True, help="a suite manifest file, or a released suite's name"
+    )
     p.add_argument("--out", required=True)
+    p.add_argument(
+        "--design-items",
+        type=int,
+        metavar="N",
+        help="items each design-only benchmark draws (a suite with design-only benchmarks, "
+        "e.g. primebench_wide: 100 released); the suite is renamed <name>_n<N>",
+    )
     p.add_argument(
         "--upstream-key",
         action="append",

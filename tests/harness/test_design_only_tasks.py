@@ -1,0 +1,76 @@
+"""The released wide suite (#72): twelve benchmarks that run in lmms-eval, five of them
+design-only; its generated folder; the size a user picks (``tasks lmms-eval --design-items``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from harness_adapters.harnesses.lmms_eval import task_path
+from harness_adapters.suites.released import resolve_suite
+from primebench_tasks.data.cards import design_only_cards
+from primebench_tasks.errors import InputError
+from primebench_tasks.suite.content_design import DESIGN_ONLY_ITEMS
+from tests.extras import requires
+
+
+def test_the_wide_suite_is_the_flagship_plus_the_cards_design_only_benchmarks():
+    wide, flagship = resolve_suite("primebench_wide"), resolve_suite("primebench")
+    assert wide.benchmarks == flagship.benchmarks  # the same items, panels and ranks
+    names = [e.name for e in wide.design_only]
+    assert names == [c.name for c in design_only_cards("primebench_wide")]
+    assert len(wide.benchmarks) + len(names) >= 12
+    for e in wide.design_only:
+        assert e.design.n == DESIGN_ONLY_ITEMS and e.design.pool is None
+        assert e.upstream is not None and e.lmms_eval_task == e.upstream["task"]
+    folder = task_path() / "primebench_wide"
+    designs = json.loads((folder / "primebench_designs.json").read_text())
+    assert sorted(designs) == sorted(f"primebench_wide_{n.lower()}" for n in names)
+    yaml = (folder / "primebench_wide_mmstar.yaml").read_text()
+    assert "dataset_path: Lin-Chen/MMStar" in yaml and "design_only: true" in yaml
+    # every lmms-eval task of the suite is in one of its category groups
+    groups = (folder / "primebench_wide.yaml").read_text()
+    assert "primebench_wide_comprehensive" in groups and "primebench_wide_hallucination" in groups
+
+
+def test_a_suite_sized_by_the_user_is_another_version_under_another_name():
+    wide = resolve_suite("primebench_wide")
+    small = wide.with_design_items(40)
+    assert small.name == "primebench_wide_n40" and small.version != wide.version
+    assert {e.design.n for e in small.design_only} == {40}
+    assert small.benchmarks == wide.benchmarks
+    with pytest.raises(InputError, match="no design-only benchmark"):
+        resolve_suite("primebench").with_design_items(40)
+
+
+@requires("lmms", "lmms_eval")  # the tasks are written from the upstream task YAMLs
+def test_tasks_lmms_eval_writes_the_sized_suite_and_says_its_interval(tmp_path):
+    out = tmp_path / "tasks"
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "primebench_tasks.cli",
+            "tasks",
+            "lmms-eval",
+            "--manifest",
+            "primebench_wide",
+            "--design-items",
+            "40",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "draw 40 items each" in r.stdout and "±0.130" in r.stdout
+    assert "--tasks primebench_wide_n40" in r.stdout
+    designs = json.loads((out / "primebench_designs.json").read_text())
+    assert {d["n"] for d in designs.values()} == {40}
+    manifest = json.loads((out / "primebench_manifest.json").read_text())
+    assert manifest["name"] == "primebench_wide_n40"
