@@ -366,6 +366,37 @@ def coverage_table(manifest: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def wide_table(manifest: SuiteManifest) -> str:
+    """The table (docs/harnesses.md) of the released wide suite's design-only benchmarks: what
+    each card says (metric, strata, key), the size and its interval, where its ranks come from
+    and whether its estimate has model assistance (generated, checked by a test)."""
+    from primebench_tasks.place.standing import LEADERBOARD, LEADERBOARD_COLUMNS
+    from primebench_tasks.suite.content_design import interval_width
+
+    lines = [
+        "| benchmark | category | metric | lmms-eval task | strata | content key | items "
+        "(90 % interval) | ranks | model assistance |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for e in manifest.design_only:
+        d = e.design
+        key = ", ".join(d.key_fields) + (
+            f" + image hash of `{d.image_field}`" if d.image_field else ""
+        )
+        column = LEADERBOARD_COLUMNS.get(e.vlmeval_dataset or "")
+        ranks = (
+            f"leaderboard `{LEADERBOARD}` (`{column}`): all and its year's models"
+            if column
+            else "none (no reference runs; not on the leaderboard)"
+        )
+        lines.append(
+            f"| {e.name} | {e.category} | {e.metric} | `{e.lmms_eval_task}` | "
+            f"{f'`{d.strata_field}`' if d.strata_field else 'one stratum'} | {key} | "
+            f"{d.n} (±{interval_width(d.n) / 2:.3f} at most) | {ranks} | none: the design alone |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def _differences(a: Path, b: Path) -> list[str]:
     cmp = filecmp.dircmp(a, b)
     diff = [f"{a / n}" for n in cmp.left_only + cmp.right_only + cmp.diff_files]
@@ -380,7 +411,15 @@ def main() -> None:
     ap.add_argument(
         "--table", action="store_true", help="print the coverage table of docs/harnesses.md"
     )
+    ap.add_argument(
+        "--wide-table",
+        action="store_true",
+        help="print the design-only table of docs/harnesses.md",
+    )
     args = ap.parse_args()
+    if args.wide_table:
+        print(wide_table(SuiteManifest.read(Path("task_configs/suites") / f"{WIDE}.json")), end="")
+        return
     if args.table:
         print(coverage_table(primebench_manifest()[0]), end="")
         return
