@@ -219,13 +219,21 @@ def write_placement(
     ``lmms_eval_code``: the run asked its items through lmms-eval's task code (lmms-eval, the
     vLLM runner), so the suite's benchmarks that it has no lmms-eval task for are not asked of
     it (``no_lmms_eval_task``: missing with the reason, not an error)."""
-    from primebench_tasks.place.design_only import design_answers
+    from primebench_tasks.place.design_only import RUN_ONLY_IN_LMMS_EVAL, design_answers
 
     manifest = find_manifest(version, suite)
     design = design_answers(records, manifest)
     new, missing = score_frame(
         records, manifest, allow_partial, lmms_eval_excused(manifest) if lmms_eval_code else None
     )
+    for model in new.index:  # a design-only benchmark the run did not draw: said, not an error
+        for e in manifest.design_only:
+            if str(model) not in (design[e.name].scores if e.name in design else {}):
+                missing.setdefault(str(model), {})[e.name] = {
+                    "of": e.design.n,
+                    "missing": e.design.n,
+                    "why": RUN_ONLY_IN_LMMS_EVAL,
+                }
     return write_report(
         manifest,
         new,

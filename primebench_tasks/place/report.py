@@ -235,7 +235,10 @@ def report_markdown(doc: Placement) -> str:
             lines += [
                 "",
                 "Missing items: "
-                + "; ".join(f"{b}: {v['missing']} of {v['of']}" for b, v in missing[model].items()),
+                + "; ".join(
+                    f"{b}: {v['missing']} of {v['of']}" + (f" ({v['why']})" if v.get("why") else "")
+                    for b, v in missing[model].items()
+                ),
             ]
         lines.append("")
     return "\n".join(lines)
