@@ -48,10 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    from harness_adapters.engines.vllm.adaptive_session import run_adaptive
     from harness_adapters.engines.vllm.backends import Adapter, OfflineBackend
     from harness_adapters.engines.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
-    from harness_adapters.run.adaptive_loop import AdaptiveSettings, item_pools
+    from harness_adapters.run.adaptive_loop import AdaptiveSettings, item_pools, run_adaptive
     from harness_adapters.run.records import RecordFile
     from harness_adapters.run.request import EngineSettings, RunRequest
     from harness_adapters.run.static_loop import run_variants

@@ -333,9 +333,8 @@ def run_adaptive_phase(
 ) -> dict[str, Any]:
     """``primebench run --adaptive`` against a static run of the same number of items per
     variant on one engine (issue #29's goal: adaptive ≤ 1.15× the static wall time)."""
-    from harness_adapters.engines.vllm.adaptive_session import run_adaptive
     from harness_adapters.engines.vllm.backends import OfflineBackend
-    from harness_adapters.run.adaptive_loop import AdaptiveSettings
+    from harness_adapters.run.adaptive_loop import AdaptiveSettings, run_adaptive
     from harness_adapters.run.records import RecordFile
     from harness_adapters.run.request import RunRequest
     from harness_adapters.run.static_loop import run_variants

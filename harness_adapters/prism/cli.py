@@ -6,8 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.engines.vllm.cli_options import adapter_specs, reference_panel
-from harness_adapters.run.options import say
+from harness_adapters.run.options import adapter_specs, reference_panel, say
 from primebench_tasks.errors import InputError, PrimeBenchError
 
 JUDGE_HELP = "vllm:MODEL_DIR | vllm-server:MODEL@URL | openai:MODEL@URL | rules (default: rules)"

@@ -4,8 +4,9 @@ the most about it, and its test of a benchmark stops when the predicted full-ben
 known to ``--target-width`` (90 % interval) or after ``--max-items``
 (:class:`~primebench_tasks.adaptive.benchmark.AdaptiveBenchmark` under the default
 :class:`~primebench_tasks.adaptive.policy.AdaptivePolicy`). A round is sent to a
-:data:`RoundExecutor` — the vLLM engine or server (:mod:`harness_adapters.engines.vllm.adaptive_session`),
-lmms-eval's or VLMEvalKit's own code (their ``adaptive`` drivers) — which appends the records.
+:data:`RoundExecutor` — an engine's backend (:func:`run_adaptive`, :func:`engine_executor`: the vLLM
+engine or server, any installed engine), lmms-eval's or VLMEvalKit's own code (their ``adaptive``
+drivers) — which appends the records.
 
 The item pool is every item of each suite benchmark in its reference panel, not only the static
 suite's items: asked from the panel's content (question, answer, image), or — the flagship's
@@ -276,6 +277,60 @@ def harness_round_records(
             }
         )
     return rows
+
+
+def engine_executor(
+    req: RunRequest, start: Callable[[], Any], backend: Any = None
+) -> RoundExecutor:
+    """The round executor of an engine: ``backend``, else the one ``start()`` builds on the
+    first round that asks something; one batch per variant per round, through the run's loop."""
+    from harness_adapters.run.static_loop import run_variants
+
+    engine: list[Any] = [backend]
+
+    def execute(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
+        for a, docs in asks.items():
+            if not docs:
+                continue
+            if engine[0] is None:
+                engine[0] = start()
+            run_variants(
+                engine[0],
+                docs,
+                req.model_name,
+                [a],
+                records,
+                req.suite["version"],
+                batch_size=len(docs),
+                progress=None,
+            )
+
+    return execute
+
+
+def run_adaptive(
+    req: RunRequest,
+    panels: Mapping[str, Panel],
+    settings: AdaptiveSettings,
+    progress: Callable[[str], None] | None = None,
+    backend: Any = None,
+    engine: Any = None,
+) -> dict[str, Any]:
+    """``primebench run --adaptive``: every variant of ``req`` tested adaptively, the rounds sent
+    to ``engine`` (an :class:`~harness_adapters.run.engine.Engine`; default the installed
+    default engine, vLLM) — to ``backend`` when given, else to the engine's backend, built on
+    the first round that asks something; see :func:`run_adaptive_rounds`."""
+    from harness_adapters.run.engine import engine_named
+
+    checked = (engine or engine_named()).check(req)
+    return run_adaptive_rounds(
+        req,
+        panels,
+        settings,
+        executor=engine_executor(req, checked.start, backend),
+        spec=dict(checked.spec),
+        progress=progress,
+    )
 
 
 def run_adaptive_rounds(

@@ -1,11 +1,22 @@
-"""The generation interface an engine offers a run (docs/architecture.md, "The adapters")."""
+"""What an engine offers a run (docs/architecture.md, "The adapters"): the generation interface
+(:class:`Backend`, :class:`Generation`) and the engine protocol (:class:`Engine`, found by entry
+point and checked by :func:`check_engine`, as harnesses are by ``check_harness``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+import argparse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from harness_adapters.run.messages import Messages
+from primebench_tasks.errors import ConfigError, PrimeBenchError
+
+if TYPE_CHECKING:
+    from harness_adapters.run.messages import Messages
+    from harness_adapters.run.records import RecordFile
+    from harness_adapters.run.request import RunRequest
+    from harness_adapters.run.static_loop import RunSummary
+    from harness_adapters.suites.documents import SuiteDoc
 
 
 class Generation(str):
@@ -50,3 +61,103 @@ class Backend(Protocol):
         max_new_tokens: int | None = None,
         regex: str | None = None,
     ) -> list[str | Exception]: ...
+
+
+# ---------------------------------------------------------------------- the engine protocol
+
+ENGINE_GROUP = "primebench.engines"
+"""The entry-point group engines are found in (``vllm = harness_adapters.engines.vllm.engine:
+ENGINE``); the run never imports an engine."""
+DEFAULT_ENGINE = "vllm"
+"""The engine ``primebench run`` and ``rank-variants`` use without ``--engine``."""
+
+
+@dataclass(frozen=True)
+class CheckedRun:
+    """An engine's answer to a run request, before anything is asked (#73):
+
+    - ``spec``: the run spec to freeze (``run_spec.json``, schema ``primebench.run/1``: the run
+      conditions, the adapters and what of each is applied, the prompt and decoding —
+      :func:`~harness_adapters.run.request.base_spec` gives its common part); a resume must
+      match it;
+    - ``start()``: the engine's :class:`Backend`, called only when something is left to ask;
+    - ``whole_run(docs, records, progress)``: where the engine runs a whole static request
+      itself (vLLM on Ray: its replicas) instead of the run's loop; None: the loop."""
+
+    spec: Mapping[str, Any]
+    start: Callable[[], Backend]
+    whole_run: (
+        Callable[[Sequence[SuiteDoc], RecordFile, Callable[[str], None] | None], RunSummary] | None
+    ) = None
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What an engine plugs into ``primebench run`` and ``rank-variants`` (static, adaptive, the
+    variant race): the loops, the records and the reports are the run's (``harness_adapters.run``).
+
+    - ``name``, ``summary``: how users name it (``--engine NAME``) and one line on it;
+    - ``add_options(parser)``: its own options on the run verbs (the run's are there already);
+    - ``request_fields(args)``: the :class:`~harness_adapters.run.request.RunRequest` fields its
+      options set (backend, engine settings, server, replicas, ...);
+    - ``check(req)``: the model and adapters checked before anything starts, and the
+      :class:`CheckedRun` (spec, how to start it, a whole run where it has one)."""
+
+    name: str
+    summary: str
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def request_fields(self, args: argparse.Namespace) -> dict[str, Any]: ...
+
+    def check(self, req: RunRequest) -> CheckedRun: ...
+
+
+def check_engine(obj: Any, where: str) -> Engine:
+    """``obj`` if it is an :class:`Engine`; else an error naming ``where`` (its entry point) and
+    what it lacks."""
+    lacking = [
+        a
+        for a in ("name", "summary", "add_options", "request_fields", "check")
+        if not hasattr(obj, a)
+    ]
+    if lacking or not isinstance(obj, Engine):
+        raise PrimeBenchError(
+            f"{where} is not a PRIMEBench engine: it lacks {', '.join(lacking) or 'nothing'} "
+            "(harness_adapters.run.engine.Engine: name, summary, add_options, request_fields, "
+            "check)"
+        )
+    if not isinstance(obj.name, str) or not obj.name:
+        raise PrimeBenchError(f"{where}: an engine's name must be a non-empty string")
+    return obj
+
+
+def engines(entry_points: Sequence[Any] | None = None) -> dict[str, Engine]:
+    """Every installed engine by name (``entry_points``: the ones to load instead of the
+    installed group, for tests); two of one name, or an object that is not an engine, are errors
+    naming the entry point."""
+    if entry_points is None:
+        from importlib.metadata import entry_points as installed
+
+        unique = {(e.name, e.value): e for e in installed(group=ENGINE_GROUP)}
+        entry_points = [unique[k] for k in sorted(unique)]
+    out: dict[str, Engine] = {}
+    for ep in entry_points:
+        obj = check_engine(ep.load(), f"entry point {ep.name} = {ep.value} ({ENGINE_GROUP})")
+        if obj.name in out:
+            raise PrimeBenchError(f"two engines are named {obj.name!r} (entry point {ep.value})")
+        out[obj.name] = obj
+    return out
+
+
+def engine_named(name: str | None = None) -> Engine:
+    """The installed engine ``name`` (default :data:`DEFAULT_ENGINE`); an unknown name is an
+    error naming the installed ones."""
+    found = engines()
+    want = name or DEFAULT_ENGINE
+    if want not in found:
+        raise ConfigError(
+            f"no engine {want!r} is installed (installed: {sorted(found) or 'none'}); "
+            + ("pip install -e '.[vllm]'" if want == DEFAULT_ENGINE else "install its package")
+        )
+    return found[want]

@@ -6,6 +6,7 @@ reports")."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,31 @@ class RunRequest:
     def variants(self) -> list[str | None]:
         base: list[str | None] = [None] if self.include_base else []
         return base + sorted(self.adapters)
+
+
+def base_spec(
+    req: RunRequest, conditions: Mapping[str, Any], adapters: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The run spec every engine freezes (schema :data:`RUN_SCHEMA`): the suite, the model, the
+    prompt kwargs and decoding the run's requests are built with, the engine's ``conditions``
+    (harness, backend and versions, prompt, decoding, suite: shown in the placement report) and
+    its ``adapters`` (name → path, rank, weights digest, what is applied)."""
+    from harness_adapters.suites.prompt import GENERATION, PROMPT_KWARGS
+
+    return {
+        "conditions": dict(conditions),
+        "schema": RUN_SCHEMA,
+        "suite": req.suite["version"],
+        "suite_name": req.suite["name"],
+        "model": req.model_name,
+        "model_path": str(req.model),
+        "prompt_kwargs": PROMPT_KWARGS,
+        "generation": {
+            **GENERATION,
+            "max_new_tokens": req.max_new_tokens or GENERATION["max_new_tokens"],
+        },
+        "adapters": dict(adapters),
+    }
 
 
 _SPEC_FIELDS: dict[str, type | tuple[type, ...]] = {

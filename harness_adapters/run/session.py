@@ -1,7 +1,8 @@
 """One run session, whatever engine answers it: run every variant over the suite's documents,
 then write the reports (``primebench run`` / ``primebench rank-variants``). The engine
-(:mod:`harness_adapters.engines.vllm.engine`) checks its inputs, freezes the spec this module's
-caller passes, and says how to start it; the loop and the reports are the run's.
+(an :class:`~harness_adapters.run.engine.Engine`: vLLM's, found by entry point) checks its inputs,
+gives the spec this module freezes, and says how to start it; the loop and the reports are the
+run's.
 
 Output directory::
 
@@ -24,7 +25,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from harness_adapters.run.engine import Backend
+from harness_adapters.run.engine import Backend, Engine
 from harness_adapters.run.records import RecordFile, failure_digest, variant_name
 from harness_adapters.run.report import RESPONSE_COLUMNS
 from harness_adapters.run.request import RunRequest, freeze_spec, read_run_spec
@@ -38,6 +39,44 @@ from primebench_tasks.place.variants import CEILING_BAR, rank_variants, variant_
 from primebench_tasks.report.plots import variants_plot
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.suite.manifest import SuiteManifest
+
+
+def execute(
+    req: RunRequest,
+    panel: Panel | None,
+    progress: Callable[[str], None] | None = None,
+    backend: Backend | None = None,
+    engine: Engine | None = None,
+) -> RunSummary:
+    """``primebench run`` (static): ``engine`` (default: the installed default engine, vLLM)
+    checks the model and adapters and gives the spec; then :func:`run_static` on the suite's
+    documents, under the run folder's lock — on ``backend`` when given, else on the engine's
+    (or the engine's whole run: Ray's replicas). ``panel``: the reference panel the user gave,
+    None for the suite's own (every source panel of a multi-source suite)."""
+    from harness_adapters.run.engine import engine_named
+    from harness_adapters.run.report import reference_panels
+    from harness_adapters.run.request import run_lock
+    from harness_adapters.suites.documents import suite_docs
+
+    engine = engine or engine_named()
+    docs = suite_docs(req.suite, reference_panels(req.suite, panel), req.data)
+    checked = engine.check(req)
+    whole = checked.whole_run
+
+    def on_whole(records: RecordFile) -> RunSummary:
+        assert whole is not None
+        return whole(docs, records, progress)
+
+    with run_lock(req.out):
+        return run_static(
+            req,
+            docs,
+            checked.spec,
+            checked.start,
+            progress,
+            backend,
+            None if whole is None else on_whole,
+        )
 
 
 def run_static(
@@ -293,3 +332,44 @@ def variant_flags(
     flagged = {n: models[n].misfit_benchmarks() if n in models else [] for n in names}
     answers = {n: list(models[n].suite.answers) if n in models else [] for n in names}
     return flagged, answers
+
+
+def place_variant(
+    backend: Backend,
+    suite: SuiteManifest,
+    panel: Panel | None,
+    out: Path,
+    model_name: str,
+    adapter: str,
+    batch_size: int = 32,
+    datasets: Mapping[str, str | Path] | None = None,
+    notes: Sequence[str] | None = None,
+    conditions: Mapping[str, Any] | None = None,
+) -> tuple[Any, str]:
+    """Ask one variant (``adapter`` of ``model_name``) the suite's items on ``backend``
+    (records appended to ``out/records.jsonl``, resumable) and place it through the one
+    placement path (:func:`~harness_adapters.run.report.write_report`; its report in
+    ``out/checkpoints/<adapter>/``). Returns (the :class:`~primebench_tasks.place.result.Placement`,
+    the variant's name) — what a training callback logs from."""
+    from harness_adapters.run.report import missing_items, reference_panels, write_report
+    from harness_adapters.suites.documents import suite_docs
+
+    records = RecordFile(Path(out) / "records.jsonl")
+    docs = suite_docs(suite, reference_panels(suite, panel), datasets)
+    run_variants(
+        backend, docs, model_name, [adapter], records, suite["version"], batch_size, progress=None
+    )
+    variant = variant_name(model_name, adapter)
+    scores, _ = recorded_scores(records, [variant], suite)
+    placement = write_report(
+        suite,
+        scores,
+        missing_items(scores),
+        Path(out) / "checkpoints" / adapter,
+        panel,
+        notes={variant: list(notes)} if notes else None,
+        conditions=conditions,
+        responses=recorded_responses(records, [variant]),
+        guessing=True,  # scored as the runner scores (upstream benchmarks: lmms-eval's code)
+    )
+    return placement, variant

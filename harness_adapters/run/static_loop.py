@@ -92,7 +92,7 @@ def run_variants(
                 continue
             base = {"model": name, "adapter": adapter, "condition": "vl", "suite": suite_version}
             rows: list[dict[str, Any]] = [
-                _failed(base, d, err) for d, _m, err in mine if err is not None
+                failed_record(base, d, err) for d, _m, err in mine if err is not None
             ]
             sendable = [(d, m) for d, m, err in mine if err is None and m is not None]
             if sendable:
@@ -101,12 +101,12 @@ def run_variants(
                 per_item = (time.perf_counter() - t0) / len(sendable)
                 for (d, _), out in zip(sendable, outs, strict=True):
                     if isinstance(out, Exception):
-                        rows.append(_failed(base, d, f"{type(out).__name__}: {out}"))
+                        rows.append(failed_record(base, d, f"{type(out).__name__}: {out}"))
                         continue
                     rows.append(
                         {
                             **base,
-                            **_ids(d),
+                            **item_fields(d),
                             "status": "ok",
                             "response": str(out),
                             **d.parse(str(out)),
@@ -131,7 +131,8 @@ def run_variants(
     return summary
 
 
-def _ids(d: SuiteDoc) -> dict[str, Any]:
+def item_fields(d: SuiteDoc) -> dict[str, Any]:
+    """The record fields that say which item a line is (benchmark, category, item id, answer)."""
     return {
         "benchmark": d.benchmark,
         "category": d.category,
@@ -140,10 +141,11 @@ def _ids(d: SuiteDoc) -> dict[str, Any]:
     }
 
 
-def _failed(base: dict[str, Any], d: SuiteDoc, error: str) -> dict[str, Any]:
+def failed_record(base: dict[str, Any], d: SuiteDoc, error: str) -> dict[str, Any]:
+    """A failed item's record line (``base``: the variant's fields; asked again on resume)."""
     return {
         **base,
-        **_ids(d),
+        **item_fields(d),
         "status": "failed",
         "response": None,
         "score": None,

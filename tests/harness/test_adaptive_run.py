@@ -12,9 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness_adapters.engines.vllm.adaptive_session import run_adaptive
 from harness_adapters.lmms_eval_upstream.functions import doc_to_text, exact_answer_score
-from harness_adapters.run.adaptive_loop import AdaptiveSettings
+from harness_adapters.run.adaptive_loop import AdaptiveSettings, run_adaptive
 from harness_adapters.run.records import RecordFile
 from harness_adapters.run.request import RunRequest
 from harness_adapters.suites.documents import benchmark_rows
@@ -66,7 +65,7 @@ def _req(model, suite, out):
 def static_run(tmp_path, mathvision, suite):
     """A static run of ``suite`` by the held-out model into ``tmp_path/run``: its request and
     the reference panel without that model."""
-    from harness_adapters.engines.vllm.engine import execute
+    from harness_adapters.run.session import execute
 
     model = tmp_path / "model"
     model.mkdir()
@@ -219,7 +218,7 @@ def _adapter_dir(path: Path) -> Path:
 
 
 def test_rank_variants_adaptive_separates_and_resumes(tmp_path, mathvision, suite20):
-    from harness_adapters.engines.vllm.adaptive_session import rank_variants_adaptive
+    from harness_adapters.run.race_loop import rank_variants_adaptive
 
     model = tmp_path / "model"
     model.mkdir()
@@ -430,8 +429,8 @@ def test_a_second_run_into_a_held_folder_is_refused(setup, mathvision, tmp_path)
     which would ask the same items twice, move an adaptive run's budget (#54: a static run
     into a held folder wrote 95 records into it) and, under lmms-eval, share its round folders.
     Once the holder is gone (killed: the kernel drops its lock), the same run goes through."""
-    from harness_adapters.engines.vllm.adaptive_session import rank_variants_adaptive
-    from harness_adapters.engines.vllm.engine import execute
+    from harness_adapters.run.race_loop import rank_variants_adaptive
+    from harness_adapters.run.session import execute
     from primebench_tasks.data.folder_lock import FolderLockedError
     from tests.conftest import run_lock_held_elsewhere
 

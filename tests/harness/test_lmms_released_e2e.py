@@ -315,11 +315,10 @@ def test_the_vllm_runner_runs_and_places_the_flagship_as_lmms_eval_does(released
     datasets (--dataset), asked with lmms-eval's own prompts
     and images, scored by the upstream code; the same responses give the same item scores and
     the same report as ``primebench place`` on the lmms-eval run."""
-    from harness_adapters.engines.vllm.engine import execute
     from harness_adapters.run.messages import chat_messages
     from harness_adapters.run.records import RecordFile
     from harness_adapters.run.request import RunRequest
-    from harness_adapters.run.session import write_run_report
+    from harness_adapters.run.session import execute, write_run_report
     from harness_adapters.suites.documents import suite_docs
     from primebench_tasks.cli import main
 

@@ -9,11 +9,10 @@ import json
 import numpy as np
 import pytest
 
-from harness_adapters.engines.vllm.engine import execute
 from harness_adapters.run.engine import Generation
 from harness_adapters.run.records import RecordFile
 from harness_adapters.run.request import RunRequest
-from harness_adapters.run.session import write_run_report
+from harness_adapters.run.session import execute, write_run_report
 from primebench_tasks.pipeline.manifest import build_manifest
 
 REASONING = (

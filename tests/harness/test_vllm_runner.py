@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 
 from harness_adapters.engines.vllm.backends import ServerBackend, check_adapter, check_model
-from harness_adapters.engines.vllm.engine import execute
 from harness_adapters.lmms_eval_upstream.functions import doc_to_text
 from harness_adapters.run.errors import BackendError
 from harness_adapters.run.messages import chat_messages
 from harness_adapters.run.records import RecordFile
 from harness_adapters.run.request import RunRequest
-from harness_adapters.run.session import write_run_report, write_variant_report
+from harness_adapters.run.session import execute, write_run_report, write_variant_report
 from harness_adapters.run.static_loop import run_variants
 from harness_adapters.suites.documents import SuiteDoc, suite_docs
 from harness_adapters.suites.prompt import PROMPT_KWARGS

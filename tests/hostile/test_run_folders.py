@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from harness_adapters.engines.vllm.adaptive_session import rank_variants_adaptive, run_adaptive
-from harness_adapters.engines.vllm.engine import execute
-from harness_adapters.run.adaptive_loop import AdaptiveSettings
+from harness_adapters.run.adaptive_loop import AdaptiveSettings, run_adaptive
 from harness_adapters.run.errors import BackendError
+from harness_adapters.run.race_loop import rank_variants_adaptive
 from harness_adapters.run.records import RecordFile
 from harness_adapters.run.request import RunRequest
+from harness_adapters.run.session import execute
 from tests.harness.conftest import mathvision, suite20  # noqa: F401 - the fixtures
 from tests.harness.test_adaptive_run import (
     BENCH,

@@ -22,10 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.run.engine import Generation
-from harness_adapters.run.errors import BackendError
-from harness_adapters.run.messages import Messages
-from harness_adapters.run.request import EngineSettings
+from harness_adapters.run.plug import BackendError, EngineSettings, Generation, Messages
 from harness_adapters.suites.prompt import GENERATION
 
 

@@ -1,7 +1,9 @@
 """The vLLM engine's side of a run: its recorded conditions, the model's and adapters' checks
 (:mod:`~harness_adapters.engines.vllm.lora_scope`), the spec it freezes, and the backend it
 starts (offline engine, server client, Ray replicas). The session itself — the loop, the
-records, the reports — is the run layer's (:mod:`harness_adapters.run.session`)."""
+records, the reports — is the run layer's (:mod:`harness_adapters.run.session`); this engine plugs
+into it (:class:`~harness_adapters.engines.vllm.plugin.VllmEngine`, the ``primebench.engines``
+entry point ``vllm``, calls :func:`check_run`)."""
 
 from __future__ import annotations
 
@@ -17,15 +19,17 @@ from harness_adapters.engines.vllm.backends import (
     check_model,
 )
 from harness_adapters.engines.vllm.lora_scope import LoraPlan, check_adapters, check_server_adapters
-from harness_adapters.run.errors import BackendError
-from harness_adapters.run.records import RecordFile
-from harness_adapters.run.request import RUN_SCHEMA, RunRequest, run_lock
-from harness_adapters.run.session import run_static
-from harness_adapters.run.static_loop import RunSummary
-from harness_adapters.run.versions import installed_version
-from harness_adapters.suites.documents import SuiteDoc, suite_docs
-from harness_adapters.suites.prompt import GENERATION, PROMPT_KWARGS
-from primebench_tasks.data.panel import Panel
+from harness_adapters.run.plug import (
+    BackendError,
+    CheckedRun,
+    RecordFile,
+    RunRequest,
+    RunSummary,
+    SuiteDoc,
+    base_spec,
+    installed_version,
+)
+from harness_adapters.suites.prompt import GENERATION
 
 
 def run_conditions(req: RunRequest) -> dict[str, Any]:
@@ -79,20 +83,13 @@ def adapter_weights_digest(path: Path) -> str | None:
 
 
 def run_spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> dict[str, Any]:
+    """The run spec of a vLLM run: the run's common spec (:func:`base_spec`) with the vLLM
+    conditions and every adapter's path, rank, weights digest and what of it is applied."""
     applied = plan.spec()
-    return {
-        "conditions": run_conditions(req),
-        "schema": RUN_SCHEMA,
-        "suite": req.suite["version"],
-        "suite_name": req.suite["name"],
-        "model": req.model_name,
-        "model_path": str(req.model),
-        "prompt_kwargs": PROMPT_KWARGS,
-        "generation": {
-            **GENERATION,
-            "max_new_tokens": req.max_new_tokens or GENERATION["max_new_tokens"],
-        },
-        "adapters": {
+    return base_spec(
+        req,
+        run_conditions(req),
+        {
             a.name: {
                 "path": str(a.path),
                 "rank": a.rank,
@@ -102,7 +99,7 @@ def run_spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> di
             }
             for a in adapters
         },
-    }
+    )
 
 
 def check_inputs(req: RunRequest) -> tuple[list[Adapter], LoraPlan]:
@@ -136,27 +133,20 @@ def check_inputs(req: RunRequest) -> tuple[list[Adapter], LoraPlan]:
     return adapters, plan
 
 
-def execute(
-    req: RunRequest,
-    panel: Panel | None,
-    progress: Callable[[str], None] | None = None,
-    backend: Any = None,
-) -> RunSummary:
-    """``primebench run`` on vLLM: check the model and adapters, then the run layer's static
-    session (:func:`harness_adapters.run.session.run_static`) on the engine ``req`` names
-    (unless ``backend`` is given; ``--ray``: the replicas run the whole request). ``panel``: the
-    reference panel the user gave, None for the suite's own (every source panel of a
-    multi-source suite)."""
-    from harness_adapters.run.report import reference_panels
-
-    docs: list[SuiteDoc] = suite_docs(req.suite, reference_panels(req.suite, panel), req.data)
+def check_run(req: RunRequest) -> CheckedRun:
+    """The model and every adapter checked (:func:`check_inputs`), the spec, the backend
+    ``req`` names, and on Ray the replicas' whole run."""
     adapters, plan = check_inputs(req)
 
-    def on_ray(records: RecordFile) -> RunSummary:
+    def on_ray(
+        docs: Sequence[SuiteDoc],
+        records: RecordFile,
+        progress: Callable[[str], None] | None,
+    ) -> RunSummary:
         from harness_adapters.engines.vllm.ray_runner import run_on_ray
 
         return run_on_ray(
-            docs,
+            list(docs),
             req.model_name,
             str(req.model),
             adapters,
@@ -172,16 +162,13 @@ def execute(
             progress,
         )
 
-    with run_lock(req.out):
-        return run_static(
-            req,
-            docs,
-            run_spec(req, adapters, plan),
-            lambda: build_backend(req, adapters),
-            progress,
-            backend,
-            on_ray if req.backend == "ray" else None,
-        )
+    return CheckedRun(
+        spec=run_spec(req, adapters, plan),
+        start=lambda: build_backend(req, adapters),
+        # a static run on Ray: the replicas run the whole request (adaptive rounds go to a
+        # pool of long-lived engines: build_backend)
+        whole_run=on_ray if req.backend == "ray" else None,
+    )
 
 
 def build_backend(req: RunRequest, adapters: Sequence[Adapter]) -> Any:

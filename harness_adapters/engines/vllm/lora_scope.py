@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.run.errors import BackendError
+from harness_adapters.run.plug import BackendError
 
 LANGUAGE, TOWER, CONNECTOR = "language", "tower", "connector"
 

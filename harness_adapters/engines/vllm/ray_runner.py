@@ -37,11 +37,17 @@ from dataclasses import asdict
 from typing import Any
 
 from harness_adapters.engines.vllm.backends import Adapter
-from harness_adapters.run.errors import BackendError
-from harness_adapters.run.messages import ItemInputError, chat_messages
-from harness_adapters.run.records import RecordFile, variant_name
-from harness_adapters.run.request import EngineSettings
-from harness_adapters.run.static_loop import RunSummary, _failed, _ids
+from harness_adapters.run.plug import (
+    BackendError,
+    EngineSettings,
+    ItemInputError,
+    RecordFile,
+    RunSummary,
+    chat_messages,
+    failed_record,
+    item_fields,
+    variant_name,
+)
 from harness_adapters.suites.documents import SuiteDoc
 
 #: environment variables the replicas need as the driver has them (offline hub, vLLM CPU cache)
@@ -257,7 +263,7 @@ def run_on_ray(
             try:
                 msgs = chat_messages(d)
             except ItemInputError as exc:
-                failed_now.append(_failed(base, d, str(exc)))
+                failed_now.append(failed_record(base, d, str(exc)))
                 summary.failed[name] += 1
                 continue
             key = json.dumps([name, d.benchmark, d.item_id])
@@ -298,13 +304,13 @@ def run_on_ray(
                 d, base = by_key[str(key)]
                 name = base["model"]
                 if err:
-                    out.append(_failed(base, d, str(err)))
+                    out.append(failed_record(base, d, str(err)))
                     summary.failed[name] += 1
                     continue
                 out.append(
                     {
                         **base,
-                        **_ids(d),
+                        **item_fields(d),
                         "status": "ok",
                         "response": str(resp),
                         "score": d.score(str(resp)),

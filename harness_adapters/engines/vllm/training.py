@@ -28,12 +28,7 @@ from typing import Any
 
 from harness_adapters.engines.vllm.backends import ServerBackend
 from harness_adapters.engines.vllm.lora_scope import check_server_adapters
-from harness_adapters.run.errors import BackendError
-from harness_adapters.run.records import RecordFile, variant_name
-from harness_adapters.run.report import missing_items, reference_panels, write_report
-from harness_adapters.run.session import recorded_responses, recorded_scores
-from harness_adapters.run.static_loop import run_variants
-from harness_adapters.suites.documents import suite_docs
+from harness_adapters.run.plug import BackendError, place_variant
 from harness_adapters.suites.prompt import GENERATION
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.place.result import Placement
@@ -83,8 +78,8 @@ def evaluate_checkpoint(
     datasets: Mapping[str, str | Path] | None = None,
 ) -> dict[str, Any]:
     """Evaluate the LoRA checkpoint at ``checkpoint`` on ``suite`` through the server and place
-    it through the one placement path (:func:`~harness_adapters.run.report.write_report`: its
-    report in ``out/checkpoints/<name>/``); returns :func:`checkpoint_result` of that
+    it through the one placement path (:func:`~harness_adapters.run.session.place_variant`,
+    which writes through ``write_report``: its report in ``out/checkpoints/<name>/``); returns :func:`checkpoint_result` of that
     placement. The checkpoint is inspected first as
     ``primebench run`` inspects adapters (:func:`~harness_adapters.engines.vllm.lora_scope.
     check_server_adapters`): one that changes the vision tower or connector needs a server with
@@ -106,31 +101,24 @@ def evaluate_checkpoint(
     )
     load_adapter(base_url, name, ckpt, timeout_s)
     backend = ServerBackend(base_url, served_model, [name], timeout_s=timeout_s)
-    records = RecordFile(Path(out) / "records.jsonl")
-    panels = reference_panels(suite, panel)
-    docs = suite_docs(suite, panels, datasets)
-    run_variants(
-        backend, docs, served_model, [name], records, suite["version"], batch_size, progress=None
-    )
-    variant = variant_name(served_model, name)
-    scores, _ = recorded_scores(records, [variant], suite)
     # the one placement path: the checkpoint's report beside the records, and what the
     # callback logs read from the Placement it returns
-    placement = write_report(
+    placement, variant = place_variant(
+        backend,
         suite,
-        scores,
-        missing_items(scores),
-        Path(out) / "checkpoints" / name,
         panel,
-        notes={variant: [plan.notes[name]]} if name in plan.notes else None,
+        Path(out),
+        served_model,
+        name,
+        batch_size,
+        datasets,
+        notes=[plan.notes[name]] if name in plan.notes else None,
         conditions={
             "harness": "PrimeBenchCallback (a running vLLM server)",
             "backend": {"kind": "server", "base_url": base_url, "served_model": served_model},
             "decoding": {**GENERATION},
             "suite": suite["version"],
         },
-        responses=recorded_responses(records, [variant]),
-        guessing=True,  # scored as the runner scores (upstream benchmarks: lmms-eval's code)
     )
     return checkpoint_result(placement, variant, plan.notes.get(name))
 

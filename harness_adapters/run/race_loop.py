@@ -1,85 +1,33 @@
-"""Adaptive runs on the vLLM engine or server: ``primebench run --adaptive`` (the round loop of
-:mod:`harness_adapters.run.adaptive_loop`, each round one engine batch per variant) and ``primebench
-rank-variants --adaptive`` (every variant asked the same items until adjacent variants are
-separated). With ``--ray`` the rounds go to ``--replicas`` long-lived engines on the cluster
-(:class:`~harness_adapters.engines.vllm.ray_runner.RayEnginePool`), each round's requests split over
-them; the engines start once, not per round.
-"""
+"""The variant race, whatever engine answers it: ``primebench rank-variants --adaptive`` — every
+variant asked the same items, round by round (drawn with known probabilities, favouring those the
+variants are unsure of: :func:`~primebench_tasks.adaptive.race.race_variants`), until adjacent
+variants are separated or the budget is spent. Each round is one batch per variant on the
+engine's backend (:func:`~harness_adapters.run.adaptive_loop.engine_executor`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
-from harness_adapters.engines.vllm.backends import Adapter
-from harness_adapters.engines.vllm.engine import build_backend, check_inputs, run_spec
-from harness_adapters.engines.vllm.lora_scope import LoraPlan
 from harness_adapters.run.adaptive_loop import (
     AdaptiveSettings,
-    RoundExecutor,
+    engine_executor,
     item_pools,
     recorded_states,
-    run_adaptive_rounds,
 )
+from harness_adapters.run.engine import CheckedRun
 from harness_adapters.run.errors import BackendError
 from harness_adapters.run.records import RecordFile, failure_digest, variant_name
 from harness_adapters.run.request import RunRequest, freeze_spec, run_lock
-from harness_adapters.run.static_loop import run_variants
 from harness_adapters.suites.documents import SuiteDoc, documents_digest
 from primebench_tasks.adaptive.race import race_variants
 from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.place.defaults import N_BOOT_VARIANTS
 from primebench_tasks.report.tables import markdown_table
-
-
-def vllm_executor(
-    req: RunRequest, adapters: Sequence[Adapter], backend: Any = None
-) -> RoundExecutor:
-    """The round executor of the vLLM engine or server: ``backend``, else the one ``req`` names,
-    built on the first round that asks something; one engine batch per variant per round."""
-    engine: list[Any] = [backend]
-
-    def execute(asks: Mapping[str | None, list[SuiteDoc]], records: RecordFile) -> None:
-        for a, docs in asks.items():
-            if not docs:
-                continue
-            if engine[0] is None:
-                engine[0] = build_backend(req, adapters)
-            run_variants(
-                engine[0],
-                docs,
-                req.model_name,
-                [a],
-                records,
-                req.suite["version"],
-                batch_size=len(docs),
-                progress=None,
-            )
-
-    return execute
-
-
-def run_adaptive(
-    req: RunRequest,
-    panels: Mapping[str, Panel],
-    settings: AdaptiveSettings,
-    progress: Callable[[str], None] | None = None,
-    backend: Any = None,
-) -> dict[str, Any]:
-    """``primebench run --adaptive``: every variant of ``req`` tested adaptively, the rounds sent
-    to the vLLM engine or server (``backend``, else the one ``req`` names, built on the first
-    round that asks something); see :func:`harness_adapters.run.adaptive_loop.run_adaptive_rounds`."""
-    adapters, plan = check_inputs(req)
-    spec = run_spec(req, adapters, plan)
-    executor = vllm_executor(req, adapters, backend)
-    return run_adaptive_rounds(
-        req, panels, settings, executor=executor, spec=spec, progress=progress
-    )
-
 
 VARIANTS_SCHEMA = "primebench.adaptive_variants/1"
 
@@ -92,6 +40,7 @@ def rank_variants_adaptive(
     backend: Any = None,
     n_boot: int = N_BOOT_VARIANTS,
     seed: int = 0,
+    engine: Any = None,
 ) -> dict[str, Any]:
     """``primebench rank-variants --adaptive``: every variant is asked the same items, round by
     round (drawn with known probabilities, favouring those the variants are unsure of), until
@@ -99,11 +48,15 @@ def rank_variants_adaptive(
     spent
     (:func:`~primebench_tasks.adaptive.race.race_variants`). Resumable: the items recorded
     for any variant are completed for the others first, and the race goes on from them. Writes
-    ``adaptive_variants.json``/``.md``."""
-    adapters, plan = check_inputs(req)
+    ``adaptive_variants.json``/``.md``. ``engine``: an
+    :class:`~harness_adapters.run.engine.Engine` (default: the installed default engine, vLLM);
+    ``backend``: answers instead of the engine's backend."""
+    from harness_adapters.run.engine import engine_named
+
+    checked = (engine or engine_named()).check(req)
     with run_lock(req.out):
         return _rank_variants_adaptive(
-            req, panels, settings, progress, backend, n_boot, seed, adapters, plan
+            req, panels, settings, progress, backend, n_boot, seed, checked
         )
 
 
@@ -115,13 +68,12 @@ def _rank_variants_adaptive(
     backend: Any,
     n_boot: int,
     seed: int,
-    adapters: list[Adapter],
-    plan: LoraPlan,
+    checked: CheckedRun,
 ) -> dict[str, Any]:
     say = progress or (lambda _m: None)
     pools = item_pools(req.suite, panels, settings, data=req.data)
     req.out.mkdir(parents=True, exist_ok=True)
-    spec = run_spec(req, adapters, plan)
+    spec = dict(checked.spec)
     # a race draws by the 2PL alone: no policy
     spec["adaptive"] = {
         **asdict(settings),
@@ -131,7 +83,7 @@ def _rank_variants_adaptive(
     records = RecordFile(req.out / "records.jsonl")
     variants = req.variants()
     names = {a: variant_name(req.model_name, a) for a in variants}
-    execute = vllm_executor(req, adapters, backend)
+    execute = engine_executor(req, checked.start, backend)
 
     def send(docs_by_variant: Mapping[str | None, list[SuiteDoc]]) -> None:
         before = len(records.read())

@@ -1,0 +1,57 @@
+"""What an engine may use of the run (#73): the engine protocol and the generation interface,
+the request and record types, the run's one loop over a batch of documents (a whole-run engine
+such as Ray's replicas records through it) and the one placement of a variant (a training
+callback's). Engines import this module only (an import-linter contract holds them to it); the
+run never imports an engine — it finds them by entry point (:func:`engines`)."""
+
+from __future__ import annotations
+
+from harness_adapters.run.cpu_setup import require_cpu_ready
+from harness_adapters.run.engine import (
+    Backend,
+    CheckedRun,
+    Engine,
+    Generation,
+    check_engine,
+    engines,
+)
+from harness_adapters.run.errors import BackendError
+from harness_adapters.run.messages import ItemInputError, Messages, chat_messages
+from harness_adapters.run.records import RecordFile, variant_name
+from harness_adapters.run.request import EngineSettings, RunRequest, base_spec, engine_settings
+from harness_adapters.run.session import place_variant
+from harness_adapters.run.static_loop import (
+    RunSummary,
+    failed_record,
+    item_fields,
+    run_variants,
+)
+from harness_adapters.run.versions import installed_version
+from harness_adapters.suites.documents import SuiteDoc
+
+__all__ = [
+    "Backend",
+    "BackendError",
+    "CheckedRun",
+    "Engine",
+    "EngineSettings",
+    "Generation",
+    "ItemInputError",
+    "Messages",
+    "RecordFile",
+    "RunRequest",
+    "RunSummary",
+    "SuiteDoc",
+    "base_spec",
+    "chat_messages",
+    "check_engine",
+    "engine_settings",
+    "engines",
+    "failed_record",
+    "installed_version",
+    "item_fields",
+    "place_variant",
+    "require_cpu_ready",
+    "run_variants",
+    "variant_name",
+]

@@ -1,0 +1,162 @@
+"""Engines plug into the run (#73): the protocol, its check, the entry points, and a stub engine
+(no vLLM) that runs ``primebench run`` and ``rank-variants --adaptive`` end to end through the
+run's verbs, loops, records and reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import harness_adapters.run.engine as engine_module
+from harness_adapters.run.engine import CheckedRun, Engine, check_engine, engines
+from harness_adapters.run.request import RunRequest, base_spec
+from primebench_tasks.cli import main
+from primebench_tasks.data.panel import Panel
+from primebench_tasks.errors import PrimeBenchError
+
+
+class StubBackend:
+    """Answers MATH-Vision testmini from its answer key: the base model right on items whose id
+    is divisible by 3, adapter ``strong`` on all but every tenth, ``weak`` on every fifth."""
+
+    kind = "stub"
+
+    def __init__(self) -> None:
+        items = Panel.load_default("mathvision").items_of("MATH-Vision_MINI")
+        self.key = [
+            (str(r.question).replace("<image1>", "").strip(), str(r.item_id), str(r.answer))
+            for r in items.itertuples()
+        ]
+        self.asked = 0
+
+    def _item(self, text: str) -> tuple[str, str]:
+        hits = [(i, a) for q, i, a in self.key if q and q in text]
+        assert hits, text[:200]
+        return max(hits, key=lambda h: len(h[0]))
+
+    def generate(
+        self, messages: Any, adapter: str | None, max_new_tokens: Any = None, regex: Any = None
+    ) -> list[str | Exception]:
+        out: list[str | Exception] = []
+        for m in messages:
+            self.asked += 1
+            item, answer = self._item(m[0]["content"][-1]["text"])
+            k = int(item)
+            right = {None: k % 3 == 0, "strong": k % 10 != 0, "weak": k % 5 == 0}[adapter]
+            out.append(answer if right else "Z")
+        return out
+
+
+class StubEngine:
+    """An engine with no model: every request answered by :class:`StubBackend`."""
+
+    name = "stub"
+    summary = "answers from the answer key (tests)"
+
+    def __init__(self) -> None:
+        self.checked: list[RunRequest] = []
+
+    def add_options(self, parser: Any) -> None:
+        parser.add_argument("--stub-note", default="none")
+
+    def request_fields(self, args: Any) -> dict[str, Any]:
+        return {"backend": "stub"}
+
+    def check(self, req: RunRequest) -> CheckedRun:
+        self.checked.append(req)
+        conditions = {"harness": "primebench run (stub engine)", "backend": {"kind": "stub"}}
+        adapters = {a: {"path": p, "rank": 0} for a, p in sorted(req.adapters.items())}
+        return CheckedRun(spec=base_spec(req, conditions, adapters), start=StubBackend)
+
+
+@pytest.fixture
+def stub(monkeypatch):
+    engine = StubEngine()
+    installed = engines()
+    monkeypatch.setattr(
+        engine_module, "engines", lambda entry_points=None: {**installed, "stub": engine}
+    )
+    return engine
+
+
+def test_the_protocol_is_checked_and_names_what_is_missing():
+    assert isinstance(StubEngine(), Engine)
+    assert check_engine(StubEngine(), "x").name == "stub"
+    with pytest.raises(PrimeBenchError, match="lacks request_fields, check") as e:
+        check_engine(
+            SimpleNamespace(name="half", summary="", add_options=print), "entry point half"
+        )
+    assert "entry point half" in str(e.value)
+
+
+def test_the_installed_engines_come_by_entry_point_and_names_do_not_clash():
+    found = engines()
+    assert "vllm" in found and found["vllm"].name == "vllm"
+    ep = SimpleNamespace(name="stub", value="tests:StubEngine", load=StubEngine)
+    assert set(engines([ep])) == {"stub"}
+    with pytest.raises(PrimeBenchError, match="two engines are named 'stub'"):
+        engines([ep, ep])
+    bad = SimpleNamespace(name="bad", value="tests:object", load=object)
+    with pytest.raises(PrimeBenchError, match="is not a PRIMEBench engine"):
+        engines([bad])
+
+
+def test_an_unknown_engine_is_refused_by_name(tmp_path, capsys):
+    rc = main(
+        ["run", "--engine", "nope", "--model", "m", "--suite", "primebench_mathvision",
+         "--out", str(tmp_path / "r")]
+    )  # fmt: skip
+    assert rc == 2 and "no engine 'nope' is installed" in capsys.readouterr().err
+
+
+def test_primebench_run_on_a_stub_engine_end_to_end(tmp_path, stub, capsys):
+    out = tmp_path / "run"
+    rc = main(
+        ["run", "--engine", "stub", "--model", str(tmp_path / "base"), "--name", "base",
+         "--suite", "primebench_mathvision", "--out", str(out), "--n-boot", "50"]
+    )  # fmt: skip
+    assert rc == 0, capsys.readouterr().err
+    (req,) = stub.checked
+    assert req.backend == "stub" and req.model_name == "base"
+    spec = json.loads((out / "run_spec.json").read_text())
+    assert spec["conditions"]["harness"] == "primebench run (stub engine)"
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 100 and {r["status"] for r in records} == {"ok"}
+    # the answer key's right answers were scored right by the run's own scorer
+    assert {r["item_id"] for r in records if r["score"] == 1.0} == {
+        r["item_id"] for r in records if int(r["item_id"]) % 3 == 0
+    }
+    report = json.loads((out / "report.json").read_text())
+    assert report["schema"] == "primebench.placement/1" and set(report["models"]) == {"base"}
+    assert report["conditions"]["backend"] == {"kind": "stub"}
+    # a rerun resumes: nothing left to ask, the same report
+    first = (out / "report.json").read_bytes()
+    assert main(
+        ["run", "--engine", "stub", "--model", str(tmp_path / "base"), "--name", "base",
+         "--suite", "primebench_mathvision", "--out", str(out), "--n-boot", "50"]
+    ) == 0  # fmt: skip
+    assert (out / "report.json").read_bytes() == first
+
+
+def test_rank_variants_adaptive_on_a_stub_engine_end_to_end(tmp_path, stub, capsys):
+    for name in ("strong", "weak"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "adapter_config.json").write_text("{}")
+    out = tmp_path / "race"
+    rc = main(
+        ["rank-variants", "--engine", "stub", "--base", str(tmp_path / "base"), "--name", "base",
+         "--adapters", str(tmp_path / "strong"), str(tmp_path / "weak"),
+         "--suite", "primebench_mathvision", "--out", str(out), "--adaptive",
+         "--max-items", "60", "--round-size", "20", "--n-boot", "50"]
+    )  # fmt: skip
+    assert rc == 0, capsys.readouterr().err
+    doc = json.loads((out / "adaptive_variants.json").read_text())
+    assert doc["schema"] == "primebench.adaptive_variants/1"
+    order = [r["variant"] for r in doc["ranking"]]
+    assert order[0] == "base+strong" and order[-1] in ("base+weak", "base")
+    assert 0 < doc["items"]["MATH-Vision_MINI"] <= 60
+    assert Path(out / "adaptive_variants.md").read_text().startswith("# Variants of base")
