@@ -17,8 +17,14 @@ from harness_adapters.run.engine import (
 )
 from harness_adapters.run.errors import BackendError
 from harness_adapters.run.messages import ItemInputError, Messages, chat_messages
-from harness_adapters.run.records import RecordFile, variant_name
-from harness_adapters.run.request import EngineSettings, RunRequest, base_spec, engine_settings
+from harness_adapters.run.records import RecordFile, records_lock, variant_name
+from harness_adapters.run.request import (
+    EngineSettings,
+    RunRequest,
+    base_spec,
+    engine_settings,
+    run_lock,
+)
 from harness_adapters.run.session import place_variant
 from harness_adapters.run.static_loop import (
     RunSummary,
@@ -51,7 +57,9 @@ __all__ = [
     "installed_version",
     "item_fields",
     "place_variant",
+    "records_lock",
     "require_cpu_ready",
+    "run_lock",
     "run_variants",
     "variant_name",
 ]

@@ -21,7 +21,17 @@ def test_the_callback_imports_no_placement_module_of_its_own():
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     for own in ("place.misfit", "place.responses", "place.variants"):
         assert not any(m.endswith(own) for m in imported), own
-    assert "harness_adapters.run.report" in imported  # write_report
+    # the run's one placement of a variant (place_variant writes through write_report), and
+    # nothing of the run but its plug surface
+    assert "harness_adapters.run.plug" in imported
+    assert not any(
+        m.startswith("harness_adapters.run.") for m in imported - {"harness_adapters.run.plug"}
+    )
+    import inspect
+
+    from harness_adapters.run.session import place_variant
+
+    assert "write_report(" in inspect.getsource(place_variant)
 
 
 def test_checkpoint_result_is_read_from_the_placement(tmp_path, mathvision, suite20):  # noqa: F811

@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.run.plug import BackendError, EngineSettings, Generation, Messages
+from harness_adapters.run.plug import (
+    BackendError,
+    EngineSettings,
+    Generation,
+    Messages,
+    require_cpu_ready,
+)
 from harness_adapters.suites.prompt import GENERATION
 
 
@@ -179,7 +185,6 @@ class OfflineBackend:
         self.settings = settings or EngineSettings()
         self.max_new_tokens = max_new_tokens
         s = self.settings
-        from harness_adapters.run.cpu_setup import require_cpu_ready
 
         require_cpu_ready()
         try:

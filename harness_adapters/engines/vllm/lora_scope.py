@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness_adapters.run.plug import BackendError
+from harness_adapters.run.plug import BackendError, variant_name
 
 LANGUAGE, TOWER, CONNECTOR = "language", "tower", "connector"
 
@@ -218,7 +218,6 @@ class LoraPlan:
 
     def variant_notes(self, model_name: str) -> dict[str, list[str]]:
         """variant → report lines (:attr:`notes`)."""
-        from harness_adapters.run.records import variant_name
 
         return {variant_name(model_name, a): [line] for a, line in sorted(self.notes.items())}
 

@@ -23,7 +23,7 @@ class VllmEngine:
 
     def request_fields(self, args: Any) -> dict[str, Any]:
         """The request fields of the vLLM options (``--ray`` is ``--backend ray``)."""
-        from harness_adapters.run.request import engine_settings
+        from harness_adapters.run.plug import engine_settings
 
         return {
             "backend": "ray" if args.ray else args.backend,

@@ -28,7 +28,7 @@ from typing import Any
 
 from harness_adapters.engines.vllm.backends import ServerBackend
 from harness_adapters.engines.vllm.lora_scope import check_server_adapters
-from harness_adapters.run.plug import BackendError, place_variant
+from harness_adapters.run.plug import BackendError, place_variant, records_lock, run_lock
 from harness_adapters.suites.prompt import GENERATION
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.place.result import Placement
@@ -205,9 +205,6 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
         return self
 
     def _evaluate(self, ckpt: Path, step: int) -> dict[str, Any]:
-        from harness_adapters.run.records import records_lock
-        from harness_adapters.run.request import run_lock
-
         self.out.mkdir(parents=True, exist_ok=True)
         with run_lock(self.out), records_lock(self.out / "records.jsonl"):
             return evaluate_checkpoint(
