@@ -24,12 +24,16 @@ from harness_adapters.run.records import RecordFile, failure_digest, variant_nam
 from harness_adapters.run.request import RunRequest, freeze_spec, run_lock
 from harness_adapters.suites.documents import SuiteDoc, documents_digest
 from primebench_tasks.adaptive.race import race_variants
-from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
+from primebench_tasks.data.io import atomic_write_text
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.place.defaults import N_BOOT_VARIANTS
+from primebench_tasks.place.variant_ranking import (
+    VariantRanking,
+    Verdict,
+    pairwise_table,
+    ranking_rows,
+)
 from primebench_tasks.report.tables import markdown_table
-
-VARIANTS_SCHEMA = "primebench.adaptive_variants/1"
 
 
 def rank_variants_adaptive(
@@ -41,14 +45,15 @@ def rank_variants_adaptive(
     n_boot: int = N_BOOT_VARIANTS,
     seed: int = 0,
     engine: Any = None,
-) -> dict[str, Any]:
+) -> VariantRanking:
     """``primebench rank-variants --adaptive``: every variant is asked the same items, round by
     round (drawn with known probabilities, favouring those the variants are unsure of), until
     every adjacent pair of the ranking is separated at 95 % or ``max_items`` per benchmark are
     spent
     (:func:`~primebench_tasks.adaptive.race.race_variants`). Resumable: the items recorded
     for any variant are completed for the others first, and the race goes on from them. Writes
-    ``adaptive_variants.json``/``.md``. ``engine``: an
+    ``adaptive_variants.json`` (a typed :class:`~primebench_tasks.place.variant_ranking.VariantRanking`,
+    race ``adaptive``) and ``.md``; returns the ranking. ``engine``: an
     :class:`~harness_adapters.run.engine.Engine` (default: the installed default engine, vLLM);
     ``backend``: answers instead of the engine's backend."""
     from harness_adapters.run.engine import engine_named
@@ -69,7 +74,7 @@ def _rank_variants_adaptive(
     n_boot: int,
     seed: int,
     checked: CheckedRun,
-) -> dict[str, Any]:
+) -> VariantRanking:
     say = progress or (lambda _m: None)
     pools = item_pools(req.suite, panels, settings, data=req.data)
     req.out.mkdir(parents=True, exist_ok=True)
@@ -155,28 +160,21 @@ def _rank_variants_adaptive(
         seed=seed,
         start=(started, start_scores),
     )
-    doc = {
-        "schema": VARIANTS_SCHEMA,
-        "suite": req.suite["version"],
-        "suite_name": req.suite["name"],
-        "settings": asdict(settings),
-        "n_boot": n_boot,
-        "stopped_because": result.reason,
-        "items": {p.benchmark: len(a) for p, a in zip(pools, result.asked, strict=True)},
-        "verdict": result.verdict,
-        "ranking": [
-            {"variant": str(v), **{k: json_scalar(x) for k, x in r.items()}}
-            for v, r in result.table.iterrows()
-        ],
-        "pairwise": {
-            str(a): {
-                str(b): json_scalar(result.pairwise.loc[a, b]) for b in result.pairwise.columns
-            }
-            for a in result.pairwise.index
-        },
-    }
-    atomic_write_text(req.out / "adaptive_variants.json", canonical_json(doc))
-    items = ", ".join(f"{b}: {n}" for b, n in doc["items"].items())
+    doc = VariantRanking(
+        race="adaptive",
+        suite=req.suite["version"],
+        suite_name=req.suite["name"],
+        n_boot=n_boot,
+        seed=seed,
+        verdict=Verdict.from_json(result.verdict),
+        ranking=ranking_rows(result.table),
+        pairwise=pairwise_table(result.pairwise),
+        settings=asdict(settings),
+        stopped_because=result.reason,
+        items={p.benchmark: len(a) for p, a in zip(pools, result.asked, strict=True)},
+    )
+    doc.write(req.out / "adaptive_variants.json")
+    items = ", ".join(f"{b}: {n}" for b, n in (doc.items or {}).items())
     md = (
         f"# Variants of {req.model_name} on {req.suite['name']}: sequential comparison\n\n"
         f"**Verdict**: {result.verdict['text']}.\n\nStopped because: {result.reason}; items "

@@ -31,10 +31,16 @@ from harness_adapters.run.report import RESPONSE_COLUMNS
 from harness_adapters.run.request import RunRequest, freeze_spec, read_run_spec
 from harness_adapters.run.static_loop import RunSummary, run_variants
 from harness_adapters.suites.documents import SuiteDoc, documents_digest
-from primebench_tasks.data.io import atomic_write_text, canonical_json, json_scalar
+from primebench_tasks.data.io import atomic_write_text, json_scalar
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR, N_BOOT, N_BOOT_VARIANTS
+from primebench_tasks.place.variant_ranking import (
+    VariantRanking,
+    Verdict,
+    pairwise_table,
+    ranking_rows,
+)
 from primebench_tasks.place.variants import CEILING_BAR, rank_variants, variant_verdict
 from primebench_tasks.report.plots import variants_plot
 from primebench_tasks.report.tables import markdown_table
@@ -245,7 +251,8 @@ def spec_notes(out: Path, model_name: str) -> dict[str, list[str]]:
 def write_variant_report(
     req: RunRequest, n_boot: int = N_BOOT_VARIANTS, seed: int = 0
 ) -> tuple[pd.DataFrame, pd.DataFrame, float]:
-    """variants.json / variants.md / variants.png: the variants' ranking, pairwise P(A beats B)
+    """variants.json (a typed :class:`~primebench_tasks.place.variant_ranking.VariantRanking`,
+    race ``static``) / variants.md / variants.png: the variants' ranking, pairwise P(A beats B)
     and the bootstrap ceiling (App. I.4: trust the ranking only if ≥ 0.90)."""
     names = [variant_name(req.model_name, a) for a in req.variants()]
     scores, cats = recorded_scores(RecordFile(req.out / "records.jsonl"), names, req.suite)
@@ -253,26 +260,21 @@ def write_variant_report(
     verdict = variant_verdict(table, pairwise)
     trust = verdict["winner"] is not None
     misfit, answers = variant_flags(req.out, names)
-    doc = {
-        "schema": "primebench.variants/2",
-        "suite": req.suite["version"],
-        "n_boot": n_boot,
-        "seed": seed,
-        "ceiling": json_scalar(ceiling),
-        "supports_conclusion": trust,
-        "verdict": verdict,
-        "misfit": misfit,
-        **({"answers": answers} if any(answers.values()) else {}),
-        "ranking": [
-            {"variant": str(v), **{k: json_scalar(x) for k, x in r.items()}}
-            for v, r in table.iterrows()
-        ],
-        "pairwise": {
-            str(a): {str(b): json_scalar(pairwise.loc[a, b]) for b in pairwise.columns}
-            for a in pairwise.index
-        },
-    }
-    atomic_write_text(req.out / "variants.json", canonical_json(doc))
+    doc = VariantRanking(
+        race="static",
+        suite=req.suite["version"],
+        suite_name=req.suite["name"],
+        n_boot=n_boot,
+        seed=seed,
+        verdict=Verdict.from_json(verdict),
+        ranking=ranking_rows(table),
+        pairwise=pairwise_table(pairwise),
+        ceiling=json_scalar(ceiling),
+        supports_conclusion=trust,
+        misfit=misfit,
+        answers=answers,
+    )
+    doc.write(req.out / "variants.json")
     indistinguishable = cast("list[list[str]]", verdict["indistinguishable_groups"])
     threshold = float(cast(float, verdict["threshold"]))
     groups = "; ".join(_group_text(g, pairwise, threshold) for g in indistinguishable)

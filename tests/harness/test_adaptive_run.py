@@ -18,6 +18,7 @@ from harness_adapters.run.records import RecordFile
 from harness_adapters.run.request import RunRequest
 from harness_adapters.suites.documents import benchmark_rows
 from harness_adapters.suites.prompt import PROMPT_KWARGS
+from primebench_tasks.place.variant_ranking import VariantRanking
 
 BENCH = "MATH-Vision_MINI"
 HELD = "Qwen-VL-Max"
@@ -235,14 +236,17 @@ def test_rank_variants_adaptive_separates_and_resumes(tmp_path, mathvision, suit
 
     straight = RecordedVariants(mathvision, {None: strong, "a1": weak})
     doc = rank_variants_adaptive(req("s"), panels, AdaptiveSettings(None, 60, 5), backend=straight)
-    assert doc["schema"] == "primebench.adaptive_variants/1"
-    assert [r["variant"] for r in doc["ranking"]] == ["m", "m+a1"]
-    n = doc["items"][BENCH]
+    assert doc.schema == "primebench.variant_ranking/1" and doc.race == "adaptive"
+    assert doc.order == ["m", "m+a1"]
+    assert doc.items is not None and doc.stopped_because is not None
+    n = doc.items[BENCH]
     assert 0 < n <= 60  # rounds of 5 draws with replacement: a repeated draw asks nothing new
-    if doc["verdict"]["fully_ordered"]:
-        assert doc["stopped_because"].startswith("every adjacent pair separated")
+    if doc.verdict.fully_ordered:
+        assert doc.stopped_because.startswith("every adjacent pair separated")
     else:
-        assert doc["stopped_because"] == "item budget (60 per benchmark) spent"
+        assert doc.stopped_because == "item budget (60 per benchmark) spent"
+    # the file reads back as the document returned
+    assert VariantRanking.read(tmp_path / "s" / "adaptive_variants.json") == doc
     # both variants were asked the same items, in the same order
     base = [i for a, i in straight.asked if a is None]
     assert base == [i for a, i in straight.asked if a == "a1"] and len(base) == n
@@ -251,7 +255,7 @@ def test_rank_variants_adaptive_separates_and_resumes(tmp_path, mathvision, suit
     rank_variants_adaptive(req("r"), panels, AdaptiveSettings(None, 10, 5), backend=first)
     second = RecordedVariants(mathvision, {None: strong, "a1": weak})
     again = rank_variants_adaptive(req("r"), panels, AdaptiveSettings(None, 60, 5), backend=second)
-    assert again["items"] == doc["items"] and again["verdict"] == doc["verdict"]
+    assert again.items == doc.items and again.verdict == doc.verdict
     assert first.asked + second.asked == straight.asked
     assert (tmp_path / "r" / "adaptive_variants.md").read_text().startswith("# Variants of m")
 

@@ -154,9 +154,10 @@ def test_rank_variants_adaptive_on_a_stub_engine_end_to_end(tmp_path, stub, caps
          "--max-items", "60", "--round-size", "20", "--n-boot", "50"]
     )  # fmt: skip
     assert rc == 0, capsys.readouterr().err
-    doc = json.loads((out / "adaptive_variants.json").read_text())
-    assert doc["schema"] == "primebench.adaptive_variants/1"
-    order = [r["variant"] for r in doc["ranking"]]
-    assert order[0] == "base+strong" and order[-1] in ("base+weak", "base")
-    assert 0 < doc["items"]["MATH-Vision_MINI"] <= 60
+    from primebench_tasks.place.variant_ranking import VariantRanking
+
+    doc = VariantRanking.read(out / "adaptive_variants.json")
+    assert doc.race == "adaptive" and doc.suite_name == "primebench_mathvision"
+    assert doc.order[0] == "base+strong" and doc.order[-1] in ("base+weak", "base")
+    assert doc.items is not None and 0 < doc.items["MATH-Vision_MINI"] <= 60
     assert Path(out / "adaptive_variants.md").read_text().startswith("# Variants of base")

@@ -74,8 +74,8 @@ def test_a_race_resumed_after_an_outage_asks_the_failed_items_again(race, mathvi
     again = rank_variants_adaptive(req("r"), panels, settings, backend=second)
     # the failed items were asked again, first: the resumed race is the uninterrupted one
     assert first.asked + second.asked == straight.asked
-    assert again["items"] == doc["items"] and again["stopped_because"] == doc["stopped_because"]
-    assert again["verdict"] == doc["verdict"]
+    assert again.items == doc.items and again.stopped_because == doc.stopped_because
+    assert again.verdict == doc.verdict
 
 
 def test_an_adaptive_run_continues_a_static_runs_records(tmp_path, mathvision, suite20):  # noqa: F811
