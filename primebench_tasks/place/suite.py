@@ -36,7 +36,7 @@ benchmarks. Measured coverage: ``benchmarks/placement_accuracy.py``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -174,183 +174,37 @@ def place_on_suite(
     ``design``: the run's answers to the suite's design-only benchmarks
     (:func:`~primebench_tasks.place.design_only.design_answers`), each model's placed by its
     design (``ModelPlacement.design_only``), outside the suite score. Returns the :class:`~primebench_tasks.place.result.Placement` (see the module docstring)."""
-    from primebench_tasks.data.importers import panel_with_benchmarks
-
     items = manifest.item_ids()
-    models = list(new.index)
-    per_b: dict[str, pd.DataFrame] = {}
-    for k, e in enumerate(manifest.benchmarks, start=1):
-        # each benchmark on its own reference panel, with its own placement calibration
-        sub = panel_with_benchmarks(panels[e.name], [e.name])
-        cols = [c for c in new.columns if c[0] == e.name]
-        per_b[e.name] = place_models(
-            sub, manifest.of_benchmark(e.name), new[cols], estimator, n_boot, seed + k
-        )
-    # does each model's answer pattern look like the reference runs? (no item is added)
+    # 1. each benchmark on its own reference panel, with its own placement calibration
+    per_b = _place_benchmarks(manifest, panels, new, estimator, n_boot, seed)
+    # 2. does each model's answer pattern look like the reference runs? (no item is added) —
+    # and do its answers read like theirs? (empty, unreadable, truncated)
     fits = suite_person_fit(manifest, panels, new, seed)
-    # does each model's answers read like the reference runs'? (empty, unreadable, truncated)
-    answers: dict[str, dict[str, Any]] = {}
-    if responses is not None and not responses.empty:
-        wanted = {(e.name, str(i)) for e in manifest.benchmarks for i in e.item_ids}
-        keys = list(
-            zip(responses["benchmark"].astype(str), responses["item_id"].astype(str), strict=True)
-        )
-        asked = responses[[k in wanted for k in keys]]
-        answers = check_responses(
-            asked, {e.name: panels[e.name] for e in manifest.benchmarks}, guessing
-        )
+    answers = _check_answers(manifest, panels, responses, guessing)
     ref_suite = _reference_full_suite(panels, items)
     # one panel, or panels of the same models: nothing to impute, every model is ranked
     every_complete = len(ref_suite) == len({m for p in panels.values() for m in p.model_names})
-    imputed: ImputedReference | None = None  # built once, when a suite rank needs it
+    imputed: list[ImputedReference] = []  # built once, when a suite rank needs it
     out: dict[str, ModelPlacement] = {}
-    for v, model in enumerate(models):
-        bench: dict[str, BenchmarkPlacement] = {}
-        draws_s: dict[str, np.ndarray] = {}
-        draws_t: dict[str, np.ndarray] = {}
-        for b, rows in per_b.items():
-            r = rows.loc[model]
-            boot = rows.attrs["boot"]
-            resid = rows.attrs["residuals_by_model"][v]
-            # predictive draws of the full benchmark score: the point plus a held-out residual
-            # of the estimator (independent across benchmarks), as the conformal interval uses
-            rng = np.random.default_rng([seed, v, sum(map(ord, b))])
-            draws_s[b] = boot[:, 0, v]
-            draws_t[b] = (
-                np.clip(float(r.predicted_full) + rng.choice(resid, n_boot), 0.0, 1.0)
-                if len(resid)
-                else np.full(n_boot, np.nan)
-            )
-            out_of = int(r.n_reference) + 1
-            on_items = _value(float(r.suite_rank), boot[:, 1, v])
-            rank = _fixed(
-                float(r.predicted_rank), float(r.predicted_rank_lo), float(r.predicted_rank_hi)
-            )
-            bench[b] = BenchmarkPlacement(
-                source=panels[b].name,
-                n_items=int(r.n_items),
-                n_scored=int(r.n_scored),
-                n_reference=int(r.n_reference),
-                score=_value(float(r.suite_score), boot[:, 0, v]),
-                rank_on_suite_items=Rank(on_items.value, on_items.lo, on_items.hi, out_of),
-                predicted_full=_fixed(
-                    float(r.predicted_full), float(r.predicted_full_lo), float(r.predicted_full_hi)
-                ),
-                predicted_rank=Rank(rank.value, rank.lo, rank.hi, out_of),
-                regime=str(r.regime),
-                above_all_reference=bool(r.above_all),
-                interval_from=str(r.residuals_from),
-                misfit=fits[str(model)][b].as_dict(),
-                no_prediction_because=(
-                    _unplaced_because(int(r.n_scored), int(r.n_items))
-                    if r.regime in ("none", "too_few")
-                    else None
-                ),
-                responses=(
-                    answers[str(model)][b].as_dict() if b in answers.get(str(model), {}) else None
-                ),
-            )
-        cats: dict[str, CategoryPlacement] = {}
-        cat_s, cat_t, cat_draw_s, cat_draw_t = [], [], [], []
-        for cat, by_b in items.items():
-            bs = list(by_b)
-            w = np.array([bench[b].n_scored for b in bs], dtype=float)
-            pts = np.array([_num(bench[b].score.value) for b in bs])
-            ok = np.isfinite(pts) & (w > 0)
-            s = float(np.average(pts[ok], weights=w[ok])) if ok.any() else float("nan")
-            ds = (
-                np.column_stack([draws_s[b] for b in bs])[:, ok] @ w[ok] / w[ok].sum()
-                if ok.any()
-                else np.full(n_boot, np.nan)
-            )
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                t = float(np.nanmean([_num(bench[b].predicted_full.value) for b in bs]))
-                dt = np.nanmean(np.column_stack([draws_t[b] for b in bs]), axis=1)
-            cat_entry = CategoryPlacement(
-                benchmarks=bs,
-                score=_value(s, ds),
-                predicted_full=_value(t, dt),
-                predicted_rank=None,
-            )
-            if len(bs) == 1:
-                # one benchmark: its placement is the category's (the same estimate, with the
-                # interval it was placed with — the design's — not a second one from draws)
-                cat_entry.predicted_full = bench[bs[0]].predicted_full
-                cat_entry.predicted_rank = bench[bs[0]].predicted_rank
-            else:
-                ref = _reference_full(panels, bs)
-                cat_entry.predicted_rank = (
-                    _rank(t, dt, ref.to_numpy()) if len(ref) >= MIN_RANKED_REFERENCE else None
-                )
-                if not np.isfinite(t):
-                    cat_entry.no_rank_because = _unplaced_category(bench, bs)
-                elif cat_entry.predicted_rank is None:
-                    cat_entry.no_rank_because = (
-                        f"{len(ref)} reference models have every benchmark of the category "
-                        f"({', '.join(bs)}; sources "
-                        f"{', '.join(sorted({panels[b].name for b in bs}))})"
-                    )
-            if cat_entry.predicted_rank is None and cat_entry.no_rank_because is None:
-                cat_entry.no_rank_because = _unplaced_category(bench, bs)
-            cats[cat] = cat_entry
-            cat_s.append(s)
-            cat_t.append(t)
-            cat_draw_s.append(ds)
-            cat_draw_t.append(dt)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            S, T = float(np.nanmean(cat_s)), float(np.nanmean(cat_t))
-            dS = np.nanmean(np.column_stack(cat_draw_s), axis=1)
-            dT = np.nanmean(np.column_stack(cat_draw_t), axis=1)
-        all_b = [b for by_b in items.values() for b in by_b]
-        suite = SuitePlacement(
-            n_items=sum(bench[b].n_items for b in all_b),
-            n_scored=sum(bench[b].n_scored for b in all_b),
-            score=_value(S, dS),
-            # a one-benchmark suite is that benchmark: the same estimate and interval
-            predicted_full=bench[all_b[0]].predicted_full if len(all_b) == 1 else _value(T, dT),
-            predicted_rank=None,
+    for v, model in enumerate(new.index):
+        # 3. the model on each benchmark, 4. on each category, 5. on the suite
+        bench, draws_t, draws_s = _benchmark_placements(
+            per_b, panels, fits, answers, str(model), v, n_boot, seed
         )
-        if suite.n_scored == 0:
-            suite.no_rank_because = _NOTHING_SCORED
-        elif not np.isfinite(T):
-            suite.no_rank_because = (
-                "no benchmark has the items a placement needs "
-                f"(at least {MIN_SCORED_ITEMS} scored, or half of a smaller benchmark's)"
-            )
-        elif len(ref_suite) >= MIN_COMPLETE_REFERENCE or (
-            every_complete and len(ref_suite) >= MIN_RANKED_REFERENCE
-        ):
-            suite.predicted_rank = _rank(T, dT, ref_suite.to_numpy())
-            suite.rank_basis = {
-                "benchmarks": all_b,
-                "n_reference": len(ref_suite),
-                "n_complete": len(ref_suite),
-                "imputed_cells": 0,
-            }
-        else:
-            if imputed is None:  # a property of the reference: its own seed, kept per process
-                imputed = impute_reference(panels, all_b)
-            _rank_on_imputed(suite, imputed, items, bench, draws_t, len(ref_suite), n_boot, seed)
-        if len(all_b) == 1 and suite.predicted_rank is not None:
-            suite.predicted_rank = bench[all_b[0]].predicted_rank  # the same rank, said once
-        suite.misfit = [line for b in all_b if (line := fits[str(model)][b].line(b)) is not None]
-        suite.answers = [
-            f"{b}: {flag}" for b in all_b for flag in (bench[b].responses or {}).get("flags", [])
-        ]
-        suite.not_comparable = [b for b in all_b if not bench[b].comparable]
-        above = [b for b in all_b if bench[b].above_all_reference]
-        suite.beyond_reference = [
-            f"predicted above all {bench[b].n_reference} reference models on {b} "
-            + (
-                "(its interval is the design's: it rests on the drawn items, not on the "
-                "reference models)"
-                if bench[b].interval_from == "design"
-                else "(its interval from held-out placements that were beyond their panel)"
-            )
-            for b in above
-        ]
+        cats, cat_draws = _category_placements(items, panels, bench, draws_s, draws_t, n_boot)
+        suite = _suite_placement(
+            items,
+            panels,
+            bench,
+            cat_draws,
+            draws_t,
+            fits[str(model)],
+            ref_suite,
+            every_complete,
+            imputed,
+            n_boot,
+            seed,
+        )
         out[str(model)] = ModelPlacement(
             suite=suite,
             categories=cats,
@@ -372,11 +226,245 @@ def place_on_suite(
         },
         models=out,
     )
-    # the benchmarks a leaderboard has: their standing among its models and its year's
+    # 6. the benchmarks a leaderboard has: their standing among its models and its year's
     from primebench_tasks.place.standing import add_leaderboard_standing
 
     add_leaderboard_standing(doc, manifest, leaderboard)
     return doc
+
+
+def _place_benchmarks(
+    manifest: SuiteManifest,
+    panels: Mapping[str, Panel],
+    new: pd.DataFrame,
+    estimator: str,
+    n_boot: int,
+    seed: int,
+) -> dict[str, pd.DataFrame]:
+    """Step 1: every model on each benchmark, on that benchmark's reference panel with its own
+    placement calibration (:func:`~primebench_tasks.place.benchmark.place_models`: one row per
+    model; its bootstrap and held-out residuals in ``attrs``)."""
+    from primebench_tasks.data.importers import panel_with_benchmarks
+
+    per_b: dict[str, pd.DataFrame] = {}
+    for k, e in enumerate(manifest.benchmarks, start=1):
+        sub = panel_with_benchmarks(panels[e.name], [e.name])
+        cols = [c for c in new.columns if c[0] == e.name]
+        per_b[e.name] = place_models(
+            sub, manifest.of_benchmark(e.name), new[cols], estimator, n_boot, seed + k
+        )
+    return per_b
+
+
+def _check_answers(
+    manifest: SuiteManifest,
+    panels: Mapping[str, Panel],
+    responses: pd.DataFrame | None,
+    guessing: bool,
+) -> dict[str, dict[str, Any]]:
+    """Step 2: the response check of the run's answers to the suite's items (model →
+    benchmark → :class:`~primebench_tasks.place.responses.ResponseCheck`); empty where the run
+    kept no answers."""
+    if responses is None or responses.empty:
+        return {}
+    wanted = {(e.name, str(i)) for e in manifest.benchmarks for i in e.item_ids}
+    keys = list(
+        zip(responses["benchmark"].astype(str), responses["item_id"].astype(str), strict=True)
+    )
+    asked = responses[[k in wanted for k in keys]]
+    return check_responses(asked, {e.name: panels[e.name] for e in manifest.benchmarks}, guessing)
+
+
+def _benchmark_placements(
+    per_b: Mapping[str, pd.DataFrame],
+    panels: Mapping[str, Panel],
+    fits: Mapping[str, Any],
+    answers: Mapping[str, Mapping[str, Any]],
+    model: str,
+    v: int,
+    n_boot: int,
+    seed: int,
+) -> tuple[dict[str, BenchmarkPlacement], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Step 3: model ``model`` (row ``v``) on each benchmark, and its draws of each full
+    benchmark score (the point plus a held-out residual, as the conformal interval uses) and
+    of each score on the suite's items (the bootstrap)."""
+    bench: dict[str, BenchmarkPlacement] = {}
+    draws_s: dict[str, np.ndarray] = {}
+    draws_t: dict[str, np.ndarray] = {}
+    for b, rows in per_b.items():
+        r = rows.loc[model]
+        boot = rows.attrs["boot"]
+        resid = rows.attrs["residuals_by_model"][v]
+        # predictive draws of the full benchmark score: the point plus a held-out residual
+        # of the estimator (independent across benchmarks), as the conformal interval uses
+        rng = np.random.default_rng([seed, v, sum(map(ord, b))])
+        draws_s[b] = boot[:, 0, v]
+        draws_t[b] = (
+            np.clip(float(r.predicted_full) + rng.choice(resid, n_boot), 0.0, 1.0)
+            if len(resid)
+            else np.full(n_boot, np.nan)
+        )
+        out_of = int(r.n_reference) + 1
+        on_items = _value(float(r.suite_rank), boot[:, 1, v])
+        rank = _fixed(
+            float(r.predicted_rank), float(r.predicted_rank_lo), float(r.predicted_rank_hi)
+        )
+        bench[b] = BenchmarkPlacement(
+            source=panels[b].name,
+            n_items=int(r.n_items),
+            n_scored=int(r.n_scored),
+            n_reference=int(r.n_reference),
+            score=_value(float(r.suite_score), boot[:, 0, v]),
+            rank_on_suite_items=Rank(on_items.value, on_items.lo, on_items.hi, out_of),
+            predicted_full=_fixed(
+                float(r.predicted_full), float(r.predicted_full_lo), float(r.predicted_full_hi)
+            ),
+            predicted_rank=Rank(rank.value, rank.lo, rank.hi, out_of),
+            regime=str(r.regime),
+            above_all_reference=bool(r.above_all),
+            interval_from=str(r.residuals_from),
+            misfit=fits[model][b].as_dict(),
+            no_prediction_because=(
+                _unplaced_because(int(r.n_scored), int(r.n_items))
+                if r.regime in ("none", "too_few")
+                else None
+            ),
+            responses=(answers[model][b].as_dict() if b in answers.get(model, {}) else None),
+        )
+    return bench, draws_t, draws_s
+
+
+def _category_placements(
+    items: Mapping[str, Mapping[str, Any]],
+    panels: Mapping[str, Panel],
+    bench: Mapping[str, BenchmarkPlacement],
+    draws_s: Mapping[str, np.ndarray],
+    draws_t: Mapping[str, np.ndarray],
+    n_boot: int,
+) -> tuple[dict[str, CategoryPlacement], list[tuple[float, float, np.ndarray, np.ndarray]]]:
+    """Step 4: the model on each category — the item-weighted score over its benchmarks, the
+    mean of their predicted full scores and the rank among reference models that have every
+    one of them — and per category (score, predicted full, their draws) for the suite."""
+    cats: dict[str, CategoryPlacement] = {}
+    per_cat: list[tuple[float, float, np.ndarray, np.ndarray]] = []
+    for cat, by_b in items.items():
+        bs = list(by_b)
+        w = np.array([bench[b].n_scored for b in bs], dtype=float)
+        pts = np.array([_num(bench[b].score.value) for b in bs])
+        ok = np.isfinite(pts) & (w > 0)
+        s = float(np.average(pts[ok], weights=w[ok])) if ok.any() else float("nan")
+        ds = (
+            np.column_stack([draws_s[b] for b in bs])[:, ok] @ w[ok] / w[ok].sum()
+            if ok.any()
+            else np.full(n_boot, np.nan)
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            t = float(np.nanmean([_num(bench[b].predicted_full.value) for b in bs]))
+            dt = np.nanmean(np.column_stack([draws_t[b] for b in bs]), axis=1)
+        cat_entry = CategoryPlacement(
+            benchmarks=bs,
+            score=_value(s, ds),
+            predicted_full=_value(t, dt),
+            predicted_rank=None,
+        )
+        if len(bs) == 1:
+            # one benchmark: its placement is the category's (the same estimate, with the
+            # interval it was placed with — the design's — not a second one from draws)
+            cat_entry.predicted_full = bench[bs[0]].predicted_full
+            cat_entry.predicted_rank = bench[bs[0]].predicted_rank
+        else:
+            ref = _reference_full(panels, bs)
+            cat_entry.predicted_rank = (
+                _rank(t, dt, ref.to_numpy()) if len(ref) >= MIN_RANKED_REFERENCE else None
+            )
+            if not np.isfinite(t):
+                cat_entry.no_rank_because = _unplaced_category(bench, bs)
+            elif cat_entry.predicted_rank is None:
+                cat_entry.no_rank_because = (
+                    f"{len(ref)} reference models have every benchmark of the category "
+                    f"({', '.join(bs)}; sources "
+                    f"{', '.join(sorted({panels[b].name for b in bs}))})"
+                )
+        if cat_entry.predicted_rank is None and cat_entry.no_rank_because is None:
+            cat_entry.no_rank_because = _unplaced_category(bench, bs)
+        cats[cat] = cat_entry
+        per_cat.append((s, t, ds, dt))
+    return cats, per_cat
+
+
+def _suite_placement(
+    items: Mapping[str, Mapping[str, Any]],
+    panels: Mapping[str, Panel],
+    bench: Mapping[str, BenchmarkPlacement],
+    per_cat: Sequence[tuple[float, float, np.ndarray, np.ndarray]],
+    draws_t: Mapping[str, np.ndarray],
+    fits: Mapping[str, Any],
+    ref_suite: pd.Series,
+    every_complete: bool,
+    imputed: list[ImputedReference],
+    n_boot: int,
+    seed: int,
+) -> SuitePlacement:
+    """Step 5: the model on the suite — the mean of its category scores and predicted full
+    scores, its rank among the reference models with every benchmark (or on imputed reference
+    scores: ``imputed`` holds the imputation once built), and the lines the report says of it
+    (misfit, answers, not comparable, beyond the reference)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        S = float(np.nanmean([c[0] for c in per_cat]))
+        T = float(np.nanmean([c[1] for c in per_cat]))
+        dS = np.nanmean(np.column_stack([c[2] for c in per_cat]), axis=1)
+        dT = np.nanmean(np.column_stack([c[3] for c in per_cat]), axis=1)
+    all_b = [b for by_b in items.values() for b in by_b]
+    suite = SuitePlacement(
+        n_items=sum(bench[b].n_items for b in all_b),
+        n_scored=sum(bench[b].n_scored for b in all_b),
+        score=_value(S, dS),
+        # a one-benchmark suite is that benchmark: the same estimate and interval
+        predicted_full=bench[all_b[0]].predicted_full if len(all_b) == 1 else _value(T, dT),
+        predicted_rank=None,
+    )
+    if suite.n_scored == 0:
+        suite.no_rank_because = _NOTHING_SCORED
+    elif not np.isfinite(T):
+        suite.no_rank_because = (
+            "no benchmark has the items a placement needs "
+            f"(at least {MIN_SCORED_ITEMS} scored, or half of a smaller benchmark's)"
+        )
+    elif len(ref_suite) >= MIN_COMPLETE_REFERENCE or (
+        every_complete and len(ref_suite) >= MIN_RANKED_REFERENCE
+    ):
+        suite.predicted_rank = _rank(T, dT, ref_suite.to_numpy())
+        suite.rank_basis = {
+            "benchmarks": all_b,
+            "n_reference": len(ref_suite),
+            "n_complete": len(ref_suite),
+            "imputed_cells": 0,
+        }
+    else:
+        if not imputed:  # a property of the reference: its own seed, kept per process
+            imputed.append(impute_reference(panels, all_b))
+        _rank_on_imputed(suite, imputed[0], items, bench, draws_t, len(ref_suite), n_boot, seed)
+    if len(all_b) == 1 and suite.predicted_rank is not None:
+        suite.predicted_rank = bench[all_b[0]].predicted_rank  # the same rank, said once
+    suite.misfit = [line for b in all_b if (line := fits[b].line(b)) is not None]
+    suite.answers = [
+        f"{b}: {flag}" for b in all_b for flag in (bench[b].responses or {}).get("flags", [])
+    ]
+    suite.not_comparable = [b for b in all_b if not bench[b].comparable]
+    above = [b for b in all_b if bench[b].above_all_reference]
+    suite.beyond_reference = [
+        f"predicted above all {bench[b].n_reference} reference models on {b} "
+        + (
+            "(its interval is the design's: it rests on the drawn items, not on the "
+            "reference models)"
+            if bench[b].interval_from == "design"
+            else "(its interval from held-out placements that were beyond their panel)"
+        )
+        for b in above
+    ]
+    return suite
 
 
 def _rank_on_imputed(
