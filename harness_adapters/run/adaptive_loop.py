@@ -39,7 +39,7 @@ import pandas as pd
 
 from harness_adapters.run.errors import BackendError
 from harness_adapters.run.records import RecordFile, failure_digest, variant_name
-from harness_adapters.run.request import RunRequest, freeze_spec, run_lock
+from harness_adapters.run.request import RunRequest, RunSpec, freeze_spec, run_lock
 from harness_adapters.suites.documents import SuiteDoc, documents_digest, pool_documents
 from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark, AdaptiveEstimate
 from primebench_tasks.adaptive.defaults import (
@@ -328,7 +328,7 @@ def run_adaptive(
         panels,
         settings,
         executor=engine_executor(req, checked.start, backend),
-        spec=dict(checked.spec),
+        spec=checked.spec,
         progress=progress,
     )
 
@@ -339,7 +339,7 @@ def run_adaptive_rounds(
     settings: AdaptiveSettings,
     *,
     executor: RoundExecutor,
-    spec: dict[str, Any],
+    spec: RunSpec | Mapping[str, Any],
     progress: Callable[[str], None] | None = None,
     documents: PoolDocuments | None = None,
 ) -> dict[str, Any]:
@@ -357,7 +357,7 @@ def _run_adaptive(
     settings: AdaptiveSettings,
     progress: Callable[[str], None] | None,
     executor: RoundExecutor,
-    spec: dict[str, Any],
+    spec: RunSpec | Mapping[str, Any],
     documents: PoolDocuments | None,
 ) -> dict[str, Any]:
     say = progress or (lambda _m: None)
@@ -367,18 +367,18 @@ def _run_adaptive(
     policy = asdict(pools[0].bench.policy)  # one policy for every pool (item_pools' default)
     digest = documents_digest([d for p in pools for d in p.docs])
     guarding = guard_settings(pools[0].bench)
-    freeze_spec(
+    spec = freeze_spec(
         req.out,
-        {
-            **spec,
-            "adaptive": {
+        RunSpec.from_json(spec).with_(
+            adaptive={
                 **asdict(settings),
                 "policy": policy,
                 "guard": guarding,
                 "documents": digest,
-            },
-        },
+            }
+        ),
     )
+
     records = RecordFile(req.out / "records.jsonl")
     lines = records.read()
     since = len(lines)  # failures before this run are asked again
@@ -424,7 +424,7 @@ def _run_adaptive(
                     stopped[(a, b)] = f"every item of round {rounds} failed"
     failed = records.unscored(names.values(), since)
     doc = adaptive_report(req, pools, state, stopped, settings, failed, panels, records, ledger)
-    doc["conditions"] = spec.get("conditions") or {}
+    doc["conditions"] = dict(spec.conditions or {})
     atomic_write_text(req.out / "adaptive.json", canonical_json(doc))
     atomic_write_text(req.out / "adaptive.md", adaptive_markdown(doc))
     return doc

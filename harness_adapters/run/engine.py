@@ -5,7 +5,7 @@ point and checked by :func:`check_engine`, as harnesses are by ``check_harness``
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -14,7 +14,7 @@ from primebench_tasks.errors import ConfigError, PrimeBenchError
 if TYPE_CHECKING:
     from harness_adapters.run.messages import Messages
     from harness_adapters.run.records import RecordFile
-    from harness_adapters.run.request import RunRequest
+    from harness_adapters.run.request import RunRequest, RunSpec
     from harness_adapters.run.static_loop import RunSummary
     from harness_adapters.suites.documents import SuiteDoc
 
@@ -84,7 +84,7 @@ class CheckedRun:
     - ``whole_run(docs, records, progress)``: where the engine runs a whole static request
       itself (vLLM on Ray: its replicas) instead of the run's loop; None: the loop."""
 
-    spec: Mapping[str, Any]
+    spec: RunSpec
     start: Callable[[], Backend]
     whole_run: (
         Callable[[Sequence[SuiteDoc], RecordFile, Callable[[str], None] | None], RunSummary] | None

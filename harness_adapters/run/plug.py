@@ -21,6 +21,7 @@ from harness_adapters.run.records import RecordFile, records_lock, variant_name
 from harness_adapters.run.request import (
     EngineSettings,
     RunRequest,
+    RunSpec,
     base_spec,
     engine_settings,
     run_lock,
@@ -46,6 +47,7 @@ __all__ = [
     "Messages",
     "RecordFile",
     "RunRequest",
+    "RunSpec",
     "RunSummary",
     "SuiteDoc",
     "base_spec",

@@ -78,12 +78,13 @@ def _rank_variants_adaptive(
     say = progress or (lambda _m: None)
     pools = item_pools(req.suite, panels, settings, data=req.data)
     req.out.mkdir(parents=True, exist_ok=True)
-    spec = dict(checked.spec)
     # a race draws by the 2PL alone: no policy
-    spec["adaptive"] = {
-        **asdict(settings),
-        "documents": documents_digest([d for p in pools for d in p.docs]),
-    }
+    spec = checked.spec.with_(
+        adaptive={
+            **asdict(settings),
+            "documents": documents_digest([d for p in pools for d in p.docs]),
+        }
+    )
     freeze_spec(req.out, spec)
     records = RecordFile(req.out / "records.jsonl")
     variants = req.variants()

@@ -89,33 +89,35 @@ class RunRequest:
 
 def base_spec(
     req: RunRequest, conditions: Mapping[str, Any], adapters: Mapping[str, Any]
-) -> dict[str, Any]:
+) -> RunSpec:
     """The run spec every engine freezes (schema :data:`RUN_SCHEMA`): the suite, the model, the
     prompt kwargs and decoding the run's requests are built with, the engine's ``conditions``
     (harness, backend and versions, prompt, decoding, suite: shown in the placement report) and
     its ``adapters`` (name → path, rank, weights digest, what is applied)."""
     from harness_adapters.suites.prompt import GENERATION, PROMPT_KWARGS
 
-    return {
-        "conditions": dict(conditions),
-        "schema": RUN_SCHEMA,
-        "suite": req.suite["version"],
-        "suite_name": req.suite["name"],
-        "model": req.model_name,
-        "model_path": str(req.model),
-        "prompt_kwargs": PROMPT_KWARGS,
-        "generation": {
+    return RunSpec(
+        conditions=dict(conditions),
+        schema=RUN_SCHEMA,
+        suite=req.suite["version"],
+        suite_name=req.suite["name"],
+        model=req.model_name,
+        model_path=str(req.model),
+        prompt_kwargs=PROMPT_KWARGS,
+        generation={
             **GENERATION,
             "max_new_tokens": req.max_new_tokens or GENERATION["max_new_tokens"],
         },
-        "adapters": dict(adapters),
-    }
+        adapters={n: dict(a) for n, a in adapters.items()},
+    )
 
 
 _SPEC_FIELDS: dict[str, type | tuple[type, ...]] = {
     "schema": str,
     "suite": str,
+    "suite_name": str,
     "model": str,
+    "model_path": str,
     "adapters": dict,
     "adaptive": (dict, type(None)),
     "documents": dict,
@@ -126,10 +128,111 @@ _SPEC_FIELDS: dict[str, type | tuple[type, ...]] = {
 """A frozen run spec's fields and their JSON types (``adapters`` is required)."""
 
 
-def read_run_spec(path: Path) -> dict[str, Any]:
-    """A run folder's frozen spec (``run_spec.json``), checked: a JSON object whose fields have
-    their types (:data:`_SPEC_FIELDS`; ``adapters``: name → object) — else an ``InputError``
-    naming the file and the field, never a traceback (a truncated or hand-edited spec)."""
+@dataclass(frozen=True)
+class RunSpec:
+    """What a run folder's answers were made with, typed (``run_spec.json``; schema
+    :data:`RUN_SCHEMA`, or PRISM's records schema for ``prism_run_spec.json``): the suite
+    version and name, the model's name and path, the prompt kwargs and decoding the requests
+    were built with, the engine's or harness's ``conditions`` (shown in the placement report),
+    every adapter (name → path, rank, weights digest, what of it is applied, a note), the
+    digest of the static documents asked (``documents``: benchmark → digest) and an adaptive
+    run's settings, policy, guard and pool digests (``adaptive``). A resume must match it
+    (:func:`freeze_spec`); fields another writer adds are kept in ``extra``, as written."""
+
+    adapters: Mapping[str, Mapping[str, Any]]
+    schema: str | None = None
+    suite: str | None = None
+    model: str | None = None
+    suite_name: str | None = None
+    model_path: str | None = None
+    prompt_kwargs: Any = None
+    generation: Mapping[str, Any] | None = None
+    conditions: Mapping[str, Any] | None = None
+    documents: Mapping[str, Any] | None = None
+    adaptive: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, spec: Any, file: str = "run spec") -> RunSpec:
+        """The spec ``spec`` holds, checked: a JSON object whose fields have their types
+        (:data:`_SPEC_FIELDS`; ``adapters``: name → object) — else an ``InputError`` naming
+        the file and the field, never a traceback (a truncated or hand-edited spec)."""
+        from primebench_tasks.errors import InputError
+
+        if isinstance(spec, RunSpec):
+            return spec
+        if not isinstance(spec, Mapping):
+            raise InputError(
+                f"the run's frozen spec is a JSON {type(spec).__name__}, not an object", file=file
+            )
+        if "adapters" not in spec:
+            raise InputError("the run's frozen spec has no adapters", file=file, field="adapters")
+        for key, kind in _SPEC_FIELDS.items():
+            if key in spec and not isinstance(spec[key], kind):
+                raise InputError(
+                    f"{key} is a JSON {type(spec[key]).__name__} in the run's frozen spec",
+                    file=file,
+                    field=key,
+                )
+        for name, a in spec["adapters"].items():
+            if not isinstance(a, dict):
+                raise InputError(
+                    f"adapter {name!r} is not an object", file=file, field=f"adapters.{name}"
+                )
+        known = {f for f in _SPEC_FIELDS}
+        return cls(
+            schema=spec.get("schema"),
+            suite=spec.get("suite"),
+            model=spec.get("model"),
+            adapters={str(n): dict(a) for n, a in spec["adapters"].items()},
+            suite_name=spec.get("suite_name"),
+            model_path=spec.get("model_path"),
+            prompt_kwargs=spec.get("prompt_kwargs"),
+            generation=spec.get("generation"),
+            conditions=spec.get("conditions"),
+            documents=spec.get("documents"),
+            adaptive=spec.get("adaptive"),
+            extra={k: v for k, v in spec.items() if k not in known},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object (the fields given; canonical JSON sorts them)."""
+        d: dict[str, Any] = {
+            "adapters": {n: dict(a) for n, a in self.adapters.items()},
+            **self.extra,
+        }
+        for k in (
+            "schema",
+            "suite",
+            "model",
+            "suite_name",
+            "model_path",
+            "prompt_kwargs",
+            "generation",
+            "conditions",
+            "documents",
+            "adaptive",
+        ):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        return d
+
+    def with_(self, **changes: Any) -> RunSpec:
+        """The spec with ``changes`` (e.g. ``documents=``, ``adaptive=``)."""
+        from dataclasses import replace
+
+        return replace(self, **changes)
+
+    @property
+    def kind(self) -> str:
+        """``adaptive`` or ``static``."""
+        return "adaptive" if self.adaptive else "static"
+
+
+def read_run_spec(path: Path) -> RunSpec:
+    """A run folder's frozen spec (``run_spec.json``), checked (:meth:`RunSpec.from_json`);
+    not JSON: an ``InputError`` naming the file and line."""
     import json
 
     from primebench_tasks.data.io import utf8_text
@@ -144,49 +247,37 @@ def read_run_spec(path: Path) -> dict[str, Any]:
             file=f,
             row=exc.lineno,
         ) from None
-    if not isinstance(spec, dict):
-        raise InputError(
-            f"the run's frozen spec is a JSON {type(spec).__name__}, not an object", file=f
-        )
-    if "adapters" not in spec:
-        raise InputError("the run's frozen spec has no adapters", file=f, field="adapters")
-    for key, kind in _SPEC_FIELDS.items():
-        if key in spec and not isinstance(spec[key], kind):
-            raise InputError(
-                f"{key} is a JSON {type(spec[key]).__name__} in the run's frozen spec",
-                file=f,
-                field=key,
-            )
-    for name, a in spec["adapters"].items():
-        if not isinstance(a, dict):
-            raise InputError(f"adapter {name!r} is not an object", file=f, field=f"adapters.{name}")
-    return spec
+    return RunSpec.from_json(spec, f)
 
 
-def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") -> None:
-    """Write ``out/name``, or check that an existing one matches (adapters may grow)."""
+def freeze_spec(
+    out: Path, spec: RunSpec | Mapping[str, Any], name: str = "run_spec.json"
+) -> RunSpec:
+    """Write ``out/name``, or check that an existing one matches (adapters may grow); returns
+    the spec written."""
     path = out / name
+    new = RunSpec.from_json(spec, str(path))
     if path.exists():
         old = read_run_spec(path)
         for key in ("schema", "suite", "model", "model_path", "prompt_kwargs", "generation"):
-            if old.get(key) != spec.get(key):
+            if getattr(old, key) != getattr(new, key):
                 raise BackendError(
                     f"{out} holds a run with a different {key} "
-                    f"({old.get(key)!r} vs {spec.get(key)!r}); use another --out"
+                    f"({getattr(old, key)!r} vs {getattr(new, key)!r}); use another --out"
                 )
         # a static run's records are the static suite's answers, an adaptive run's the items its
         # test drew: an adaptive run may continue a static one (its answers are the suite's
         # stratified draw, which the test's design estimate reads, and they count in its item
         # budget), never the other way (a static run would count drawn items as the suite's)
-        kinds = ["adaptive" if d.get("adaptive") else "static" for d in (old, spec)]
+        kinds = [old.kind, new.kind]
         if kinds == ["adaptive", "static"]:
             raise BackendError(
                 f"{out} holds an adaptive run; this one is static: a static run does not "
                 "continue an adaptive one (its drawn items are not the suite's); use another "
                 "--out (an adaptive run may continue a static one)"
             )
-        for name, a in spec["adapters"].items():
-            was = old["adapters"].get(name)
+        for name, a in new.adapters.items():
+            was = old.adapters.get(name)
             # what was applied counts too (a run from before it was recorded has no "applied")
             keys = [
                 k
@@ -195,13 +286,13 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
             ]
             if was is not None and any(was[k] != a[k] for k in keys):
                 raise BackendError(
-                    f"{out}: adapter {name} was run from {old['adapters'][name]}"
-                    f", now {a}; give it another name"
+                    f"{out}: adapter {name} was run from {dict(old.adapters[name])}"
+                    f", now {dict(a)}; give it another name"
                 )
         # an adaptive run's items were chosen by its policy: another one (a later version's
         # default) would not ask what the interrupted run would have asked
         for what in ("policy", "guard"):
-            was, now = ((d.get("adaptive") or {}).get(what) for d in (old, spec))
+            was, now = ((d.adaptive or {}).get(what) for d in (old, new))
             if was is not None and now is not None and was != now:
                 raise BackendError(
                     f"{out} holds an adaptive run under the {what} {was!r}, this one's is "
@@ -211,11 +302,11 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
         # (suite_docs.documents_digest) — the same dataset at another path is fine, another
         # revision of it is not (a spec from before the digest was kept has none to compare)
         for what, was_d, now_d in (
-            ("static items", old.get("documents"), spec.get("documents")),
+            ("static items", old.documents, new.documents),
             (
                 "adaptive item pools",
-                (old.get("adaptive") or {}).get("documents"),
-                (spec.get("adaptive") or {}).get("documents"),
+                (old.adaptive or {}).get("documents"),
+                (new.adaptive or {}).get("documents"),
             ),
         ):
             was_d, now_d = was_d or {}, now_d or {}
@@ -226,8 +317,9 @@ def freeze_spec(out: Path, spec: dict[str, Any], name: str = "run_spec.json") ->
                     "prompts or answers than this run's documents (another revision of the "
                     "dataset given by --dataset, or of the panel); use another --out"
                 )
-        spec = {**spec, "adapters": {**old["adapters"], **spec["adapters"]}}
-    atomic_write_text(path, canonical_json(spec))
+        new = new.with_(adapters={**old.adapters, **new.adapters})
+    atomic_write_text(path, canonical_json(new.to_json()))
+    return new
 
 
 def run_lock(out: Path) -> FolderLock:

@@ -28,7 +28,7 @@ import pandas as pd
 from harness_adapters.run.engine import Backend, Engine
 from harness_adapters.run.records import RecordFile, failure_digest, variant_name
 from harness_adapters.run.report import RESPONSE_COLUMNS
-from harness_adapters.run.request import RunRequest, freeze_spec, read_run_spec
+from harness_adapters.run.request import RunRequest, RunSpec, freeze_spec, read_run_spec
 from harness_adapters.run.static_loop import RunSummary, run_variants
 from harness_adapters.suites.documents import SuiteDoc, documents_digest
 from primebench_tasks.data.io import atomic_write_text, json_scalar
@@ -88,7 +88,7 @@ def execute(
 def run_static(
     req: RunRequest,
     docs: list[SuiteDoc],
-    spec: Mapping[str, Any],
+    spec: RunSpec | Mapping[str, Any],
     start: Callable[[], Backend],
     progress: Callable[[str], None] | None = None,
     backend: Backend | None = None,
@@ -101,7 +101,7 @@ def run_static(
     itself (Ray replicas) instead of the loop. Called under the run folder's lock."""
     spec_path = req.out / "run_spec.json"
     fresh = not spec_path.exists()
-    freeze_spec(req.out, {**spec, "documents": documents_digest(docs)})
+    freeze_spec(req.out, RunSpec.from_json(spec).with_(documents=documents_digest(docs)))
     records = RecordFile(req.out / "records.jsonl")
     done = records.finished()
     names = [variant_name(req.model_name, a) for a in req.variants()]
@@ -180,7 +180,7 @@ def write_run_report(
     records = RecordFile(req.out / "records.jsonl")
     scores, _ = recorded_scores(records, names, req.suite)
     spec = req.out / "run_spec.json"
-    frozen = read_run_spec(spec).get("conditions") if spec.exists() else None
+    frozen = read_run_spec(spec).conditions if spec.exists() else None
     doc = write_report(
         req.suite,
         scores,
@@ -243,7 +243,7 @@ def spec_notes(out: Path, model_name: str) -> dict[str, list[str]]:
     spec = read_run_spec(path)
     return {
         variant_name(model_name, name): [a["note"]]
-        for name, a in sorted(spec.get("adapters", {}).items())
+        for name, a in sorted(spec.adapters.items())
         if a.get("note")
     }
 

@@ -90,3 +90,31 @@ def test_a_resume_refuses_an_adapter_whose_weights_changed_in_place(tmp_path):
     with pytest.raises(BackendError, match="adapter a1 was run from .*give it another name"):
         freeze_spec(out, spec())
     assert adapter_weights_digest(tmp_path) is None  # no weights file: nothing to compare
+
+
+def test_the_run_spec_is_typed_and_reads_back_as_written(tmp_path):
+    """#73: run_spec.json read and written as a typed RunSpec; the fields another writer adds
+    kept as written; a field of the wrong type refused by name."""
+    from harness_adapters.run.request import RunSpec
+
+    doc = {
+        "schema": "primebench.run/1",
+        "suite": "v1",
+        "suite_name": "s",
+        "model": "m",
+        "model_path": "/models/m",
+        "prompt_kwargs": {"pre_prompt": ""},
+        "generation": {"temperature": 0},
+        "conditions": {"harness": "h"},
+        "adapters": {"a": {"path": "/a", "rank": 8}},
+        "documents": {"B": "0123"},
+        "later_field": [1, 2],
+    }
+    spec = RunSpec.from_json(doc)
+    assert spec.to_json() == doc and spec.extra == {"later_field": [1, 2]}
+    assert spec.kind == "static" and spec.with_(adaptive={"max_items": 5}).kind == "adaptive"
+    written = freeze_spec(tmp_path, spec)
+    assert read_run_spec(tmp_path / "run_spec.json") == written == spec
+    with pytest.raises(InputError, match="generation is a JSON list") as e:
+        RunSpec.from_json({**doc, "generation": []}, "run_spec.json")
+    assert e.value.field == "generation"

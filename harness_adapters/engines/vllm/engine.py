@@ -24,6 +24,7 @@ from harness_adapters.run.plug import (
     CheckedRun,
     RecordFile,
     RunRequest,
+    RunSpec,
     RunSummary,
     SuiteDoc,
     base_spec,
@@ -82,7 +83,7 @@ def adapter_weights_digest(path: Path) -> str | None:
     return None
 
 
-def run_spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> dict[str, Any]:
+def run_spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> RunSpec:
     """The run spec of a vLLM run: the run's common spec (:func:`base_spec`) with the vLLM
     conditions and every adapter's path, rank, weights digest and what of it is applied."""
     applied = plan.spec()
