@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from harness_adapters.run.errors import BackendError
-from harness_adapters.run.records import RecordFile, failure_digest, variant_name
+from harness_adapters.run.records import RecordFile, RecordRow, failure_digest, variant_name
 from harness_adapters.run.request import RunRequest, RunSpec, freeze_spec, run_lock
 from harness_adapters.suites.documents import SuiteDoc, documents_digest, pool_documents
 from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark, AdaptiveEstimate
@@ -250,7 +250,7 @@ def harness_round_records(
     scored: Mapping[tuple[str, str], tuple[float | None, str | None]],
     seconds_per_item: float,
     harness: str,
-) -> list[dict[str, Any]]:
+) -> list[RecordRow]:
     """The record lines of one round that another harness ran for the base model: per document,
     ``ok`` with its (score, response) from ``scored`` ((benchmark, item id) → ...), or ``failed``
     (missing, never 0) where ``harness`` gave it no score."""
@@ -260,21 +260,21 @@ def harness_round_records(
         score, text = scored.get((d.benchmark, d.item_id), (None, None))
         ok = score is not None
         rows.append(
-            {
-                "model": name,
-                "adapter": None,
-                "benchmark": d.benchmark,
-                "category": d.category,
-                "item_id": d.item_id,
-                "answer": d.answer(),
-                "condition": "vl",
-                "suite": req.suite["version"],
-                "status": "ok" if ok else "failed",
-                "response": text,
-                "score": score,
-                "error": None if ok else f"{harness} gave this item no per-item score",
-                "seconds": round(seconds_per_item, 4) if ok else None,
-            }
+            RecordRow(
+                model=name,
+                adapter=None,
+                benchmark=d.benchmark,
+                category=d.category,
+                item_id=d.item_id,
+                answer=d.answer(),
+                condition="vl",
+                suite=req.suite["version"],
+                status="ok" if ok else "failed",
+                response=text,
+                score=score,
+                error=None if ok else f"{harness} gave this item no per-item score",
+                seconds=round(seconds_per_item, 4) if ok else None,
+            )
         )
     return rows
 

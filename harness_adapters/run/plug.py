@@ -17,7 +17,7 @@ from harness_adapters.run.engine import (
 )
 from harness_adapters.run.errors import BackendError
 from harness_adapters.run.messages import ItemInputError, Messages, chat_messages
-from harness_adapters.run.records import RecordFile, records_lock, variant_name
+from harness_adapters.run.records import RecordFile, RecordRow, records_lock, variant_name
 from harness_adapters.run.request import (
     EngineSettings,
     RunRequest,
@@ -46,6 +46,7 @@ __all__ = [
     "ItemInputError",
     "Messages",
     "RecordFile",
+    "RecordRow",
     "RunRequest",
     "RunSpec",
     "RunSummary",

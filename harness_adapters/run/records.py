@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,69 @@ from primebench_tasks.errors import InputError
 
 SCHEMA = "primebench.run_record/1"
 REQUIRED = ("model", "item_id", "benchmark", "status")
+"""The fields every line of any record file has (the run's, PRISM's): what :meth:`RecordFile.read`
+checks."""
+ANSWER_FACTS = ("parsed", "parse_fallback", "finish_reason", "output_tokens")
+"""What a run may record of an answer beside its text (the source's parser, the engine's stop
+reason and token count): read by the response check; absent where the engine or source does
+not say."""
+
+
+@dataclass(frozen=True)
+class RecordRow:
+    """One line of a run's record file (schema :data:`SCHEMA`), its fields declared here once
+    (#73): the variant (``model``: the base model's name or ``<base>+<adapter>``; ``adapter``:
+    None for the base model), the item (``benchmark``, ``category``, ``item_id``, the gold
+    ``answer``), ``condition`` (``vl``), the suite version, ``status`` (``ok`` | ``failed``:
+    asked again on resume), the ``response``, its ``score`` in [0, 1] (None when failed —
+    missing, never 0), the ``error`` of a failed item, ``seconds`` of generation per item, and
+    the :data:`ANSWER_FACTS` the run knows (``facts``). :meth:`to_json` is the line's object
+    (the ``schema`` is added by :class:`RecordFile`)."""
+
+    model: str
+    adapter: str | None
+    benchmark: str
+    category: str
+    item_id: str
+    answer: Any
+    condition: str
+    suite: str
+    status: str
+    response: str | None
+    score: float | None
+    error: str | None
+    seconds: float | None
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in ("ok", "failed"):
+            raise ValueError(f"status {self.status!r} is not 'ok' or 'failed'")
+        unknown = sorted(set(self.facts) - set(ANSWER_FACTS))
+        if unknown:
+            raise ValueError(f"record facts {unknown} are not among {ANSWER_FACTS}")
+
+    def to_json(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "facts"}
+        return {**d, **self.facts}
+
+    @classmethod
+    def from_json(
+        cls, d: Mapping[str, Any], file: str = "records", row: int | None = None
+    ) -> RecordRow:
+        """The row a line holds (its ``schema`` and fields of other writers left out); a
+        missing field is an ``InputError`` naming the file, line and field."""
+        names = [f.name for f in fields(cls) if f.name != "facts"]
+        lacking = [n for n in names if n not in d]
+        if lacking:
+            raise InputError("required field is missing", file=file, row=row, field=lacking[0])
+        return cls(
+            **{n: d[n] for n in names},
+            facts={k: d[k] for k in ANSWER_FACTS if k in d},
+        )
+
+
+RECORD_FIELDS = tuple(f.name for f in fields(RecordRow) if f.name != "facts") + ANSWER_FACTS
+"""Every field a run's record line may hold (beside ``schema``), in :class:`RecordRow`'s order."""
 
 
 def records_lock(path: str | Path) -> Any:
@@ -87,6 +150,20 @@ class RecordFile:
                 self._done_keys.add(tuple(str(rec.get(f)) for f in self.key))
         self._offset += len(complete)
         return self._done_keys
+
+    def rows(self) -> list[RecordRow]:
+        """The complete lines as typed rows (a run's record file: schema :data:`SCHEMA`), in
+        file order; a line lacking a field of :class:`RecordRow` is an ``InputError`` naming the
+        file, line and field."""
+        out = []
+        for ln, rec in enumerate(self.read(), start=1):
+            try:
+                out.append(RecordRow.from_json(rec, str(self.path), ln))
+            except ValueError as exc:
+                if isinstance(exc, InputError):
+                    raise
+                raise InputError(str(exc), file=str(self.path), row=ln) from None
+        return out
 
     def read(self) -> list[dict[str, Any]]:
         """All complete lines, in file order. A line that is not valid JSON, or lacks a required
@@ -158,11 +235,11 @@ class RecordFile:
                 out.setdefault((key[0], key[1]), {})[key[2]] = r
         return {k: list(v.values()) for k, v in sorted(out.items())}
 
-    def append(self, records: Iterable[dict[str, Any]], skip_done: bool = True) -> int:
+    def append(self, records: Iterable[RecordRow | dict[str, Any]], skip_done: bool = True) -> int:
         """Append ``records`` (one line each) under the file lock and fsync; with ``skip_done``,
         ``ok`` records whose key is already recorded ``ok`` are left out. Returns how many lines
         were written."""
-        rows = list(records)
+        rows = [r.to_json() if isinstance(r, RecordRow) else r for r in records]
         if not rows:
             return 0
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness_adapters.run.engine import Backend, generation_facts
 from harness_adapters.run.messages import ItemInputError, Messages, chat_messages
-from harness_adapters.run.records import RecordFile, variant_name
+from harness_adapters.run.records import RecordFile, RecordRow, variant_name
 from harness_adapters.suites.documents import SuiteDoc
 from primebench_tasks.progress import progress_bar
 
@@ -90,8 +90,13 @@ def run_variants(
             mine = [t for t in built if (t[0].benchmark, t[0].item_id) in pending[adapter]]
             if not mine:
                 continue
-            base = {"model": name, "adapter": adapter, "condition": "vl", "suite": suite_version}
-            rows: list[dict[str, Any]] = [
+            base: dict[str, Any] = {
+                "model": name,
+                "adapter": adapter,
+                "condition": "vl",
+                "suite": suite_version,
+            }
+            rows: list[RecordRow] = [
                 failed_record(base, d, err) for d, _m, err in mine if err is not None
             ]
             sendable = [(d, m) for d, m, err in mine if err is None and m is not None]
@@ -104,20 +109,19 @@ def run_variants(
                         rows.append(failed_record(base, d, f"{type(out).__name__}: {out}"))
                         continue
                     rows.append(
-                        {
+                        RecordRow(
                             **base,
                             **item_fields(d),
-                            "status": "ok",
-                            "response": str(out),
-                            **d.parse(str(out)),
-                            **generation_facts(out),
-                            "score": d.score(out),
-                            "error": None,
-                            "seconds": round(per_item, 4),
-                        }
+                            status="ok",
+                            response=str(out),
+                            score=d.score(out),
+                            error=None,
+                            seconds=round(per_item, 4),
+                            facts={**d.parse(str(out)), **generation_facts(out)},
+                        )
                     )
             records.append(rows)
-            n_ok = sum(r["status"] == "ok" for r in rows)
+            n_ok = sum(r.status == "ok" for r in rows)
             summary.scored[name] += n_ok
             summary.failed[name] += len(rows) - n_ok
             bar.update(len(rows))
@@ -141,14 +145,15 @@ def item_fields(d: SuiteDoc) -> dict[str, Any]:
     }
 
 
-def failed_record(base: dict[str, Any], d: SuiteDoc, error: str) -> dict[str, Any]:
-    """A failed item's record line (``base``: the variant's fields; asked again on resume)."""
-    return {
+def failed_record(base: Mapping[str, Any], d: SuiteDoc, error: str) -> RecordRow:
+    """A failed item's record line (``base``: the variant's fields — model, adapter, condition,
+    suite; asked again on resume)."""
+    return RecordRow(
         **base,
         **item_fields(d),
-        "status": "failed",
-        "response": None,
-        "score": None,
-        "error": error,
-        "seconds": None,
-    }
+        status="failed",
+        response=None,
+        score=None,
+        error=error,
+        seconds=None,
+    )

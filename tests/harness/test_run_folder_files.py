@@ -118,3 +118,42 @@ def test_the_run_spec_is_typed_and_reads_back_as_written(tmp_path):
     with pytest.raises(InputError, match="generation is a JSON list") as e:
         RunSpec.from_json({**doc, "generation": []}, "run_spec.json")
     assert e.value.field == "generation"
+
+
+def test_a_record_row_is_declared_once_and_reads_back_typed(tmp_path):
+    """#73: the record line's fields are RecordRow's; a line reads back as the row written; an
+    answer fact it does not declare, or a status other than ok/failed, is refused."""
+    from harness_adapters.run.records import RECORD_FIELDS, SCHEMA, RecordRow
+
+    row = RecordRow(
+        model="m+a",
+        adapter="a",
+        benchmark="B",
+        category="C",
+        item_id="7",
+        answer="A",
+        condition="vl",
+        suite="v1",
+        status="ok",
+        response="A",
+        score=1.0,
+        error=None,
+        seconds=0.5,
+        facts={"parsed": "A", "finish_reason": "stop"},
+    )
+    records = RecordFile(tmp_path / "records.jsonl")
+    records.append([row])
+    line = json.loads((tmp_path / "records.jsonl").read_text())
+    assert line == {"schema": SCHEMA, **row.to_json()}
+    assert set(line) - {"schema"} <= set(RECORD_FIELDS)
+    assert records.rows() == [row]
+    with pytest.raises(ValueError, match="not among"):
+        RecordRow(**{**row.__dict__, "facts": {"tokens": 3}})
+    with pytest.raises(ValueError, match="not 'ok' or 'failed'"):
+        RecordRow(**{**row.__dict__, "status": "done"})
+    (tmp_path / "partial.jsonl").write_text(
+        json.dumps({k: v for k, v in line.items() if k != "seconds"}) + "\n"
+    )
+    with pytest.raises(InputError, match="required field is missing") as e:
+        RecordFile(tmp_path / "partial.jsonl").rows()
+    assert e.value.field == "seconds"

@@ -42,6 +42,7 @@ from harness_adapters.run.plug import (
     EngineSettings,
     ItemInputError,
     RecordFile,
+    RecordRow,
     RunSummary,
     chat_messages,
     failed_record,
@@ -247,7 +248,7 @@ def run_on_ray(
     done = records.finished()
     rows: list[dict[str, Any]] = []
     by_key: dict[str, tuple[SuiteDoc, dict[str, Any]]] = {}
-    failed_now: list[dict[str, Any]] = []
+    failed_now: list[RecordRow] = []
     for adapter in variants:
         name = variant_name(model, adapter)
         pending = [d for d in docs if (name, d.benchmark, d.item_id) not in done]
@@ -308,15 +309,15 @@ def run_on_ray(
                     summary.failed[name] += 1
                     continue
                 out.append(
-                    {
+                    RecordRow(
                         **base,
                         **item_fields(d),
-                        "status": "ok",
-                        "response": str(resp),
-                        "score": d.score(str(resp)),
-                        "error": None,
-                        "seconds": float(sec),
-                    }
+                        status="ok",
+                        response=str(resp),
+                        score=d.score(str(resp)),
+                        error=None,
+                        seconds=float(sec),
+                    )
                 )
                 summary.scored[name] += 1
             records.append(out)
