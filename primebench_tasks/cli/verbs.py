@@ -21,6 +21,7 @@ VERBS: dict[str, str] = {
     "adaptive": "adaptive evaluation inside a harness",
     "keys": "row keys by content for upstream datasets without ids",
     "path": "where a harness finds the released suites",
+    "pin": "pin a suite's design-only benchmarks to the datasets a run drew from",
 }
 """The shared verbs (name → the help of its group); a harness command names one of them."""
 

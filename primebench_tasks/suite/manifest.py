@@ -22,7 +22,7 @@ from typing import Any
 
 from primebench_tasks.data.io import canonical_json, content_hash, read_json_document
 from primebench_tasks.errors import InputError
-from primebench_tasks.suite.content_design import ContentDesign
+from primebench_tasks.suite.content_design import ContentDesign, PinnedPool
 
 SCHEMA = "primebench.suite/1"
 AGGREGATES = ("mean_of_category_means", "item_mean")
@@ -581,6 +581,30 @@ class SuiteManifest(Mapping[str, Any]):
         body = {**self.document, "name": name or f"{self.name}_n{n}"}
         body["design_only"] = [
             {**e, "design": {**e["design"], "n": n}} for e in self.document["design_only"]
+        ]
+        return SuiteManifest.from_document(versioned(body))
+
+    def with_pinned_pools(
+        self, pools: Mapping[str, PinnedPool], name: str | None = None
+    ) -> SuiteManifest:
+        """The suite with the design-only benchmarks of ``pools`` (benchmark → the pool a run
+        drew from: N_h and fingerprint) pinned to it, under ``name`` (default
+        ``<name>_pinned``): a dataset whose pool differs is then refused before anything is
+        asked. A benchmark that is not design-only is an error naming the suite's."""
+        known = {e.name for e in self.design_only}
+        unknown = sorted(set(pools) - known)
+        if unknown:
+            raise InputError(
+                f"{unknown} are not design-only benchmarks of suite {self.name!r} "
+                f"(it has {sorted(known)})",
+                field="design_only",
+            )
+        body = {**self.document, "name": name or f"{self.name}_pinned"}
+        body["design_only"] = [
+            {**e, "design": {**e["design"], "pool": pools[e["name"]].as_document()}}
+            if e["name"] in pools
+            else e
+            for e in self.document["design_only"]
         ]
         return SuiteManifest.from_document(versioned(body))
 

@@ -182,3 +182,42 @@ def test_a_pinned_pool_refuses_a_changed_dataset_before_anything_is_asked(runs, 
     changed = datasets.load_from_disk(str(tmp_path / "changed"))["val"]
     with pytest.raises(InputError, match="is not the pool this suite's design was drawn on"):
         make_design_docs(design, "t", "MMStar")(changed)
+
+
+def test_the_pools_a_run_drew_from_are_pinned_and_then_hold(runs, tmp_path):
+    """``primebench pin lmms-eval OUT`` writes the suite with every design-only benchmark
+    pinned to the pool the run drew from; the pinned design accepts the same data in another
+    row order and refuses a changed dataset."""
+    import datasets
+
+    from harness_adapters.lmms_eval_upstream.functions import make_design_docs
+
+    suite, (out, _), _ = runs
+    manifest = tmp_path / "suite.json"
+    manifest.write_text(suite.to_json(), "utf-8")
+    r = subprocess.run(
+        [sys.executable, "-m", "primebench_tasks.cli", "pin", "lmms-eval", str(out),
+         "--suite", str(manifest), "--out", str(tmp_path / "pinned.json")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    pinned = SuiteManifest.read(tmp_path / "pinned.json")
+    assert pinned.name == "pbwide_standin_pinned" and pinned.benchmarks == suite.benchmarks
+    assert all(e.design.pool is not None for e in pinned.design_only)
+    e = pinned.design_only_entry("ChartQA_TEST")
+    rows = standins.ROWS["chartqa"](N_ROWS)
+    assert e.design.pool is not None
+    assert (
+        e.design.pool.fingerprint
+        == resolve(rows, suite.design_only_entry(e.name).design, "x").fingerprint
+    )
+    random.Random(9).shuffle(rows)
+    standins.write("chartqa", rows, tmp_path / "same")
+    same = datasets.load_from_disk(str(tmp_path / "same"))["test"]
+    assert len(make_design_docs(e.design.as_document(), "t", e.name)(same)) == N_DRAWN
+    standins.write("chartqa", rows[:-1], tmp_path / "fewer")
+    fewer = datasets.load_from_disk(str(tmp_path / "fewer"))["test"]
+    with pytest.raises(InputError, match="is not the pool this suite's design was drawn on"):
+        make_design_docs(e.design.as_document(), "t", e.name)(fewer)

@@ -157,3 +157,23 @@ def test_the_stratified_estimate_by_hand():
 def test_the_interval_width_at_a_size():
     assert interval_width(100) == pytest.approx(2 * 1.6448536269514722 * 0.05)
     assert interval_width(50) > interval_width(100) > interval_width(200)
+
+
+def test_a_suite_pins_its_design_only_pools():
+    from pathlib import Path
+
+    from primebench_tasks.data.cards import card
+    from primebench_tasks.suite.content_design import design_only_document
+    from primebench_tasks.suite.manifest import SuiteManifest
+
+    flagship = Path(__file__).parents[2] / "task_configs" / "suites" / "primebench.json"
+    wide = SuiteManifest.read(flagship).with_design_only(
+        [design_only_document(card("MMStar"), 6), design_only_document(card("POPE"), 6)], "w"
+    )
+    pool = PinnedPool({"math": 30, "coarse perception": 30}, "00ff00ff00ff00ff")
+    pinned = wide.with_pinned_pools({"MMStar": pool})
+    assert pinned.name == "w_pinned" and pinned.version != wide.version
+    assert pinned.design_only_entry("MMStar").design.pool == pool
+    assert pinned.design_only_entry("POPE").design.pool is None
+    with pytest.raises(InputError, match="are not design-only benchmarks"):
+        wide.with_pinned_pools({"MMMU_DEV_VAL": pool})

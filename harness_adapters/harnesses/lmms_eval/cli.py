@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from primebench_tasks.cli import load_panel, parse_pairs
+from primebench_tasks.errors import PrimeBenchError
 
 if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
@@ -134,4 +135,34 @@ def cmd_adaptive_lmms(args: argparse.Namespace) -> int:
         progress=lambda m: print(f"[primebench] {m}", file=sys.stderr, flush=True),
     )
     print_adaptive(doc, Path(args.out))
+    return 0
+
+
+def cmd_pin_lmms(args: argparse.Namespace) -> int:
+    """``primebench pin lmms-eval OUT``: the suite of an lmms-eval run with its design-only
+    benchmarks pinned to the pools the run drew from (N_h and fingerprint, from the logs)."""
+    from harness_adapters.harnesses.lmms_eval.harness import HARNESS
+    from harness_adapters.suites.released import find_manifest
+    from primebench_tasks.data.io import atomic_write_text
+    from primebench_tasks.place.design_only import design_answers
+    from primebench_tasks.suite.content_design import PinnedPool
+
+    run = HARNESS.read_run(Path(args.output_dir))
+    manifest = find_manifest(run.suite_version, args.suite)
+    drawn = design_answers(run.records, manifest)
+    if not drawn:
+        raise PrimeBenchError(
+            f"the run drew no design-only benchmark of suite {manifest.name!r}: nothing to pin"
+        )
+    pools = {
+        b: PinnedPool({h: N for h, (N, _) in a.strata.items()}, a.pool) for b, a in drawn.items()
+    }
+    pinned = manifest.with_pinned_pools(pools, args.name)
+    atomic_write_text(Path(args.out), pinned.to_json())
+    for b, pool in pools.items():
+        print(f"{b}: {pool.N} items in {len(pool.strata)} strata, pool {pool.fingerprint}")
+    left = [e.name for e in manifest.design_only if e.name not in pools]
+    if left:
+        print(f"not pinned (the run did not draw them): {', '.join(left)}")
+    print(f"wrote {args.out}: suite {pinned.name} ({pinned.version})")
     return 0

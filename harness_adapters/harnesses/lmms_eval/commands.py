@@ -12,6 +12,7 @@ from harness_adapters.harnesses.lmms_eval.cli import (
     cmd_ingest_lmms_logs,
     cmd_keys_build,
     cmd_lmms_path,
+    cmd_pin_lmms,
     cmd_tasks_lmms,
 )
 from harness_adapters.run.options import adaptive_budget_options
@@ -121,6 +122,13 @@ def _keys_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="the mapping file to write")
 
 
+def _pin_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("output_dir", help="an lmms-eval --log_samples output of the suite")
+    p.add_argument("--suite", help="the suite manifest (default: the released one of the run)")
+    p.add_argument("--name", help="the pinned suite's name (default: <suite>_pinned)")
+    p.add_argument("--out", required=True, help="the pinned manifest to write")
+
+
 COMMANDS = (
     HarnessCommand(
         "tasks",
@@ -160,6 +168,17 @@ COMMANDS = (
         cmd_adaptive_lmms,
         shared=("suite", "reference_panel", "run_dir"),
         options=_adaptive_options,
+    ),
+    HarnessCommand(
+        "pin",
+        "lmms-eval",
+        "pin a suite's design-only benchmarks to the pools an lmms-eval run drew from",
+        cmd_pin_lmms,
+        options=_pin_options,
+        description="Reads the draw each design-only task logged (every stratum's N_h and the "
+        "pool's fingerprint) and writes the suite with those pools pinned: a later run on a "
+        "changed dataset is refused before anything is asked.",
+        epilog="example: primebench pin lmms-eval out/ --out primebench_wide_pinned.json",
     ),
     HarnessCommand(
         "keys",
