@@ -14,7 +14,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -219,21 +219,14 @@ def write_placement(
     ``lmms_eval_code``: the run asked its items through lmms-eval's task code (lmms-eval, the
     vLLM runner), so the suite's benchmarks that it has no lmms-eval task for are not asked of
     it (``no_lmms_eval_task``: missing with the reason, not an error)."""
-    from primebench_tasks.place.design_only import RUN_ONLY_IN_LMMS_EVAL, design_answers
+    from primebench_tasks.place.design_only import design_answers
 
     manifest = find_manifest(version, suite)
     design = design_answers(records, manifest)
     new, missing = score_frame(
         records, manifest, allow_partial, lmms_eval_excused(manifest) if lmms_eval_code else None
     )
-    for model in new.index:  # a design-only benchmark the run did not draw: said, not an error
-        for e in manifest.design_only:
-            if str(model) not in (design[e.name].scores if e.name in design else {}):
-                missing.setdefault(str(model), {})[e.name] = {
-                    "of": e.design.n,
-                    "missing": e.design.n,
-                    "why": RUN_ONLY_IN_LMMS_EVAL,
-                }
+    undrawn_design_only(manifest, list(new.index), design, missing)
     return write_report(
         manifest,
         new,
@@ -249,6 +242,27 @@ def write_placement(
         leaderboard=leaderboard,
         design=design,
     )
+
+
+def undrawn_design_only(
+    manifest: SuiteManifest,
+    models: Sequence[Any],
+    design: Mapping[str, Any],
+    missing: dict[str, Any],
+) -> None:
+    """Add to ``missing`` every design-only benchmark of ``manifest`` a model of the run did not
+    draw (``design``: the run's :func:`~primebench_tasks.place.design_only.design_answers`),
+    with why — said in the report, not an error."""
+    from primebench_tasks.place.design_only import RUN_ONLY_IN_LMMS_EVAL
+
+    for model in models:
+        for e in manifest.design_only:
+            if str(model) not in (design[e.name].scores if e.name in design else {}):
+                missing.setdefault(str(model), {})[e.name] = {
+                    "of": e.design.n,
+                    "missing": e.design.n,
+                    "why": RUN_ONLY_IN_LMMS_EVAL,
+                }
 
 
 RESPONSE_COLUMNS = ("response", "parsed", "parse_fallback", "finish_reason", "output_tokens")

@@ -173,7 +173,7 @@ def write_run_report(
     reference panels, multi-source suites included; schema ``primebench.placement/1``). Returns
     one row per variant (:func:`primebench_tasks.place.report.suite_summary`). ``conditions``: the
     run's conditions where its spec holds none."""
-    from harness_adapters.run.report import missing_items, write_report
+    from harness_adapters.run.report import missing_items, undrawn_design_only, write_report
     from primebench_tasks.place.report import suite_summary
 
     names = [variant_name(req.model_name, a) for a in req.variants()]
@@ -181,10 +181,12 @@ def write_run_report(
     scores, _ = recorded_scores(records, names, req.suite)
     spec = req.out / "run_spec.json"
     frozen = read_run_spec(spec).conditions if spec.exists() else None
+    missing = missing_items(scores)
+    undrawn_design_only(req.suite, names, {}, missing)  # the runner draws none (lmms-eval does)
     doc = write_report(
         req.suite,
         scores,
-        missing_items(scores),
+        missing,
         req.out,
         panel,
         estimator,

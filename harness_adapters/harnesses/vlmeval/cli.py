@@ -34,6 +34,12 @@ def cmd_vlmeval_export(args: argparse.Namespace) -> int:
         f"config: {Path(args.lmudata) / CONFIG_NAME}\nrun: LMUData={args.lmudata} primebench "
         f"evaluate vlmeval -- --data {' '.join(out)} --model <model>"
     )
+    if manifest.design_only:  # said, not silently dropped
+        print(
+            "not exported: the design-only benchmarks "
+            f"{', '.join(e.name for e in manifest.design_only)} (drawn from the dataset by the "
+            "suite's lmms-eval tasks only: lmms-eval --tasks " + manifest.name + ")"
+        )
     return 0
 
 
