@@ -141,15 +141,25 @@ def cmd_adaptive_lmms(args: argparse.Namespace) -> int:
 def cmd_pin_lmms(args: argparse.Namespace) -> int:
     """``primebench pin lmms-eval OUT``: the suite of an lmms-eval run with its design-only
     benchmarks pinned to the pools the run drew from (N_h and fingerprint, from the logs)."""
-    from harness_adapters.harnesses.lmms_eval.harness import HARNESS
+    from harness_adapters.harnesses.lmms_eval.ingest import logged_tasks, read_run
     from harness_adapters.suites.released import find_manifest
     from primebench_tasks.data.io import atomic_write_text
     from primebench_tasks.place.design_only import design_answers
     from primebench_tasks.suite.content_design import PinnedPool
 
-    run = HARNESS.read_run(Path(args.output_dir))
-    manifest = find_manifest(run.suite_version, args.suite)
-    drawn = design_answers(run.records, manifest)
+    out = Path(args.output_dir)
+    versions = {
+        str(meta["primebench_suite"])
+        for *_, meta, _s in logged_tasks(out, lambda m: "primebench_suite" in m)
+    }
+    if len(versions) != 1:
+        raise PrimeBenchError(
+            f"{out} holds tasks of {len(versions)} suite versions ({sorted(versions)}); pin "
+            "from one run folder per suite"
+        )
+    version = versions.pop()
+    manifest = find_manifest(version, args.suite)
+    drawn = design_answers(read_run(out, suite_version=version), manifest)
     if not drawn:
         raise PrimeBenchError(
             f"the run drew no design-only benchmark of suite {manifest.name!r}: nothing to pin"
