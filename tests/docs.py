@@ -44,3 +44,14 @@ def doc_block(marker: str) -> str:
         f"{len(hits)} blocks marked {marker!r} in README.md, docs/ and research/*/README.md"
     )
     return hits[0]
+
+
+def script_output(*args: str) -> str:
+    """The standard output of ``python ARGS`` run in the repository root (a generator of a
+    documented block: ``tools/release_suites.py --table``, ...); fails on a non-zero exit."""
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, check=True, timeout=600
+    ).stdout

@@ -34,6 +34,7 @@ from primebench_tasks.data.io import (
     utf8_text,
 )
 from primebench_tasks.errors import InputError
+from primebench_tasks.suite.content_design import image_hash  # noqa: F401 (the one image hash)
 
 SCHEMA = "primebench.keys/1"
 FIELD = "primebench_content_key"
@@ -42,17 +43,6 @@ FIELD = "primebench_content_key"
 
 def _norm(text: Any) -> str:
     return re.sub(r"\s+", " ", str(text)).strip().lower()
-
-
-def image_hash(image: Any) -> str:
-    """16 × 16 grey mean-hash of a PIL image (64 hex digits); '' for no image."""
-    if image is None:
-        return ""
-    import numpy as np
-
-    px = np.asarray(image.convert("L").resize((16, 16)), dtype=np.float64).ravel()
-    bits = "".join("1" if p > px.mean() else "0" for p in px)
-    return f"{int(bits, 2):064x}"
 
 
 def fingerprint(question: Any, options: Iterable[Any], image: Any) -> str:

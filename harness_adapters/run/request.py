@@ -114,7 +114,7 @@ def base_spec(
 
 _SPEC_FIELDS: dict[str, type | tuple[type, ...]] = {
     "schema": str,
-    "suite": str,
+    "suite": (str, dict),  # a PRISM build's spec names its suite by an object
     "suite_name": str,
     "model": str,
     "model_path": str,
@@ -141,7 +141,7 @@ class RunSpec:
 
     adapters: Mapping[str, Mapping[str, Any]]
     schema: str | None = None
-    suite: str | None = None
+    suite: str | Mapping[str, Any] | None = None
     model: str | None = None
     suite_name: str | None = None
     model_path: str | None = None

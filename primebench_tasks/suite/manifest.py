@@ -156,14 +156,7 @@ def _design_only(raw: Any, taken: set[str], file: str) -> tuple[DesignOnlyEntry,
         if name in taken:
             raise _fail("is in the suite twice", file, row, "name")
         taken.add(name)
-        rng = e.get("score_range")
-        if (
-            not isinstance(rng, list)
-            or len(rng) != 2
-            or not all(isinstance(x, int | float) for x in rng)
-            or not rng[0] < rng[1]
-        ):
-            raise _fail("must be [min, max] with min < max", file, row, "score_range")
+        rng = _score_range(e.get("score_range"), file, row)
         up = _table(e.get("upstream"), file, row, "upstream")
         if up is not None and not (isinstance(up.get("task"), str) and up.get("scorer")):
             raise _fail("must name the lmms-eval task and its item scorer", file, row, "upstream")
@@ -172,7 +165,7 @@ def _design_only(raw: Any, taken: set[str], file: str) -> tuple[DesignOnlyEntry,
                 name=name,
                 category=str(_str(e.get("category"), file, row, "category")),
                 metric=str(_str(e.get("metric"), file, row, "metric")),
-                score_range=(float(rng[0]), float(rng[1])),
+                score_range=rng,
                 design=ContentDesign.from_document(e.get("design"), file, row),
                 lmms_eval_task=_str(e.get("lmms_eval_task"), file, row, "lmms_eval_task", True),
                 upstream=up,
@@ -180,6 +173,18 @@ def _design_only(raw: Any, taken: set[str], file: str) -> tuple[DesignOnlyEntry,
             )
         )
     return tuple(out)
+
+
+def _score_range(rng: Any, file: str, row: str) -> tuple[float, float]:
+    """A benchmark's ``score_range``: [min, max] numbers with min < max."""
+    if (
+        not isinstance(rng, list)
+        or len(rng) != 2
+        or not all(isinstance(x, int | float) for x in rng)
+        or not rng[0] < rng[1]
+    ):
+        raise _fail("must be [min, max] with min < max", file, row, "score_range")
+    return float(rng[0]), float(rng[1])
 
 
 def _fail(msg: str, file: str, row: str | None = None, fld: str | None = None) -> InputError:
@@ -225,14 +230,7 @@ def _entry(cat: str, b: str, e: Any, file: str) -> BenchmarkEntry:
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})[:3]
         raise _fail(f"repeats item ids {dup}", file, row, "item_ids")
-    rng = e.get("score_range")
-    if (
-        not isinstance(rng, list)
-        or len(rng) != 2
-        or not all(isinstance(x, int | float) for x in rng)
-        or not rng[0] < rng[1]
-    ):
-        raise _fail("must be [min, max] with min < max", file, row, "score_range")
+    rng = _score_range(e.get("score_range"), file, row)
     local = e.get("local_task")
     inclusion = e.get("inclusion")
     design = None
@@ -245,7 +243,7 @@ def _entry(cat: str, b: str, e: Any, file: str) -> BenchmarkEntry:
         lmms_eval_task=_str(e.get("lmms_eval_task"), file, row, "lmms_eval_task", True),
         vlmeval_dataset=_str(e.get("vlmeval_dataset"), file, row, "vlmeval_dataset", True),
         metric=_str(e.get("metric"), file, row, "metric", True),
-        score_range=(float(rng[0]), float(rng[1])),
+        score_range=rng,
         source=None if e.get("source") is None else _source(e["source"], file, row, "source"),
         placement_calibration=_table(
             e.get("placement_calibration"), file, row, "placement_calibration"

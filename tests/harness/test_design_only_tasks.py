@@ -77,20 +77,9 @@ def test_tasks_lmms_eval_writes_the_sized_suite_and_says_its_interval(tmp_path):
 
 
 def test_the_docs_table_of_the_design_only_benchmarks_is_the_generated_one():
-    from pathlib import Path
+    from tests.docs import doc_block, script_output
 
-    from tests.docs import doc_block
-
-    root = Path(__file__).parents[2]
-    table = subprocess.run(
-        [sys.executable, "tools/release_suites.py", "--wide-table"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-    ).stdout
-    assert doc_block("wide-table") == table
+    assert doc_block("wide-table") == script_output("tools/release_suites.py", "--wide-table")
 
 
 def test_a_design_only_benchmark_a_run_did_not_draw_is_missing_with_why():

@@ -12,7 +12,6 @@ placement. A pinned pool refuses a changed dataset before anything is asked.
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
@@ -27,21 +26,13 @@ from primebench_tasks.pipeline.multi_source import source_panels
 from primebench_tasks.suite.content_design import design_only_document, resolve
 from primebench_tasks.suite.manifest import SuiteManifest
 from tests.fixtures import design_standins as standins
-from tests.fixtures.lmms_runs import run_lmms_eval
+from tests.fixtures.lmms_runs import plugin_env, run_lmms_eval
 
 pytestmark = pytest.mark.slow  # end to end through a real harness (CI)
 
 pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-PLUGIN = Path(__file__).parents[1] / "fixtures" / "lmms_plugin"
 FLAGSHIP = Path(__file__).parents[2] / "task_configs" / "suites" / "primebench.json"
-ENV = {
-    **os.environ,
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "API_TYPE": "dummy",
-    "LMMS_EVAL_PLUGINS": "pb_fake_lmms",
-    "PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")]),
-}
+ENV = plugin_env()
 KINDS = {
     "MMStar": "mmstar",
     "ChartQA_TEST": "chartqa",

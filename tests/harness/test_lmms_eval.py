@@ -147,21 +147,9 @@ def test_ingest_refuses_bad_logs(tmp_path):
 
 
 def test_readme_coverage_table_is_the_generated_one():
-    import subprocess
-    import sys
+    from tests.docs import doc_block, script_output
 
-    root = Path(__file__).parents[2]
-    table = subprocess.run(
-        [sys.executable, "tools/release_suites.py", "--table"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-    ).stdout
-    from tests.docs import doc_block
-
-    assert doc_block("coverage-table") == table
+    assert doc_block("coverage-table") == script_output("tools/release_suites.py", "--table")
 
 
 def test_ingest_refuses_empty_and_truncated_samples(tmp_path):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
@@ -25,23 +24,12 @@ from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import manifest_items, read_manifest
 from primebench_tasks.pipeline.multi_source import source_panels
 from tests.fixtures import upstream_standins as standins
-from tests.fixtures.lmms_runs import run_lmms_eval
+from tests.fixtures.lmms_runs import plugin_env, run_lmms_eval
 
 pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
 
 pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-PLUGIN = Path(__file__).parents[1] / "fixtures" / "lmms_plugin"
-# MathVista's upstream module builds its LLM-judge client at import; lmms-eval's own `dummy`
-# judge provider stands in for OpenAI (every answer here is an exact option or number, which the
-# upstream code scores by rules without asking the judge).
-ENV = {
-    **os.environ,
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "API_TYPE": "dummy",
-    "LMMS_EVAL_PLUGINS": "pb_fake_lmms",
-    "PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")]),
-}
+ENV = plugin_env()
 
 
 @pytest.fixture(scope="module")

@@ -157,3 +157,17 @@ def test_a_record_row_is_declared_once_and_reads_back_typed(tmp_path):
     with pytest.raises(InputError, match="required field is missing") as e:
         RecordFile(tmp_path / "partial.jsonl").rows()
     assert e.value.field == "seconds"
+
+
+def test_a_prism_run_spec_names_its_suite_by_an_object(tmp_path):
+    """PRISM's run spec (``prism_run_spec.json``) names the build's suite by an object: frozen,
+    read back and resumed like a run's."""
+    spec = {
+        "schema": "primebench.prism_record/1",
+        "suite": {"name": "s", "version": "v1"},
+        "model": "m",
+        "adapters": {},
+    }
+    freeze_spec(tmp_path, spec, "prism_run_spec.json")
+    freeze_spec(tmp_path, spec, "prism_run_spec.json")  # resumed
+    assert read_run_spec(tmp_path / "prism_run_spec.json").suite == spec["suite"]
