@@ -334,11 +334,12 @@ def run_adaptive_phase(
     """``primebench run --adaptive`` against a static run of the same number of items per
     variant on one engine (issue #29's goal: adaptive ≤ 1.15× the static wall time)."""
     from harness_adapters.engines.vllm.backends import OfflineBackend
-    from harness_adapters.run.adaptive_loop import AdaptiveSettings, run_adaptive
+    from harness_adapters.run.adaptive_loop import run_adaptive
     from harness_adapters.run.records import RecordFile
     from harness_adapters.run.request import RunRequest
     from harness_adapters.run.static_loop import run_variants
     from harness_adapters.suites.documents import SuiteDoc, benchmark_rows
+    from primebench_tasks.adaptive.result import AdaptiveSettings
     from primebench_tasks.data.panel import Panel
 
     settings = engine_settings(gpu, max(a.rank for a in adapters), len(adapters))
@@ -369,7 +370,7 @@ def run_adaptive_phase(
         "static_s": round(static, 2),
         "adaptive_s": round(adaptive, 2),
         "ratio": round(adaptive / static, 3),
-        "items_asked": {m: r["items"] for m, r in doc["models"].items()},
+        "items_asked": {m: r.items for m, r in doc.models.items()},
     }
 
 

@@ -18,7 +18,8 @@ depend only on the answers recorded so far, so the resumed run asks exactly what
 uninterrupted one would.
 
 Output beside the records: ``calibration/`` (each benchmark's interval calibration, replayed
-once per run and read back on a resume), ``adaptive.json`` (schema ``primebench.adaptive/1``) and
+once per run and read back on a resume), ``adaptive.json`` (the typed
+:class:`~primebench_tasks.adaptive.result.AdaptiveRun`, schema ``primebench.adaptive/2``) and
 ``adaptive.md``: per variant and benchmark the items asked, why the test stopped, the score on
 the items asked, the predicted full score with its 90 % interval, the placement regime, the
 predicted rank among the reference models and the misfit check; per variant the mean over
@@ -42,16 +43,18 @@ from harness_adapters.run.records import RecordFile, RecordRow, failure_digest, 
 from harness_adapters.run.request import RunRequest, RunSpec, freeze_spec, run_lock
 from harness_adapters.suites.documents import SuiteDoc, documents_digest, pool_documents
 from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark, AdaptiveEstimate
-from primebench_tasks.adaptive.defaults import (
-    ADAPTIVE_BATCH,
-    ADAPTIVE_LEVEL,
-    ADAPTIVE_MAX_ITEMS,
-    ADAPTIVE_TARGET_WIDTH,
-)
 from primebench_tasks.adaptive.design import Draw, StaticRound, answered_before
 from primebench_tasks.adaptive.ledger import DrawLedger, draw_seed
-from primebench_tasks.adaptive.policy import AdaptivePolicy
-from primebench_tasks.data.io import atomic_write_text, canonical_json
+from primebench_tasks.adaptive.result import (
+    AdaptiveModel,
+    AdaptiveRun,
+    AdaptiveSettings,
+    AdaptiveTest,
+    FailedItems,
+    GuardSettings,
+    TestDesign,
+)
+from primebench_tasks.data.io import atomic_write_text
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import manifest_items
@@ -60,27 +63,13 @@ from primebench_tasks.place.report import fit_cell
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.suite.manifest import Design, SuiteManifest
 
-SCHEMA = "primebench.adaptive/2"
-"""Version 2: items drawn with known probabilities, each test's ``design`` estimate and the
-``guard`` (#71)."""
 DRAWS_FILE = "draws.json"
 """The run's draws (:class:`~primebench_tasks.adaptive.ledger.DrawLedger`), beside the records."""
 
 
-def guard_settings(bench: AdaptiveBenchmark) -> dict[str, Any]:
+def guard_settings(bench: AdaptiveBenchmark) -> GuardSettings:
     """The guarded test's draw and guard settings, as run documents keep them."""
-    return {"uniform_share": bench.uniform_share, "k": bench.guard_k, "prefer": bench.preference}
-
-
-@dataclass(frozen=True)
-class AdaptiveSettings:
-    """``--target-width`` (of the 90 % interval of the predicted full score; None: run to the
-    budget), ``--max-items`` per benchmark, ``--round-size`` items per benchmark per round."""
-
-    target_width: float | None = ADAPTIVE_TARGET_WIDTH
-    max_items: int = ADAPTIVE_MAX_ITEMS
-    round_size: int = ADAPTIVE_BATCH
-    level: float = ADAPTIVE_LEVEL
+    return GuardSettings(bench.uniform_share, bench.guard_k, bench.preference)
 
 
 @dataclass
@@ -315,7 +304,7 @@ def run_adaptive(
     progress: Callable[[str], None] | None = None,
     backend: Any = None,
     engine: Any = None,
-) -> dict[str, Any]:
+) -> AdaptiveRun:
     """``primebench run --adaptive``: every variant of ``req`` tested adaptively, the rounds sent
     to ``engine`` (an :class:`~harness_adapters.run.engine.Engine`; default the installed
     default engine, vLLM) — to ``backend`` when given, else to the engine's backend, built on
@@ -342,10 +331,10 @@ def run_adaptive_rounds(
     spec: RunSpec | Mapping[str, Any],
     progress: Callable[[str], None] | None = None,
     documents: PoolDocuments | None = None,
-) -> dict[str, Any]:
+) -> AdaptiveRun:
     """Run every variant of ``req`` adaptively on the suite's benchmarks, each round through
     ``executor``, under the run's frozen ``spec``; writes the records and
-    ``adaptive.json``/``adaptive.md``; returns the report (see the module docstring).
+    ``adaptive.json``/``adaptive.md``; returns the run's document (see the module docstring).
     ``documents``: the harness's pool documents (:func:`item_pools`)."""
     with run_lock(req.out):
         return _run_adaptive(req, panels, settings, progress, executor, spec, documents)
@@ -359,7 +348,7 @@ def _run_adaptive(
     executor: RoundExecutor,
     spec: RunSpec | Mapping[str, Any],
     documents: PoolDocuments | None,
-) -> dict[str, Any]:
+) -> AdaptiveRun:
     say = progress or (lambda _m: None)
     # the calibration beside the records: a resumed run reads it instead of replaying it
     pools = item_pools(req.suite, panels, settings, req.out / "calibration", req.data, documents)
@@ -373,7 +362,7 @@ def _run_adaptive(
             adaptive={
                 **asdict(settings),
                 "policy": policy,
-                "guard": guarding,
+                "guard": guarding.to_json(),
                 "documents": digest,
             }
         ),
@@ -424,8 +413,8 @@ def _run_adaptive(
                     stopped[(a, b)] = f"every item of round {rounds} failed"
     failed = records.unscored(names.values(), since)
     doc = adaptive_report(req, pools, state, stopped, settings, failed, panels, records, ledger)
-    doc["conditions"] = dict(spec.conditions or {})
-    atomic_write_text(req.out / "adaptive.json", canonical_json(doc))
+    doc.conditions = dict(spec.conditions or {})
+    doc.write(req.out / "adaptive.json")
     atomic_write_text(req.out / "adaptive.md", adaptive_markdown(doc))
     return doc
 
@@ -509,64 +498,6 @@ def _next_draws(
     return [d.item for d in new]
 
 
-def adaptive_failures(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """(tests with failed items, tests with no scored item) of an ``adaptive.json`` report, one
-    line each: "<variant> on <benchmark>: N items failed: ..." — what the CLI says on stderr
-    (the second list makes the run fail: a test with nothing scored has no score and no
-    rank)."""
-    some, none = [], []
-    for model, r in doc["models"].items():
-        for b, e in r["benchmarks"].items():
-            if e["failed"]["items"]:
-                some.append(f"{model} on {b}: {e['failed']['why']}")
-            if e["items"] == 0:
-                none.append(
-                    f"{model} on {b}: no item scored ({e['stopped_because']}"
-                    + (f"; {e['failed']['why']}" if e["failed"]["items"] else "")
-                    + ")"
-                )
-    return some, none
-
-
-def _estimate_entry(
-    est: AdaptiveEstimate, why: str, draws: int, static: int = 0, static_design: bool = False
-) -> dict[str, Any]:
-    """A test's figures; a test with no scored item has no score, prediction or rank (the
-    prior's prediction is not a result). ``static``: the answered items it continued (a static
-    run's), ``static_design``: whether the design estimate reads them as the suite's draw."""
-    f = lambda x: (  # noqa: E731
-        None if est.count == 0 or x is None or not np.isfinite(x) else round(float(x), 6)
-    )
-    return {
-        "design": {
-            "draws": draws,
-            "continued_items": static,
-            "continued_as_draw": static_design,
-            "estimate": f(est.design),
-            "se": f(est.design_se),
-            "model_predicted": f(est.model_predicted),
-            "guard_moved": bool(est.count and est.guard_moved),
-        },
-        "items": est.count,
-        "stopped_because": why,
-        "score_on_items_asked": f(est.score),
-        "predicted_full": {"value": f(est.predicted), "lo": f(est.lo), "hi": f(est.hi)},
-        "interval_width": f(est.width),
-        "regime": est.regime if est.count else None,
-        "predicted_rank": (
-            {
-                "value": int(est.rank),
-                "lo": int(est.rank_lo),
-                "hi": int(est.rank_hi),
-                "out_of": est.n_reference + 1,
-            }
-            if est.count
-            else None
-        ),
-        "above_all_reference": bool(est.count and est.regime == "beyond"),
-    }
-
-
 def adaptive_report(
     req: RunRequest,
     pools: list[_Pool],
@@ -577,14 +508,14 @@ def adaptive_report(
     panels: Mapping[str, Panel] | None = None,
     records: RecordFile | None = None,
     ledger: DrawLedger | None = None,
-) -> dict[str, Any]:
-    """``adaptive.json``'s content (``ledger``: the run's draws, which guard each estimate);
+) -> AdaptiveRun:
+    """``adaptive.json``'s document (``ledger``: the run's draws, which guard each estimate);
     ``failed``: (variant name, benchmark) → the failed record
     lines of this run's unscored items (:meth:`RecordFile.unscored`); ``panels`` and
     ``records``: the reference panels and the run's records, for the response check of the
     answers asked (:mod:`primebench_tasks.place.responses`)."""
-    models: dict[str, Any] = {}
-    checks: dict[str, dict[str, Any]] = {}
+    models: dict[str, AdaptiveModel] = {}
+    checks: Mapping[str, Mapping[str, Any]] = {}
     if panels is not None and records is not None:
         from harness_adapters.run.session import recorded_responses
         from primebench_tasks.place.responses import check_responses
@@ -594,7 +525,7 @@ def adaptive_report(
         checks = check_responses(asked, {p.benchmark: panels[p.benchmark] for p in pools}, True)
     for a in req.variants():
         name = variant_name(req.model_name, a)
-        by_b = {}
+        by_b: dict[str, AdaptiveTest] = {}
         misfit: list[str] = []
         answer_flags: list[str] = []
         for p in pools:
@@ -612,68 +543,57 @@ def adaptive_report(
             )
             if (line := fit.line(p.benchmark)) is not None:
                 misfit.append(line)
-            by_b[p.benchmark] = {
-                "category": p.category,
-                "pool": len(p.docs),
-                "reference_models": est.n_reference,
-                **_estimate_entry(
-                    est,
-                    stopped.get((a, p.benchmark), "not finished"),
-                    len(draws),
-                    continued,
-                    static is not None,
-                ),
-                "failed": {"items": len(lost), "why": failure_digest(lost) if lost else None},
-                "misfit": fit.as_dict(),
-            }
             check = checks.get(name, {}).get(p.benchmark)
             if check is not None:
-                by_b[p.benchmark]["responses"] = check.as_dict()
                 answer_flags += [f"{p.benchmark}: {flag}" for flag in check.flags]
-        preds = [e["predicted_full"]["value"] for e in by_b.values()]
-        mean = float(np.mean(preds)) if preds and None not in preds else None
-        models[name] = {
-            "items": int(sum(e["items"] for e in by_b.values())),
-            "mean_predicted_full": None if mean is None else round(mean, 6),
-            "benchmarks": by_b,
-            "misfit": misfit,
-            **({"answers": answer_flags} if answer_flags else {}),
-        }
-    return {
-        "schema": SCHEMA,
-        "suite": req.suite["version"],
-        "suite_name": req.suite["name"],
-        "settings": asdict(settings),
-        "policy": asdict(pools[0].bench.policy),
-        "guard": guard_settings(pools[0].bench),
-        "models": models,
-    }
+            by_b[p.benchmark] = AdaptiveTest.of(
+                est,
+                category=p.category,
+                pool=len(p.docs),
+                stopped_because=stopped.get((a, p.benchmark), "not finished"),
+                design=TestDesign.of(est, len(draws), continued, static is not None),
+                failed=FailedItems(len(lost), failure_digest(lost) if lost else None),
+                misfit=fit,
+                responses=check,
+            )
+        models[name] = AdaptiveModel.of(by_b, misfit, answer_flags)
+    return AdaptiveRun(
+        suite=req.suite["version"],
+        suite_name=req.suite["name"],
+        settings=settings,
+        policy=pools[0].bench.policy,
+        models=models,
+        guard=guard_settings(pools[0].bench),
+    )
 
 
-def adaptive_markdown(doc: Mapping[str, Any]) -> str:
-    s = doc["settings"]
-    target = "none" if s["target_width"] is None else f"{s['target_width']:g}"
+def adaptive_markdown(doc: AdaptiveRun) -> str:
+    """``adaptive.md``: the run's settings, then per variant a table of its tests and the
+    lines of its guard, misfit, answer checks and failed items."""
+    s = doc.settings
+    target = "none" if s.target_width is None else f"{s.target_width:g}"
+    level = round(100 * s.level)
     lines = [
-        f"# {doc['suite_name']} ({doc['suite']}): adaptive evaluation",
+        f"# {doc.suite_name} ({doc.suite}): adaptive evaluation",
         "",
-        f"Items asked per model in rounds of {s['round_size']} per benchmark, drawn at random "
+        f"Items asked per model in rounds of {s.round_size} per benchmark, drawn at random "
         "with known probabilities that favour the items that tell the most about it (policy "
-        f"`{AdaptivePolicy(**doc['policy']).label}`"
+        f"`{doc.policy.label}`"
         + (
-            f"; share {g['uniform_share']:g} uniform, guard k = {g['k']:g}"
-            if (g := doc.get("guard"))
+            f"; share {g.uniform_share:g} uniform, guard k = {g.k:g}"
+            if (g := doc.guard) is not None
             else ""
         )
         + "). The item model's prediction is guarded by the draws' design-unbiased estimate: "
         "never further from it than k design standard errors, so a model unlike the reference "
         f"panel is not placed by the item model alone. A test stops when its "
-        f"{round(100 * s['level'])} % interval is narrower than {target} or after "
-        f"{s['max_items']} items. Predicted full scores and ranks with {round(100 * s['level'])} %"
+        f"{level} % interval is narrower than {target} or after "
+        f"{s.max_items} items. Predicted full scores and ranks with {level} %"
         " intervals (the item model's, calibrated on the reference panel, holding the design "
         "estimate).",
         "",
     ]
-    cond = doc.get("conditions") or {}
+    cond = doc.conditions
     if cond:
         lines += [
             "Run conditions: "
@@ -683,51 +603,47 @@ def adaptive_markdown(doc: Mapping[str, Any]) -> str:
             ),
             "",
         ]
-    for model, r in doc["models"].items():
+    fmt = lambda x: "—" if x is None else f"{x:.3f}"  # noqa: E731
+    for model, r in doc.models.items():
         rows = []
-        for b, e in r["benchmarks"].items():
-            pf, rk = e["predicted_full"], e["predicted_rank"]
-            fmt = lambda x: "—" if x is None else f"{x:.3f}"  # noqa: E731
-            lost = e.get("failed", {}).get("items", 0)
+        for b, e in r.benchmarks.items():
+            pf, rk = e.predicted_full, e.predicted_rank
+            lost = e.failed.items
             rows.append(
                 {
                     "benchmark": b,
-                    "items": f"{e['items']} of {e['pool']}" + (f" ({lost} failed)" if lost else ""),
-                    "stopped because": e["stopped_because"],
-                    "score on items": fmt(e["score_on_items_asked"]),
+                    "items": f"{e.items} of {e.pool}" + (f" ({lost} failed)" if lost else ""),
+                    "stopped because": e.stopped_because,
+                    "score on items": fmt(e.score_on_items_asked),
                     "predicted full": "— (no item scored)"
-                    if pf["value"] is None
-                    else f"{fmt(pf['value'])} [{fmt(pf['lo'])}, {fmt(pf['hi'])}]",
+                    if pf.value is None
+                    else f"{fmt(pf.value)} [{fmt(pf.lo)}, {fmt(pf.hi)}]",
                     "predicted rank": "— (no item scored)"
                     if rk is None
-                    else f"{rk['value']} [{rk['lo']}, {rk['hi']}] of {rk['out_of']}"
-                    + (" (above all reference models)" if e["above_all_reference"] else ""),
-                    "fit": fit_cell(e.get("misfit")),
+                    else f"{rk.value} [{rk.lo}, {rk.hi}] of {rk.out_of}"
+                    + (" (above all reference models)" if e.above_all_reference else ""),
+                    "fit": fit_cell(e.misfit),
                 }
             )
-        mean = r["mean_predicted_full"]
-        failures = [
-            f"- {b}: {e['failed']['why']}"
-            for b, e in r["benchmarks"].items()
-            if e.get("failed", {}).get("items")
-        ]
+        mean = r.mean_predicted_full
+        failures = [f"- {b}: {e.failed.why}" for b, e in r.benchmarks.items() if e.failed.items]
         lines += [
             f"## {model}",
             "",
-            f"{r['items']} items scored; mean predicted full score over the benchmarks: "
+            f"{r.items} items scored; mean predicted full score over the benchmarks: "
             + ("—" if mean is None else f"{mean:.3f}"),
             "",
             markdown_table(pd.DataFrame(rows)),
             *[
-                f"- **guard**: on {b} the item model ({e['design']['model_predicted']:.3f}) and "
-                f"the design estimate ({e['design']['estimate']:.3f} ± {e['design']['se']:.3f}) "
+                f"- **guard**: on {b} the item model ({fmt(d.model_predicted)}) and "
+                f"the design estimate ({fmt(d.estimate)} ± {fmt(d.se)}) "
                 "disagree beyond the design's noise: the model is unlike the reference panel, "
                 "and its score is the design's, moved toward the item model by at most k SE"
-                for b, e in r["benchmarks"].items()
-                if e.get("design", {}).get("guard_moved")
+                for b, e in r.benchmarks.items()
+                if (d := e.design) is not None and d.guard_moved
             ],
-            *[f"- **misfit**: {line}" for line in r.get("misfit", [])],
-            *[f"- **answers**: {line}" for line in r.get("answers", [])],
+            *[f"- **misfit**: {line}" for line in r.misfit],
+            *[f"- **answers**: {line}" for line in r.answers],
             *(
                 ["Items that failed (not scored; a rerun of the same command asks them again):"]
                 + failures

@@ -138,16 +138,21 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
 
 
 def _engine_options(p: argparse.ArgumentParser) -> None:
-    """Every installed engine's own options (an engine that cannot be loaded adds none: the
-    verb then says so when it is named)."""
-    from harness_adapters.run.engine import engines
+    """Every installed engine's own options, each engine loaded on its own: one that cannot be
+    loaded adds none and takes no other engine's options with it (the verb says why when an
+    engine is resolved: :func:`~harness_adapters.run.engine.engines`)."""
+    from harness_adapters.run.engine import engines, installed_engines
 
-    try:
-        found = engines()
-    except Exception:  # noqa: BLE001 — a broken engine is reported when it is named
-        return
-    for name in sorted(found):
-        found[name].add_options(p.add_argument_group(f"engine {name}"))  # type: ignore[arg-type]
+    named: set[str] = set()
+    for ep in installed_engines():
+        try:
+            (engine,) = engines([ep]).values()
+        except Exception:  # noqa: BLE001 — any error of a third-party plugin; said when resolved
+            continue
+        if engine.name in named:  # two of one name: an error when an engine is resolved
+            continue
+        named.add(engine.name)
+        engine.add_options(p.add_argument_group(f"engine {engine.name}"))  # type: ignore[arg-type]
 
 
 def add_commands(tree: Any) -> None:

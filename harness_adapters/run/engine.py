@@ -132,17 +132,20 @@ def check_engine(obj: Any, where: str) -> Engine:
     return obj
 
 
+def installed_engines() -> list[Any]:
+    """The installed ``primebench.engines`` entry points, each once, sorted (not loaded)."""
+    from importlib.metadata import entry_points as installed
+
+    unique = {(e.name, e.value): e for e in installed(group=ENGINE_GROUP)}
+    return [unique[k] for k in sorted(unique)]
+
+
 def engines(entry_points: Sequence[Any] | None = None) -> dict[str, Engine]:
     """Every installed engine by name (``entry_points``: the ones to load instead of the
     installed group, for tests); two of one name, or an object that is not an engine, are errors
     naming the entry point."""
-    if entry_points is None:
-        from importlib.metadata import entry_points as installed
-
-        unique = {(e.name, e.value): e for e in installed(group=ENGINE_GROUP)}
-        entry_points = [unique[k] for k in sorted(unique)]
     out: dict[str, Engine] = {}
-    for ep in entry_points:
+    for ep in installed_engines() if entry_points is None else entry_points:
         obj = check_engine(ep.load(), f"entry point {ep.name} = {ep.value} ({ENGINE_GROUP})")
         if obj.name in out:
             raise PrimeBenchError(f"two engines are named {obj.name!r} (entry point {ep.value})")
@@ -152,9 +155,11 @@ def engines(entry_points: Sequence[Any] | None = None) -> dict[str, Engine]:
 
 def engine_named(name: str | None = None) -> Engine:
     """The installed engine ``name`` (default :data:`DEFAULT_ENGINE`); an unknown name is an
-    error naming the installed ones."""
-    found = engines()
+    error naming the installed ones. Only the entry points of that name are loaded, so a broken
+    engine of another name does not stop this one (naming it gives its error)."""
     want = name or DEFAULT_ENGINE
+    every = installed_engines()
+    found = engines([ep for ep in every if ep.name == want] or every)
     if want not in found:
         raise ConfigError(
             f"no engine {want!r} is installed (installed: {sorted(found) or 'none'}); "

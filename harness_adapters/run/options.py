@@ -23,6 +23,7 @@ from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES, 
 from primebench_tasks.suite.manifest import SuiteManifest
 
 if TYPE_CHECKING:
+    from primebench_tasks.adaptive.result import AdaptiveRun
     from primebench_tasks.data.panel import Panel
 
 
@@ -69,7 +70,7 @@ def refuse_adaptive_only(args: argparse.Namespace) -> None:
 def adaptive_settings(args: argparse.Namespace) -> Any:
     """:class:`~harness_adapters.run.adaptive_loop.AdaptiveSettings` from the options
     (a ``--target-width`` of 0 or less, or none: run to ``--max-items``)."""
-    from harness_adapters.run.adaptive_loop import AdaptiveSettings
+    from primebench_tasks.adaptive.result import AdaptiveSettings
 
     refuse_adaptive_only(args)
     width = getattr(args, "target_width", 0)
@@ -82,19 +83,17 @@ def adaptive_settings(args: argparse.Namespace) -> Any:
     )
 
 
-def print_adaptive(doc: Any, out: Path) -> None:
+def print_adaptive(doc: AdaptiveRun, out: Path) -> None:
     """Print an adaptive run's ``adaptive.md``; say on stderr which tests had failed items, and
     fail the command (after the report is written) where a test scored nothing — every
     harness's adaptive command (``run --adaptive``, ``adaptive lmms-eval``, ``adaptive
     vlmeval``) ends here."""
-    from harness_adapters.run.adaptive_loop import adaptive_failures
-
     print((Path(out) / "adaptive.md").read_text("utf-8"))
-    some, none = adaptive_failures(doc)
+    some, none = doc.failures()
     for line in some:
         say(f"warning: {line}")
-    for model, r in doc["models"].items():
-        for line in (*r.get("misfit", []), *r.get("answers", [])):
+    for model, r in doc.models.items():
+        for line in (*r.misfit, *r.answers):
             say(f"warning: {model}: {line}")
     refuse_nothing_placed(none, out)
 

@@ -35,6 +35,7 @@ from primebench_tasks.data.io import atomic_write_text, json_scalar
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR, N_BOOT, N_BOOT_VARIANTS
+from primebench_tasks.place.result import Placement
 from primebench_tasks.place.variant_ranking import (
     VariantRanking,
     Verdict,
@@ -329,7 +330,6 @@ def variant_flags(
     checkpoint or template; a misfit check that could not be run flags nothing),
     and variant → its response check's lines ("MMMU_DEV_VAL: 31 % of the answers held no answer
     the parser could read (…)")."""
-    from primebench_tasks.place.result import Placement
 
     path = out / "report.json"
     models = Placement.read(path).models if path.exists() else {}
@@ -349,7 +349,7 @@ def place_variant(
     datasets: Mapping[str, str | Path] | None = None,
     notes: Sequence[str] | None = None,
     conditions: Mapping[str, Any] | None = None,
-) -> tuple[Any, str]:
+) -> tuple[Placement, str]:
     """Ask one variant (``adapter`` of ``model_name``) the suite's items on ``backend``
     (records appended to ``out/records.jsonl``, resumable) and place it through the one
     placement path (:func:`~harness_adapters.run.report.write_report`; its report in

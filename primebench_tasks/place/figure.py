@@ -51,7 +51,7 @@ def placement_figure(doc: Placement, panels: Mapping[str, Panel], path: Path) ->
                 "not comparable: answers"
                 if not e.comparable
                 else "misfit"
-                if e.misfit.get("flagged")
+                if e.misfit.flagged
                 else "answers flagged"
                 if e.flagged
                 else None

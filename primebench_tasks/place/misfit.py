@@ -264,7 +264,9 @@ class PersonFit:
     signature: str | None = None
     directed: Mapping[str, float] | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
+        """JSON values, the statistics rounded to 6 decimals (the placement's and the adaptive
+        run's ``misfit``)."""
         d = asdict(self)
         for k in ("statistic", "p_value", "worse_than"):
             if d[k] is not None:
@@ -272,6 +274,45 @@ class PersonFit:
         if d["directed"] is not None:
             d["directed"] = {k: round(float(v), 6) for k, v in d["directed"].items()}
         return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> PersonFit:
+        """The fit :meth:`to_json` wrote. ``flagged``, ``items``, ``reference`` and ``level``
+        are required; the statistics, ``why_not``, ``signature`` and ``directed`` are None
+        where absent (a check that was not made). A field of another type is a ``TypeError``
+        naming it."""
+        if not isinstance(d, Mapping):
+            raise TypeError(f"'misfit' is a {type(d).__name__}, not an object")
+
+        def number(key: str) -> float | None:
+            v = d.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise TypeError(f"'misfit.{key}' is a {type(v).__name__}, not a number")
+            return None if v is None else float(v)
+
+        def text(key: str) -> str | None:
+            v = d.get(key)
+            if v is not None and not isinstance(v, str):
+                raise TypeError(f"'misfit.{key}' is a {type(v).__name__}, not a string")
+            return v
+
+        if not isinstance(d["flagged"], bool):
+            raise TypeError(f"'misfit.flagged' is a {type(d['flagged']).__name__}, not a bool")
+        directed = d.get("directed")
+        if directed is not None and not isinstance(directed, Mapping):
+            raise TypeError(f"'misfit.directed' is a {type(directed).__name__}, not an object")
+        return cls(
+            statistic=number("statistic"),
+            p_value=number("p_value"),
+            worse_than=number("worse_than"),
+            items=int(d["items"]),
+            reference=int(d["reference"]),
+            level=float(d["level"]),
+            flagged=d["flagged"],
+            why_not=text("why_not"),
+            signature=text("signature"),
+            directed=None if directed is None else {str(k): float(v) for k, v in directed.items()},
+        )
 
     def line(self, benchmark: str) -> str | None:
         """The stderr/report line of a flagged fit, else None."""

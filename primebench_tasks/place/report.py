@@ -14,6 +14,8 @@ from primebench_tasks.place.result import Estimate, ModelPlacement, Placement, R
 if TYPE_CHECKING:
     import pandas as pd
 
+    from primebench_tasks.place.misfit import PersonFit
+
 
 def _fmt(v: Estimate | Mapping[str, Any] | None, digits: int = 3) -> str:
     if isinstance(v, Mapping):  # an open record's estimate (rank_basis, leaderboard)
@@ -48,17 +50,17 @@ def suite_rank_text(suite: SuitePlacement) -> str:
     return text + (f". Not in the rank: {'; '.join(left)}" if left else "")
 
 
-def fit_cell(fit: dict[str, Any] | None) -> str:
-    """A report cell for a person fit (``PersonFit.as_dict``): "p = 0.42", "**misfit** (p =
-    0.008)", or "—" with why it was not judged."""
-    if not fit:
+def fit_cell(fit: PersonFit | None) -> str:
+    """A report cell for a person fit: "p = 0.42", "**misfit** (p = 0.008)", or "—" with why
+    it was not judged."""
+    if fit is None:
         return "—"
-    if fit.get("p_value") is None:
-        return f"— ({fit.get('why_not')})"
-    p = f"p = {fit['p_value']:.3f}"
-    if not fit.get("flagged"):
+    if fit.p_value is None:
+        return f"— ({fit.why_not})"
+    p = f"p = {fit.p_value:.3f}"
+    if not fit.flagged:
         return p
-    sig = fit.get("signature")
+    sig = fit.signature
     return f"**misfit** ({sig}, {p})" if sig and sig != "pattern" else f"**misfit** ({p})"
 
 

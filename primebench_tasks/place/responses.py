@@ -249,8 +249,8 @@ class ResponseCheck:
     profile: Mapping[str, Any]
     limits: Mapping[str, Any]
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON values (NaN → None), for the placement document."""
+    def to_json(self) -> dict[str, Any]:
+        """JSON values (NaN → None): the placement's and the adaptive run's ``responses``."""
 
         def clean(v: Any) -> Any:
             if isinstance(v, float) and not np.isfinite(v):
@@ -263,6 +263,22 @@ class ResponseCheck:
             "profile": {k: clean(v) for k, v in self.profile.items()},
             "limits": {k: clean(v) for k, v in self.limits.items()},
         }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ResponseCheck:
+        """The check :meth:`to_json` wrote; a field of another type is a ``TypeError`` naming
+        it."""
+        if not isinstance(d, Mapping):
+            raise TypeError(f"'responses' is a {type(d).__name__}, not an object")
+        flags = d["flags"]
+        if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+            raise TypeError("'responses.flags' is not a list of lines")
+        if not isinstance(d["comparable"], bool):
+            raise TypeError("'responses.comparable' is not a bool")
+        for key in ("profile", "limits"):
+            if not isinstance(d[key], Mapping):
+                raise TypeError(f"'responses.{key}' is a {type(d[key]).__name__}, not an object")
+        return cls(tuple(flags), d["comparable"], dict(d["profile"]), dict(d["limits"]))
 
 
 def reference_limits(

@@ -8,9 +8,10 @@ keys). Scores and predicted full scores are shares of items right, in [0, 1]; ra
 (bootstrap over the suite's items, or the placement's held-out or design errors: see
 ``interval_from``). ``None`` is a value that does not exist (nothing scored), never 0.
 
-Open records stay mappings, each with its own documented shape: a benchmark's ``misfit``
-(:meth:`~primebench_tasks.place.misfit.PersonFit.as_dict`), ``responses``
-(:meth:`~primebench_tasks.place.responses.ResponseCheck.as_dict`) and ``leaderboard``
+A benchmark's answer checks are typed: ``misfit`` a
+:class:`~primebench_tasks.place.misfit.PersonFit`, ``responses`` a
+:class:`~primebench_tasks.place.responses.ResponseCheck` (their ``to_json``/``from_json``). Open
+records stay mappings, each with its own documented shape: a benchmark's ``leaderboard``
 (:mod:`~primebench_tasks.place.standing`), the suite's ``rank_basis``
 (:mod:`~primebench_tasks.place.imputation`), the run's ``conditions`` and ``missing`` items, and
 each benchmark's ``reference`` (panel, hash and what is known of its runs).
@@ -22,9 +23,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from primebench_tasks.errors import InputError
+
+if TYPE_CHECKING:  # read on demand: this module stays light (``primebench --help`` loads it)
+    from primebench_tasks.place.misfit import PersonFit
+    from primebench_tasks.place.responses import ResponseCheck
 
 SCHEMA = "primebench.placement/1"
 
@@ -82,12 +87,12 @@ class BenchmarkPlacement:
     regime: str
     above_all_reference: bool
     interval_from: str
-    misfit: dict[str, Any]
+    misfit: PersonFit
     no_prediction_because: str | None = None
     leaderboard: dict[str, Any] | None = None
-    responses: dict[str, Any] | None = None
-    """The response check (:meth:`~primebench_tasks.place.responses.ResponseCheck.as_dict`:
-    flags, comparable, profile, limits) where the run kept its answers."""
+    responses: ResponseCheck | None = None
+    """The response check (flags, comparable, profile, limits) where the run kept its
+    answers."""
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -102,15 +107,18 @@ class BenchmarkPlacement:
             "regime": self.regime,
             "above_all_reference": self.above_all_reference,
             "interval_from": self.interval_from,
-            "misfit": self.misfit,
+            "misfit": self.misfit.to_json(),
         }
         _put(d, "no_prediction_because", self.no_prediction_because)
         _put(d, "leaderboard", self.leaderboard)
-        _put(d, "responses", self.responses)
+        _put(d, "responses", None if self.responses is None else self.responses.to_json())
         return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> BenchmarkPlacement:
+        from primebench_tasks.place.misfit import PersonFit
+        from primebench_tasks.place.responses import ResponseCheck
+
         return cls(
             source=d["source"],
             n_items=int(d["n_items"]),
@@ -123,22 +131,24 @@ class BenchmarkPlacement:
             regime=d["regime"],
             above_all_reference=bool(d["above_all_reference"]),
             interval_from=d["interval_from"],
-            misfit=_record(d, "misfit", required=True) or {},
+            misfit=PersonFit.from_json(d["misfit"]),
             no_prediction_because=_text(d, "no_prediction_because"),
             leaderboard=_record(d, "leaderboard"),
-            responses=_record(d, "responses"),
+            responses=(
+                None if d.get("responses") is None else ResponseCheck.from_json(d["responses"])
+            ),
         )
 
     @property
     def flagged(self) -> bool:
         """The misfit check (right/wrong pattern) or the response check flagged this
         benchmark's answers."""
-        return bool(self.misfit.get("flagged")) or bool((self.responses or {}).get("flags"))
+        return self.misfit.flagged or bool(self.responses is not None and self.responses.flags)
 
     @property
     def comparable(self) -> bool:
         """False where the response check found parse failures beyond the reference runs'."""
-        return bool((self.responses or {}).get("comparable", True))
+        return self.responses is None or self.responses.comparable
 
 
 @dataclass
@@ -326,7 +336,7 @@ class ModelPlacement:
     def misfit_benchmarks(self) -> list[str]:
         """The benchmarks on which the misfit check (the right/wrong pattern, not the response
         check) flagged this model, sorted."""
-        return sorted(b for b, e in self.benchmarks.items() if e.misfit.get("flagged"))
+        return sorted(b for b, e in self.benchmarks.items() if e.misfit.flagged)
 
     def flagged_benchmarks(self) -> list[str]:
         """The benchmarks on which the misfit check flagged this model's answers, sorted."""

@@ -323,13 +323,13 @@ def _benchmark_placements(
             regime=str(r.regime),
             above_all_reference=bool(r.above_all),
             interval_from=str(r.residuals_from),
-            misfit=fits[model][b].as_dict(),
+            misfit=fits[model][b],
             no_prediction_because=(
                 _unplaced_because(int(r.n_scored), int(r.n_items))
                 if r.regime in ("none", "too_few")
                 else None
             ),
-            responses=(answers[model][b].as_dict() if b in answers.get(model, {}) else None),
+            responses=answers.get(model, {}).get(b),
         )
     return bench, draws_t, draws_s
 
@@ -450,7 +450,10 @@ def _suite_placement(
         suite.predicted_rank = bench[all_b[0]].predicted_rank  # the same rank, said once
     suite.misfit = [line for b in all_b if (line := fits[b].line(b)) is not None]
     suite.answers = [
-        f"{b}: {flag}" for b in all_b for flag in (bench[b].responses or {}).get("flags", [])
+        f"{b}: {flag}"
+        for b in all_b
+        if (check := bench[b].responses) is not None
+        for flag in check.flags
     ]
     suite.not_comparable = [b for b in all_b if not bench[b].comparable]
     above = [b for b in all_b if bench[b].above_all_reference]

@@ -247,23 +247,28 @@ def resolve(
     allocation and a pool that differs from the design's pinned one."""
     get = rows if callable(rows) else rows.__getitem__
     count = n_rows if n_rows is not None else len(rows)  # type: ignore[arg-type]
-    keyed: list[tuple[str, str, str, int]] = []
+    first: list[tuple[str, str, int]] = []
     for pos in range(count):
         row = get(pos)
         try:
-            key = row_key(row, design)
-            h = stratum_of(row, design)
+            first.append((stratum_of(row, design), row_key(row, design), pos))
         except KeyError as exc:
             raise InputError(
                 f"{where}: the row has no field {exc.args[0]!r}, which the design reads",
                 row=f"dataset row {pos}",
                 field=str(exc.args[0]),
             ) from None
-        tie = _whole_text(row, design.image_field) if design.image_field else _whole_text(row, None)
-        keyed.append((h, key, tie, pos))
-    if not keyed:
+    if not first:
         raise InputError(f"{where}: the dataset has no rows", field="rows")
-    keyed.sort()
+    # rows whose content keys collide are ordered by their whole text's hash (then position),
+    # so the suffixes do not depend on row order; only they need it
+    counts: dict[tuple[str, str], int] = {}
+    for h, key, _ in first:
+        counts[(h, key)] = counts.get((h, key), 0) + 1
+    keyed = sorted(
+        (h, key, _whole_text(get(pos), design.image_field) if counts[(h, key)] > 1 else "", pos)
+        for h, key, pos in first
+    )
     unique: list[tuple[str, str, int]] = []
     seen: dict[tuple[str, str], int] = {}
     for h, key, _, pos in keyed:

@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from harness_adapters.lmms_eval_upstream.functions import doc_to_text, exact_answer_score
-from harness_adapters.run.adaptive_loop import AdaptiveSettings, run_adaptive
+from harness_adapters.run.adaptive_loop import run_adaptive
 from harness_adapters.run.records import RecordFile
 from harness_adapters.run.request import RunRequest
 from harness_adapters.suites.documents import benchmark_rows
 from harness_adapters.suites.prompt import PROMPT_KWARGS
+from primebench_tasks.adaptive.result import AdaptiveSettings
 from primebench_tasks.place.variant_ranking import VariantRanking
 
 BENCH = "MATH-Vision_MINI"
@@ -99,13 +100,13 @@ def test_adaptive_run_asks_the_pool_in_rounds_and_reports(setup, mathvision, tmp
     assert backend.batches == [5] * 6 and len(set(backend.asked)) == 30
     suite_ids = set(suite["categories"]["Math Reasoning"]["benchmarks"][BENCH]["item_ids"])
     assert set(backend.asked) - suite_ids, "the pool is the benchmark, not only the suite"
-    e = doc["models"]["m"]["benchmarks"][BENCH]
-    assert e["items"] == 30 and e["stopped_because"] == "item budget (30) spent"
-    pf = e["predicted_full"]
-    assert pf["lo"] <= pf["value"] <= pf["hi"]
+    e = doc.models["m"].benchmarks[BENCH]
+    assert e.items == 30 and e.stopped_because == "item budget (30) spent"
+    pf = e.predicted_full
+    assert pf.lo <= pf.value <= pf.hi
     recs = RecordFile(tmp_path / "run" / "records.jsonl").read()
-    assert e["score_on_items_asked"] == round(float(np.mean([r["score"] for r in recs])), 6)
-    assert e["predicted_rank"]["out_of"] == 16
+    assert e.score_on_items_asked == round(float(np.mean([r["score"] for r in recs])), 6)
+    assert e.predicted_rank.out_of == 16
     assert (tmp_path / "run" / "adaptive.md").read_text().count("| MATH-Vision_MINI |") == 1
     assert len(recs) == 30 and {r["model"] for r in recs} == {"m"}
 
@@ -175,8 +176,8 @@ def test_a_wide_target_stops_after_the_first_round(setup, mathvision, tmp_path):
     doc = run_adaptive(
         _req(model, suite, tmp_path / "w"), panels, AdaptiveSettings(0.99, 100, 5), backend=backend
     )
-    e = doc["models"]["m"]["benchmarks"][BENCH]
-    assert e["items"] == 5 and e["stopped_because"] == "interval narrower than 0.99"
+    e = doc.models["m"].benchmarks[BENCH]
+    assert e.items == 5 and e.stopped_because == "interval narrower than 0.99"
 
 
 def test_a_panel_without_content_is_named(setup, tmp_path, mathvision):
@@ -328,9 +329,9 @@ def test_adaptive_run_asks_an_upstream_benchmark_from_its_whole_pool(
     assert {r["item_id"]: r["score"] for r in recs} == {
         i: float(standins.right(i)) for i in backend.asked
     }
-    e = doc["models"]["m"]["benchmarks"][b]
-    assert e["items"] == 15 and e["pool"] == len(pool) == 900
-    assert e["predicted_full"]["lo"] <= e["predicted_full"]["value"] <= e["predicted_full"]["hi"]
+    e = doc.models["m"].benchmarks[b]
+    assert e.items == 15 and e.pool == len(pool) == 900
+    assert e.predicted_full.lo <= e.predicted_full.value <= e.predicted_full.hi
 
 
 def test_an_upstream_dataset_lacking_a_pool_item_is_refused(setup, flagship_mmmu, tmp_path):
@@ -455,7 +456,7 @@ def test_a_second_run_into_a_held_folder_is_refused(setup, mathvision, tmp_path)
             "run.lock.owner",
         ]
     doc = run_adaptive(_req(model, suite, out), panels, settings, backend=backend)
-    assert doc["models"]["m"]["benchmarks"][BENCH]["items"] == 10 and len(backend.asked) == 10
+    assert doc.models["m"].benchmarks[BENCH].items == 10 and len(backend.asked) == 10
     assert not (out / "run.lock.owner").exists()  # released at the end
 
 
@@ -480,24 +481,24 @@ def test_an_all_wrong_model_is_never_placed_above_the_evidence(setup, mathvision
     model, panels, suite = setup
     out = tmp_path / "wrong"
     doc = run_adaptive(_req(model, suite, out), panels, AdaptiveSettings(), backend=AllWrong())
-    e = doc["models"]["m"]["benchmarks"][BENCH]
-    pf, design = e["predicted_full"], e["design"]
-    assert e["score_on_items_asked"] == 0.0 and e["items"] >= 5
+    e = doc.models["m"].benchmarks[BENCH]
+    pf, design = e.predicted_full, e.design
+    assert e.score_on_items_asked == 0.0 and e.items >= 5
     # the design estimate is unbiased, so it may fall a little outside [0, 1]; the interval
     # holds it clipped there
-    assert pf["lo"] <= min(max(design["estimate"], 0.0), 1.0) <= pf["hi"]
-    assert pf["lo"] <= pf["value"] <= pf["hi"] < 0.08
+    assert pf.lo <= min(max(design.estimate, 0.0), 1.0) <= pf.hi
+    assert pf.lo <= pf.value <= pf.hi < 0.08
     # the item model alone said 0.09; the guard moved it to the evidence, ranked last
-    assert design["guard_moved"] and design["model_predicted"] > 0.08 > pf["value"]
-    assert e["predicted_rank"]["value"] == e["predicted_rank"]["out_of"]
-    assert abs(pf["value"] - design["estimate"]) <= 0.5 * design["se"] + 1e-6
+    assert design.guard_moved and design.model_predicted > 0.08 > pf.value
+    assert e.predicted_rank.value == e.predicted_rank.out_of
+    assert abs(pf.value - design.estimate) <= 0.5 * design.se + 1e-6
     reference = panels[BENCH].matrix(BENCH).mean(axis=1)
-    above = reference > pf["hi"]  # every reference model whose full score exceeds the interval
-    assert e["predicted_rank"]["value"] > int(above.sum())  # ranked below all of them
+    above = reference > pf.hi  # every reference model whose full score exceeds the interval
+    assert e.predicted_rank.value > int(above.sum())  # ranked below all of them
     # the draws are kept beside the records: one per item asked, each with its probability
     ledger = json.loads((out / "draws.json").read_text())
     (test,) = ledger["tests"]
-    assert len(test["draws"]) == e["items"] == design["draws"]
+    assert len(test["draws"]) == e.items == design.draws
     assert all(0 < d["q"] <= 1 for d in test["draws"])
 
 
@@ -522,7 +523,7 @@ def test_a_round_drawn_but_not_answered_is_asked_on_resume(setup, mathvision, tm
         _req(model, suite, tmp_path / "b"), panels, AdaptiveSettings(None, 20, 5), backend=again
     )
     assert again.asked == straight.asked[-5:]
-    assert b["models"] == a["models"]
+    assert b.to_json()["models"] == a.to_json()["models"]  # the documents (NaN shares: None)
 
 
 def test_an_adaptive_run_continues_a_drawn_static_suite(mathvision, tmp_path):
@@ -543,13 +544,9 @@ def test_an_adaptive_run_continues_a_drawn_static_suite(mathvision, tmp_path):
         AdaptiveSettings(None, 100, 5),
         backend=RecordedModel(mathvision, HELD),
     )
-    e0 = at_once["models"]["m"]["benchmarks"][BENCH]
-    assert e0["items"] == 100 and e0["design"] == {
-        **e0["design"],
-        "draws": 0,
-        "continued_items": 100,
-    }
-    assert e0["design"]["continued_as_draw"]
+    e0 = at_once.models["m"].benchmarks[BENCH]
+    assert e0.items == 100 and e0.design.draws == 0 and e0.design.continued_items == 100
+    assert e0.design.continued_as_draw
     # no draw yet: the design estimate is the static draw's Horvitz–Thompson estimate
     y = mathvision.matrix(BENCH)[mathvision.model_names.index(HELD)]
     ids = [str(i) for i in mathvision.item_ids(BENCH)]
@@ -559,12 +556,12 @@ def test_an_adaptive_run_continues_a_drawn_static_suite(mathvision, tmp_path):
     for h, stratum in enumerate(design.strata):
         members = [k for k, i in enumerate(ids) if design.stratum.get(i) == h]
         ht += stratum.N / len(members) * sum(y[k] - m0[k] for k in members)
-    assert e0["design"]["estimate"] == pytest.approx(ht / len(ids), abs=1e-6)
+    assert e0.design.estimate == pytest.approx(ht / len(ids), abs=1e-6)
     more = RecordedModel(mathvision, HELD)
     doc = run_adaptive(req, {BENCH: reference}, AdaptiveSettings(None, 110, 5), backend=more)
-    e = doc["models"]["m"]["benchmarks"][BENCH]
+    e = doc.models["m"].benchmarks[BENCH]
     assert len(more.asked) == 10 and not set(more.asked) & static_ids
-    assert e["items"] == 110 and e["design"]["draws"] == 10 and e["design"]["continued_as_draw"]
+    assert e.items == 110 and e.design.draws == 10 and e.design.continued_as_draw
 
 
 @pytest.mark.parametrize(

@@ -161,3 +161,54 @@ def test_rank_variants_adaptive_on_a_stub_engine_end_to_end(tmp_path, stub, caps
     assert doc.order[0] == "base+strong" and doc.order[-1] in ("base+weak", "base")
     assert doc.items is not None and 0 < doc.items["MATH-Vision_MINI"] <= 60
     assert Path(out / "adaptive_variants.md").read_text().startswith("# Variants of base")
+
+
+def test_engines_use_the_run_through_its_plug_in_six_statements_at_most():
+    """#73's measure: imports of ``harness_adapters.run`` inside ``engines/`` — at most 6
+    statements, every one of them of ``run/plug.py`` (import-linter keeps them to the plug; this
+    keeps their number), and no run verb defined there."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "harness_adapters" / "engines"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "harness_adapters.run"
+            ):
+                found.append((path.name, node.module))
+            if isinstance(node, ast.Import):
+                found += [
+                    (path.name, a.name)
+                    for a in node.names
+                    if a.name.startswith("harness_adapters.run")
+                ]
+    assert len(found) <= 6, found
+    assert {m for _, m in found} == {"harness_adapters.run.plug"}, found
+    verbs = (root / "vllm" / "cli.py").read_text("utf-8")
+    assert 'add_parser("run"' not in verbs and 'add_parser("rank-variants"' not in verbs
+
+
+def test_a_broken_engine_takes_no_other_engines_options(monkeypatch):
+    """On c29237c one engine that failed to load took every engine's options out of ``run``
+    (vLLM's ``--backend`` became an unknown argument) and stopped every run; now it adds none of
+    its own, the others add theirs and run, and naming it says what broke."""
+    import argparse
+
+    from harness_adapters.run.commands import _engine_options
+
+    (vllm,) = [ep for ep in engine_module.installed_engines() if ep.name == "vllm"]
+    broken = SimpleNamespace(name="broken", value="no_such_module:ENGINE", load=_no_module)
+    monkeypatch.setattr(engine_module, "installed_engines", lambda: [broken, vllm])
+    p = argparse.ArgumentParser()
+    _engine_options(p)
+    assert p.parse_args(["--backend", "server"]).backend == "server"
+    assert engine_module.engine_named("vllm").name == "vllm"  # the broken one is not loaded
+    with pytest.raises(ModuleNotFoundError, match="no_such_module"):
+        engine_module.engine_named("broken")
+
+
+def _no_module() -> Any:
+    import importlib
+
+    return importlib.import_module("no_such_module")

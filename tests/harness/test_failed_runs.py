@@ -148,10 +148,10 @@ class _Refusing:
 
 
 def test_a_race_with_a_variant_whose_every_request_failed_ranks_nothing(tmp_path, suite20):
-    from harness_adapters.run.adaptive_loop import AdaptiveSettings
     from harness_adapters.run.errors import BackendError
     from harness_adapters.run.race_loop import rank_variants_adaptive
     from harness_adapters.run.request import RunRequest
+    from primebench_tasks.adaptive.result import AdaptiveSettings
     from primebench_tasks.data.panel import Panel
     from tests.harness.test_adaptive_run import _adapter_dir
 

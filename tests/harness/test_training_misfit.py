@@ -5,22 +5,32 @@ checkpoint or template, not a worse model — said on stderr, kept in ``results`
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pytest
+
+from primebench_tasks.place.misfit import PersonFit
+from primebench_tasks.place.responses import ResponseCheck
+
+if TYPE_CHECKING:
+    from harness_adapters.engines.vllm.training import CheckpointResult
 
 pytest.importorskip("transformers", reason="needs transformers (the embed or vllm extra)")
 
 
-def _res(flagged: bool) -> dict:
-    fit = {"flagged": flagged, "worse_than": 0.99 if flagged else 0.4, "p_value": 0.01}
-    return {
-        "variant": "m+step",
-        "suite_score": 0.5,
-        "n_scored": 40,
-        "n_items": 40,
-        "categories": {"Math Reasoning": 0.5},
-        "misfit": {"MMMU_DEV_VAL": fit, "AI2D_TEST": {"flagged": False}},
-    }
+def _fit(flagged: bool, worse_than: float = 0.4) -> PersonFit:
+    return PersonFit(
+        -3.0 if flagged else 0.1, 0.01 if flagged else 0.4, worse_than, 40, 60, 0.01, flagged
+    )
+
+
+def _res(flagged: bool, answers: dict[str, ResponseCheck] | None = None) -> CheckpointResult:
+    from harness_adapters.engines.vllm.training import CheckpointResult
+
+    misfit = {"MMMU_DEV_VAL": _fit(flagged, 0.99 if flagged else 0.4), "AI2D_TEST": _fit(False)}
+    return CheckpointResult(
+        "m+step", 0.5, None, 40, 40, {"Math Reasoning": 0.5}, misfit, answers or {}
+    )
 
 
 def test_a_misfit_that_appears_between_checkpoints_is_said(capsys):
@@ -31,8 +41,9 @@ def test_a_misfit_that_appears_between_checkpoints_is_said(capsys):
     cb._emit(10, _res(False), state)
     cb._emit(20, _res(True), state)
     cb._emit(30, _res(True), state)  # still flagged: not a new jump
-    assert [r["misfit_jumped"] for r in cb.results] == [[], ["MMMU_DEV_VAL"], []]
-    assert [r["misfit_flagged"] for r in cb.results] == [[], ["MMMU_DEV_VAL"], ["MMMU_DEV_VAL"]]
+    assert [r.misfit_jumped for r in cb.results] == [[], ["MMMU_DEV_VAL"], []]
+    assert [r.misfit_flagged for r in cb.results] == [[], ["MMMU_DEV_VAL"], ["MMMU_DEV_VAL"]]
+    assert [r.step for r in cb.results] == [10, 20, 30]
     assert [h["eval_primebench/misfit_benchmarks"] for h in state.log_history] == [0, 1, 1]
     err = capsys.readouterr().err
     assert err.count("warning: checkpoint step 20: its answers on MMMU_DEV_VAL fit") == 1
@@ -46,9 +57,9 @@ def test_a_checkpoint_whose_answers_stop_reading_is_said_with_the_cause(capsys):
 
     flag = "40 % of the answers held no answer the parser could read (fixed limit 5 %)"
 
-    def res(bad: bool) -> dict:
-        answers = {"MMMU_DEV_VAL": {"flags": [flag] if bad else [], "comparable": not bad}}
-        return {**_res(False), "answers": answers}
+    def res(bad: bool) -> CheckpointResult:
+        check = ResponseCheck((flag,) if bad else (), not bad, {}, {"basis": "fixed"})
+        return _res(False, {"MMMU_DEV_VAL": check})
 
     cb = PrimeBenchCallback({}, None, "http://127.0.0.1:1/v1", "m", "/tmp/unused")
     state = SimpleNamespace(log_history=[], global_step=0)
@@ -56,7 +67,8 @@ def test_a_checkpoint_whose_answers_stop_reading_is_said_with_the_cause(capsys):
         cb._emit(step, res(bad), state)
     logged = [h["eval_primebench/answers_flagged_benchmarks"] for h in state.log_history]
     assert logged == [0, 1, 1]
-    assert [r["answers_flagged"] for r in cb.results] == [[], ["MMMU_DEV_VAL"], ["MMMU_DEV_VAL"]]
+    assert [r.answers_flagged for r in cb.results] == [[], ["MMMU_DEV_VAL"], ["MMMU_DEV_VAL"]]
+    assert cb.results[1].to_json()["answers"]["MMMU_DEV_VAL"]["flags"] == [flag]
     err = capsys.readouterr().err
     assert err.count(f"warning: checkpoint step 20: MMMU_DEV_VAL: {flag}") == 1
     assert "step 30" not in err
@@ -71,9 +83,9 @@ def test_rank_variants_names_the_variant_whose_answers_do_not_fit(tmp_path):
     # a typed placement (report.json is read back as one): m fits, m+a1 is flagged on B
     doc = _placement()
     base = doc.models.pop("m")
-    base.benchmarks["B"].misfit = {"flagged": False}
+    base.benchmarks["B"].misfit = _fit(False)
     flagged = copy.deepcopy(base)
-    flagged.benchmarks["B"].misfit = {"flagged": True}
+    flagged.benchmarks["B"].misfit = _fit(True, 0.99)
     doc.models.update({"m": base, "m+a1": flagged})
     flagged.suite.answers = ["B: 40 % of the answers held no answer the parser could read (…)"]
     doc.write(tmp_path / "report.json")
@@ -94,9 +106,10 @@ def test_a_variant_flagged_only_by_the_response_check_is_not_called_a_misfit(tmp
 
     doc = _placement()
     base = doc.models.pop("m")
-    base.benchmarks["B"].misfit = {"flagged": False, "tested": False}
+    base.benchmarks["B"].misfit = PersonFit(None, None, None, 20, 16, 0.01, False, "16 models")
+    base.benchmarks["B"].responses = None
     unreadable = copy.deepcopy(base)
-    unreadable.benchmarks["B"].responses = {"flags": ["unreadable"], "comparable": False}
+    unreadable.benchmarks["B"].responses = ResponseCheck(("unreadable",), False, {}, {})
     unreadable.suite.answers = ["B: 90 % of the answers held no answer the parser could read"]
     doc.models.update({"m": base, "m+a1": unreadable})
     doc.write(tmp_path / "report.json")

@@ -51,11 +51,11 @@ def test_checkpoint_result_is_read_from_the_placement(tmp_path, mathvision, suit
     )  # fmt: skip
     res = checkpoint_result(placement, "base+step-5", "half of it applied")
     m = placement.models["base+step-5"]
-    assert res["suite_score"] == m.suite.score.value == pytest.approx(float(np.mean(scores)))
-    assert res["predicted_full"] == m.suite.predicted_full.value
-    assert res["n_scored"] == res["n_items"] == 20
-    assert (
-        set(res["categories"]) == set(m.categories) and res["misfit"][b] == m.benchmarks[b].misfit
-    )
-    assert res["conditions"] == {"harness": "test"} and res["note"] == "half of it applied"
+    assert res.suite_score == m.suite.score.value == pytest.approx(float(np.mean(scores)))
+    assert res.predicted_full == m.suite.predicted_full.value
+    assert res.n_scored == res.n_items == 20
+    assert set(res.categories) == set(m.categories) and res.misfit[b] == m.benchmarks[b].misfit
+    assert res.conditions == {"harness": "test"} and res.note == "half of it applied"
+    out = res.to_json()  # JSON values, the checks as report.json holds them
+    assert out["misfit"][b] == m.benchmarks[b].misfit.to_json() and "step" not in out
     assert (tmp_path / "ckpt" / "report.json").exists()

@@ -373,7 +373,7 @@ def test_real_trainer_sends_primebench_scores_to_tensorboard(
     assert [round(e.value, 5) for e in tb] == [
         round(h["eval_primebench/suite_score"], 5) for h in hist
     ]
-    assert [r["step"] for r in cb.results] == [2, 4]
+    assert [r.step for r in cb.results] == [2, 4]
 
 
 @pytest.mark.heavy

@@ -56,8 +56,8 @@ def realworldqa(tmp_path, monkeypatch):
 
 def test_adaptive_rounds_run_through_vlmevalkit_and_resume(realworldqa, tmp_path, monkeypatch):
     from harness_adapters.harnesses.vlmeval.adaptive import run_adaptive_vlmeval
-    from harness_adapters.run.adaptive_loop import AdaptiveSettings
     from harness_adapters.run.records import RecordFile
+    from primebench_tasks.adaptive.result import AdaptiveSettings
     from primebench_tasks.cli import main
 
     suite, panel, pool, src, model, right = realworldqa
@@ -103,7 +103,7 @@ def test_adaptive_rounds_run_through_vlmevalkit_and_resume(realworldqa, tmp_path
 
 def test_a_pool_item_missing_from_the_tsv_is_refused_before_the_model(realworldqa, tmp_path):
     from harness_adapters.harnesses.vlmeval.adaptive import run_adaptive_vlmeval
-    from harness_adapters.run.adaptive_loop import AdaptiveSettings
+    from primebench_tasks.adaptive.result import AdaptiveSettings
     from primebench_tasks.errors import InputError
 
     suite, panel, pool, src, _model, _ = realworldqa

@@ -9,12 +9,13 @@ import json
 
 import pytest
 
-from harness_adapters.run.adaptive_loop import AdaptiveSettings, run_adaptive
+from harness_adapters.run.adaptive_loop import run_adaptive
 from harness_adapters.run.errors import BackendError
 from harness_adapters.run.race_loop import rank_variants_adaptive
 from harness_adapters.run.records import RecordFile
 from harness_adapters.run.request import RunRequest
 from harness_adapters.run.session import execute
+from primebench_tasks.adaptive.result import AdaptiveSettings
 from tests.harness.conftest import mathvision, suite20  # noqa: F401 - the fixtures
 from tests.harness.test_adaptive_run import (
     BENCH,
@@ -90,14 +91,14 @@ def test_an_adaptive_run_continues_a_static_runs_records(tmp_path, mathvision, s
     backend = RecordedModel(mathvision, HELD)
     doc = run_adaptive(req, {BENCH: reference}, AdaptiveSettings(None, 15, 5), backend=backend)
     assert backend.asked == []  # the budget (15) is spent by the static run's 20 answers
-    e = doc["models"]["m"]["benchmarks"][BENCH]
-    assert e["items"] == 20 and e["stopped_because"] == "item budget (15) spent"
-    assert e["design"]["continued_items"] == 20 and not e["design"]["continued_as_draw"]
+    e = doc.models["m"].benchmarks[BENCH]
+    assert e.items == 20 and e.stopped_because == "item budget (15) spent"
+    assert e.design.continued_items == 20 and not e.design.continued_as_draw
     more = RecordedModel(mathvision, HELD)
     doc = run_adaptive(req, {BENCH: reference}, AdaptiveSettings(None, 30, 5), backend=more)
     static_ids = {r["item_id"] for r in RecordFile(tmp_path / "run" / "records.jsonl").read()[:20]}
     assert len(more.asked) == 10 and not set(more.asked) & static_ids
-    assert doc["models"]["m"]["benchmarks"][BENCH]["design"]["draws"] == 10
+    assert doc.models["m"].benchmarks[BENCH].design.draws == 10
     # nor the reverse: a static run into an adaptive run's folder
     run_adaptive(
         RunRequest(model=str(model), suite=suite20, out=tmp_path / "ad", name="m"),

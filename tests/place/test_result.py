@@ -9,6 +9,8 @@ import json
 import pytest
 
 from primebench_tasks.errors import InputError
+from primebench_tasks.place.misfit import PersonFit
+from primebench_tasks.place.responses import ResponseCheck
 from primebench_tasks.place.result import (
     SCHEMA,
     BenchmarkPlacement,
@@ -36,7 +38,7 @@ def _placement() -> Placement:
         "interior",
         False,
         "design",
-        {"p_value": 0.4, "flagged": False},
+        PersonFit(-0.3, 0.4, 0.55, 98, 40, 0.01, False, signature="pattern"),
         leaderboard={"source": "lb", "column": "MMMU", "models": 5, "rank": rank.to_json()},
     )
     unplaced = BenchmarkPlacement(
@@ -51,7 +53,10 @@ def _placement() -> Placement:
         "too_few",
         False,
         "none",
-        {"flagged": True},
+        PersonFit(None, None, None, 1, 40, 0.01, False, why_not="1 answered item"),
+        responses=ResponseCheck(
+            ("40 % unreadable (fixed limit 5 %)",), False, {"unreadable": 0.4}, {"basis": "fixed"}
+        ),
         no_prediction_because="1 of 20 items scored",
     )
     cats = {
@@ -113,6 +118,23 @@ def test_a_foreign_document_is_refused_naming_the_file(tmp_path):
     [
         (lambda d: d["models"]["m"]["benchmarks"]["A"].update(responses="flags"), "'responses'"),
         (lambda d: d["models"]["m"]["benchmarks"]["A"].update(misfit=[1]), "'misfit'"),
+        (lambda d: d["models"]["m"]["benchmarks"]["A"]["misfit"].pop("level"), "'level'"),
+        (
+            lambda d: d["models"]["m"]["benchmarks"]["A"]["misfit"].update(flagged="yes"),
+            "'misfit.flagged'",
+        ),
+        (
+            lambda d: d["models"]["m"]["benchmarks"]["A"]["misfit"].update(p_value="0.4"),
+            "'misfit.p_value'",
+        ),
+        (
+            lambda d: d["models"]["m"]["benchmarks"]["B"]["responses"].update(flags="unreadable"),
+            "'responses.flags'",
+        ),
+        (
+            lambda d: d["models"]["m"]["benchmarks"]["B"]["responses"].update(comparable=0),
+            "'responses.comparable'",
+        ),
         (lambda d: d["models"]["m"]["suite"].update(answers="MMMU"), "'answers'"),
         (lambda d: d.update(conditions="vllm"), "'conditions'"),
         (lambda d: d["models"]["m"]["suite"].update(no_rank_because=3), "'no_rank_because'"),
@@ -126,6 +148,24 @@ def test_an_edited_report_of_the_wrong_shape_is_refused_on_read(tmp_path, edit, 
     p.write_text(json.dumps(doc))
     with pytest.raises(InputError, match=f"not a placement document.*{message}"):
         Placement.read(p)
+
+
+def test_the_answer_checks_are_typed_and_an_older_record_reads():
+    """#73: ``misfit`` and ``responses`` are typed inside ``BenchmarkPlacement``; a misfit record
+    written before the directed residuals (no ``signature``, ``directed`` or ``why_not``) reads
+    with those None, not invented."""
+    doc = _placement()
+    back = Placement.from_json(json.loads(json.dumps(doc.to_json())))
+    a, b = back.models["m"].benchmarks["A"], back.models["m"].benchmarks["B"]
+    assert a.misfit == doc.models["m"].benchmarks["A"].misfit and a.responses is None
+    assert isinstance(b.responses, ResponseCheck) and not b.comparable and b.flagged
+    assert not a.flagged and a.comparable
+    old = {"statistic": -2.5, "p_value": 0.004, "worse_than": 0.99, "items": 40}
+    old |= {"reference": 60, "level": 0.01, "flagged": True}
+    fit = PersonFit.from_json(old)
+    assert fit.flagged and fit.signature is None and fit.directed is None and fit.why_not is None
+    assert fit.to_json() == {**old, "why_not": None, "signature": None, "directed": None}
+    assert "worse than 99 % of them" in (fit.line("MMMU") or "")
 
 
 def test_a_deeply_nested_report_is_refused_on_read(tmp_path):

@@ -73,6 +73,7 @@ def test_the_vlmeval_suite_reports_the_leaderboard_standing():
 
 
 def _doc(benchmarks, full=None):
+    from primebench_tasks.place.misfit import PersonFit
     from primebench_tasks.place.result import (
         BenchmarkPlacement,
         Estimate,
@@ -84,10 +85,11 @@ def _doc(benchmarks, full=None):
 
     full = full or Estimate(0.5, 0.4, 0.6)
     rank = Rank(3.0, 2.0, 5.0, 10)
+    fit = PersonFit(None, None, None, 10, 9, 0.01, False, why_not="9 reference models")
 
     def entry() -> BenchmarkPlacement:
         return BenchmarkPlacement(
-            "p", 10, 10, 9, full, rank, full, rank, "interior", False, "held_out", {}
+            "p", 10, 10, 9, full, rank, full, rank, "interior", False, "held_out", fit
         )
 
     suite = SuitePlacement(20, 20, full, full, rank)

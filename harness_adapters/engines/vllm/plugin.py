@@ -22,32 +22,11 @@ class VllmEngine:
         vllm_options(parser)
 
     def request_fields(self, args: Any) -> dict[str, Any]:
-        """The request fields of the vLLM options (``--ray`` is ``--backend ray``)."""
-        from harness_adapters.run.plug import engine_settings
+        """The request fields of the vLLM options (:func:`~harness_adapters.engines.vllm.
+        engine.request_fields`; read when a command runs, never for ``--help``)."""
+        from harness_adapters.engines.vllm.engine import request_fields
 
-        return {
-            "backend": "ray" if args.ray else args.backend,
-            "base_url": args.base_url,
-            "served_model": args.served_model,
-            "timeout_s": args.timeout,
-            "engine": engine_settings(
-                max_model_len=args.max_model_len,
-                tensor_parallel_size=args.tensor_parallel_size,
-                gpu_memory_utilization=args.gpu_memory_utilization,
-                max_lora_rank=args.max_lora_rank,
-                max_loras=args.max_loras,
-                max_num_seqs=args.max_num_seqs,
-                enforce_eager=args.enforce_eager or None,
-                dtype=args.dtype,
-            ),
-            "concurrency": args.concurrency,
-            "api_key_env": args.api_key_env,
-            "replicas": args.replicas,
-            "ray_address": args.ray_address,
-            "cpus_per_replica": args.cpus_per_replica,
-            "lora_language_model_only": args.lora_language_model_only,
-            "server_tower_lora": args.server_tower_lora,
-        }
+        return request_fields(args)
 
     def check(self, req: Any) -> Any:
         """The model and every adapter checked, the spec, the backend ``req`` names, and on Ray

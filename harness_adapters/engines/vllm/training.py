@@ -23,16 +23,19 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness_adapters.engines.vllm.backends import ServerBackend
 from harness_adapters.engines.vllm.lora_scope import check_server_adapters
 from harness_adapters.run.plug import BackendError, place_variant, records_lock, run_lock
 from harness_adapters.suites.prompt import GENERATION
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.place.result import Placement
 from primebench_tasks.suite.manifest import SuiteManifest
+
+if TYPE_CHECKING:
+    from primebench_tasks.place.result import PersonFit, Placement, ResponseCheck
 
 
 def load_adapter(base_url: str, name: str, path: str | Path, timeout_s: float = 120.0) -> None:
@@ -76,7 +79,7 @@ def evaluate_checkpoint(
     lora_language_model_only: bool = False,
     server_tower_lora: bool = False,
     datasets: Mapping[str, str | Path] | None = None,
-) -> dict[str, Any]:
+) -> CheckpointResult:
     """Evaluate the LoRA checkpoint at ``checkpoint`` on ``suite`` through the server and place
     it through the one placement path (:func:`~harness_adapters.run.session.place_variant`,
     which writes through ``write_report``: its report in ``out/checkpoints/<name>/``); returns :func:`checkpoint_result` of that
@@ -123,27 +126,73 @@ def evaluate_checkpoint(
     return checkpoint_result(placement, variant, plan.notes.get(name))
 
 
+@dataclass(frozen=True)
+class CheckpointResult:
+    """What the callback keeps and logs of one checkpoint, read from its :class:`Placement`:
+    ``suite_score`` (share right on the suite's items, in [0, 1]; None: nothing scored),
+    ``predicted_full`` (the suite's predicted full score), ``n_scored`` of ``n_items``,
+    ``categories`` (category → score on its items), per benchmark the misfit check
+    (``misfit``) and the response check (``answers``, where the run kept answers), the run's
+    ``conditions`` and ``note`` (an adapter applied in part). Once logged by the callback:
+    its ``step`` and the benchmarks flagged by each check (``misfit_flagged``,
+    ``answers_flagged``) and newly flagged since the previous checkpoint (``misfit_jumped``)."""
+
+    variant: str
+    suite_score: float | None
+    predicted_full: float | None
+    n_scored: int
+    n_items: int
+    categories: dict[str, float | None]
+    misfit: dict[str, PersonFit]
+    answers: dict[str, ResponseCheck] = field(default_factory=dict)
+    conditions: dict[str, Any] = field(default_factory=dict)
+    note: str | None = None
+    step: int | None = None
+    misfit_flagged: list[str] = field(default_factory=list)
+    misfit_jumped: list[str] = field(default_factory=list)
+    answers_flagged: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON values (the checks as the placement writes them; ``note`` and ``step`` only
+        where set)."""
+        d: dict[str, Any] = {
+            "variant": self.variant,
+            "suite_score": self.suite_score,
+            "predicted_full": self.predicted_full,
+            "n_scored": self.n_scored,
+            "n_items": self.n_items,
+            "categories": dict(self.categories),
+            "misfit": {b: f.to_json() for b, f in self.misfit.items()},
+            "answers": {b: c.to_json() for b, c in self.answers.items()},
+            "conditions": dict(self.conditions),
+            "misfit_flagged": list(self.misfit_flagged),
+            "misfit_jumped": list(self.misfit_jumped),
+            "answers_flagged": list(self.answers_flagged),
+        }
+        if self.note:
+            d["note"] = self.note
+        if self.step is not None:
+            d["step"] = self.step
+        return d
+
+
 def checkpoint_result(
     placement: Placement, variant: str, note: str | None = None
-) -> dict[str, Any]:
-    """What the callback logs of one checkpoint, read from its :class:`Placement`:
-    ``{"variant", "suite_score"`` (on the suite's items), ``"predicted_full"`` (the suite's
-    predicted full score), ``"n_scored", "n_items", "categories": {category: score on its
-    items}, "misfit": {benchmark: check}, "answers": {benchmark: response check}, "conditions"``
-    (and ``"note"`` when only part of the adapter is applied)."""
+) -> CheckpointResult:
+    """What the callback logs of ``variant``, read from its :class:`Placement`."""
     m = placement.models[variant]
-    return {
-        "variant": variant,
-        "suite_score": m.suite.score.value,
-        "predicted_full": m.suite.predicted_full.value,
-        "n_scored": m.suite.n_scored,
-        "n_items": m.suite.n_items,
-        "categories": {c: cp.score.value for c, cp in m.categories.items()},
-        "misfit": {b: bp.misfit for b, bp in m.benchmarks.items()},
-        "answers": {b: bp.responses for b, bp in m.benchmarks.items() if bp.responses},
-        "conditions": dict(placement.conditions or {}),
-        **({"note": note} if note else {}),
-    }
+    return CheckpointResult(
+        variant=variant,
+        suite_score=m.suite.score.value,
+        predicted_full=m.suite.predicted_full.value,
+        n_scored=m.suite.n_scored,
+        n_items=m.suite.n_items,
+        categories={c: cp.score.value for c, cp in m.categories.items()},
+        misfit={b: bp.misfit for b, bp in m.benchmarks.items()},
+        answers={b: bp.responses for b, bp in m.benchmarks.items() if bp.responses is not None},
+        conditions=dict(placement.conditions or {}),
+        note=note or None,
+    )
 
 
 def _callback_base() -> type:
@@ -166,7 +215,8 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
     each checkpoint is evaluated in a background thread, and the finished results are logged at
     the next step end (and all of them at the end of training) with their own step.
 
-    Each result also holds the checkpoint's misfit check per benchmark (``misfit``), the
+    ``results`` keeps one :class:`CheckpointResult` per checkpoint logged (``to_json()`` for
+    its JSON values). Each holds the checkpoint's misfit check per benchmark (``misfit``), the
     conditions it was run under (``conditions``) and ``misfit_jumped``: the benchmarks flagged at
     this checkpoint but not at the previous one — said on stderr as a broken checkpoint or
     template, not a worse model (logged as ``eval_<prefix>/misfit_benchmarks``)."""
@@ -193,7 +243,8 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
         self.trainer, self.asynchronous, self.timeout_s = trainer, asynchronous, timeout_s
         self.lora_language_model_only = lora_language_model_only
         self.server_tower_lora = server_tower_lora
-        self.results: list[dict[str, Any]] = []
+        self.results: list[CheckpointResult] = []
+        """Every checkpoint logged so far, in the order logged (with its step)."""
         self._pending: list[tuple[int, Any]] = []
         self._pool: Any = None
 
@@ -204,7 +255,7 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
             trainer.add_callback(self)
         return self
 
-    def _evaluate(self, ckpt: Path, step: int) -> dict[str, Any]:
+    def _evaluate(self, ckpt: Path, step: int) -> CheckpointResult:
         self.out.mkdir(parents=True, exist_ok=True)
         with run_lock(self.out), records_lock(self.out / "records.jsonl"):
             return evaluate_checkpoint(
@@ -265,20 +316,22 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
                 still.append((step, fut))
         self._pending = still
 
-    def _emit(self, step: int, res: dict[str, Any], state: Any) -> None:
+    def _emit(self, step: int, res: CheckpointResult, state: Any) -> None:
         # ``eval_``: the integrations file these under eval/ (TensorBoard's and W&B's
         # ``eval/primebench/suite_score``), beside the Trainer's own evaluation metrics
         key = f"eval_{self.prefix}"
-        flagged = sorted(b for b, f in res.get("misfit", {}).items() if f.get("flagged"))
+        flagged = sorted(b for b, f in res.misfit.items() if f.flagged)
         # a misfit that appears between checkpoints: a broken checkpoint or template, not a
         # worse model — said on stderr and kept with the result
-        before = set(self.results[-1].get("misfit_flagged", [])) if self.results else set()
+        before = set(self.results[-1].misfit_flagged) if self.results else set()
         jumped = [b for b in flagged if b not in before]
         for b in jumped:
-            fit = res["misfit"][b]
+            worse = res.misfit[b].worse_than
             print(
                 f"[primebench] warning: checkpoint step {step}: its answers on {b} fit the "
-                f"reference models worse than {100 * fit['worse_than']:.0f} % of them, the "
+                "reference models worse than "
+                + ("most" if worse is None else f"{100 * worse:.0f} %")
+                + " of them, the "
                 "previous checkpoint's did not — a broken checkpoint or chat template, not a "
                 "worse model",
                 file=sys.stderr,
@@ -286,35 +339,31 @@ class PrimeBenchCallback(_callback_base()):  # type: ignore[misc]
             )
         # answers that stop reading like the reference runs' between checkpoints (unreadable,
         # empty, truncated): said on stderr with the cause
-        read = sorted(b for b, c in res.get("answers", {}).items() if c.get("flags"))
-        before_read = set(self.results[-1].get("answers_flagged", [])) if self.results else set()
+        read = sorted(b for b, c in res.answers.items() if c.flags)
+        before_read = set(self.results[-1].answers_flagged) if self.results else set()
         for b in (b for b in read if b not in before_read):
-            for flag in res["answers"][b]["flags"]:
+            for flag in res.answers[b].flags:
                 print(
                     f"[primebench] warning: checkpoint step {step}: {b}: {flag}",
                     file=sys.stderr,
                     flush=True,
                 )
         metrics = {
-            f"{key}/suite_score": res["suite_score"],
+            f"{key}/suite_score": res.suite_score,
             **(
-                {f"{key}/predicted_full": res["predicted_full"]}
-                if res.get("predicted_full") is not None
+                {f"{key}/predicted_full": res.predicted_full}
+                if res.predicted_full is not None
                 else {}
             ),
-            f"{key}/n_scored": res["n_scored"],
+            f"{key}/n_scored": res.n_scored,
             f"{key}/misfit_benchmarks": len(flagged),
             f"{key}/answers_flagged_benchmarks": len(read),
-            **{f"{key}/{c}": v for c, v in res["categories"].items()},
+            **{f"{key}/{c}": v for c, v in res.categories.items()},
         }
         self.results.append(
-            {
-                "step": step,
-                **res,
-                "misfit_flagged": flagged,
-                "misfit_jumped": jumped,
-                "answers_flagged": read,
-            }
+            replace(
+                res, step=step, misfit_flagged=flagged, misfit_jumped=jumped, answers_flagged=read
+            )
         )
         if self.trainer is None:  # no trainer to log through: the history only
             state.log_history.append({**metrics, "step": step})

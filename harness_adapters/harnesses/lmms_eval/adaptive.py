@@ -25,7 +25,6 @@ from typing import Any
 from harness_adapters.harnesses.lmms_eval.ingest import scrub_model_args
 from harness_adapters.harnesses.lmms_eval.taskgen import generate_tasks, suite_task_name
 from harness_adapters.run.adaptive_loop import (
-    AdaptiveSettings,
     harness_round_records,
     next_round,
     run_adaptive_rounds,
@@ -34,6 +33,7 @@ from harness_adapters.run.records import RecordFile
 from harness_adapters.run.request import RUN_SCHEMA, RunRequest
 from harness_adapters.run.versions import installed_version
 from harness_adapters.suites.documents import SuiteDoc
+from primebench_tasks.adaptive.result import AdaptiveRun, AdaptiveSettings
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.suite.manifest import SuiteManifest
@@ -125,7 +125,7 @@ def run_adaptive_lmms(
     datasets: Mapping[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
     lm: Any = None,
-) -> dict[str, Any]:
+) -> AdaptiveRun:
     """Load the lmms-eval model once (unless ``lm`` is given) and run the adaptive test of the
     suite's benchmarks through lmms-eval round by round; returns the report. ``datasets``:
     upstream lmms-eval task → a local copy of its dataset (else the hub)."""

@@ -39,7 +39,6 @@ from harness_adapters.harnesses.vlmeval.export import (
     read_tsv,
 )
 from harness_adapters.run.adaptive_loop import (
-    AdaptiveSettings,
     harness_round_records,
     next_round,
     run_adaptive_rounds,
@@ -48,6 +47,7 @@ from harness_adapters.run.records import RecordFile
 from harness_adapters.run.request import RUN_SCHEMA, RunRequest
 from harness_adapters.run.versions import installed_version
 from harness_adapters.suites.documents import SuiteDoc
+from primebench_tasks.adaptive.result import AdaptiveRun, AdaptiveSettings
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError, PrimeBenchError
 from primebench_tasks.suite.manifest import SuiteManifest
@@ -215,7 +215,7 @@ def run_adaptive_vlmeval(
     api_nproc: int = 1,
     progress: Callable[[str], None] | None = None,
     instance: Any = None,
-) -> dict[str, Any]:
+) -> AdaptiveRun:
     """Build VLMEvalKit's ``model`` once (unless ``instance`` is given) and run the adaptive test
     of the suite's benchmarks through VLMEvalKit round by round, the pools' rows read from
     ``source_tsv`` (VLMEvalKit's ``LMUData`` TSVs of the upstream datasets); returns the report."""
