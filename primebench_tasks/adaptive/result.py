@@ -18,7 +18,6 @@ that version's behaviour).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -347,24 +346,16 @@ class AdaptiveRun:
 
     def write(self, path: str | Path) -> Path:
         """Write the document to ``path`` (canonical JSON, atomically)."""
-        from primebench_tasks.data.io import atomic_write_text, canonical_json
+        from primebench_tasks.data.io import write_json_document
 
-        atomic_write_text(Path(path), canonical_json(json.loads(json.dumps(self.to_json()))))
-        return Path(path)
+        return write_json_document(path, self.to_json())
 
     @classmethod
     def read(cls, path: str | Path) -> AdaptiveRun:
         """The run written at ``path`` (an ``adaptive.json``)."""
-        from primebench_tasks.data.io import strict_json_loads, utf8_text
+        from primebench_tasks.data.io import read_json_document
 
-        p = Path(path)
-        try:
-            doc = strict_json_loads(utf8_text(p.read_bytes(), str(p)), "adaptive run", str(p))
-        except OSError as e:
-            raise InputError(f"{p}: cannot read an adaptive run ({e})") from e
-        if not isinstance(doc, dict):
-            raise InputError(f"{p}: not an adaptive run document (a JSON object is expected)")
-        return cls.from_json(doc, str(p))
+        return cls.from_json(read_json_document(path, "adaptive run", None), str(path))
 
     def failures(self) -> tuple[list[str], list[str]]:
         """(tests with failed items, tests with no scored item), one line each: "<variant> on

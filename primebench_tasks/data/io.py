@@ -230,9 +230,18 @@ def strict_json_loads(text: str, what: str, file: str) -> Any:
     return doc
 
 
-def read_json_document(path: str | os.PathLike[str], what: str, schema: str) -> dict[str, Any]:
-    """A JSON object file of schema ``schema``; unreadable, invalid JSON, not an object or
-    another schema → ``InputError`` naming the file (and the line of a JSON error)."""
+def write_json_document(path: str | os.PathLike[str], doc: Any) -> Path:
+    """``doc`` (JSON values) written to ``path`` as canonical JSON, atomically (what every typed
+    document's ``write`` does)."""
+    return atomic_write_text(path, canonical_json(json.loads(json.dumps(doc))))
+
+
+def read_json_document(
+    path: str | os.PathLike[str], what: str, schema: str | None
+) -> dict[str, Any]:
+    """A JSON object file of schema ``schema`` (None: any schema, which the caller checks);
+    unreadable, invalid JSON, not an object or another schema → ``InputError`` naming the file
+    (and the line of a JSON error)."""
     from primebench_tasks.errors import InputError
 
     p = Path(path)
@@ -240,6 +249,10 @@ def read_json_document(path: str | os.PathLike[str], what: str, schema: str) -> 
         doc = strict_json_loads(utf8_text(p.read_bytes(), str(p)), what, str(p))
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=str(p)) from None
+    if schema is None:
+        if not isinstance(doc, dict):
+            raise InputError(f"not a {what} document (a JSON object is expected)", file=str(p))
+        return doc
     if not isinstance(doc, dict) or doc.get("schema") != schema:
         found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise InputError(

@@ -19,7 +19,6 @@ each benchmark's ``reference`` (panel, hash and what is known of its runs).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -401,24 +400,16 @@ class Placement:
 
     def write(self, path: str | Path) -> Path:
         """Write the document to ``path`` (canonical JSON, atomically)."""
-        from primebench_tasks.data.io import atomic_write_text, canonical_json
+        from primebench_tasks.data.io import write_json_document
 
-        atomic_write_text(Path(path), canonical_json(json.loads(json.dumps(self.to_json()))))
-        return Path(path)
+        return write_json_document(path, self.to_json())
 
     @classmethod
     def read(cls, path: str | Path) -> Placement:
         """The placement written at ``path`` (a ``report.json``)."""
-        from primebench_tasks.data.io import strict_json_loads, utf8_text
+        from primebench_tasks.data.io import read_json_document
 
-        p = Path(path)
-        try:
-            doc = strict_json_loads(utf8_text(p.read_bytes(), str(p)), "placement", str(p))
-        except OSError as e:
-            raise InputError(f"{p}: cannot read a placement ({e})") from e
-        if not isinstance(doc, dict):
-            raise InputError(f"{p}: not a placement document (a JSON object is expected)")
-        return cls.from_json(doc, str(p))
+        return cls.from_json(read_json_document(path, "placement", None), str(path))
 
 
 def _record(d: Mapping[str, Any], key: str, required: bool = False) -> dict[str, Any] | None:

@@ -14,7 +14,6 @@ only when the top variant is separated from the second. ``None`` is a value that
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -240,25 +239,17 @@ class VariantRanking:
 
     def write(self, path: str | Path) -> Path:
         """Write the document to ``path`` (canonical JSON, atomically)."""
-        from primebench_tasks.data.io import atomic_write_text, canonical_json
+        from primebench_tasks.data.io import write_json_document
 
-        atomic_write_text(Path(path), canonical_json(json.loads(json.dumps(self.to_json()))))
-        return Path(path)
+        return write_json_document(path, self.to_json())
 
     @classmethod
     def read(cls, path: str | Path) -> VariantRanking:
         """The ranking written at ``path`` (``variants.json`` or ``adaptive_variants.json``,
         this schema or an earlier one)."""
-        from primebench_tasks.data.io import strict_json_loads, utf8_text
+        from primebench_tasks.data.io import read_json_document
 
-        p = Path(path)
-        try:
-            doc = strict_json_loads(utf8_text(p.read_bytes(), str(p)), "variant ranking", str(p))
-        except OSError as e:
-            raise InputError(f"cannot read a variant ranking ({e})", file=str(p)) from e
-        if not isinstance(doc, dict):
-            raise InputError("not a variant ranking (a JSON object is expected)", file=str(p))
-        return cls.from_json(doc, str(p))
+        return cls.from_json(read_json_document(path, "variant ranking", None), str(path))
 
 
 def ranking_rows(table: Any) -> tuple[RankedVariant, ...]:
