@@ -33,6 +33,7 @@ from primebench_tasks.adaptive.defaults import (
     ADAPTIVE_TARGET_WIDTH,
 )
 from primebench_tasks.adaptive.policy import AdaptivePolicy
+from primebench_tasks.data.io import json_lines, json_number
 from primebench_tasks.errors import InputError
 from primebench_tasks.place.misfit import PersonFit
 from primebench_tasks.place.responses import ResponseCheck
@@ -117,9 +118,9 @@ class TestDesign:
             int(d["draws"]),
             int(d["continued_items"]),
             bool(d["continued_as_draw"]),
-            _number(d, "estimate"),
-            _number(d, "se"),
-            _number(d, "model_predicted"),
+            json_number(d, "estimate", required=True),
+            json_number(d, "se", required=True),
+            json_number(d, "model_predicted", required=True),
             bool(d["guard_moved"]),
         )
 
@@ -226,9 +227,9 @@ class AdaptiveTest:
             reference_models=int(d["reference_models"]),
             items=int(d["items"]),
             stopped_because=str(d["stopped_because"]),
-            score_on_items_asked=_number(d, "score_on_items_asked"),
+            score_on_items_asked=json_number(d, "score_on_items_asked", required=True),
             predicted_full=Estimate.from_json(d["predicted_full"]),
-            interval_width=_number(d, "interval_width"),
+            interval_width=json_number(d, "interval_width", required=True),
             regime=None if d["regime"] is None else str(d["regime"]),
             predicted_rank=Rank.maybe(d["predicted_rank"]),
             above_all_reference=bool(d["above_all_reference"]),
@@ -283,10 +284,10 @@ class AdaptiveModel:
     def from_json(cls, d: Mapping[str, Any]) -> AdaptiveModel:
         return cls(
             items=int(d["items"]),
-            mean_predicted_full=_number(d, "mean_predicted_full"),
+            mean_predicted_full=json_number(d, "mean_predicted_full", required=True),
             benchmarks={str(b): AdaptiveTest.from_json(t) for b, t in d["benchmarks"].items()},
-            misfit=_lines(d, "misfit"),
-            answers=_lines(d, "answers"),
+            misfit=json_lines(d, "misfit"),
+            answers=json_lines(d, "answers"),
         )
 
 
@@ -384,17 +385,3 @@ def _rounder(count: int) -> Callable[[float | None], float | None]:
         return round(float(x), 6)
 
     return f
-
-
-def _number(d: Mapping[str, Any], key: str) -> float | None:
-    v = d[key]
-    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-        raise TypeError(f"{key!r} is a {type(v).__name__}, not a number")
-    return None if v is None else float(v)
-
-
-def _lines(d: Mapping[str, Any], key: str) -> list[str]:
-    v = d.get(key, [])
-    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise TypeError(f"{key!r} is not a list of lines")
-    return list(v)

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from primebench_tasks.data.io import json_number, json_text
 from primebench_tasks.place.defaults import (
     MISFIT_FOLDS,
     MISFIT_LEVEL,
@@ -283,19 +284,8 @@ class PersonFit:
         naming it."""
         if not isinstance(d, Mapping):
             raise TypeError(f"'misfit' is a {type(d).__name__}, not an object")
-
-        def number(key: str) -> float | None:
-            v = d.get(key)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                raise TypeError(f"'misfit.{key}' is a {type(v).__name__}, not a number")
-            return None if v is None else float(v)
-
-        def text(key: str) -> str | None:
-            v = d.get(key)
-            if v is not None and not isinstance(v, str):
-                raise TypeError(f"'misfit.{key}' is a {type(v).__name__}, not a string")
-            return v
-
+        number = lambda key: json_number(d, key, f"misfit.{key}")  # noqa: E731
+        text = lambda key: json_text(d, key, f"misfit.{key}")  # noqa: E731
         if not isinstance(d["flagged"], bool):
             raise TypeError(f"'misfit.flagged' is a {type(d['flagged']).__name__}, not a bool")
         directed = d.get("directed")

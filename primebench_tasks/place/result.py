@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from primebench_tasks.data.io import json_lines, json_text
 from primebench_tasks.errors import InputError
 
 if TYPE_CHECKING:  # read on demand: this module stays light (``primebench --help`` loads it)
@@ -131,7 +132,7 @@ class BenchmarkPlacement:
             above_all_reference=bool(d["above_all_reference"]),
             interval_from=d["interval_from"],
             misfit=PersonFit.from_json(d["misfit"]),
-            no_prediction_because=_text(d, "no_prediction_because"),
+            no_prediction_because=json_text(d, "no_prediction_because"),
             leaderboard=_record(d, "leaderboard"),
             responses=(
                 None if d.get("responses") is None else ResponseCheck.from_json(d["responses"])
@@ -194,7 +195,7 @@ class DesignOnlyPlacement:
             se=None if d["se"] is None else float(d["se"]),
             strata={str(h): [int(x) for x in v] for h, v in d["strata"].items()},
             pool=str(d["pool"]),
-            no_estimate_because=_text(d, "no_estimate_because"),
+            no_estimate_because=json_text(d, "no_estimate_because"),
             leaderboard=_record(d, "leaderboard"),
         )
 
@@ -286,12 +287,12 @@ class SuitePlacement:
             score=Estimate.from_json(d["score"]),
             predicted_full=Estimate.from_json(d["predicted_full"]),
             predicted_rank=Rank.maybe(d["predicted_rank"]),
-            misfit=_lines(d, "misfit"),
-            beyond_reference=_lines(d, "beyond_reference"),
-            no_rank_because=_text(d, "no_rank_because"),
+            misfit=json_lines(d, "misfit"),
+            beyond_reference=json_lines(d, "beyond_reference"),
+            no_rank_because=json_text(d, "no_rank_because"),
             rank_basis=_record(d, "rank_basis"),
-            answers=_lines(d, "answers"),
-            not_comparable=_lines(d, "not_comparable"),
+            answers=json_lines(d, "answers"),
+            not_comparable=json_lines(d, "not_comparable"),
             leaderboard=_record(d, "leaderboard"),
         )
 
@@ -325,7 +326,7 @@ class ModelPlacement:
             suite=SuitePlacement.from_json(d["suite"]),
             categories={c: CategoryPlacement.from_json(e) for c, e in d["categories"].items()},
             benchmarks={b: BenchmarkPlacement.from_json(e) for b, e in d["benchmarks"].items()},
-            notes=None if d.get("notes") is None else _lines(d, "notes"),
+            notes=None if d.get("notes") is None else json_lines(d, "notes"),
             design_only={
                 b: DesignOnlyPlacement.from_json(e)
                 for b, e in (_record(d, "design_only") or {}).items()
@@ -421,21 +422,6 @@ def _record(d: Mapping[str, Any], key: str, required: bool = False) -> dict[str,
     if not isinstance(v, dict):
         raise TypeError(f"{key!r} is a {type(v).__name__}, not an object")
     return dict(v)
-
-
-def _lines(d: Mapping[str, Any], key: str) -> list[str]:
-    """``d[key]``: a list of strings (empty where absent); anything else a ``TypeError``."""
-    v = d.get(key, [])
-    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise TypeError(f"{key!r} is not a list of lines")
-    return list(v)
-
-
-def _text(d: Mapping[str, Any], key: str) -> str | None:
-    v = d.get(key)
-    if v is not None and not isinstance(v, str):
-        raise TypeError(f"{key!r} is a {type(v).__name__}, not a string")
-    return v
 
 
 def _put(d: dict[str, Any], key: str, value: Any) -> None:
