@@ -10,11 +10,13 @@ from typing import Any
 
 def progress_bar(total: int | None, desc: str, unit: str = "it", **kwargs: Any) -> Any:
     """A ``tqdm`` bar of ``total`` ``unit``s labelled ``desc``; use as a context manager and call
-    ``.update(n)``."""
+    ``.update(n)``. ``disable=True`` hides it whatever the terminal."""
     from tqdm import tqdm
 
     forced = os.environ.get("PRIMEBENCH_PROGRESS")
     disable = (forced == "0") if forced is not None else not sys.stderr.isatty()
+    if kwargs.pop("disable", None):  # the caller hides it (another bar shows this work)
+        disable = True
     return tqdm(
         total=total,
         desc=desc,

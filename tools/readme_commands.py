@@ -8,6 +8,9 @@ shell script, so that ``.ci/run`` runs them verbatim and cannot drift from what 
 install line and ``tiny-model`` line verbatim, then its first ``primebench run`` line verbatim
 but for the placeholders, which name the tiny model it built (``BASE_DIR`` → ``tiny/base``,
 ``ckpts/*`` → ``tiny/lora*``).
+
+``--ray``: that block's ``--ray`` line, the same placeholders replaced — what ``.ci/run`` expects
+a 2-core CPU box to refuse in one line before any engine starts, leaving ``RUN`` as it was.
 """
 
 from __future__ import annotations
@@ -58,7 +61,27 @@ def vllm_commands(readme: str) -> list[str]:
     return [install[0], tiny[0], walked]
 
 
+def ray_command(readme: str) -> str:
+    """The vLLM block's ``primebench run ... --ray`` line, its placeholders naming the tiny
+    model."""
+    lines = [
+        ln
+        for ln in bash_block(readme, VLLM_SECTION)
+        if ln.startswith("primebench run ") and "--ray" in ln
+    ]
+    if len(lines) != 1:
+        raise SystemExit("the vLLM block needs one primebench run --ray line")
+    walked = lines[0]
+    for old, new in PLACEHOLDERS.items():
+        walked = walked.replace(old, new)
+    return walked
+
+
 if __name__ == "__main__":
-    vllm = sys.argv[1] == "--vllm"
     text = Path(sys.argv[-1]).read_text("utf-8")
-    print("\n".join(vllm_commands(text) if vllm else setup_commands(text)))
+    if sys.argv[1] == "--vllm":
+        print("\n".join(vllm_commands(text)))
+    elif sys.argv[1] == "--ray":
+        print(ray_command(text))
+    else:
+        print("\n".join(setup_commands(text)))

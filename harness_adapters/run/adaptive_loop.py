@@ -60,6 +60,7 @@ from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.place.misfit import ItemFacts, person_fit
 from primebench_tasks.place.report import fit_cell
+from primebench_tasks.progress import progress_bar
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.suite.manifest import Design, SuiteManifest
 
@@ -292,6 +293,7 @@ def engine_executor(
                 req.suite["version"],
                 batch_size=len(docs),
                 progress=None,
+                bar=False,  # the adaptive run's own bar counts its answers
             )
 
     return execute
@@ -309,9 +311,9 @@ def run_adaptive(
     to ``engine`` (an :class:`~harness_adapters.run.engine.Engine`; default the installed
     default engine, vLLM) — to ``backend`` when given, else to the engine's backend, built on
     the first round that asks something; see :func:`run_adaptive_rounds`."""
-    from harness_adapters.run.engine import engine_named
+    from harness_adapters.run.engine import checked_run, engine_named
 
-    checked = (engine or engine_named()).check(req)
+    checked = checked_run(engine or engine_named(), req)
     return run_adaptive_rounds(
         req,
         panels,
@@ -376,9 +378,14 @@ def _run_adaptive(
     state = recorded_states(lines, names, pools, since)
     ledger_file = req.out / DRAWS_FILE
     ledger = DrawLedger.read(ledger_file)
-    check_ledger(ledger, ledger_file, pools, names, lines, state)
+    check_ledger(ledger, ledger_file, pools, names, lines, state, req.suite)
     stopped: dict[tuple[str | None, str], str] = {}
     rounds = 0
+    # answers toward every test's budget: a test that stops early leaves its part unfilled
+    answered = sum(int(asked.sum()) for _, asked in state.values())
+    bar = progress_bar(
+        len(variants) * len(pools) * settings.max_items, "adaptive", unit="answer", initial=answered
+    )
     while True:
         asks: dict[str | None, list[SuiteDoc]] = {}
         for a in variants:
@@ -402,7 +409,9 @@ def _run_adaptive(
         lines = records.read()  # once per round: the state and the round's new lines
         state = recorded_states(lines, names, pools, since)
         new = lines[before:]
+        bar.update(len(new))
         if not new:
+            bar.close()
             raise BackendError(f"round {rounds} recorded no answer (ok or failed): stopping")
         # a test whose every item of this round failed stops: asking it more items would only
         # fail again (a dead server, a wrong key, a panel without its images)
@@ -411,6 +420,7 @@ def _run_adaptive(
                 mine = [r for r in new if r["model"] == names[a] and r["benchmark"] == b]
                 if mine and all(r["status"] != "ok" for r in mine):
                     stopped[(a, b)] = f"every item of round {rounds} failed"
+    bar.close()
     failed = records.unscored(names.values(), since)
     doc = adaptive_report(req, pools, state, stopped, settings, failed, panels, records, ledger)
     doc.conditions = dict(spec.conditions or {})
@@ -426,8 +436,13 @@ def check_ledger(
     names: Mapping[str | None, str],
     lines: Sequence[Mapping[str, Any]],
     state: Mapping[tuple[str | None, str], tuple[np.ndarray, np.ndarray]],
+    suite: SuiteManifest | None = None,
 ) -> None:
-    """Refuse a ``draws.json`` whose draws do not follow from the run's answers
+    """Refuse answers that no draw accounts for: every answered item that ``draws.json`` does
+    not list as a draw must be one of the static ``suite``'s items (a static run this test
+    continues); a removed or emptied ledger, or one of another model, would otherwise pass the
+    test's drawn answers off as a static run's and drop the guard. Then refuse a ``draws.json``
+    whose draws do not follow from the run's answers
     (:meth:`~primebench_tasks.adaptive.benchmark.AdaptiveBenchmark.check_draws`: each round's
     ability, and each draw's probability, prediction and remaining sum): an edited probability
     would weigh an answer as the design never did, and move the design estimate that guards the
@@ -440,6 +455,8 @@ def check_ledger(
             failed.setdefault(key, set()).add(str(r.get("item_id")))
     for a, model in names.items():
         for p in pools:
+            if suite is not None:
+                _refuse_undrawn(ledger, path, p, model, state[(a, p.benchmark)], suite)
             if not ledger.of(model, p.benchmark):
                 continue
             index = p.index()
@@ -460,6 +477,34 @@ def check_ledger(
                     row=f"{model} / {p.benchmark}",
                     field="draws",
                 )
+
+
+def _refuse_undrawn(
+    ledger: DrawLedger,
+    path: Path,
+    p: _Pool,
+    model: str,
+    state: tuple[np.ndarray, np.ndarray],
+    suite: SuiteManifest,
+) -> None:
+    """Refuse ``model``'s answers on ``p`` that are neither draws of ``ledger`` nor items of the
+    static suite (see :func:`check_ledger`)."""
+    answers, asked = state
+    draws = ledger.draws(model, p.benchmark, p.index()) if ledger.of(model, p.benchmark) else []
+    before = answered_before(answers, asked, draws)
+    static = set(suite.entry(p.benchmark).item_ids)
+    undrawn = [p.docs[k].item_id for k in np.flatnonzero(before) if p.docs[k].item_id not in static]
+    if undrawn:
+        where = "lists no draw of this test" if not draws else "lists none of them"
+        raise InputError(
+            f"{model} answered {len(undrawn)} items of {p.benchmark} (e.g. {undrawn[0]}) that "
+            f"are not the static suite's and that the run's draws {where}: an adaptive test's "
+            "answers without their draws cannot be weighed (the file was removed, emptied or "
+            "edited, or belongs to another run); restore it or start a new run (another --out)",
+            file=str(path),
+            row=f"{model} / {p.benchmark}",
+            field="draws",
+        )
 
 
 def _next_draws(

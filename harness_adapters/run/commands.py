@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,13 +38,15 @@ def run_request(
 ) -> tuple[RunRequest, Panel | None, Engine]:
     """The request of a run verb: the suite (refused with a bad reference panel before any
     engine starts), the run's own options and the engine's fields."""
-    from harness_adapters.run.engine import engine_named
+    from harness_adapters.run.engine import engine_named, request_fields_of
     from harness_adapters.run.report import reference_panels
-    from harness_adapters.run.request import RunRequest
+    from harness_adapters.run.request import ENGINE_FIELDS, RunRequest
     from harness_adapters.suites.released import resolve_suite
     from primebench_tasks.cli.plugin import parse_pairs
 
     engine = engine_named(args.engine)
+    if engine.name in SKIPPED_ENGINES:
+        raise PrimeBenchError(SKIPPED_ENGINES[engine.name])
     suite = resolve_suite(args.suite)
     panel = given_panel(args)
     reference_panels(suite, panel)  # refused here, before any engine starts
@@ -57,7 +60,7 @@ def run_request(
         batch_size=args.batch_size,
         max_new_tokens=args.max_new_tokens,
         data=parse_pairs(args.dataset, "--dataset", "TASK=DIR") if args.dataset else {},
-        **engine.request_fields(args),
+        **request_fields_of(engine, args, ENGINE_FIELDS),
     )
     return req, panel, engine
 
@@ -74,9 +77,31 @@ def _adaptive(
     if variants:
         rank_variants_adaptive(req, panels, settings, say, seed=args.seed, engine=engine)
         print((req.out / "adaptive_variants.md").read_text("utf-8"))
+        _say_written(req.out, (*ADAPTIVE_FILES, "adaptive_variants.json", "adaptive_variants.md"))
     else:
-        print_adaptive(run_adaptive(req, panels, settings, say, engine=engine), req.out)
+        doc = run_adaptive(req, panels, settings, say, engine=engine)
+        _say_written(req.out, ADAPTIVE_FILES)
+        print_adaptive(doc, req.out)
     return 0
+
+
+def _say_written(out: Path, names: tuple[str, ...]) -> None:
+    """The closing line of a run verb: every file it wrote (or kept up to date) in ``out``."""
+    written = [str(out / n) for n in names if (out / n).exists()]
+    say(f"wrote {', '.join(written)}")
+
+
+def _quiet_engine(args: argparse.Namespace) -> None:
+    """Engine chatter (vLLM's INFO and WARNING lines: 90 of a run's 200 on a CPU box) behind
+    ``-v``: errors only, unless the user set ``VLLM_LOGGING_LEVEL`` or asked for ``-v``."""
+    import os
+
+    if not args.verbose:
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+
+
+RUN_FILES = ("records.jsonl", "run_spec.json", "report.json", "report.md", "placement.png")
+ADAPTIVE_FILES = ("records.jsonl", "run_spec.json", "draws.json", "adaptive.json", "adaptive.md")
 
 
 def _refuse_unscored(req: Any, placed: Any) -> None:
@@ -95,6 +120,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness_adapters.run.session import execute, write_run_report
 
     refuse_adaptive_only(args)
+    _quiet_engine(args)
     req, panel, engine = run_request(args, adapter_specs(args.lora))
     if args.adaptive:
         return _adaptive(args, req, panel, engine, variants=False)
@@ -103,6 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("\n".join(summary.lines()))
         placed = write_run_report(req, panel, args.estimator, args.n_boot, args.seed)
     print((req.out / "report.md").read_text("utf-8"))
+    _say_written(req.out, RUN_FILES)
     _refuse_unscored(req, placed)
     return 0
 
@@ -112,6 +139,7 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
     from harness_adapters.run.session import execute, write_run_report, write_variant_report
 
     refuse_adaptive_only(args)
+    _quiet_engine(args)
     found = [p for pattern in args.adapters for p in sorted(glob.glob(pattern))]
     twice = sorted({p for p in found if found.count(p) > 1})
     if twice:
@@ -134,24 +162,49 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
         _refuse_unscored(req, placed)
         write_variant_report(req, args.n_boot, args.seed)
     print((req.out / "variants.md").read_text("utf-8"))
+    _say_written(req.out, (*RUN_FILES, "variants.json", "variants.md", "variants.png"))
     return 0
 
 
-def _engine_options(p: argparse.ArgumentParser) -> None:
-    """Every installed engine's own options, each engine loaded on its own: one that cannot be
-    loaded adds none and takes no other engine's options with it (the verb says why when an
-    engine is resolved: :func:`~harness_adapters.run.engine.engines`)."""
+SKIPPED_ENGINES: dict[str, str] = {}
+"""Engines whose options could not be added (name → why): naming one is refused with why."""
+
+
+def _engine_options(
+    p: argparse.ArgumentParser, own: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    """Every installed engine's own options, each engine loaded on its own and its options tried
+    first on a scratch copy of the verb (``own`` adds the verb's options): an engine that cannot
+    be loaded, whose ``add_options`` raises or clashes with an option already there adds none,
+    takes no other engine's options with it and is said in one line on stderr (naming it in
+    ``--engine`` gives its error)."""
+    import sys
+
     from harness_adapters.run.engine import engines, installed_engines
 
-    named: set[str] = set()
+    named: list[Any] = []
     for ep in installed_engines():
         try:
             (engine,) = engines([ep]).values()
         except Exception:  # noqa: BLE001 — any error of a third-party plugin; said when resolved
             continue
-        if engine.name in named:  # two of one name: an error when an engine is resolved
+        if engine.name in {e.name for e in named}:  # two of one name: an error when resolved
             continue
-        named.add(engine.name)
+        trial = argparse.ArgumentParser(add_help=True)
+        own(trial)
+        try:
+            for e in [*named, engine]:
+                e.add_options(trial.add_argument_group(f"engine {e.name}"))
+        except Exception as exc:  # noqa: BLE001 — a third-party plugin's options
+            why = (
+                f"engine {engine.name!r} (entry point {ep.value}) cannot add its options "
+                f"({type(exc).__name__}: {exc}); fix or uninstall it"
+            )
+            if engine.name not in SKIPPED_ENGINES:
+                print(f"primebench: warning: {why}", file=sys.stderr)
+            SKIPPED_ENGINES[engine.name] = why
+            continue
+        named.append(engine)
         engine.add_options(p.add_argument_group(f"engine {engine.name}"))  # type: ignore[arg-type]
 
 
@@ -163,16 +216,24 @@ def add_commands(tree: Any) -> None:
     tree.add_help(OPTION_HELP, EXAMPLES)
     sub = tree.sub
     p = sub.add_parser("run", help="evaluate a model (+ LoRA adapters) on a suite on an engine")
+    _run_verb_options(p)
+    _engine_options(p, _run_verb_options)
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("rank-variants", help="rank LoRA variants of one base model on a suite")
+    _rank_verb_options(p)
+    _engine_options(p, _rank_verb_options)
+    p.set_defaults(func=cmd_rank_variants, no_base=False)
+
+
+def _run_verb_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="model directory or cached repo id")
     p.add_argument("--lora", action="append", default=[], metavar="NAME=PATH")
     run_options(p)
-    _engine_options(p)
     run_adaptive_options(p, target=True)
-    p.set_defaults(func=cmd_run)
-    p = sub.add_parser("rank-variants", help="rank LoRA variants of one base model on a suite")
+
+
+def _rank_verb_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", required=True, help="base model directory or cached repo id")
     p.add_argument("--adapters", nargs="+", required=True, help="adapter dirs or globs")
     run_options(p)
-    _engine_options(p)
     run_adaptive_options(p, target=False)
-    p.set_defaults(func=cmd_rank_variants, no_base=False)

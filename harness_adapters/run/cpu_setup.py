@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -128,6 +129,19 @@ def require_cpu_ready() -> None:
         )
 
 
+def pip_reason(stderr: str) -> str:
+    """pip's failure in one line: the last line of its output naming an error (``ERROR: …``,
+    else an exception's ``Name: message``), never its traceback."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception): ", ln):
+            return ln
+    for ln in reversed(lines):
+        if ln.startswith("ERROR:"):
+            return ln.removeprefix("ERROR:").strip()
+    return lines[-1] if lines else "no output"
+
+
 def cpu_setup() -> list[str]:
     """Set this venv up for vLLM on a CPU (see the module docstring); the lines say what was
     done. Refuses a torchvision other than 0.28 rather than edit an unknown text."""
@@ -144,7 +158,11 @@ def cpu_setup() -> list[str]:
             text=True,
         )
         if r.returncode != 0:
-            raise CpuSetupError(f"pip uninstall {' '.join(present)} failed: {r.stderr.strip()}")
+            raise CpuSetupError(
+                f"pip uninstall {' '.join(present)} failed: {pip_reason(r.stderr)} "
+                f"(run `{sys.executable} -m pip uninstall -y {' '.join(present)}` to see pip's "
+                "whole output; a read-only venv needs its owner to run it)"
+            )
         done.append(f"uninstalled {', '.join(present)} (CUDA builds; nothing on a CPU needs them)")
     path = _registrations()
     if path is not None and path.exists() and _torchvision_unpatched():

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from harness_adapters.run.errors import BackendError
 from primebench_tasks.errors import ConfigError, PrimeBenchError
 
 if TYPE_CHECKING:
@@ -121,6 +122,11 @@ def check_engine(obj: Any, where: str) -> Engine:
         for a in ("name", "summary", "add_options", "request_fields", "check")
         if not hasattr(obj, a)
     ]
+    if isinstance(obj, type):
+        raise PrimeBenchError(
+            f"{where} names the class {obj.__name__}, not an engine: the entry point must name "
+            f"an instance (e.g. ENGINE = {obj.__name__}())"
+        )
     if lacking or not isinstance(obj, Engine):
         raise PrimeBenchError(
             f"{where} is not a PRIMEBench engine: it lacks {', '.join(lacking) or 'nothing'} "
@@ -157,12 +163,86 @@ def engine_named(name: str | None = None) -> Engine:
     """The installed engine ``name`` (default :data:`DEFAULT_ENGINE`); an unknown name is an
     error naming the installed ones. Only the entry points of that name are loaded, so a broken
     engine of another name does not stop this one (naming it gives its error)."""
+    if name is not None and not name.strip():
+        raise ConfigError(
+            f"--engine must name an engine, not {name!r} (default: {DEFAULT_ENGINE}; "
+            "installed: "
+            + (", ".join(sorted({ep.name for ep in installed_engines()})) or "none")
+            + ")"
+        )
     want = name or DEFAULT_ENGINE
     every = installed_engines()
-    found = engines([ep for ep in every if ep.name == want] or every)
+    mine = [ep for ep in every if ep.name == want]
+    found = engines(mine) if mine else {}
     if want not in found:
+        # the names of the entry points, none of them loaded: another broken engine says nothing
         raise ConfigError(
-            f"no engine {want!r} is installed (installed: {sorted(found) or 'none'}); "
+            f"no engine {want!r} is installed (installed: "
+            f"{', '.join(sorted({ep.name for ep in every})) or 'none'}); "
             + ("pip install -e '.[vllm]'" if want == DEFAULT_ENGINE else "install its package")
         )
     return found[want]
+
+
+def request_fields_of(
+    engine: Engine, args: argparse.Namespace, allowed: Sequence[str]
+) -> dict[str, Any]:
+    """``engine.request_fields(args)``, checked: a mapping of ``allowed`` field names (the
+    :class:`~harness_adapters.run.request.RunRequest` fields an engine may set); anything else
+    is an error naming the engine, before anything starts."""
+    got = engine.request_fields(args)
+    if not isinstance(got, dict) or not all(isinstance(k, str) for k in got):
+        raise PrimeBenchError(
+            f"engine {engine.name!r}: request_fields returned {type(got).__name__}, not a "
+            "dict of RunRequest field names"
+        )
+    bad = sorted(set(got) - set(allowed))
+    if bad:
+        raise PrimeBenchError(
+            f"engine {engine.name!r}: request_fields sets {', '.join(bad)}, which are not "
+            f"fields an engine may set (one of: {', '.join(sorted(allowed))})"
+        )
+    return got
+
+
+def checked_run(engine: Engine, req: RunRequest) -> CheckedRun:
+    """``engine.check(req)``, held to the protocol: a :class:`CheckedRun` whose ``start`` is
+    callable and whose ``whole_run`` is None or callable; else an error naming the engine,
+    before any run file is written."""
+    from harness_adapters.run.request import RunSpec
+
+    got = engine.check(req)
+    if not isinstance(got, CheckedRun):
+        raise PrimeBenchError(
+            f"engine {engine.name!r}: check() returned {type(got).__name__}, not a CheckedRun "
+            "(harness_adapters.run.plug.CheckedRun: spec, start, whole_run)"
+        )
+    if not isinstance(got.spec, RunSpec | dict):
+        raise PrimeBenchError(
+            f"engine {engine.name!r}: check()'s spec is {type(got.spec).__name__}, not a RunSpec"
+        )
+    if not callable(got.start):
+        raise PrimeBenchError(f"engine {engine.name!r}: check()'s start is not callable")
+    if got.whole_run is not None and not callable(got.whole_run):
+        raise PrimeBenchError(f"engine {engine.name!r}: check()'s whole_run is not callable")
+    return got
+
+
+def checked_answers(outs: Any, asked: int, kind: Any) -> list[str | Exception]:
+    """A backend's answers to ``asked`` requests, held to the protocol: a list of exactly
+    ``asked`` answers, each a text (``str``) or the exception that failed it; anything else
+    stops the run with an error naming the backend (an answer is never guessed, dropped or
+    moved to another item)."""
+    if not isinstance(outs, list | tuple) or len(outs) != asked:
+        n = len(outs) if isinstance(outs, list | tuple) else type(outs).__name__
+        raise BackendError(
+            f"engine backend {kind!r} returned {n} answers for {asked} requests; an engine "
+            "answers every request once, in order"
+        )
+    bad = [o for o in outs if not isinstance(o, str | Exception)]
+    if bad:
+        raise BackendError(
+            f"engine backend {kind!r} returned an answer of type {type(bad[0]).__name__} "
+            f"({bad[0]!r}); an answer is a text or the exception that failed it"
+        )
+    return list(outs)

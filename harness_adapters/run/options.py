@@ -213,6 +213,12 @@ def run_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--n-boot", type=int, default=N_BOOT)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show the engine's own log lines (vLLM's INFO and WARNING; errors only without -v)",
+    )
 
 
 def run_adaptive_options(p: argparse.ArgumentParser, target: bool) -> None:

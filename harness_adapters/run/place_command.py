@@ -11,6 +11,7 @@ from pathlib import Path
 from harness_adapters.run.report import write_placement
 from harness_adapters.run.request import run_lock
 from primebench_tasks.cli import CommandTree
+from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR, N_BOOT
 from primebench_tasks.place.report import conditions_markdown, report_markdown
 
@@ -27,6 +28,13 @@ def cmd_place(args: argparse.Namespace) -> int:
         board = Leaderboard.load(args.leaderboard)
     dest = Path(args.out) if args.out else Path(args.output_dir) / "primebench"
     name = "vlmeval" if args.vlmeval else args.harness
+    if (dest / "run_spec.json").exists() and (dest / "report.json").exists() and not args.overwrite:
+        raise PrimeBenchError(
+            f"{dest} is a finished run's folder and its report.json is the run's own: placing "
+            "another harness's run there would replace it; give another --out (or --overwrite "
+            "to replace it)"
+        )
+    replacing = (dest / "report.json").exists()
     harness = harness_for(args.output_dir, name)
     run = check_records(harness.read_run(Path(args.output_dir), args.model), harness.name)
     # the report folder may be a run folder (``--out RUN``) that a run is writing: the run's
@@ -48,7 +56,11 @@ def cmd_place(args: argparse.Namespace) -> int:
         )
     print(report_markdown(doc))
     print("\n".join(conditions_markdown(doc)))  # where each benchmark was placed, how new
-    print(f"wrote {dest / 'report.json'}, report.md, placement.png ({harness.name} run)")
+    written = ", ".join(str(dest / f) for f in ("report.json", "report.md", "placement.png"))
+    print(
+        f"wrote {written} ({harness.name} run"
+        + ("; the earlier report there replaced)" if replacing else ")")
+    )
     return 0
 
 
@@ -78,6 +90,11 @@ def add_commands(tree: CommandTree) -> None:
         help="the same as --harness vlmeval (OUTPUT_DIR is a VLMEvalKit work dir)",
     )
     p.add_argument("--out", help="report folder (default: OUTPUT_DIR/primebench)")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the report of a finished run folder given as --out (refused otherwise)",
+    )
     p.add_argument(
         "--suite",
         help="the suite manifest (default: the released suite whose version the run names)",

@@ -56,9 +56,9 @@ def rank_variants_adaptive(
     race ``adaptive``) and ``.md``; returns the ranking. ``engine``: an
     :class:`~harness_adapters.run.engine.Engine` (default: the installed default engine, vLLM);
     ``backend``: answers instead of the engine's backend."""
-    from harness_adapters.run.engine import engine_named
+    from harness_adapters.run.engine import checked_run, engine_named
 
-    checked = (engine or engine_named()).check(req)
+    checked = checked_run(engine or engine_named(), req)
     with run_lock(req.out):
         return _rank_variants_adaptive(
             req, panels, settings, progress, backend, n_boot, seed, checked

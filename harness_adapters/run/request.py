@@ -87,6 +87,24 @@ class RunRequest:
         return base + sorted(self.adapters)
 
 
+ENGINE_FIELDS = (
+    "backend",
+    "base_url",
+    "served_model",
+    "timeout_s",
+    "concurrency",
+    "api_key_env",
+    "engine",
+    "replicas",
+    "ray_address",
+    "cpus_per_replica",
+    "lora_language_model_only",
+    "server_tower_lora",
+)
+"""The :class:`RunRequest` fields an engine's ``request_fields`` may set (the others are the
+run's own: the model, the suite, the folder, the adapters, batching, decoding, the datasets)."""
+
+
 def base_spec(
     req: RunRequest, conditions: Mapping[str, Any], adapters: Mapping[str, Any]
 ) -> RunSpec:
@@ -231,23 +249,14 @@ class RunSpec:
 
 
 def read_run_spec(path: Path) -> RunSpec:
-    """A run folder's frozen spec (``run_spec.json``), checked (:meth:`RunSpec.from_json`);
-    not JSON: an ``InputError`` naming the file and line."""
-    import json
-
-    from primebench_tasks.data.io import utf8_text
-    from primebench_tasks.errors import InputError
+    """A run folder's frozen spec (``run_spec.json``), read by the strict reader the other typed
+    documents use (no NaN, no lone surrogate, no nesting past its depth limit: an
+    ``InputError`` naming the file, not a ``RecursionError``) and checked
+    (:meth:`RunSpec.from_json`)."""
+    from primebench_tasks.data.io import read_json_document
 
     f = str(path)
-    try:
-        spec = json.loads(utf8_text(path.read_bytes(), f))
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON ({exc.msg}): the run's frozen spec is damaged; give another --out",
-            file=f,
-            row=exc.lineno,
-        ) from None
-    return RunSpec.from_json(spec, f)
+    return RunSpec.from_json(read_json_document(path, "run spec (run_spec.json)", None), f)
 
 
 def freeze_spec(
@@ -298,6 +307,27 @@ def freeze_spec(
                     f"{out} holds an adaptive run under the {what} {was!r}, this one's is "
                     f"{now!r}; use another --out"
                 )
+        # the test's own settings: a resume may raise the item budget (go on asking) or move the
+        # target, never lower the budget below what the run was given (its answers would be
+        # reported as a budget spent that was never this one) nor change the round size or the
+        # interval's level (they shaped the draws and the stop)
+        was_a, now_a = old.adaptive or {}, new.adaptive or {}
+        for what in ("round_size", "level"):
+            if what in was_a and what in now_a and was_a[what] != now_a[what]:
+                raise BackendError(
+                    f"{out} holds an adaptive run with {what} {was_a[what]!r}, this one asks "
+                    f"{now_a[what]!r}; resume it with the same, or use another --out"
+                )
+        if (
+            "max_items" in was_a
+            and "max_items" in now_a
+            and now_a["max_items"] < was_a["max_items"]
+        ):
+            raise BackendError(
+                f"{out} holds an adaptive run given --max-items {was_a['max_items']}; this one "
+                f"gives {now_a['max_items']}: a resume may raise the item budget, never lower "
+                f"it (give --max-items {was_a['max_items']} or more, or use another --out)"
+            )
         # what the records were asked: the same ids, prompts and gold answers per benchmark
         # (suite_docs.documents_digest) — the same dataset at another path is fine, another
         # revision of it is not (a spec from before the digest was kept has none to compare)

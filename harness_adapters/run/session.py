@@ -60,14 +60,14 @@ def execute(
     documents, under the run folder's lock — on ``backend`` when given, else on the engine's
     (or the engine's whole run: Ray's replicas). ``panel``: the reference panel the user gave,
     None for the suite's own (every source panel of a multi-source suite)."""
-    from harness_adapters.run.engine import engine_named
+    from harness_adapters.run.engine import checked_run, engine_named
     from harness_adapters.run.report import reference_panels
     from harness_adapters.run.request import run_lock
     from harness_adapters.suites.documents import suite_docs
 
     engine = engine or engine_named()
     docs = suite_docs(req.suite, reference_panels(req.suite, panel), req.data)
-    checked = engine.check(req)
+    checked = checked_run(engine, req)
     whole = checked.whole_run
 
     def on_whole(records: RecordFile) -> RunSummary:
@@ -296,9 +296,9 @@ def write_variant_report(
             if bs
         )
         + "".join(
-            f"**Answers**: {v}: {line} — its score there measures the parser, not the model.\n\n"
+            f"**Answers of {v}**: " + "; ".join(lines) + ".\n\n"
             for v, lines in answers.items()
-            for line in lines
+            if lines
         )
         + markdown_table(table.reset_index())
         + "\nP(row beats column):\n\n"

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness_adapters.run.engine import Backend, generation_facts
+from harness_adapters.run.engine import Backend, checked_answers, generation_facts
 from harness_adapters.run.messages import ItemInputError, Messages, chat_messages
 from harness_adapters.run.records import RecordFile, RecordRow, variant_name
 from harness_adapters.suites.documents import SuiteDoc
@@ -49,13 +49,15 @@ def run_variants(
     suite_version: str,
     batch_size: int = 32,
     progress: Callable[[str], None] | None = _stderr,
+    bar: bool = True,
 ) -> RunSummary:
     """Evaluate every variant (``None`` = the base model) on ``docs``; see the module docstring.
     ``model`` names the base model in the records.
 
     Batch-major: each batch of documents has its requests built once (images decoded and
     encoded once, not once per variant) and is then sent for every variant that still needs it,
-    each variant's answers recorded as soon as they are scored."""
+    each variant's answers recorded as soon as they are scored. ``bar``: show the progress bar
+    (a caller with its own, such as the adaptive run's over its rounds, passes False)."""
     say = progress or (lambda _m: None)
     summary = RunSummary()
     done = records.finished()
@@ -76,7 +78,9 @@ def run_variants(
             else f"{name}: {len(pending[a])} of {len(docs)} items to run"
         )
     todo = [d for d in docs if any((d.benchmark, d.item_id) in pending[a] for a in adapters)]
-    bar = progress_bar(sum(len(pending[a]) for a in adapters), "run", unit="answer")
+    shown = progress_bar(
+        sum(len(pending[a]) for a in adapters), "run", unit="answer", disable=not bar or None
+    )
     for start in range(0, len(todo), batch_size):
         batch = todo[start : start + batch_size]
         built: list[tuple[SuiteDoc, Messages | None, str | None]] = []
@@ -102,7 +106,11 @@ def run_variants(
             sendable = [(d, m) for d, m, err in mine if err is None and m is not None]
             if sendable:
                 t0 = time.perf_counter()
-                outs = backend.generate([m for _, m in sendable], adapter)
+                outs = checked_answers(
+                    backend.generate([m for _, m in sendable], adapter),
+                    len(sendable),
+                    getattr(backend, "kind", type(backend).__name__),
+                )
                 per_item = (time.perf_counter() - t0) / len(sendable)
                 for (d, _), out in zip(sendable, outs, strict=True):
                     if isinstance(out, Exception):
@@ -124,8 +132,8 @@ def run_variants(
             n_ok = sum(r.status == "ok" for r in rows)
             summary.scored[name] += n_ok
             summary.failed[name] += len(rows) - n_ok
-            bar.update(len(rows))
-    bar.close()
+            shown.update(len(rows))
+    shown.close()
     for adapter in adapters:
         name = names[adapter]
         say(

@@ -143,7 +143,7 @@ def benchmark_rows(panel: Panel, benchmark: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _content_in_panel(panel: Panel, benchmark: str, upstream_task: str | None) -> bool:
+def content_in_panel(panel: Panel, benchmark: str, upstream_task: str | None) -> bool:
     """Whether the panel holds what it takes to ask ``benchmark``'s items: the text and answer
     of every item, and their images — a panel with text but no image (VLMEvalKit's records)
     is asked from the upstream dataset when there is a verified upstream task."""
@@ -166,7 +166,7 @@ def pool_documents(
     score matrix's columns): an adaptive test's item pool. From the panel when it holds the
     items' content, else from the upstream lmms-eval ``task``'s dataset (``data``, as
     :func:`suite_docs`), which must hold every one of them (a missing one is refused, named)."""
-    if _content_in_panel(panel, benchmark, task):
+    if content_in_panel(panel, benchmark, task):
         return [SuiteDoc(r["id"], benchmark, category, r) for r in benchmark_rows(panel, benchmark)]
     from harness_adapters.lmms_eval_upstream.documents import upstream_documents
     from harness_adapters.lmms_eval_upstream.tasks import VERIFIED_UPSTREAM
@@ -222,7 +222,7 @@ def suite_docs(
             if entry.no_lmms_eval_task:
                 continue  # asked through lmms-eval's task code, which has none for it
             task = entry.lmms_eval_task
-            if not _content_in_panel(p, b, task):
+            if not content_in_panel(p, b, task):
                 from harness_adapters.lmms_eval_upstream.documents import upstream_documents
 
                 found = upstream_documents(

@@ -80,7 +80,42 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
         f"{h['top_decile_rho']:.3f} ({h['n_top_decile']} models)"
     )
     print(f"manifest: {out / 'manifest.json'} (version {manifest['version']})")
+    for line in weak_suite_warnings(res.fidelity, params.target_rho, len(panel.model_names)):
+        say(f"warning: {line}")
     return 0
+
+
+MIN_PANEL_MODELS = 30
+"""The fewest models a panel should hold for a suite whose fidelity and ranks are measured on
+it: below, the held-out check (``validate``: 8 held-out models a split) and a placement's rank
+among the panel rest on too few models to say much."""
+
+
+def weak_suite_warnings(fidelity: float, target: float, n_models: int) -> list[str]:
+    """What a build says when its suite is weak: its fidelity short of ``target_rho`` (by how
+    much), and a panel of fewer than :data:`MIN_PANEL_MODELS` models."""
+    out = []
+    if fidelity < target:
+        out.append(
+            f"the suite's ranking fidelity rho = {fidelity:.3f} misses its target {target:.2f} "
+            f"by {target - fidelity:.3f}: its ranks of new models will often be wrong; keep more "
+            "items (--retention) or add models, and check it with primebench validate"
+        )
+    if n_models < MIN_PANEL_MODELS:
+        from primebench_tasks.evaluate.protocols import MIN_HELDOUT
+
+        out.append(
+            f"the panel holds {n_models} models (fewer than {MIN_PANEL_MODELS}): its fidelity "
+            "and the ranks it gives new models rest on too few models to trust"
+            + (
+                f", and primebench validate needs {2 * MIN_HELDOUT} (half held out, at least "
+                f"{MIN_HELDOUT})"
+                if n_models < 2 * MIN_HELDOUT
+                else ""
+            )
+            + "; add models (primebench panel import, ingest)"
+        )
+    return out
 
 
 def cmd_build_resampled(args: argparse.Namespace) -> int:

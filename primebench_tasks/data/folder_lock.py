@@ -4,7 +4,8 @@
 the kernel releases it when its process dies, so a killed job leaves no stale lock to judge (a
 resume takes it at once) and there is no instant at which two processes can both believe they
 hold it (a pid file could not promise that). The holder's pid is written beside it
-(``<name>.owner``) for the message a rival gets."""
+(``<name>.owner``) for the message a rival gets. A folder the lock itself made, left holding
+nothing but the lock when the job ends (a refused or failed start), is removed with it."""
 
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ class FolderLock:
             FolderLock._held[key] += 1
             self._nested = True
             return self
+        self._made = not self.path.parent.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._lock.acquire()
@@ -85,3 +87,10 @@ class FolderLock:
             del FolderLock._held[key]
         self.owner.unlink(missing_ok=True)
         self._lock.release()
+        if self._made:  # a folder this lock made and nothing else wrote to: leave no trace
+            try:
+                if [p.name for p in self.path.parent.iterdir()] == [self.path.name]:
+                    self.path.unlink()
+                    self.path.parent.rmdir()
+            except OSError:
+                pass

@@ -222,7 +222,17 @@ def run_protocol(
             f"unknown protocol {protocol!r} (heldout, chrono, frontier, gap, same, e2e)"
         )
     if protocol != "same" and min(len(h) for _, h in splits) < MIN_HELDOUT:
-        raise ConfigError(f"{protocol}: fewer than {MIN_HELDOUT} held-out models")
+        have = min(len(h) for _, h in splits)
+        raise ConfigError(
+            f"{protocol}: {have} held-out models, fewer than the {MIN_HELDOUT} a split needs: "
+            f"the panel holds {M} models"
+            + (
+                f"; half are held out, so it needs at least {2 * MIN_HELDOUT}"
+                if protocol in ("heldout", "chrono")
+                else ""
+            )
+            + " (add models: primebench panel import, ingest)"
+        )
     pools = prepare_pools(panel)
     largest = max(p.data.X.shape[1] for p in pools)
     too_big = [b for b in budgets if b > largest]

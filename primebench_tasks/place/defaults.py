@@ -74,3 +74,8 @@ models have it (its error is measured on them)."""
 IMPUTE_MAX_ERROR_RATIO = 0.8
 """…and when its cross-validated imputation error (MAE) is at most this share of the error of
 imputing the benchmark's mean — an imputation no better than the mean says nothing of the model."""
+
+MIN_RANK_MODELS = 20
+"""Fewer reference models on a benchmark: its report says the rank there rests on few models
+(a rank among 13 says little, whatever its interval; #79's newcomer placed a dummy at rank 9
+[1, 14] of 14 with no word)."""

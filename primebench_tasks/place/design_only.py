@@ -43,6 +43,9 @@ class DesignAnswers:
     strata: Mapping[str, tuple[int, int]]
     pool: str
     scores: Mapping[str, Mapping[str, tuple[str, float | None]]]
+    pinned: bool = False
+    """Whether the pool sizes N_h are the suite's pinned pool's (held to it), else the run
+    log's own (what the interval then rests on)."""
 
 
 def _pool(v: Any, where: str, row: str) -> tuple[dict[str, tuple[int, int]], str]:
@@ -113,6 +116,28 @@ def design_answers(records: pd.DataFrame, manifest: SuiteManifest) -> dict[str, 
                 f"the suite pins ({pinned.fingerprint})",
                 field="pool",
             )
+        logged = {h: N for h, (N, _) in strata.items()}
+        if pinned is not None and logged != dict(pinned.strata):
+            diff = sorted(
+                h for h in set(logged) | set(pinned.strata) if logged.get(h) != pinned.strata.get(h)
+            )
+            raise InputError(
+                f"{where}: the run's log gives stratum {diff[0]!r} N_h = {logged.get(diff[0])} "
+                f"where the pool the suite pins has {pinned.strata.get(diff[0])} (the log was "
+                "edited, or the run is of another suite version): the pool sizes are the "
+                "design's weights; restore the run's log",
+                field="pool",
+            )
+        census = all(n == N for N, n in strata.values())
+        if pinned is None and census and sum(logged.values()) >= e.design.n:
+            raise InputError(
+                f"{where}: the run's log says every stratum was drawn whole (N_h = n_h, "
+                f"{sum(logged.values())} items) and the pool is exactly the suite's "
+                f"{e.design.n} items: only a suite pinned to its pool can confirm a census, "
+                "and an edited N_h would give a zero-width interval; pin the suite to the "
+                "dataset (primebench pin lmms-eval) and run it again",
+                field="pool",
+            )
         want = allocate({h: N for h, (N, _) in strata.items()}, e.design.n)
         got = {h: n for h, (_, n) in strata.items()}
         if want != got:
@@ -144,7 +169,7 @@ def design_answers(records: pd.DataFrame, manifest: SuiteManifest) -> dict[str, 
                     f"which the draw took {strata[over[0]][1]}",
                     field="item_id",
                 )
-        out[e.name] = DesignAnswers(e.name, strata, fp, scores)
+        out[e.name] = DesignAnswers(e.name, strata, fp, scores, pinned is not None)
     return out
 
 
@@ -169,6 +194,7 @@ def place_design_only(answers: DesignAnswers, model: str) -> DesignOnlyPlacement
             se=None,
             strata=strata,
             pool=answers.pool,
+            pool_sizes_from="pin" if answers.pinned else "log",
             no_estimate_because=f"no scored item in stratum {', '.join(map(repr, empty))}",
         )
     return DesignOnlyPlacement(
@@ -179,4 +205,5 @@ def place_design_only(answers: DesignAnswers, model: str) -> DesignOnlyPlacement
         se=est.se,
         strata=strata,
         pool=answers.pool,
+        pool_sizes_from="pin" if answers.pinned else "log",
     )

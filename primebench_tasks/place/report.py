@@ -169,8 +169,35 @@ def design_only_lines(r: ModelPlacement) -> list[str]:
         i90 = e.interval_90
         band = "—" if i90.lo is None or i90.hi is None else f"[{i90.lo:.3f}, {i90.hi:.3f}]"
         strata = ", ".join(f"{h} {N}/{n}" for h, (N, n) in e.strata.items())
-        out.append(f"| {b} | {e.n_scored}/{e.n_items} | {full} | {band} | {strata} | `{e.pool}` |")
+        sizes = {"pin": " (pinned)", "log": " (sizes as logged)"}.get(e.pool_sizes_from or "", "")
+        out.append(
+            f"| {b} | {e.n_scored}/{e.n_items} | {full} | {band} | {strata} | `{e.pool}`{sizes} |"
+        )
+    if any(e.pool_sizes_from == "log" for e in r.design_only.values()):
+        out += [
+            "",
+            'A pool "as logged": the suite pins no pool for it, so its interval rests on the '
+            "pool sizes N_h the run's log gives (pin the suite to your dataset: `primebench pin "
+            "lmms-eval`, and an edited log is refused).",
+        ]
     return out
+
+
+def few_reference_lines(r: ModelPlacement) -> list[str]:
+    """A note where a benchmark's reference panel holds fewer than
+    :data:`~primebench_tasks.place.defaults.MIN_RANK_MODELS` models: its rank (and the misfit
+    check, which needs such a panel) rests on few models."""
+    from primebench_tasks.place.defaults import MIN_RANK_MODELS
+
+    few = {b: e.n_reference for b, e in r.benchmarks.items() if e.n_reference < MIN_RANK_MODELS}
+    if not few:
+        return []
+    where = ", ".join(f"{b} ({n})" for b, n in few.items())
+    return [
+        f"- note: reference panel too small on {where}, fewer than {MIN_RANK_MODELS} models: "
+        "a rank among so few says little, whatever its interval; add reference runs "
+        "(primebench ingest, panel import) for ranks to trust"
+    ]
 
 
 def report_markdown(doc: Placement) -> str:
@@ -208,11 +235,13 @@ def report_markdown(doc: Placement) -> str:
             *(
                 [
                     f"- **not comparable** on {', '.join(s.not_comparable)}: its scores there "
-                    "measure the harness's parser, not the model; its ranks there are no comparison"
+                    "do not measure the model (the answers line says why); its ranks there are "
+                    "no comparison"
                 ]
                 if s.not_comparable
                 else []
             ),
+            *few_reference_lines(r),
             "",
             "| category | score | predicted full | predicted rank |",
             "|---|---|---|---|",

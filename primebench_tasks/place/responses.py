@@ -84,6 +84,12 @@ FIXED_LIMITS: dict[str, float] = {
 above the limit is flagged. The option and yes limits are loose on purpose (a benchmark's gold
 answers can lean one way)."""
 
+COLLAPSED_SHARE = 0.9
+"""A run whose readable answers are this share or more one option (or "yes"), past the option
+(yes) limit besides, answers without reading the item: not comparable — its score measures where
+the right answers sit, not the model (a model answering "A" to everything was placed
+"comparable", rank 14 of 17, on 97d5833)."""
+
 MIN_PROFILE_ITEMS = 10
 """Fewer answered items on a benchmark: no response check there (too few to tell)."""
 
@@ -350,7 +356,7 @@ def check_profile(
     scorer guesses an option when it reads none (lmms-eval's MMMU), said in the flag. Fewer than
     :data:`MIN_PROFILE_ITEMS` answered items: no flag."""
     flags: list[str] = []
-    comparable = True
+    comparable = parser = True  # parser: no parse failure past its limit
     if int(profile.get("n", 0)) >= MIN_PROFILE_ITEMS:
         for s, cause in _CAUSE.items():
             v = profile.get(s)
@@ -375,21 +381,34 @@ def check_profile(
                     "no reference run's answers known; "
                     if limits.get("basis") != "reference"
                     else ""
-                ) + f"fixed limit {100 * base:.0f} %, {100 * lim:.1f} % at {n} items"
+                ) + (
+                    f"fixed limit {100 * base:.0f} %, plus the sampling noise of {n} items: "
+                    f"{100 * lim:.1f} %"
+                )
             what = f"{100 * v:.0f} % {cause}"
             if s == "top_excess" and profile.get("top_letter"):
                 what = (
                     f"{100 * profile['top_option']:.0f} % of the readable answers are option "
-                    f"{profile['top_letter']}, {100 * v:.0f} points more than of the gold answers"
+                    f"{profile['top_letter']}, {100 * v:.0f} points above that option's share "
+                    "of the gold answers"
                 )
             if s == "unreadable" and guesses:
                 what += " (the harness's scorer guessed them at random)"
             if s in PARSE_FAILURES:
+                comparable = parser = False
+            top = profile.get("top_option") if s == "top_excess" else v
+            if s in ("top_excess", "yes") and top is not None and top >= COLLAPSED_SHARE:
                 comparable = False
             flags.append(f"{what} ({where})")
     if not comparable:
         flags.append(
-            "this placement is not comparable: its scores measure the parser, not the model"
+            "this placement is not comparable: "
+            + (
+                "its scores measure the parser, not the model"
+                if not parser
+                else "its answers are nearly all one answer, so its scores measure where the "
+                "right answers sit, not the model"
+            )
         )
     return ResponseCheck(tuple(flags), comparable, dict(profile), dict(limits))
 

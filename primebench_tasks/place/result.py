@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from primebench_tasks.data.io import json_lines, json_text
+from primebench_tasks.data.io import json_lines, json_number, json_text
 from primebench_tasks.errors import InputError
 
 if TYPE_CHECKING:  # read on demand: this module stays light (``primebench --help`` loads it)
@@ -48,7 +48,15 @@ class Estimate:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Estimate:
-        return cls(d["value"], d["lo"], d["hi"])
+        """A score read back: each of value, lo, hi a number in [0, 1] or null (a text, a bool
+        or a score off the scale is a ``ValueError``/``TypeError`` naming the field)."""
+        out = []
+        for key in ("value", "lo", "hi"):
+            v = json_number(d, key, required=True)
+            if v is not None and not 0.0 <= v <= 1.0:
+                raise ValueError(f"{key!r} is {v!r}, not a score in [0, 1]")
+            out.append(v)
+        return cls(*out)
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,18 @@ class Rank(Estimate):
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Rank:
-        return cls(d["value"], d["lo"], d["hi"], int(d["out_of"]))
+        """A rank read back: ``out_of`` a whole number ≥ 1; value, lo, hi numbers in
+        [1, out_of] (an interval's ends may fall between ranks) or null."""
+        out_of = json_number(d, "out_of", required=True)
+        if out_of is None or out_of != int(out_of) or out_of < 1:
+            raise ValueError(f"'out_of' is {d['out_of']!r}, not a count of models")
+        out: dict[str, Any] = {}
+        for key in ("value", "lo", "hi"):
+            v = json_number(d, key, required=True)
+            if v is not None and not 1 <= v <= out_of:
+                raise ValueError(f"rank {key!r} is {v!r}, not a rank in [1, {int(out_of)}]")
+            out[key] = d[key]
+        return cls(out["value"], out["lo"], out["hi"], int(out_of))
 
     @classmethod
     def maybe(cls, d: Mapping[str, Any] | None) -> Rank | None:
@@ -169,6 +188,9 @@ class DesignOnlyPlacement:
     pool: str
     no_estimate_because: str | None = None
     leaderboard: dict[str, Any] | None = None
+    pool_sizes_from: str | None = None
+    """``pin``: the N_h are the suite's pinned pool's (the log held to them); ``log``: the run
+    log's own, which the interval rests on (no pin to hold them to); None: not recorded."""
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -183,6 +205,7 @@ class DesignOnlyPlacement:
         }
         _put(d, "no_estimate_because", self.no_estimate_because)
         _put(d, "leaderboard", self.leaderboard)
+        _put(d, "pool_sizes_from", self.pool_sizes_from)
         return d
 
     @classmethod
@@ -197,6 +220,7 @@ class DesignOnlyPlacement:
             pool=str(d["pool"]),
             no_estimate_because=json_text(d, "no_estimate_because"),
             leaderboard=_record(d, "leaderboard"),
+            pool_sizes_from=json_text(d, "pool_sizes_from"),
         )
 
 

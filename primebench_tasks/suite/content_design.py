@@ -44,6 +44,10 @@ SCHEME = "content_prn"
 KEY_DIGITS = 16
 """Hex digits of a content key and of a pool fingerprint."""
 MIN_PER_STRATUM = 2
+MIN_DESIGN_ITEMS = 10
+"""The fewest items a design-only benchmark may be sized to (``tasks lmms-eval --design-items``):
+below ten, the normal interval of a design estimate is not one to trust (its 90 % half-width at
+one half is already ±0.26 at ten)."""
 """Items drawn from every stratum of at least this many rows (its variance needs two)."""
 Z90 = 1.6448536269514722
 """The normal quantile of a two-sided 90 % interval."""

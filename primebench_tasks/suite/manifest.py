@@ -33,6 +33,12 @@ DESIGN_SCHEME = "stratified"
 n_h items drawn uniformly without replacement from each, π_i = n_h / N_h."""
 INCLUSION_ROUNDING = 5e-7
 """How far a stored π_i may sit from n_h / N_h: manifest floats are written to 6 places."""
+EFFECTIVE_SHARE = 0.5
+"""The least effective size a design may have, as a share of its drawn items: Kish's
+n_eff = (Σ_h N_h)² / Σ_h N_h² / n_h (n for a proportional design). Below it a few items carry
+most of the estimate, and the residuals' spread over so few cannot say how far off it is (a
+variance estimated from them collapses: one item alone in a stratum of 609 beside a census of
+99 placed a model at 0.838 [0.706, 0.969], rank 1, where the released design gives 0.332)."""
 MAX_POOL = 10_000_000
 """The largest stratum a design may claim (a benchmark of ten million items); the placement
 holds every design to its reference panel's items besides (``place.benchmark``)."""
@@ -64,6 +70,13 @@ class Design:
     def inclusion(self, item_id: str) -> float:
         h = self.strata[self.stratum[item_id]]
         return h.n / h.N
+
+    @property
+    def effective_size(self) -> float:
+        """Kish's effective number of drawn items, (Σ_h N_h)² / Σ_h N_h² / n_h: Σ_h n_h for a
+        proportional design (every weight N_h / n_h equal), near 1 where one weight carries
+        the estimate."""
+        return self.pool**2 / sum(h.N * h.N / h.n for h in self.strata)
 
 
 def versioned(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -356,6 +369,19 @@ def _design(d: Any, inclusion: Any, ids: list[str], file: str, row: str) -> Desi
             "design.stratum",
         )
     out = Design(strata=tuple(strata), stratum={str(i): int(stratum[i]) for i in ids})
+    drawn = sum(h.n for h in out.strata)
+    if out.effective_size < EFFECTIVE_SHARE * drawn:
+        heavy = max(range(len(strata)), key=lambda h: strata[h].N / strata[h].n)
+        raise _fail(
+            f"a design whose {drawn} drawn items weigh as {out.effective_size:.1f} (Kish's "
+            f"effective size, below {EFFECTIVE_SHARE:.0%} of them): stratum {heavy} "
+            f"(n = {strata[heavy].n} drawn of N = {strata[heavy].N}) carries most of the "
+            "estimate, and no interval from so few items can be trusted; draw the strata in "
+            "proportion to their sizes (primebench build) or restore the released manifest",
+            file,
+            row,
+            "design.strata",
+        )
     for i in ids:
         want = out.inclusion(i)
         if abs(float(inclusion[i]) - want) > INCLUSION_ROUNDING:
@@ -574,8 +600,20 @@ class SuiteManifest(Mapping[str, Any]):
             raise InputError(
                 f"suite {self.name!r} has no design-only benchmark to size", field="design_items"
             )
-        if n < 1:
-            raise InputError(f"must be at least 1, not {n}", field="design_items")
+        from primebench_tasks.suite.content_design import MIN_DESIGN_ITEMS, MIN_PER_STRATUM
+
+        for e in self.design_only:
+            pinned = e.design.pool
+            least = max(MIN_DESIGN_ITEMS, MIN_PER_STRATUM * (len(pinned.strata) if pinned else 1))
+            if n < least:
+                raise InputError(
+                    f"{n} items per design-only benchmark are too few for {e.name}: each "
+                    f"stratum needs {MIN_PER_STRATUM} drawn items for its variance"
+                    + (f" ({len(pinned.strata)} strata pinned)" if pinned else "")
+                    + f" and a design interval needs at least {MIN_DESIGN_ITEMS} items; "
+                    f"give --design-items {least} or more",
+                    field="design_items",
+                )
         body = {**self.document, "name": name or f"{self.name}_n{n}"}
         body["design_only"] = [
             {**e, "design": {**e["design"], "n": n}} for e in self.document["design_only"]

@@ -601,3 +601,68 @@ def test_an_edited_draw_is_refused_on_resume(setup, mathvision, tmp_path, edit):
         "draws.json" in str(e.value) and f"m / {BENCH}" in str(e.value) and "draws" in str(e.value)
     )
     assert again.asked == []
+
+
+@pytest.mark.parametrize("damage", ["remove", "empty", "rename"])
+def test_answers_without_their_draws_are_refused_on_resume(setup, mathvision, tmp_path, damage):
+    """#79: an adaptive run whose draws.json is removed, emptied or names another model is not
+    resumed as a static run continued (on 97d5833: rc 0, the drawn answers read as "continued"
+    static answers, the guard dropped, the interval narrowed beyond the panel): its answers
+    outside the static suite with no draw are refused, naming the file, before anything is
+    asked."""
+    from primebench_tasks.errors import InputError
+
+    model, panels, suite = setup
+    out = tmp_path / "run"
+    run_adaptive(
+        _req(model, suite, out),
+        panels,
+        AdaptiveSettings(None, 20, 5),
+        backend=RecordedModel(mathvision, HELD),
+    )
+    path = out / "draws.json"
+    doc = json.loads(path.read_text())
+    if damage == "remove":
+        path.unlink()
+    elif damage == "empty":
+        doc["tests"] = []
+        path.write_text(json.dumps(doc))
+    else:
+        for t in doc["tests"]:
+            t["model"] = "someone else"
+        path.write_text(json.dumps(doc))
+    again = RecordedModel(mathvision, HELD)
+    with pytest.raises(InputError, match="without their draws") as e:
+        run_adaptive(_req(model, suite, out), panels, AdaptiveSettings(None, 30, 5), backend=again)
+    assert "draws.json" in str(e.value) and f"m / {BENCH}" in str(e.value)
+    assert again.asked == []
+
+
+@pytest.mark.parametrize(
+    "again, match",
+    [
+        (AdaptiveSettings(None, 10, 5), "never lower it"),
+        (AdaptiveSettings(None, 30, 4), "round_size 5"),
+    ],
+)
+def test_a_resume_never_lowers_the_budget_or_changes_the_rounds(
+    setup, mathvision, tmp_path, again, match
+):
+    """#79: a 20-item run resumed with --max-items 10 exited 0, rewrote run_spec.json, said
+    "item budget (10) spent" on 20 items and was placed again; now refused in one line, before
+    anything is asked, the frozen settings untouched (raising the budget goes on asking)."""
+    from harness_adapters.run.errors import BackendError
+
+    model, panels, suite = setup
+    out = tmp_path / "run"
+    run_adaptive(
+        _req(model, suite, out),
+        panels,
+        AdaptiveSettings(None, 20, 5),
+        backend=RecordedModel(mathvision, HELD),
+    )
+    spec = (out / "run_spec.json").read_bytes()
+    backend = RecordedModel(mathvision, HELD)
+    with pytest.raises(BackendError, match=match):
+        run_adaptive(_req(model, suite, out), panels, again, backend=backend)
+    assert backend.asked == [] and (out / "run_spec.json").read_bytes() == spec

@@ -76,10 +76,9 @@ class StubEngine:
 @pytest.fixture
 def stub(monkeypatch):
     engine = StubEngine()
-    installed = engines()
-    monkeypatch.setattr(
-        engine_module, "engines", lambda entry_points=None: {**installed, "stub": engine}
-    )
+    installed = engine_module.installed_engines()
+    ep = SimpleNamespace(name="stub", value="tests:StubEngine", load=lambda: engine)
+    monkeypatch.setattr(engine_module, "installed_engines", lambda: [*installed, ep])
     return engine
 
 
@@ -201,7 +200,7 @@ def test_a_broken_engine_takes_no_other_engines_options(monkeypatch):
     broken = SimpleNamespace(name="broken", value="no_such_module:ENGINE", load=_no_module)
     monkeypatch.setattr(engine_module, "installed_engines", lambda: [broken, vllm])
     p = argparse.ArgumentParser()
-    _engine_options(p)
+    _engine_options(p, lambda _p: None)
     assert p.parse_args(["--backend", "server"]).backend == "server"
     assert engine_module.engine_named("vllm").name == "vllm"  # the broken one is not loaded
     with pytest.raises(ModuleNotFoundError, match="no_such_module"):
@@ -212,3 +211,114 @@ def _no_module() -> Any:
     import importlib
 
     return importlib.import_module("no_such_module")
+
+
+def _with_engines(monkeypatch, *extra: Any) -> None:
+    installed = [ep for ep in engine_module.installed_engines() if ep.name == "vllm"]
+    monkeypatch.setattr(engine_module, "installed_engines", lambda: [*installed, *extra])
+
+
+class _Clashing(StubEngine):
+    name = "clash"
+
+    def add_options(self, parser: Any) -> None:
+        parser.add_argument("--model")  # the run's own option
+
+
+class _Raising(StubEngine):
+    name = "raising"
+
+    def add_options(self, parser: Any) -> None:
+        raise RuntimeError("boom")
+
+
+@pytest.mark.parametrize(
+    "load", [_Clashing, _Raising, lambda: StubEngine], ids=["clash", "raises", "a-class"]
+)
+def test_one_broken_engine_breaks_no_command(monkeypatch, capsys, load):
+    """#79: an installed engine whose options clash with the run's, whose add_options raises, or
+    whose entry point is a class gave a traceback on ``primebench place --help``; now the other
+    commands and engines work, it is said in one line, and naming it is refused in one line."""
+    ep = SimpleNamespace(name="bad", value="tests:bad", load=lambda: load())
+    _with_engines(monkeypatch, ep)
+    with pytest.raises(SystemExit) as e:
+        main(["place", "--help"])
+    assert e.value.code == 0
+    assert "Traceback" not in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = capsys.readouterr()
+    assert "--backend" in out.out  # vLLM's options are still there
+
+
+def test_an_engine_entry_point_naming_a_class_is_refused():
+    with pytest.raises(PrimeBenchError, match="names the class StubEngine"):
+        check_engine(StubEngine, "entry point stub")
+
+
+def test_an_unknown_or_empty_engine_name_loads_no_engine(monkeypatch, tmp_path, capsys):
+    loaded: list[str] = []
+    ep = SimpleNamespace(name="other", value="tests:other", load=lambda: loaded.append("x"))
+    _with_engines(monkeypatch, ep)
+    with pytest.raises(PrimeBenchError, match="no engine 'nosuch' is installed") as e:
+        engine_module.engine_named("nosuch")
+    assert "other" in str(e.value) and "vllm" in str(e.value) and loaded == []
+    with pytest.raises(PrimeBenchError, match="--engine must name an engine"):
+        engine_module.engine_named("")
+
+
+class _Returns(StubEngine):
+    """A stub engine whose fields, check or backend break the protocol in one way."""
+
+    name = "odd"
+
+    def __init__(self, how: str) -> None:
+        super().__init__()
+        self.how = how
+
+    def request_fields(self, args: Any) -> Any:
+        return {
+            "fields-list": ["backend"],
+            "fields-unknown": {"model": "x"},
+        }.get(self.how, {"backend": "stub"})
+
+    def check(self, req: RunRequest) -> Any:
+        good = super().check(req)
+        if self.how == "check-none":
+            return None
+        if self.how == "check-dict":
+            return {"spec": good.spec, "start": good.start}
+        if self.how == "start-not-callable":
+            return CheckedRun(spec=good.spec, start=3)  # type: ignore[arg-type]
+        backend = StubBackend()
+        wrong = {
+            "fewer": lambda m, a, **k: backend.generate(m, a)[:-1],
+            "more": lambda m, a, **k: [*backend.generate(m, a), "A"],
+            "ints": lambda m, a, **k: [1 for _ in m],
+            "none": lambda m, a, **k: None,
+        }[self.how]
+        return CheckedRun(spec=good.spec, start=lambda: SimpleNamespace(kind="odd", generate=wrong))
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["fields-list", "fields-unknown", "check-none", "check-dict", "start-not-callable",
+     "fewer", "more", "ints", "none"],
+)  # fmt: skip
+def test_what_an_engine_returns_is_checked_in_one_line(monkeypatch, tmp_path, capsys, how):
+    """#79: an engine's bad request fields, a check() that returns None or a dict, a start that
+    cannot be called, a backend that answers fewer or more than asked, ints or None: one line
+    naming the engine (no traceback); before anything is asked, no run file is written."""
+    engine = _Returns(how)
+    ep = SimpleNamespace(name="odd", value="tests:odd", load=lambda: engine)
+    _with_engines(monkeypatch, ep)
+    out = tmp_path / "run"
+    rc = main(
+        ["run", "--engine", "odd", "--model", str(tmp_path / "base"), "--name", "base",
+         "--suite", "primebench_mathvision", "--out", str(out), "--n-boot", "20"]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc != 0 and "Traceback" not in err
+    assert "'odd'" in err or "odd" in err.splitlines()[-1]
+    if how.startswith(("fields", "check", "start")):
+        assert not (out / "run_spec.json").exists() and not (out / "records.jsonl").exists()

@@ -79,3 +79,24 @@ def test_the_cpu_memory_share_fits_what_is_free_and_a_share_that_does_not_is_one
     with pytest.raises(BackendError, match=r"only [\d.]+ GiB is free: give a smaller share") as e:
         memory_share(1.0)  # all of the RAM: more than is free on any box
     assert "\n" not in str(e.value)
+
+
+def test_a_failed_pip_is_one_line_without_its_traceback():
+    """#79: cpu-setup on a read-only site-packages embedded pip's whole traceback in its error
+    line; now the line is pip's own reason."""
+    from harness_adapters.run.cpu_setup import pip_reason
+
+    stderr = (
+        "Found existing installation: torchaudio 2.13.0\n"
+        "Uninstalling torchaudio-2.13.0:\n"
+        "ERROR: Exception:\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/pip/_internal/cli/base_command.py", line 107, in _run_wrapper\n'
+        "    status = _inner_run()\n"
+        "PermissionError: [Errno 13] Permission denied: '/usr/lib/python3/torchaudio'\n"
+    )
+    assert pip_reason(stderr).startswith("PermissionError: [Errno 13] Permission denied")
+    assert "Traceback" not in pip_reason(stderr) and "\n" not in pip_reason(stderr)
+    assert pip_reason("ERROR: Could not install packages due to an OSError\n") == (
+        "Could not install packages due to an OSError"
+    )

@@ -109,17 +109,24 @@ def test_a_deeply_nested_document_is_one_line(tmp_path) -> None:
 
 
 def test_the_placement_holds_a_design_to_its_panel(frontier) -> None:  # noqa: F811
-    # a manifest of the release before designs (no ``design``) whose one weight was edited so
-    # that its implied strata stay whole: read, then refused by the placement, whose panel
-    # holds fewer items than the weights stand for
+    # a manifest of the release before designs (no ``design``) whose weights were all edited
+    # (each π a quarter of its own) so that its implied strata stay whole and weigh alike: read,
+    # then refused by the placement, whose panel holds fewer items than the weights stand for.
+    # (One weight edited alone, 0.001, now makes a design that one item carries: refused when
+    # read, test_a_design_whose_few_items_carry_the_estimate_is_refused.)
     panel, new = frontier
     manifest = _drawn_suite(panel, 0)
     doc = copy.deepcopy(dict(manifest.document))
     e = doc["categories"]["Math Reasoning"]["benchmarks"]["b"]
     e.pop("design")
-    e["inclusion"][e["item_ids"][0]] = 0.001
+    lone = copy.deepcopy(doc)
+    lone["categories"]["Math Reasoning"]["benchmarks"]["b"]["inclusion"][e["item_ids"][0]] = 0.001
+    with pytest.raises(InputError, match="effective size"):
+        SuiteManifest.from_document(versioned(lone))
+    pool = manifest.entry("b").design.pool
+    e["inclusion"] = {i: round(p / 4, 6) for i, p in e["inclusion"].items()}
     edited = SuiteManifest.from_document(versioned(doc))
-    assert edited.entry("b").design is not None and edited.entry("b").design.pool > 1000
+    assert edited.entry("b").design is not None and edited.entry("b").design.pool > 3 * pool
     ids = list(edited.entry("b").item_ids)
     cols = pd.MultiIndex.from_tuples([("b", f"b-{i}") for i in range(new.shape[1])])
     placed = pd.DataFrame(new, index=[f"n{i}" for i in range(len(new))], columns=cols)[
@@ -130,3 +137,42 @@ def test_the_placement_holds_a_design_to_its_panel(frontier) -> None:  # noqa: F
     # the valid design of the same run places it
     r = place_models(panel, manifest, placed, estimator="greg", n_boot=5)
     assert np.isfinite(r["predicted_full"]).all()
+
+
+@pytest.mark.parametrize("alone", [1, 2])
+def test_a_design_whose_few_items_carry_the_estimate_is_refused(flagship, alone) -> None:
+    # #79: one (or two) RealWorldQA items alone in a stratum of N = 609, the other 99 (98) in a
+    # census stratum: every probability follows from the design and Σ N_h is the panel's pool,
+    # yet the estimate rests on those items and the variance of its residuals collapses (on
+    # 97d5833: 0.838 [0.706, 0.969], rank 1 of 173; the released design gives 0.332, rank 169)
+    doc = copy.deepcopy(flagship)
+    e = doc["categories"]["Image Understanding"]["benchmarks"]["RealWorldQA"]
+    ids = e["item_ids"]
+    rest = len(ids) - alone
+    e["design"] = {
+        "scheme": "stratified",
+        "strata": [{"N": 708 - rest, "n": alone}, {"N": rest, "n": rest}],
+        "stratum": {i: (0 if k < alone else 1) for k, i in enumerate(ids)},
+    }
+    e["inclusion"] = {i: (alone / (708 - rest) if k < alone else 1.0) for k, i in enumerate(ids)}
+    with pytest.raises(InputError, match="effective size") as err:
+        SuiteManifest.from_document(versioned(doc), "edited.json")
+    assert "RealWorldQA" in str(err.value) and "design.strata" in str(err.value)
+
+
+def test_released_designs_weigh_as_their_drawn_items(flagship) -> None:
+    m = SuiteManifest.from_document(flagship)
+    for e in m.benchmarks:
+        assert e.design is not None
+        drawn = sum(h.n for h in e.design.strata)
+        assert e.design.effective_size == pytest.approx(drawn, rel=0.01)
+
+
+def test_effective_size_by_hand() -> None:
+    from primebench_tasks.suite.manifest import Design, Stratum
+
+    # N = 609 + 99 = 708; Σ N_h²/n_h = 609² + 99 = 370 980; 708² / 370 980 = 1.3512
+    d = Design((Stratum(609, 1), Stratum(99, 99)), {})
+    assert d.effective_size == pytest.approx(501264 / 370980)
+    # proportional: every weight 9 → Σ n_h
+    assert Design((Stratum(36, 4), Stratum(36, 4)), {}).effective_size == pytest.approx(8.0)

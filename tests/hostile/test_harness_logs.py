@@ -177,6 +177,10 @@ def test_lmms_evals_unknown_version_is_replaced_by_the_installed_one_said_as_suc
     else:
         assert cond["lmms_eval_version"] == f"{here} (installed where placed; the run wrote none)"
     assert _unknown("unknown@unknown") and _unknown("unknown") and not _unknown("main@2f4a081")
+    # #79: "main@2f4a081" is git's branch@commit of the folder lmms-eval ran in (the newcomer's
+    # report showed this checkout's commit as lmms-eval's version): said as what it is
     res["lmms_eval_version"] = "main@2f4a081"
     (d / "20260101_results.json").write_text(json.dumps(res))
-    assert run_conditions(d)["lmms_eval_version"] == "main@2f4a081"
+    cond = run_conditions(d)
+    assert cond["run_folder_git"] == "main@2f4a081 (git of the folder lmms-eval ran in)"
+    assert cond.get("lmms_eval_version") != "main@2f4a081"

@@ -112,3 +112,26 @@ def test_an_adaptive_run_continues_a_static_runs_records(tmp_path, mathvision, s
             mathvision,
             backend=RecordedModel(mathvision, HELD),
         )
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ('{"a": ' * 100_000 + "1" + "}" * 100_000, "nests deeper"),
+        ('{"schema": "primebench.run/1", "x": NaN}', "not a number JSON allows"),
+        ('{"schema": "primebench.run/1", "x": "\\ud800"}', "surrogate"),
+    ],
+    ids=["deep", "nan", "surrogate"],
+)
+def test_a_damaged_run_spec_is_one_line_naming_the_file(tmp_path, text, match) -> None:
+    """#79: run_spec.json nested 100,000 deep gave a RecursionError (it was read by a plain
+    json.loads, so NaN and lone surrogates passed too); now the strict reader of every typed
+    document refuses each in one line naming the file."""
+    from harness_adapters.run.request import read_run_spec
+    from primebench_tasks.errors import InputError
+
+    path = tmp_path / "run_spec.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match=match) as e:
+        read_run_spec(path)
+    assert "run_spec.json" in str(e.value)

@@ -132,10 +132,22 @@ def test_a_flag_names_its_cause_and_parse_failures_are_not_comparable():
     )
     assert "not comparable" in check.flags[-1]
     # an option bias flags but stays comparable (the scores still measure the model)
-    biased = {"n": 100, "top_option": 0.95, "top_excess": 0.7, "top_letter": "A"}
+    biased = {"n": 100, "top_option": 0.8, "top_excess": 0.55, "top_letter": "A"}
     bias = check_profile(biased, lim)
     assert bias.comparable
-    assert "95 % of the readable answers are option A, 70 points more" in bias.flags[0]
+    assert bias.flags[0].startswith(
+        "80 % of the readable answers are option A, 55 points above that option's share of the "
+        "gold answers"
+    )
+    # #79: nearly every answer one option — "A" to everything — is not comparable (it was,
+    # rank 14 of 17): its score measures where the right answers sit
+    always_a = check_profile(
+        {"n": 100, "top_option": 1.0, "top_excess": 0.75, "top_letter": "A"}, lim
+    )
+    assert not always_a.comparable
+    assert "nearly all one answer" in always_a.flags[-1]
+    always_yes = check_profile({"n": 100, "yes": 0.97}, {"basis": "fixed", "yes": 0.85})
+    assert not always_yes.comparable
     # too few answered items: no verdict
     assert check_profile({**row, "n": 5}, lim).flags == ()
 

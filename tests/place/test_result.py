@@ -138,6 +138,19 @@ def test_a_foreign_document_is_refused_naming_the_file(tmp_path):
         (lambda d: d["models"]["m"]["suite"].update(answers="MMMU"), "'answers'"),
         (lambda d: d.update(conditions="vllm"), "'conditions'"),
         (lambda d: d["models"]["m"]["suite"].update(no_rank_because=3), "'no_rank_because'"),
+        # #79: a score as a text, a score off the scale, a rank as a word
+        (
+            lambda d: d["models"]["m"]["benchmarks"]["A"]["predicted_full"].update(value="0.9"),
+            "'value' is a str",
+        ),
+        (
+            lambda d: d["models"]["m"]["benchmarks"]["A"]["predicted_full"].update(hi=7.0),
+            "'hi' is 7.0, not a score",
+        ),
+        (
+            lambda d: d["models"]["m"]["categories"]["c"]["predicted_rank"].update(value="first"),
+            "'value' is a str",
+        ),
     ],
 )
 def test_an_edited_report_of_the_wrong_shape_is_refused_on_read(tmp_path, edit, message):

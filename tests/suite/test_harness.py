@@ -125,6 +125,18 @@ def test_a_new_harness_is_one_object_and_place_serves_it(tmp_path, monkeypatch):
         assert main(["place", str(run), "--out", str(busy), "--n-boot", "50"]) == 2
         assert not (busy / "report.json").exists()
     assert main(["place", str(run), "--out", str(busy), "--n-boot", "50"]) == 0
+    # #79: a finished run's folder keeps its own report unless --overwrite is given; a fresh
+    # --out that is refused keeps no empty run.lock (nor the folder)
+    (busy / "run_spec.json").write_text("{}")
+    before = (busy / "report.json").read_bytes()
+    assert main(["place", str(run), "--out", str(busy), "--n-boot", "50"]) == 2
+    assert (busy / "report.json").read_bytes() == before
+    assert main(["place", str(run), "--out", str(busy), "--n-boot", "50", "--overwrite"]) == 0
+    fresh = tmp_path / "fresh"
+    assert (
+        main(["place", str(run), "--out", str(fresh), "--suite", str(tmp_path / "nope.json")]) != 0
+    )
+    assert not fresh.exists()
     # a run whose records lack a column is refused, naming the harness
     pd.DataFrame({"model": ["m"], "item_id": ["1"], "score": [1.0]}).to_csv(
         run / "scores.csv", index=False

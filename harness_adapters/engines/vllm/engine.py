@@ -148,6 +148,14 @@ def check_inputs(req: RunRequest) -> tuple[list[Adapter], LoraPlan]:
             server_tower_lora_asserted=req.server_tower_lora,
         )
     else:
+        if req.backend == "ray":
+            from harness_adapters.engines.vllm.ray_runner import check_ray_fits
+
+            share = check_ray_fits(
+                req.replicas, req.cpus_per_replica, req.ray_address, req.engine, req.model
+            )
+            if share is not None and req.engine.gpu_memory_utilization is None:
+                req.engine.gpu_memory_utilization = share  # one replica's part of the free RAM
         model = check_model(req.model)
         adapters = [
             check_adapter(n, p, model, req.engine.max_lora_rank)

@@ -182,6 +182,110 @@ class RayEnginePool:
         return out
 
 
+REPLICA_PROCESS_GIB = 2.5
+"""RAM one CPU replica's process takes beside its vLLM reservation (Python, torch, vLLM and Ray's
+worker): about 3 GB each for the tiny Qwen2-VL in #79's newcomer walk, where 8 of them on a
+24 GiB, 2-core box exhausted it."""
+KV_CACHE_MIN_GIB = 1.0
+"""The least KV cache a CPU replica is given room for beside its weights (the runner's tests
+run with ``VLLM_CPU_KVCACHE_SPACE=1``)."""
+
+
+def model_weights_bytes(model: str) -> int:
+    """The bytes of a local model directory's weight files (``*.safetensors``, ``*.bin``); 0 for
+    a repo id or a folder without them (then only the process and the KV cache are counted)."""
+    from pathlib import Path
+
+    root = Path(model)
+    if not root.is_dir():
+        return 0
+    return sum(f.stat().st_size for pat in ("*.safetensors", "*.bin") for f in root.glob(pat))
+
+
+def check_ray_fits(
+    replicas: int,
+    cpus_per_replica: float,
+    address: str | None,
+    engine: EngineSettings,
+    model: str,
+    *,
+    cores: int | None = None,
+    available: int | None = None,
+    total: int | None = None,
+    gpus: bool | None = None,
+) -> float | None:
+    """Before any engine starts: can ``replicas`` CPU replicas run on this machine? Ray must be
+    installed; on a cluster the user named (``--ray-address``, ``$RAY_ADDRESS``) or a machine
+    with GPUs, the cluster's own scheduler decides (None is returned). On a local CPU cluster
+    every replica runs here: ``replicas × cpus_per_replica`` must not exceed this machine's
+    cores, and the RAM free now must hold every replica — its process
+    (:data:`REPLICA_PROCESS_GIB`) and its vLLM reservation, which by default is the single
+    engine's share of the free RAM **divided among the replicas** (each replica's engine would
+    otherwise take half of what it sees free at its own start, eight halves of one box) and
+    must hold the weights and :data:`KV_CACHE_MIN_GIB` of KV cache. A request that cannot fit
+    is refused in one line saying what would; returns each replica's memory share (the
+    engine's ``gpu_memory_utilization``). ``cores``, ``available``, ``total`` (bytes), ``gpus``:
+    this machine's, read when None (for tests)."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise BackendError(
+            "--ray needs Ray: pip install -e '.[ray]' (ray[data,serve]; not ray[llm] on CPU "
+            "machines), then primebench cpu-setup on a CPU machine"
+        )
+    if address or os.environ.get("RAY_ADDRESS"):
+        return None
+    if gpus is None:
+        try:
+            from vllm.platforms import current_platform
+
+            gpus = not current_platform.is_cpu()
+        except ImportError:
+            gpus = False
+    if gpus:
+        return None
+    from harness_adapters.engines.vllm.backends import CPU_FREE_SHARE
+
+    if cores is None:
+        cores = (
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else os.cpu_count() or 1
+        )
+    need_cpus = replicas * cpus_per_replica
+    if need_cpus > cores:
+        fit = max(1, int(cores // max(cpus_per_replica, 1e-9)))
+        raise BackendError(
+            f"--ray --replicas {replicas} on this machine's local Ray cluster needs "
+            f"{need_cpus:g} CPUs ({cpus_per_replica:g} per replica) and it has {cores}: give "
+            f"--replicas {fit} or fewer, or run on a cluster (--ray-address); nothing was started"
+        )
+    if available is None or total is None:
+        import psutil
+
+        mem = psutil.virtual_memory()
+        available, total = mem.available, mem.total
+    gib = 1024**3
+    share = engine.gpu_memory_utilization
+    if share is None:
+        share = round(CPU_FREE_SHARE * available / total / replicas, 3)
+    reserve = share * total
+    weights = model_weights_bytes(model)
+    need = replicas * (REPLICA_PROCESS_GIB * gib + reserve)
+    if reserve < weights + KV_CACHE_MIN_GIB * gib or need > available:
+        per = REPLICA_PROCESS_GIB + (weights / gib) + KV_CACHE_MIN_GIB
+        fit = max(0, int(available / gib // per))
+        raise BackendError(
+            f"--ray --replicas {replicas} on this machine's local Ray cluster needs about "
+            f"{replicas * per:.1f} GiB of RAM ({per:.1f} GiB a replica: its process, "
+            f"{weights / gib:.1f} GiB of weights and {KV_CACHE_MIN_GIB:g} GiB of KV cache) and "
+            f"{available / gib:.1f} GiB is free: give --replicas {fit} or fewer"
+            + (" (or none: run without --ray)" if fit <= 1 else "")
+            + ", or run on a cluster (--ray-address); nothing was started"
+        )
+    return share
+
+
 def _init_ray(address: str | None, replicas: int, cpus_per_replica: float) -> Any:
     """Connect to the cluster at ``address``, else at ``$RAY_ADDRESS``; without either, start a
     local Ray instance for this run (``address="local"``) with CPUs for every replica (at least

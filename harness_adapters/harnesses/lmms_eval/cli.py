@@ -29,11 +29,17 @@ def cmd_tasks_lmms(args: argparse.Namespace) -> int:
         from primebench_tasks.suite.content_design import interval_width
 
         manifest = manifest.with_design_items(args.design_items)
+        half = interval_width(args.design_items) / 2
         print(
             f"suite {manifest.name} ({manifest.version}): its {len(manifest.design_only)} "
-            f"design-only benchmarks draw {args.design_items} items each; the design's 90 % "
-            f"interval is at most ±{interval_width(args.design_items) / 2:.3f} at that size "
-            "(a score near one half; narrower toward 0 or 1)"
+            f"design-only benchmarks draw {args.design_items} items each; "
+            + (
+                f"the design's 90 % interval is at most ±{half:.3f} at that size (a score near "
+                "one half; narrower toward 0 or 1)"
+                if half >= 0.0005
+                else "as many as a dataset of that size holds: a census of each dataset of fewer "
+                "items (every item asked, its score exact, no interval)"
+            )
         )
     if manifest.document["params"].get("multi_source") and not (args.panel or args.default):
         from primebench_tasks.pipeline.multi_source import source_panels

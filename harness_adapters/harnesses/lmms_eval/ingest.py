@@ -255,7 +255,13 @@ def run_conditions(output_dir: str | Path) -> dict[str, Any]:
                 out.setdefault(key, scrub_model_args(cfg[key]))
         for key in ("lmms_eval_version", "git_hash", "date"):
             if res.get(key) and not _unknown(res[key]):
-                out.setdefault(key, res[key])
+                value = res[key]
+                if key != "date":
+                    # lmms-eval writes `git branch@commit` of the folder it ran in (its
+                    # version string comes from git there): lmms-eval's own source only when
+                    # it runs from its checkout, a pip install's never; said as what it is
+                    key, value = "run_folder_git", f"{value} (git of the folder lmms-eval ran in)"
+                out.setdefault(key, value)
         task_cfg = res["configs"].get(task) or {}
         tasks[task] = {
             "upstream_task": meta.get("upstream_task"),
@@ -264,7 +270,7 @@ def run_conditions(output_dir: str | Path) -> dict[str, Any]:
         }
     out["tasks"] = tasks
     if "lmms_eval_version" not in out:
-        # a pip-installed lmms-eval writes "unknown@unknown" (its version comes from git): the
+        # lmms-eval writes no package version (its version string is git's: above): the
         # installed package's version is said instead, as what it is
         from harness_adapters.run.versions import installed_version
 
