@@ -403,7 +403,11 @@ def _run_adaptive(
         ledger.write(ledger_file)  # before asking: a resumed run asks what was drawn
         rounds += 1
         open_tests = sum(len({d.benchmark for d in docs}) for docs in asks.values())
-        say(f"round {rounds}: {sum(map(len, asks.values()))} items, {open_tests} tests open")
+        n_asked = sum(map(len, asks.values()))
+        say(
+            f"round {rounds}: {n_asked} item{'s' * (n_asked != 1)}, {open_tests} "
+            f"test{'s' * (open_tests != 1)} open"
+        )
         before = len(lines)
         executor(asks, records)
         lines = records.read()  # once per round: the state and the round's new lines
@@ -612,6 +616,12 @@ def adaptive_report(
     )
 
 
+def shown_score(v: float | None) -> str:
+    """A score as a report shows it: clipped to [0, 1] (a design estimate's raw value can fall
+    outside — a Horvitz–Thompson sum is unbiased, not bounded —; adaptive.json keeps it raw)."""
+    return "—" if v is None else f"{min(1.0, max(0.0, v)):.3f}"
+
+
 def adaptive_markdown(doc: AdaptiveRun) -> str:
     """``adaptive.md``: the run's settings, then per variant a table of its tests and the
     lines of its guard, misfit, answer checks and failed items."""
@@ -681,7 +691,7 @@ def adaptive_markdown(doc: AdaptiveRun) -> str:
             markdown_table(pd.DataFrame(rows)),
             *[
                 f"- **guard**: on {b} the item model ({fmt(d.model_predicted)}) and "
-                f"the design estimate ({fmt(d.estimate)} ± {fmt(d.se)}) "
+                f"the design estimate ({shown_score(d.estimate)} ± {fmt(d.se)}) "
                 "disagree beyond the design's noise: the model is unlike the reference panel, "
                 "and its score is the design's, moved toward the item model by at most k SE"
                 for b, e in r.benchmarks.items()

@@ -253,10 +253,11 @@ def read_run_spec(path: Path) -> RunSpec:
     documents use (no NaN, no lone surrogate, no nesting past its depth limit: an
     ``InputError`` naming the file, not a ``RecursionError``) and checked
     (:meth:`RunSpec.from_json`)."""
-    from primebench_tasks.data.io import read_json_document
+    from primebench_tasks.data.io import strict_json_loads, utf8_text
 
     f = str(path)
-    return RunSpec.from_json(read_json_document(path, "run spec (run_spec.json)", None), f)
+    text = utf8_text(path.read_bytes(), f)
+    return RunSpec.from_json(strict_json_loads(text, "the run's frozen spec", f), f)
 
 
 def freeze_spec(

@@ -65,7 +65,8 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     write_primebench_report(out, panel, res, manifest)
     print(markdown_table(res.stage_table))
     print(
-        f"suite: {manifest['n_items']} items in {len(manifest['categories'])} categories; "
+        f"suite: {manifest['n_items']} items in {len(manifest['categories'])} "
+        f"categor{'y' if len(manifest['categories']) == 1 else 'ies'}; "
         f"end-to-end fidelity rho = {res.fidelity:.3f} ({len(panel.model_names)} models)"
     )
     h = manifest["headroom"]

@@ -638,9 +638,11 @@ def import_matrix(
                 f"here (e.g. {unknown[:3]}); not added"
             )
         model_table = model_table.merge(meta_m, on="model", how="left")
+        joined = len(set(names) & set(meta_m["model"]))
+        dated = int(model_table["release_date"].notna().sum())
         notes.append(
-            f"metadata joined for {int(model_table['release_date'].notna().sum())} of "
-            f"{len(model_table)} models"
+            f"{Path(models).name} has a row for {joined} of the {len(model_table)} models "
+            f"scored here ({dated} with a release date)"
         )
     bench_table = pd.DataFrame([{c: getattr(spec, c) for c in BENCHMARK_COLUMNS}])
     report = ImportReport(

@@ -37,6 +37,31 @@ def _headroom_md(h: dict[str, Any]) -> list[str]:
     ]
 
 
+PAPER = (
+    'the PRIMEBench paper (Ok, Kang and Lee, "Hierarchical Compression of Vision-Language '
+    'Model Benchmarks")'
+)
+"""The paper whose tables and figures the build report's sections are laid out like."""
+
+VAW_ONLY = ("alpha", "cells", "cell_space")
+"""Parameters only the ``vaw`` selector reads (Stage 2's variance-aware weighting)."""
+
+
+def _used_params(manifest: SuiteManifest, res: PipelineResult) -> list[tuple[str, Any]]:
+    """The build's parameters as they acted: VAW's knobs only where the selector is ``vaw``, and
+    Stage 3's ``k`` as the number of categories it kept (with the number asked where the panel
+    had fewer)."""
+    params = dict(manifest["params"])
+    if params.get("selector") != "vaw":
+        for k in VAW_ONLY:
+            params.pop(k, None)
+    if res.stage3 is not None and "k" in params:
+        kept = len(res.stage3.categories)
+        if kept != params["k"]:
+            params["k"] = f"{kept} (of {params['k']} asked; the panel has fewer categories)"
+    return sorted(params.items())
+
+
 def write_primebench_report(
     out: Path, panel: Panel, res: PipelineResult, manifest: SuiteManifest
 ) -> list[Path]:
@@ -50,7 +75,10 @@ def write_primebench_report(
         f"{len(panel.benchmark_names)} benchmarks, {len(panel.items)} items. "
         f"Manifest version `{manifest['version']}`.",
         "",
-        "Parameters: " + ", ".join(f"{k}={v}" for k, v in sorted(manifest["params"].items())),
+        "Parameters: " + ", ".join(f"{k}={v}" for k, v in _used_params(manifest, res)),
+        "",
+        f'Tables and figures follow {PAPER}; where a section says "Table N layout" it is '
+        "that paper's table.",
         "",
         "## Stages (the PRIMEBench paper's Table 2 layout)",
         "",

@@ -322,3 +322,19 @@ def test_what_an_engine_returns_is_checked_in_one_line(monkeypatch, tmp_path, ca
     assert "'odd'" in err or "odd" in err.splitlines()[-1]
     if how.startswith(("fields", "check", "start")):
         assert not (out / "run_spec.json").exists() and not (out / "records.jsonl").exists()
+
+
+def test_an_adaptive_run_into_a_folder_it_cannot_make_is_one_line(tmp_path, stub, capsys):
+    """#79 (expected to hold, now tested): an adaptive run whose --out cannot be made (its
+    parent is a file: what a read-only or full disk gives as root) stops in one line naming the
+    folder, with no traceback, and asks nothing."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    out = blocker / "run"
+    rc = main(
+        ["run", "--engine", "stub", "--adaptive", "--model", str(tmp_path / "base"),
+         "--name", "base", "--suite", "primebench_mathvision", "--out", str(out),
+         "--max-items", "10"]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc != 0 and "Traceback" not in err and "a-file" in err

@@ -19,7 +19,7 @@ SPEC = {"schema": "primebench.run/1", "suite": "v", "model": "m", "adapters": {}
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('{"schema": "primebench.run/1", "suite', r"row 1: not valid JSON"),
+        ('{"schema": "primebench.run/1", "suite', r"row 1: .*not valid JSON"),
         ("[1, 2]", r"spec is a JSON list, not an object"),
         (json.dumps({k: v for k, v in SPEC.items() if k != "adapters"}), r"has no adapters"),
         (json.dumps({**SPEC, "adaptive": "yes"}), r"field 'adaptive'.*adaptive is a JSON str"),

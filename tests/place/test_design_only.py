@@ -183,3 +183,32 @@ def test_the_placement_ranks_a_design_only_benchmark_on_the_leaderboard(suite):
     assert math.isclose(doc.models["poor"].design_only["MMStar"].predicted_full.value or 0, 1 / 6)
     add_leaderboard_standing(doc, suite, board)  # idempotent on the same snapshot
     assert doc.models["good"].design_only["MMStar"].leaderboard == lb
+
+
+def test_a_pool_size_edited_in_the_log_is_refused(suite):
+    """#79: TextVQA's logged N_h edited 36 → 12 (the fingerprint kept) placed 0.833
+    [0.833, 0.833]. A pinned suite holds every logged N_h to its pool; an unpinned one refuses a
+    log saying every stratum was drawn whole when that whole is exactly the suite's n (a census
+    only a pin can confirm), and otherwise says its interval rests on the log's sizes."""
+    from primebench_tasks.suite.content_design import PinnedPool
+
+    pinned = suite.with_pinned_pools(
+        {"MMStar": PinnedPool({"math": 30, "coarse perception": 30}, "00ff00ff00ff00ff")}
+    )
+    assert design_answers(_records(), pinned)["MMStar"].pinned
+    edited = {**POOL, "strata": {"math": [3, 3], "coarse perception": [30, 3]}}
+    with pytest.raises(
+        InputError, match="stratum 'math' N_h = 3 where the pool the suite pins has 30"
+    ):
+        design_answers(_records(edited), pinned)
+    census = {**POOL, "strata": {"math": [3, 3], "coarse perception": [3, 3]}}
+    with pytest.raises(InputError, match="every stratum was drawn whole") as e:
+        design_answers(_records(census), suite)
+    assert "primebench pin lmms-eval" in str(e.value) and "pool" in str(e.value)
+    # the same census of a dataset smaller than the suite's n is what it says: exact
+    small = suite.with_design_items(12)
+    placed = place_design_only(design_answers(_records(census), small)["MMStar"], "good")
+    assert placed.interval_90.lo == placed.interval_90.hi == placed.predicted_full.value
+    # unpinned: the placement says what its interval rests on
+    a = design_answers(_records(), suite)["MMStar"]
+    assert not a.pinned and place_design_only(a, "good").pool_sizes_from == "log"

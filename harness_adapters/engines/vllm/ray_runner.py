@@ -47,6 +47,7 @@ from harness_adapters.run.plug import (
     chat_messages,
     failed_record,
     item_fields,
+    require_cpu_ready,
     variant_name,
 )
 from harness_adapters.suites.documents import SuiteDoc
@@ -244,6 +245,9 @@ def check_ray_fits(
             gpus = False
     if gpus:
         return None
+    # the replicas import vLLM in workers: a venv an install undid (CUDA torchaudio back) fails
+    # there in a 255-line traceback; here, in one line naming `primebench cpu-setup`
+    require_cpu_ready()
     from harness_adapters.engines.vllm.backends import CPU_FREE_SHARE
 
     if cores is None:
