@@ -257,3 +257,44 @@ def test_suites_list_names_the_released_suites(capsys):
     assert "| 754 + 500 drawn | 12: " in row and "design-only ChartQA_TEST" in row
     first = next(ln for ln in printed.splitlines() if ln.startswith("| primebench_mathvision |"))
     assert "| yes |" in first and "a first run" in first
+
+
+def test_a_weak_suite_is_said_to_be_weak_by_hand():
+    """#82: 13 models built at ρ 0.654 under target 0.95 with no warning."""
+    from primebench_tasks.cli.build_commands import weak_suite_warnings
+
+    lines = weak_suite_warnings(0.654, 0.95, 13)
+    assert "misses its target 0.95 by 0.296" in lines[0]
+    assert "13 models (fewer than 30)" in lines[1] and "validate needs 16" in lines[1]
+    assert weak_suite_warnings(0.968, 0.95, 169) == []
+
+
+def test_released_suite_names_are_the_released_suites_and_never_a_built_suites(tmp_path, capsys):
+    from harness_adapters.suites.released import suites_path
+    from primebench_tasks.suite.manifest import RELEASED_SUITE_NAMES, SuiteManifest
+
+    names = {SuiteManifest.read(p).name for p in suites_path().glob("*.json")}
+    assert names == set(RELEASED_SUITE_NAMES)
+    rc = main(["build", "primebench", "--default", "mathvision", "--name", "primebench",
+               "--out", str(tmp_path / "s")])  # fmt: skip
+    assert rc == 2 and "is a released suite's name" in capsys.readouterr().err
+    assert not (tmp_path / "s" / "manifest.json").exists()
+
+
+def test_tasks_of_another_suite_under_a_released_name_are_refused(tmp_path, capsys):
+    """#82: a user's suite named ``primebench`` ran as the released flagship under
+    --include_path; now refused, naming --name, which works."""
+    import json
+
+    from harness_adapters.suites.released import suites_path
+    from primebench_tasks.suite.manifest import versioned
+
+    doc = json.loads((suites_path() / "primebench_mathvision.json").read_text())
+    doc["fidelity"] = {**doc.get("fidelity", {}), "note": "mine"}
+    mine = tmp_path / "mine.json"
+    mine.write_text(json.dumps(versioned(doc)))
+    args = ["tasks", "lmms-eval", "--manifest", str(mine), "--default", "mathvision"]
+    assert main([*args, "--out", str(tmp_path / "t")]) == 2
+    assert "--name primebench_mathvision_mine" in capsys.readouterr().err
+    assert main([*args, "--name", "mine", "--out", str(tmp_path / "t")]) == 0
+    assert "--tasks primebench_mine" in capsys.readouterr().out

@@ -18,13 +18,34 @@ if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --h
 
 
 # ---------------------------------------------------------------- build
+def own_suite_name(panel_name: str) -> str:
+    """A built suite's default name: ``<panel name>_suite`` (never a released suite's)."""
+    return f"{panel_name}_suite"
+
+
+def refuse_released_name(name: str | None) -> None:
+    """A ``--name`` that is a released suite's (:data:`~primebench_tasks.suite.manifest.
+    RELEASED_SUITE_NAMES`) is refused before any work: its lmms-eval tasks would shadow the
+    released suite's under ``--include_path``."""
+    from primebench_tasks.suite.manifest import RELEASED_SUITE_NAMES
+
+    if name is not None and name.lower() in RELEASED_SUITE_NAMES:
+        raise PrimeBenchError(
+            f"--name {name!r} is a released suite's name: its lmms-eval tasks would shadow the "
+            f"released {name!r} under --include_path; give a name of your own (default: "
+            "<panel name>_suite)"
+        )
+
+
 def cmd_build_primebench(args: argparse.Namespace) -> int:
     from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
     from primebench_tasks.report.build_report import write_primebench_report
     from primebench_tasks.report.tables import markdown_table
 
     check_out_dir(args)
+    refuse_released_name(args.name)
     panel = load_panel(args)
+    args.name = args.name or own_suite_name(panel.name)
     n_cat = len(panel.categories())
     if args.k is not None and args.until == "stage3" and args.k > n_cat:
         raise PrimeBenchError(
@@ -300,7 +321,11 @@ def add_build_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--cell-space", default="auto", help="auto|vl|text|none")
     p.add_argument("--until", choices=["stage0", "stage1", "stage2", "stage3"], default="stage3")
-    p.add_argument("--name", default="primebench")
+    p.add_argument(
+        "--name",
+        help="the suite's name (default: <panel name>_suite; never a released suite's name, "
+        "whose lmms-eval tasks it would shadow)",
+    )
     p.add_argument(
         "--no-calibration",
         action="store_true",

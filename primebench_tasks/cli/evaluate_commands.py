@@ -19,7 +19,7 @@ from primebench_tasks.select.default import FLOOR
 if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --help
     from primebench_tasks.data.panel import Panel
 
-ESTIMATORS_DEFAULT = "mean,pirt,gpirt,aipw"
+ESTIMATORS_DEFAULT = "mean,greg,pirt,gpirt,aipw"
 """``validate --estimators``' default (``evaluate.validate.ESTIMATORS``, kept light here)."""
 
 
@@ -61,7 +61,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     say(f"validate done in {time.time() - t:.1f}s")
     print(f"held-out ρ, {rho_estimator(summary)} scoring:\n{rho_table(summary).round(3)}")
     _say_written(Path(args.out), ["splits.csv", "summary.csv", "summary_by_category.csv",
-                                  "table.md", "rho_vs_retention.png"])  # fmt: skip
+                                  "table.md", "rho_vs_retention.png", "mae_vs_items.png",
+                                  "rho_vs_items.png"])  # fmt: skip
     return 0
 
 

@@ -39,7 +39,7 @@ from primebench_tasks.select.irt import paper_thresholds
 from primebench_tasks.select.registry import SELECTORS, WEIGHTED, SelectorContext
 from primebench_tasks.select.vaw import category_budget
 
-ESTIMATORS = ("mean", "pirt", "gpirt", "aipw")
+ESTIMATORS = ("mean", "greg", "pirt", "gpirt", "aipw")
 MIN_HELDOUT = 8
 
 

@@ -19,7 +19,7 @@ from primebench_tasks.evaluate.protocols import (
     run_protocol,
     summarise,
 )
-from primebench_tasks.report.plots import retention_plot
+from primebench_tasks.report.plots import budget_plot, retention_plot
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.select.default import DEFAULT_SELECTOR, FLOOR
 from primebench_tasks.select.registry import resolve
@@ -37,10 +37,15 @@ def _binary(panel: Panel) -> bool:
     return True
 
 
-def default_pair(panel: Panel) -> tuple[str, str]:
-    """The pair the pipeline uses by default: its Stage 2 selector with subset-mean scoring (the
-    suite is scored by its item means)."""
-    return (DEFAULT_SELECTOR, "mean")
+def default_pair(panel: Panel, estimators: Sequence[str] = ESTIMATORS) -> tuple[str, str]:
+    """The pair ``build`` ships: its Stage 2 selector with the placement's default estimator
+    (``greg``), or the first estimator run where that one was not asked for."""
+    from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR
+
+    return (
+        DEFAULT_SELECTOR,
+        DEFAULT_ESTIMATOR if DEFAULT_ESTIMATOR in estimators else estimators[0],
+    )
 
 
 def rho_estimator(summary: pd.DataFrame) -> str:
@@ -94,7 +99,7 @@ def validate(
         cats, splits = run_protocol(
             panel, protocol, names, retentions, n_splits, seed, estimators, progress, floor, budgets
         )
-    default = default_pair(panel)
+    default = default_pair(panel, estimators)
     summary = summarise(splits, default)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "splits.csv", splits.to_csv(index=False))
@@ -137,6 +142,16 @@ def validate(
         retention_plot(
             by_ret, out / "rho_vs_retention.png", f"{panel.name}: {protocol}", default=default[0]
         )
+    by_items = summary[summary["retention"].isna()]
+    if by_items["budget"].nunique() > 1:
+        for value, name, label in (
+            ("mean_mae", "mae_vs_items.png", "mean absolute error of the full score"),
+            ("mean_rho", "rho_vs_items.png", "mean Spearman ρ on held-out models (±1 SE)"),
+        ):
+            if value in by_items.columns and by_items[value].notna().any():
+                budget_plot(
+                    by_items, out / name, value, label, f"{panel.name}: {protocol}", default
+                )
     return summary
 
 

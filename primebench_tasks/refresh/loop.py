@@ -299,7 +299,8 @@ def history(root: Path) -> pd.DataFrame:
                 "categories": len(m["categories"]),
                 "selector": p.get("selector"),
                 "retention": p.get("retention"),
-                "k": p.get("k"),
+                # the categories Stage 3 kept (the k asked may exceed what the panel has)
+                "k": min(int(p["k"]), len(m["categories"])) if p.get("k") else None,
                 "rho": m.get("fidelity", {}).get("rho"),
             }
         )

@@ -132,6 +132,48 @@ def retention_plot(
     return _save(fig, path)
 
 
+def budget_plot(
+    summary: pd.DataFrame,
+    path: Path,
+    value: str,
+    label: str,
+    title: str,
+    default: tuple[str, str],
+    top: int = 5,
+) -> Path:
+    """``value`` (``mean_mae`` or ``mean_rho``) against the items kept (the mean over splits of
+    each item-count budget), one line per selector with the default pair's estimator — the
+    default selector bold and the ``top`` − 1 others with the best mean — each with a ±1 SE
+    band where the summary has one (ρ)."""
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    rows = summary[(summary["estimator"] == default[1]) & summary["retention"].isna()]
+    better = rows.groupby("selector", sort=False)[value].mean()
+    better = better.sort_values(ascending=value != "mean_rho")
+    names = [default[0]] if default[0] in better.index else []
+    names += [n for n in better.index if n != default[0]][: max(0, top - len(names))]
+    for i, name in enumerate(names):
+        g = rows[rows["selector"] == name].sort_values("n_items")
+        x, y = g["n_items"].to_numpy(float), g[value].to_numpy(float)
+        bold = name == default[0]
+        ax.plot(x, y, marker="o", ms=3, lw=2.2 if bold else 1.0, color=f"C{i}",
+                label=f"{name} (default)" if bold else str(name))  # fmt: skip
+        if value == "mean_rho":
+            se = g["se_rho"].fillna(0).to_numpy(float)
+            ax.fill_between(x, y - se, y + se, alpha=0.12, color=f"C{i}")
+    ax.set_xscale("log")
+    ticks = sorted({round(float(v)) for v in rows["n_items"].dropna()})
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("items kept (mean over splits)")
+    ax.set_ylabel(label)
+    ax.set_title(f"{title} — estimator {default[1]}", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def variants_plot(
     table: pd.DataFrame, pairwise: pd.DataFrame, ceiling: float, path: Path, verdict: str = ""
 ) -> Path:

@@ -31,6 +31,17 @@ paper's); ``item_mean``: the mean over all suite items (ResampledBench)."""
 DESIGN_SCHEME = "stratified"
 """The one probability design a manifest records (``select.stratified``): strata of sizes N_h,
 n_h items drawn uniformly without replacement from each, π_i = n_h / N_h."""
+RELEASED_SUITE_NAMES = (
+    "primebench",
+    "primebench_mathvision",
+    "primebench_mathvision_testmini",
+    "primebench_resampled",
+    "primebench_vlmeval",
+    "primebench_wide",
+)
+"""The released suites' names (``task_configs/suites``; a test holds them to it): a suite a user
+builds never takes one, or its lmms-eval tasks would shadow the released suite under
+``--include_path`` (lmms-eval ran a user's 100 items as ``primebench``)."""
 INCLUSION_ROUNDING = 5e-7
 """How far a stored π_i may sit from n_h / N_h: manifest floats are written to 6 places."""
 EFFECTIVE_SHARE = 0.5

@@ -286,3 +286,51 @@ def test_text_keyed_rows_found_once_or_refused():
         keep(datasets.Dataset.from_list([rows[1], rows[1]]))
     with pytest.raises(ManifestItemsMissing, match="not in the"):
         keep(datasets.Dataset.from_list([rows[0], rows[2]]))
+
+
+def test_a_filter_and_metric_task_with_a_declared_key_is_scored_by_its_metric(tmp_path, capsys):
+    """#82: ``tasks lmms-eval --upstream-key ai2d=FIELD`` on an upstream task scored through
+    filters and a metric (no process_results) was a dead end ("declare its scorer 'metric'": no
+    option did); now its own metric scores each item — the same items and scores as the content
+    keys' route. Without a key, the refusal names both commands that work."""
+    pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
+    from harness_adapters.harnesses.lmms_eval.ingest import read_run
+    from harness_adapters.harnesses.lmms_eval.taskgen import generate_tasks
+
+    rows = [
+        {
+            "index": str(img * 100 + n),
+            "question": q,
+            "options": o,
+            "answer": str(a),
+            "image": _image(img),
+        }
+        for img, n, q, o, a in QUESTIONS
+    ][::-1]
+    features = datasets.Features(
+        {
+            "index": datasets.Value("string"),
+            "question": datasets.Value("string"),
+            "options": datasets.Sequence(datasets.Value("string")),
+            "answer": datasets.Value("string"),
+            "image": datasets.Image(),
+        }
+    )
+    up = tmp_path / "ai2d_with_ids"
+    datasets.DatasetDict(
+        {"test": datasets.Dataset.from_list(rows, features=features)}
+    ).save_to_disk(str(up))
+    panel, m = _panel_and_manifest()
+    with pytest.raises(InputError) as e:
+        generate_tasks(m, panel, tmp_path / "nokeys")
+    assert "--upstream-key ai2d=FIELD" in str(e.value) and "primebench keys lmms-eval" in str(
+        e.value
+    )
+    generate_tasks(m, panel, tmp_path / "tasks", {"ai2d": "index"}, datasets={"ai2d": up})
+    yaml = (tmp_path / "tasks" / "primebench_ai2dkeys_ai2d_test.yaml").read_text()
+    assert "process_results" not in yaml and "filter_list" in yaml and "item_ids" in yaml
+    run_lmms_eval("primebench_ai2dkeys", tmp_path / "out", include=tmp_path / "tasks", cwd=tmp_path)
+    recs = read_run(tmp_path / "out", suite_version=m["version"])
+    got = dict(zip(recs["item_id"], recs["score"], strict=True))
+    gold = {str(img * 100 + n): "ABCD"[a] for img, n, _q, _o, a in QUESTIONS}
+    assert got == {i: float(gold[i] == "A") for i in ["10101", "10201", "10301", "10501"]}

@@ -8,10 +8,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from primebench_tasks.cli import load_panel, parse_pairs
-from primebench_tasks.errors import PrimeBenchError
+from primebench_tasks.errors import InputError, PrimeBenchError
 
 if TYPE_CHECKING:
     from primebench_tasks.data.panel import Panel
+    from primebench_tasks.suite.manifest import SuiteManifest
+
+
+def refuse_shadowing(manifest: SuiteManifest) -> None:
+    """Refuse tasks of a suite that is not a released one under a released suite's task name: on
+    ``--include_path`` they would run as the released suite (lmms-eval ran a user's 100 items as
+    ``primebench``). A released suite (any of its versions) keeps its name."""
+    from harness_adapters.harnesses.lmms_eval.taskgen import slug, suite_task_name
+    from harness_adapters.suites.released import find_manifest
+    from primebench_tasks.suite.manifest import RELEASED_SUITE_NAMES
+
+    task = suite_task_name(manifest)
+    if task not in {slug(n) for n in RELEASED_SUITE_NAMES}:
+        return
+    try:
+        released = find_manifest(manifest.version)
+    except InputError:
+        released = None
+    if released is None or released.name != manifest.name:
+        raise InputError(
+            f"suite {manifest.name!r} ({manifest.version}) is not the released {task!r}, yet its "
+            f"lmms-eval tasks would take that name and shadow it under --include_path; give it "
+            f"a name of its own: --name {manifest.name}_mine (or build it with --name)",
+            field="name",
+        )
 
 
 def cmd_tasks_lmms(args: argparse.Namespace) -> int:
@@ -25,6 +50,9 @@ def cmd_tasks_lmms(args: argparse.Namespace) -> int:
     keys = parse_pairs(args.upstream_key, "--upstream-key", "TASK=FIELD")
     datasets = parse_pairs(args.dataset, "--dataset", "TASK=DIR")
     manifest = resolve_suite(args.manifest)  # a file, or a released suite by name
+    if args.name:
+        manifest = manifest.renamed(args.name)
+    refuse_shadowing(manifest)
     if args.design_items is not None:
         from primebench_tasks.suite.content_design import interval_width
 
@@ -54,6 +82,7 @@ def cmd_tasks_lmms(args: argparse.Namespace) -> int:
         f"wrote {len(written)} files to {args.out}; run: lmms-eval --include_path {args.out} "
         f"--tasks {suite_task_name(manifest)} --log_samples ... and place it with "
         f"primebench place OUT --suite {Path(args.out) / MANIFEST_FILE}"
+        + (f" --panel {args.panel}" if args.panel else "")
     )
     return 0
 

@@ -27,6 +27,12 @@ def _tasks_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--out", required=True)
     p.add_argument(
+        "--name",
+        type=name_text,
+        help="the suite's name in lmms-eval (default: the manifest's; a released suite's name is "
+        "refused for another suite, whose tasks it would shadow)",
+    )
+    p.add_argument(
         "--design-items",
         type=int,
         metavar="N",

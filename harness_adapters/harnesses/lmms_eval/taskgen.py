@@ -38,6 +38,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -254,11 +255,16 @@ def _upstream_tasks(
                 f"upstream task {member.task} ({member.path}) has no metric_list",
                 field="metric_list",
             )
+        if not isinstance(pr, FunctionRef) and up.scorer == "number":
+            # scored by its own filters and metric (AI2D, DocVQA, ChartQA): each item's value is
+            # the metric lmms-eval logs per sample, mapped back to the item by its doc_id
+            up = replace(up, scorer="metric")
         if not isinstance(pr, FunctionRef) and up.scorer != "metric":
             raise InputError(
-                f"upstream task {member.task} ({member.path}) is scored through "
-                "filters and a metric without process_results: declare its scorer "
-                "'metric'",
+                f"upstream task {member.task} ({member.path}) is scored through filters and a "
+                f"metric without process_results, which item scorer {up.scorer!r} cannot read; "
+                f"declare its row key with --upstream-key {member.task}=FIELD (its metric then "
+                "scores each item)",
                 field="process_results",
             )
         if isinstance(pr, FunctionRef) and up.scorer == "metric":
@@ -436,10 +442,18 @@ def _local_task(
         rows = benchmark_rows(panel, b)
     except InputError as exc:
         task = f"upstream task {upstream!r}" if upstream else "no upstream lmms-eval task"
+        how = (
+            f"if a field of {upstream}'s dataset holds the panel's item ids, add "
+            f"--upstream-key {upstream}=FIELD; if its rows carry no id (AI2D's), match them "
+            f"by content first: primebench keys lmms-eval --vlmeval-tsv YOUR.tsv --upstream "
+            f"LOCAL_COPY --task {upstream} --dataset {b} --out keys.json, then add --keys "
+            "keys.json (and --dataset "
+            f"{upstream}=LOCAL_COPY)"
+            if upstream
+            else "import the items' text and images (panel import --items) to ask them here"
+        )
         raise InputError(
-            f"{exc}; no lmms-eval row key is known for its upstream task either "
-            f"({task}; pass --upstream-key TASK=FIELD once you have checked which "
-            "dataset field holds the panel's item ids): it cannot be generated"
+            f"{exc}; no lmms-eval row key is known for its upstream task either ({task}): {how}"
         ) from None
     for r in rows:
         r["image"] = _image_path(r["image"], s.out)
