@@ -261,7 +261,7 @@ def test_suites_list_names_the_released_suites(capsys):
 
 def test_a_weak_suite_is_said_to_be_weak_by_hand():
     """#82: 13 models built at ρ 0.654 under target 0.95 with no warning."""
-    from primebench_tasks.cli.build_commands import weak_suite_warnings
+    from primebench_tasks.cli.build_checks import weak_suite_warnings
 
     lines = weak_suite_warnings(0.654, 0.95, 13)
     assert "misses its target 0.95 by 0.296" in lines[0]

@@ -58,8 +58,10 @@ from primebench_tasks.data.io import atomic_write_text
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import manifest_items
+from primebench_tasks.place.defaults import N_BOOT
 from primebench_tasks.place.misfit import ItemFacts, person_fit
 from primebench_tasks.place.report import fit_cell
+from primebench_tasks.place.result import Placement
 from primebench_tasks.progress import progress_bar
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.suite.manifest import Design, SuiteManifest
@@ -430,7 +432,58 @@ def _run_adaptive(
     doc.conditions = dict(spec.conditions or {})
     doc.write(req.out / "adaptive.json")
     atomic_write_text(req.out / "adaptive.md", adaptive_markdown(doc))
+    # one placement: the tests placed like the static suite (report.json, .md, .png)
+    from harness_adapters.run.report import write_placement_files
+
+    placed = adaptive_placement(req, pools, state, doc, panels)
+    write_placement_files(placed, panels, req.out, doc.conditions)
     return doc
+
+
+def adaptive_placement(
+    req: RunRequest,
+    pools: Sequence[_Pool],
+    state: Mapping[tuple[str | None, str], tuple[np.ndarray, np.ndarray]],
+    doc: AdaptiveRun,
+    panels: Mapping[str, Panel],
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> Placement:
+    """The run's tests placed as one suite (#80): each test's estimate the benchmark's placement
+    (:func:`~primebench_tasks.adaptive.placement.given_benchmark`: its answers, the reference
+    models' answers to the same items and full scores), then the categories, the suite, the
+    ranks and the leaderboard as a static run's
+    (:func:`~primebench_tasks.place.suite.place_given`); a benchmark the run has no pool for
+    (not asked here) is placed with no score."""
+    from primebench_tasks.adaptive.placement import given_benchmark, unasked_benchmark
+    from primebench_tasks.place.suite import place_given
+
+    by_b = {p.benchmark: p for p in pools}
+    given: dict[str, dict[str, Any]] = {}
+    for v, a in enumerate(req.variants()):
+        name = variant_name(req.model_name, a)
+        tests = doc.models[name].benchmarks
+        given[name] = {}
+        for e in req.suite.benchmarks:
+            p = by_b.get(e.name)
+            if p is None:
+                given[name][e.name] = unasked_benchmark(
+                    panels[e.name].name, len(panels[e.name].model_names), n_boot
+                )
+                continue
+            answers, asked = state[(a, e.name)]
+            k = np.flatnonzero(asked)
+            given[name][e.name] = given_benchmark(
+                tests[e.name],
+                source=panels[e.name].name,
+                answers=answers[k],
+                reference_on_items=p.bench.Y_ref[:, k],
+                reference_full=p.bench.reference_full,
+                level=doc.settings.level,
+                n_boot=n_boot,
+                seed=[seed, v, sum(map(ord, e.name))],
+            )
+    return place_given(req.suite, panels, given, "adaptive", n_boot, seed)
 
 
 def check_ledger(
@@ -531,13 +584,17 @@ def _next_draws(
     if pending:
         return pending
     scored = asked & np.isfinite(answers)
-    # the budget counts scored items: a failed one is not an answer
-    why = p.bench.stop_reason(p.estimate(answers, asked, draws), scored, settings.target_width)
-    if why is not None:
-        return why
     drawn = np.zeros(len(p.docs), bool)
     drawn[[d.item for d in draws]] = True
-    room = min(settings.round_size, p.bench.max_items - int(scored.sum()))
+    # the budget (--max-items) counts the scored items the test drew: a failed one is not an
+    # answer, and a continued static run's answers are not what this test adds (#80)
+    spent = int((scored & drawn).sum())
+    why = p.bench.stop_reason(
+        p.estimate(answers, asked, draws), scored, settings.target_width, spent
+    )
+    if why is not None:
+        return why
+    room = min(settings.round_size, p.bench.max_items - spent)
     rng = draw_seed(req.suite["version"], model, p.benchmark, len(draws))
     theta = p.bench.ability(answers, asked)
     new = p.bench.draw_items(answers, asked, room, rng, exclude=drawn)

@@ -320,6 +320,19 @@ def write_report(
         if model in doc.models:
             doc.models[model].notes = list(lines)
     doc.missing = missing
+    return write_placement_files(doc, panels, dest, conditions)
+
+
+def write_placement_files(
+    doc: Placement,
+    panels: Mapping[str, Panel],
+    dest: str | Path,
+    conditions: Mapping[str, Any] | None = None,
+) -> Placement:
+    """``report.json``, ``report.md`` and ``placement.png`` of the placement ``doc`` (its
+    benchmarks on ``panels``) into ``dest``, as a whole; ``conditions``: what the run was made
+    under, kept beside each benchmark's reference runs. Every placement — a static run's
+    (:func:`write_report`) or an adaptive run's — is written here."""
     doc.conditions = dict(conditions or {})
     for b, ref in doc.reference.items():
         ref.update(reference_conditions(panels[b]))

@@ -542,14 +542,26 @@ class AdaptiveBenchmark:
         )
 
     def stop_reason(
-        self, est: AdaptiveEstimate, asked: np.ndarray, target_width: float | None
+        self,
+        est: AdaptiveEstimate,
+        asked: np.ndarray,
+        target_width: float | None,
+        spent: int | None = None,
     ) -> str | None:
         """Why the test of this model ends now, or None: the interval is narrower than
-        ``target_width``; ``max_items`` were asked; no item is left to ask."""
+        ``target_width``; ``max_items`` were spent (``spent``: the items the test itself added —
+        a continued static run's answers are not its budget —; default every item asked); no
+        item is left to ask."""
         if target_width is not None and est.width <= target_width:
             return f"interval narrower than {target_width:g}"
-        if int(np.asarray(asked, bool).sum()) >= self.max_items:
-            return f"item budget ({self.max_items}) spent"
+        used = int(np.asarray(asked, bool).sum()) if spent is None else spent
+        if used >= self.max_items:
+            return f"item budget ({self.max_items}) spent" + (
+                f" (items drawn by the test; {int(np.asarray(asked, bool).sum()) - used} "
+                "continued from the static run besides)"
+                if spent is not None and int(np.asarray(asked, bool).sum()) > used
+                else ""
+            )
         if bool(np.asarray(asked, bool).all()):
             return "every item asked"
         return None

@@ -7,6 +7,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from primebench_tasks.cli.build_checks import (
+    own_suite_name,
+    refuse_released_name,
+    weak_suite_warnings,
+)
 from primebench_tasks.cli.options import number_type
 from primebench_tasks.cli.plugin import check_out_dir, load_panel, say
 from primebench_tasks.data.defaults import default_kind, default_names
@@ -18,25 +23,6 @@ if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --h
 
 
 # ---------------------------------------------------------------- build
-def own_suite_name(panel_name: str) -> str:
-    """A built suite's default name: ``<panel name>_suite`` (never a released suite's)."""
-    return f"{panel_name}_suite"
-
-
-def refuse_released_name(name: str | None) -> None:
-    """A ``--name`` that is a released suite's (:data:`~primebench_tasks.suite.manifest.
-    RELEASED_SUITE_NAMES`) is refused before any work: its lmms-eval tasks would shadow the
-    released suite's under ``--include_path``."""
-    from primebench_tasks.suite.manifest import RELEASED_SUITE_NAMES
-
-    if name is not None and name.lower() in RELEASED_SUITE_NAMES:
-        raise PrimeBenchError(
-            f"--name {name!r} is a released suite's name: its lmms-eval tasks would shadow the "
-            f"released {name!r} under --include_path; give a name of your own (default: "
-            "<panel name>_suite)"
-        )
-
-
 def cmd_build_primebench(args: argparse.Namespace) -> int:
     from primebench_tasks.pipeline.primebench import PipelineParams, run_pipeline
     from primebench_tasks.report.build_report import write_primebench_report
@@ -105,39 +91,6 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
     for line in weak_suite_warnings(res.fidelity, params.target_rho, len(panel.model_names)):
         say(f"warning: {line}")
     return 0
-
-
-MIN_PANEL_MODELS = 30
-"""The fewest models a panel should hold for a suite whose fidelity and ranks are measured on
-it: below, the held-out check (``validate``: 8 held-out models a split) and a placement's rank
-among the panel rest on too few models to say much."""
-
-
-def weak_suite_warnings(fidelity: float, target: float, n_models: int) -> list[str]:
-    """What a build says when its suite is weak: its fidelity short of ``target_rho`` (by how
-    much), and a panel of fewer than :data:`MIN_PANEL_MODELS` models."""
-    out = []
-    if fidelity < target:
-        out.append(
-            f"the suite's ranking fidelity rho = {fidelity:.3f} misses its target {target:.2f} "
-            f"by {target - fidelity:.3f}: its ranks of new models will often be wrong; keep more "
-            "items (--retention) or add models, and check it with primebench validate"
-        )
-    if n_models < MIN_PANEL_MODELS:
-        from primebench_tasks.evaluate.protocols import MIN_HELDOUT
-
-        out.append(
-            f"the panel holds {n_models} models (fewer than {MIN_PANEL_MODELS}): its fidelity "
-            "and the ranks it gives new models rest on too few models to trust"
-            + (
-                f", and primebench validate needs {2 * MIN_HELDOUT} (half held out, at least "
-                f"{MIN_HELDOUT})"
-                if n_models < 2 * MIN_HELDOUT
-                else ""
-            )
-            + "; add models (primebench panel import, ingest)"
-        )
-    return out
 
 
 def cmd_build_resampled(args: argparse.Namespace) -> int:

@@ -55,6 +55,8 @@ EXAMPLES = {
     "&& primebench place out/ --leaderboard LB",
     "panel import": "primebench panel import --scores AI2D_TEST.csv --benchmark AI2D_TEST "
     "--models models.csv --out P",
+    "panel export": "primebench panel export --default autojudger --benchmark AI2D_TEST --out "
+    "files && cd files && bash import.sh",
     "simulate": "primebench simulate --scale 0.05 --out sim",
     "build primebench": "primebench build primebench --default autojudger --out out/autojudger",
     "build resampled": "primebench build resampled --panel P --n 1000 --space text --out R",

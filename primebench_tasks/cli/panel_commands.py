@@ -9,6 +9,12 @@ from typing import TYPE_CHECKING
 
 from primebench_tasks.cli.leaderboard_commands import add_import_leaderboard
 from primebench_tasks.cli.options import REPLACE_HELP, name_text, score_range
+from primebench_tasks.cli.panel_files import (
+    IMPORT_PARSER,
+    MODELS_HELP,
+    SCORES_HELP,
+    add_panel_export,
+)
 from primebench_tasks.cli.plugin import load_panel, say
 from primebench_tasks.data.defaults import default_kind, default_names, embedded_description
 from primebench_tasks.errors import InputError
@@ -18,25 +24,6 @@ if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --h
 
 
 # ---------------------------------------------------------------- panel
-IMPORT_LAYOUTS = """\
-layouts (primebench panel export writes any panel this way):
-
-  AI2D_TEST.csv (--scores; one row per item, a column per model, scores in the metric's range):
-    item_id,Qwen2-VL-7B,InternVL2-8B,GPT-4o
-    1001,1,0,1
-    1002,0,0,
-    1003,1,1,1
-
-  models.csv (--models):
-    model,release_date,params_b
-    Qwen2-VL-7B,2024-08-30,8.3
-    InternVL2-8B,2024-07-04,8.1
-
-  items.jsonl (--items, optional: id, question, options, answer, image path):
-    {"id": "1001", "question": "Which label ...?", "options": ["A", "B"], "answer": "A", "image": "img/1001.png"}
-"""
-
-
 def cmd_panel_list(args: argparse.Namespace) -> int:
     from primebench_tasks.data.model_dates import newest_release
     from primebench_tasks.data.panel import Panel
@@ -150,19 +137,6 @@ def cmd_panel_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_panel_export(args: argparse.Namespace) -> int:
-    from primebench_tasks.data.export import export_panel
-
-    panel = load_panel(args)
-    written = export_panel(panel, args.out, args.benchmark or None)
-    print(
-        f"wrote {len(written)} files to {args.out} ({', '.join(p.name for p in written[:6])}"
-        + (", ..." if len(written) > 6 else "")
-        + f"); import them back: bash {Path(args.out) / 'import.sh'} (run in {args.out})"
-    )
-    return 0
-
-
 def cmd_panel_import_helm(args: argparse.Namespace) -> int:
     from primebench_tasks.data.cards import benchmark_cards
     from primebench_tasks.data.helm import helm_panel, reference_items
@@ -258,28 +232,13 @@ def add_panel_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--default", choices=default_names())
     p.set_defaults(func=cmd_panel_info)
     add_import_leaderboard(panel)
-    p = panel.add_parser(
-        "import",
-        help="import a wide response matrix into a panel directory",
-        description="Import one benchmark's per-item results of many models (run once per "
-        "benchmark into the same --out to add more).",
-        epilog=IMPORT_LAYOUTS,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "--scores",
-        required=True,
-        help="CSV of scores: one row per item (first column item_id, id or index; a column per "
-        "model) or one row per model (first column model; a column per item id, <no_image>ID "
-        "for a blind run); empty = no score",
-    )
+    p = panel.add_parser("import", **IMPORT_PARSER)
+    p.add_argument("--scores", required=True, help=SCORES_HELP)
     p.add_argument("--benchmark", required=True, type=name_text)
     p.add_argument("--category")
     p.add_argument("--orientation", choices=["items-x-models", "models-x-items"])
     p.add_argument("--items", help="item metadata JSON/JSONL joined by id")
-    p.add_argument(
-        "--models", help="model metadata CSV: model, release_date (YYYY-MM-DD or YYYY.M), params_b"
-    )
+    p.add_argument("--models", help=MODELS_HELP)
     p.add_argument("--image-dir", help="where to look up images by file name")
     p.add_argument(
         "--restrict-to-items",
@@ -292,20 +251,7 @@ def add_panel_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_panel_import)
-    p = panel.add_parser(
-        "export",
-        help="write a panel (embedded or imported) as the files panel import reads",
-        description="Write a panel's scores (BENCH.csv), item content (BENCH.items.jsonl, "
-        "images/), models (models.csv) and the import line of each benchmark (import.sh): "
-        "the layouts to copy for your own results; importing them gives the panel back.",
-    )
-    p.add_argument("--panel", help="a panel folder")
-    p.add_argument("--default", choices=default_names(), help="an embedded panel")
-    p.add_argument(
-        "--benchmark", action="append", default=[], help="only this benchmark (repeatable)"
-    )
-    p.add_argument("--out", required=True, help="the folder to write the files into")
-    p.set_defaults(func=cmd_panel_export)
+    add_panel_export(panel)
 
     p = panel.add_parser(
         "import-helm",

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -174,45 +175,100 @@ def place_on_suite(
     ``design``: the run's answers to the suite's design-only benchmarks
     (:func:`~primebench_tasks.place.design_only.design_answers`), each model's placed by its
     design (``ModelPlacement.design_only``), outside the suite score. Returns the :class:`~primebench_tasks.place.result.Placement` (see the module docstring)."""
-    items = manifest.item_ids()
     # 1. each benchmark on its own reference panel, with its own placement calibration
     per_b = _place_benchmarks(manifest, panels, new, estimator, n_boot, seed)
     # 2. does each model's answer pattern look like the reference runs? (no item is added) —
     # and do its answers read like theirs? (empty, unreadable, truncated)
     fits = suite_person_fit(manifest, panels, new, seed)
     answers = _check_answers(manifest, panels, responses, guessing)
+    # 3. the model on each benchmark
+    placed = {
+        str(model): _benchmark_placements(per_b, panels, fits, answers, str(model), v, n_boot, seed)
+        for v, model in enumerate(new.index)
+    }
+    return _on_suite(
+        manifest, panels, placed, estimator, n_boot, seed, leaderboard, design, list(per_b)
+    )
+
+
+@dataclass(frozen=True)
+class GivenBenchmark:
+    """One model's placement on one benchmark made by another test (an adaptive test: its items
+    drawn per model, its estimate guarded by their design): the :class:`BenchmarkPlacement` and
+    ``n_boot`` draws of its full score (``full_draws``) and of its score on the items asked
+    (``score_draws``), which the category and the suite combine as they combine the static
+    placements' (independent across benchmarks)."""
+
+    placement: BenchmarkPlacement
+    full_draws: np.ndarray
+    score_draws: np.ndarray
+
+
+def place_given(
+    manifest: SuiteManifest,
+    panels: Mapping[str, Panel],
+    given: Mapping[str, Mapping[str, GivenBenchmark]],
+    estimator: str,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    leaderboard: Any = None,
+) -> Placement:
+    """Place models whose benchmarks were each placed by another test (model → benchmark →
+    :class:`GivenBenchmark`, every benchmark of ``manifest`` for every model) on ``manifest``'s
+    categories, suite and leaderboard — the same steps 4–6, ranks and checks as
+    :func:`place_on_suite`: one placement document whatever test placed the benchmarks.
+    ``estimator`` names that test in the document."""
+    names = [e.name for e in manifest.benchmarks]
+    placed = {}
+    for model, by_b in given.items():
+        lacking = [b for b in names if b not in by_b]
+        if lacking:
+            raise ValueError(f"{model} has no placement on {', '.join(lacking)}")
+        placed[model] = (
+            {b: by_b[b].placement for b in names},
+            {b: np.asarray(by_b[b].full_draws, float) for b in names},
+            {b: np.asarray(by_b[b].score_draws, float) for b in names},
+        )
+    return _on_suite(manifest, panels, placed, estimator, n_boot, seed, leaderboard, None, names)
+
+
+def _on_suite(
+    manifest: SuiteManifest,
+    panels: Mapping[str, Panel],
+    placed: Mapping[
+        str, tuple[dict[str, BenchmarkPlacement], dict[str, np.ndarray], dict[str, np.ndarray]]
+    ],
+    estimator: str,
+    n_boot: int,
+    seed: int,
+    leaderboard: Any,
+    design: Mapping[str, DesignAnswers] | None,
+    benchmarks: Sequence[str],
+) -> Placement:
+    """Steps 4–6 of every placement: each model (its benchmarks placed: the placements, the
+    draws of their full scores and of their scores on the items asked) on each category, on
+    the suite, and on the leaderboard; the :class:`Placement` document."""
+    items = manifest.item_ids()
     ref_suite = _reference_full_suite(panels, items)
     # one panel, or panels of the same models: nothing to impute, every model is ranked
     every_complete = len(ref_suite) == len({m for p in panels.values() for m in p.model_names})
     imputed: list[ImputedReference] = []  # built once, when a suite rank needs it
     out: dict[str, ModelPlacement] = {}
-    for v, model in enumerate(new.index):
-        # 3. the model on each benchmark, 4. on each category, 5. on the suite
-        bench, draws_t, draws_s = _benchmark_placements(
-            per_b, panels, fits, answers, str(model), v, n_boot, seed
-        )
+    for model, (bench, draws_t, draws_s) in placed.items():
+        # 4. the model on each category, 5. on the suite
         cats, cat_draws = _category_placements(items, panels, bench, draws_s, draws_t, n_boot)
         suite = _suite_placement(
-            items,
-            panels,
-            bench,
-            cat_draws,
-            draws_t,
-            fits[str(model)],
-            ref_suite,
-            every_complete,
-            imputed,
-            n_boot,
-            seed,
-        )
-        out[str(model)] = ModelPlacement(
+            items, panels, bench, cat_draws, draws_t, ref_suite, every_complete, imputed,
+            n_boot, seed,
+        )  # fmt: skip
+        out[model] = ModelPlacement(
             suite=suite,
             categories=cats,
             benchmarks=bench,
             design_only={
-                b: place_design_only(a, str(model))
+                b: place_design_only(a, model)
                 for b, a in (design or {}).items()
-                if str(model) in a.scores
+                if model in a.scores
             },
         )
     doc = Placement(
@@ -222,7 +278,7 @@ def place_on_suite(
         n_boot=n_boot,
         seed=seed,
         reference={
-            b: {"panel": panels[b].name, "panel_hash": panels[b].content_hash} for b in per_b
+            b: {"panel": panels[b].name, "panel_hash": panels[b].content_hash} for b in benchmarks
         },
         models=out,
     )
@@ -399,7 +455,6 @@ def _suite_placement(
     bench: Mapping[str, BenchmarkPlacement],
     per_cat: Sequence[tuple[float, float, np.ndarray, np.ndarray]],
     draws_t: Mapping[str, np.ndarray],
-    fits: Mapping[str, Any],
     ref_suite: pd.Series,
     every_complete: bool,
     imputed: list[ImputedReference],
@@ -448,7 +503,7 @@ def _suite_placement(
         _rank_on_imputed(suite, imputed[0], items, bench, draws_t, len(ref_suite), n_boot, seed)
     if len(all_b) == 1 and suite.predicted_rank is not None:
         suite.predicted_rank = bench[all_b[0]].predicted_rank  # the same rank, said once
-    suite.misfit = [line for b in all_b if (line := fits[b].line(b)) is not None]
+    suite.misfit = [line for b in all_b if (line := bench[b].misfit.line(b)) is not None]
     suite.answers = [
         f"{b}: {flag}"
         for b in all_b

@@ -538,10 +538,10 @@ def test_an_adaptive_run_continues_a_drawn_static_suite(mathvision, tmp_path):
     req, reference = static_run(tmp_path, mathvision, suite)
     static_ids = {r["item_id"] for r in RecordFile(tmp_path / "run" / "records.jsonl").read()}
     assert len(static_ids) == 100
-    at_once = run_adaptive(
+    at_once = run_adaptive(  # a target any interval meets: it stops before drawing
         req,
         {BENCH: reference},
-        AdaptiveSettings(None, 100, 5),
+        AdaptiveSettings(1.0, 10, 5),
         backend=RecordedModel(mathvision, HELD),
     )
     e0 = at_once.models["m"].benchmarks[BENCH]
@@ -557,11 +557,13 @@ def test_an_adaptive_run_continues_a_drawn_static_suite(mathvision, tmp_path):
         members = [k for k, i in enumerate(ids) if design.stratum.get(i) == h]
         ht += stratum.N / len(members) * sum(y[k] - m0[k] for k in members)
     assert e0.design.estimate == pytest.approx(ht / len(ids), abs=1e-6)
+    # #80: --max-items counts what the test adds: 10 drawn beyond the 100 static answers
     more = RecordedModel(mathvision, HELD)
-    doc = run_adaptive(req, {BENCH: reference}, AdaptiveSettings(None, 110, 5), backend=more)
+    doc = run_adaptive(req, {BENCH: reference}, AdaptiveSettings(None, 10, 5), backend=more)
     e = doc.models["m"].benchmarks[BENCH]
     assert len(more.asked) == 10 and not set(more.asked) & static_ids
     assert e.items == 110 and e.design.draws == 10 and e.design.continued_as_draw
+    assert e.stopped_because.startswith("item budget (10) spent (items drawn by the test; 100")
 
 
 @pytest.mark.parametrize(
@@ -666,3 +668,33 @@ def test_a_resume_never_lowers_the_budget_or_changes_the_rounds(
     with pytest.raises(BackendError, match=match):
         run_adaptive(_req(model, suite, out), panels, again, backend=backend)
     assert backend.asked == [] and (out / "run_spec.json").read_bytes() == spec
+
+
+def test_an_adaptive_run_is_placed_like_the_static_suite(setup, mathvision, tmp_path):
+    """#80: an adaptive run writes report.json/.md/.png through the one placement path — the
+    suite score, its category, ranks among the reference panel and the leaderboard — each
+    benchmark's predicted full score the test's own point with its interval at 95 %."""
+    from primebench_tasks.adaptive.placement import interval_95
+    from primebench_tasks.place.result import Placement
+
+    model, panels, suite = setup
+    out = tmp_path / "run"
+    doc = run_adaptive(
+        _req(model, suite, out), panels, AdaptiveSettings(None, 30, 5),
+        backend=RecordedModel(mathvision, HELD),
+    )  # fmt: skip
+    test = doc.models["m"].benchmarks[BENCH]
+    placed = Placement.read(out / "report.json")
+    b = placed.models["m"].benchmarks[BENCH]
+    p, lo, hi = test.predicted_full.value, test.predicted_full.lo, test.predicted_full.hi
+    assert b.interval_from == "adaptive" and b.predicted_full.value == p
+    lo95, hi95 = interval_95(p, lo, hi, doc.settings.level)
+    assert (b.predicted_full.lo, b.predicted_full.hi) == pytest.approx((lo95, hi95))
+    assert lo95 <= lo and hi <= hi95  # wider than the test's 90 % interval
+    assert b.n_items == 30 and b.predicted_rank.out_of == 16
+    s = placed.models["m"].suite
+    assert s.predicted_full.value == p and s.predicted_rank is not None  # a one-benchmark suite
+    assert placed.estimator == "adaptive"
+    assert (out / "report.md").read_text().startswith("# ")
+    assert (out / "placement.png").exists()
+
