@@ -573,35 +573,32 @@ def _next_draws(
     settings: AdaptiveSettings,
 ) -> list[int] | str:
     """The pool positions to ask one test next, or why it stops. Items drawn but not answered
-    (a killed round; an item that failed before this run) are asked first; else the stopping
-    rule reads the guarded estimate, and a new round is drawn
-    (:meth:`~primebench_tasks.adaptive.benchmark.AdaptiveBenchmark.draw_items`, seeded by
-    :func:`~primebench_tasks.adaptive.ledger.draw_seed`) and added to ``ledger``."""
+    (a killed round; an item that failed before this run) are asked first; else the library's
+    step (:class:`~primebench_tasks.adaptive.session.AdaptiveSession`, the replay's own: the
+    guarded estimate, the stopping rule — ``--max-items`` counts the items the test draws — and
+    the next round, seeded by :func:`~primebench_tasks.adaptive.ledger.draw_seed`), its draws
+    added to ``ledger``."""
+    from primebench_tasks.adaptive.session import AdaptiveSession
+
     answers, asked = state
     index = p.index()
     draws = ledger.draws(model, p.benchmark, index)
     pending = [d.item for d in draws if not asked[d.item]]
     if pending:
         return pending
-    scored = asked & np.isfinite(answers)
-    drawn = np.zeros(len(p.docs), bool)
-    drawn[[d.item for d in draws]] = True
-    # the budget (--max-items) counts the scored items the test drew: a failed one is not an
-    # answer, and a continued static run's answers are not what this test adds (#80)
-    spent = int((scored & drawn).sum())
-    why = p.bench.stop_reason(
-        p.estimate(answers, asked, draws), scored, settings.target_width, spent
+    session = AdaptiveSession(
+        p.bench,
+        lambda drawn: draw_seed(req.suite["version"], model, p.benchmark, drawn),
+        settings.round_size,
+        settings.target_width,
+        static=p.static_round(answers, asked, draws),
     )
-    if why is not None:
-        return why
-    room = min(settings.round_size, p.bench.max_items - spent)
-    rng = draw_seed(req.suite["version"], model, p.benchmark, len(draws))
     theta = p.bench.ability(answers, asked)
-    new = p.bench.draw_items(answers, asked, room, rng, exclude=drawn)
-    if not new:
-        return "every item asked"
-    ledger.add(model, p.benchmark, [p.docs[d.item].item_id for d in new], new, theta)
-    return [d.item for d in new]
+    step = session.step(answers, asked, draws)
+    if step.stop is not None:
+        return step.stop
+    ledger.add(model, p.benchmark, [p.docs[d.item].item_id for d in step.draws], step.draws, theta)
+    return [d.item for d in step.draws]
 
 
 def adaptive_report(

@@ -101,7 +101,10 @@ def _quiet_engine(args: argparse.Namespace) -> None:
 
 
 RUN_FILES = ("records.jsonl", "run_spec.json", "report.json", "report.md", "placement.png")
-ADAPTIVE_FILES = ("records.jsonl", "run_spec.json", "draws.json", "adaptive.json", "adaptive.md")
+ADAPTIVE_FILES = (
+    "records.jsonl", "run_spec.json", "draws.json", "adaptive.json", "adaptive.md",
+    "report.json", "report.md", "placement.png",
+)  # fmt: skip
 
 
 def _refuse_unscored(req: Any, placed: Any) -> None:

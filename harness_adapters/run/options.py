@@ -89,6 +89,9 @@ def print_adaptive(doc: AdaptiveRun, out: Path) -> None:
     harness's adaptive command (``run --adaptive``, ``adaptive lmms-eval``, ``adaptive
     vlmeval``) ends here."""
     print((Path(out) / "adaptive.md").read_text("utf-8"))
+    report = Path(out) / "report.md"
+    if report.exists():  # the tests placed as one suite (#80)
+        print(report.read_text("utf-8"))
     some, none = doc.failures()
     for line in some:
         say(f"warning: {line}")

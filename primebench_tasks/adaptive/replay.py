@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from primebench_tasks.adaptive.defaults import (
 )
 from primebench_tasks.adaptive.design import Draw
 from primebench_tasks.adaptive.policy import BATCH, LEVEL, AdaptivePolicy
+from primebench_tasks.adaptive.session import AdaptiveSession, RoundSeed
 from primebench_tasks.metrics import nanmean_rows
 
 
@@ -34,6 +35,7 @@ def replay(
     uniform_share: float = ADAPTIVE_UNIFORM_SHARE,
     guard_k: float = ADAPTIVE_GUARD_K,
     preference: str = "information",
+    round_seed: Callable[[int, int], np.random.Generator] | None = None,
 ) -> dict[str, np.ndarray]:
     """The replay protocol on one benchmark, with the policy the runner uses
     (:class:`AdaptiveBenchmark`, its point rule outside the panel ``nearest_shift``): the
@@ -51,7 +53,12 @@ def replay(
     by ``preference``; the draws of model v seeded by (``seed``, v)) and the prediction is guarded
     by their design estimate (``guard_k`` standard errors); ``model_predicted``, ``design`` and
     ``design_se`` (V, C) are returned beside. ``guarded=False``: the policy's own choice and
-    prediction (the test before the guard)."""
+    prediction (the test before the guard).
+
+    The guarded test is the runner's own step (:class:`~.session.AdaptiveSession`): each round
+    drawn by one generator per model seeded by (``seed``, v), or — ``round_seed`` — by
+    ``round_seed(v, drawn so far)`` (the runner's :func:`~.ledger.draw_seed`: the same items a
+    run draws for the same answers)."""
     Y_new = np.asarray(Y_new, float)
     bench = AdaptiveBenchmark(
         Y_ref,
@@ -79,6 +86,9 @@ def replay(
         stopped = target_width is None
         rng = np.random.default_rng([seed, v])
         draws: list[Draw] | None = [] if guarded else None
+        session = AdaptiveSession(
+            bench, _round_seeds(rng, round_seed, v), batch, unavailable=missing
+        )
         while True:
             count = int(asked.sum())
             est = bench.estimate(answers, asked, draws, missing)
@@ -100,9 +110,11 @@ def replay(
             if draws is None:
                 pick = bench.next_items(answers, asked, room, missing)
             else:
-                new = bench.draw_items(answers, asked, room, rng, missing)
-                draws += new
-                pick = np.array([d.item for d in new], dtype=np.int64)
+                step = session.step(answers, asked, draws, budget=max(checkpoints))
+                if step.stop is not None:
+                    break
+                draws += step.draws
+                pick = step.items
             order[v, count : count + len(pick)] = pick
             asked[pick] = True
             answers[pick] = y[pick]
@@ -110,3 +122,14 @@ def replay(
     if target_width is not None:
         res.update(stop)
     return res
+
+
+def _round_seeds(
+    rng: np.random.Generator,
+    round_seed: Callable[[int, int], np.random.Generator] | None,
+    v: int,
+) -> RoundSeed:
+    """Model ``v``'s round generators: ``round_seed(v, drawn)``, else ``rng`` for every round."""
+    if round_seed is not None:
+        return lambda drawn: round_seed(v, drawn)
+    return lambda _drawn: rng

@@ -698,3 +698,32 @@ def test_an_adaptive_run_is_placed_like_the_static_suite(setup, mathvision, tmp_
     assert (out / "report.md").read_text().startswith("# ")
     assert (out / "placement.png").exists()
 
+
+
+def test_the_runner_and_the_replay_drive_one_test(setup, mathvision, tmp_path):
+    """#80: one test in the library (``adaptive.session``): for the same answers and the same
+    round seeds, ``replay`` draws the items a run asks, in the run's order, and reports its
+    number."""
+    from primebench_tasks.adaptive.ledger import draw_seed
+    from primebench_tasks.adaptive.replay import replay
+
+    model, panels, suite = setup
+    out = tmp_path / "run"
+    backend = RecordedModel(mathvision, HELD)
+    doc = run_adaptive(_req(model, suite, out), panels, AdaptiveSettings(None, 20, 5), backend=backend)
+    # the answers the run would record for every pool item (its scorer on the recorded model)
+    y = mathvision.matrix(BENCH)[mathvision.model_names.index(HELD)]
+    rows = benchmark_rows(mathvision, BENCH)
+    y_run = np.array(
+        [exact_answer_score(r, str(r["answer"]) if y[k] >= 0.5 else "Z") for k, r in enumerate(rows)],
+        float,
+    )
+    Y_ref = panels[BENCH].matrix(BENCH).astype(float)
+    Y_ref = Y_ref[np.isfinite(Y_ref).any(axis=1)]
+    r = replay(
+        Y_ref, y_run[None, :], (20,), batch=5,
+        round_seed=lambda _v, drawn: draw_seed(suite["version"], "m", BENCH, drawn),
+    )  # fmt: skip
+    ids = [str(r_["id"]) for r_ in rows]
+    assert [ids[k] for k in r["order"][0][:20]] == backend.asked
+    assert round(float(r["predicted"][0, 0]), 6) == doc.models["m"].benchmarks[BENCH].predicted_full.value
