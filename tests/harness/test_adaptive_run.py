@@ -566,6 +566,20 @@ def test_an_adaptive_run_continues_a_drawn_static_suite(mathvision, tmp_path):
     assert e.stopped_because.startswith("item budget (10) spent (items drawn by the test; 100")
 
 
+def _twenty_drawn(setup, mathvision, tmp_path):
+    """A finished 20-item adaptive run of the recorded model: its folder, draws.json, the draws."""
+    model, panels, suite = setup
+    out = tmp_path / "run"
+    run_adaptive(
+        _req(model, suite, out),
+        panels,
+        AdaptiveSettings(None, 20, 5),
+        backend=RecordedModel(mathvision, HELD),
+    )
+    path = out / "draws.json"
+    return out, path, json.loads(path.read_text())
+
+
 @pytest.mark.parametrize(
     "edit",
     [
@@ -582,15 +596,7 @@ def test_an_edited_draw_is_refused_on_resume(setup, mathvision, tmp_path, edit):
     from primebench_tasks.errors import InputError
 
     model, panels, suite = setup
-    out = tmp_path / "run"
-    run_adaptive(
-        _req(model, suite, out),
-        panels,
-        AdaptiveSettings(None, 20, 5),
-        backend=RecordedModel(mathvision, HELD),
-    )
-    path = out / "draws.json"
-    doc = json.loads(path.read_text())
+    out, path, doc = _twenty_drawn(setup, mathvision, tmp_path)
     if edit["field"] == "theta":
         doc["tests"][0]["thetas"][2] = edit["to"]
     else:
@@ -615,15 +621,7 @@ def test_answers_without_their_draws_are_refused_on_resume(setup, mathvision, tm
     from primebench_tasks.errors import InputError
 
     model, panels, suite = setup
-    out = tmp_path / "run"
-    run_adaptive(
-        _req(model, suite, out),
-        panels,
-        AdaptiveSettings(None, 20, 5),
-        backend=RecordedModel(mathvision, HELD),
-    )
-    path = out / "draws.json"
-    doc = json.loads(path.read_text())
+    out, path, doc = _twenty_drawn(setup, mathvision, tmp_path)
     if damage == "remove":
         path.unlink()
     elif damage == "empty":
@@ -656,13 +654,7 @@ def test_a_resume_never_lowers_the_budget_or_changes_the_rounds(
     from harness_adapters.run.errors import BackendError
 
     model, panels, suite = setup
-    out = tmp_path / "run"
-    run_adaptive(
-        _req(model, suite, out),
-        panels,
-        AdaptiveSettings(None, 20, 5),
-        backend=RecordedModel(mathvision, HELD),
-    )
+    out, _, _ = _twenty_drawn(setup, mathvision, tmp_path)
     spec = (out / "run_spec.json").read_bytes()
     backend = RecordedModel(mathvision, HELD)
     with pytest.raises(BackendError, match=match):
@@ -699,7 +691,6 @@ def test_an_adaptive_run_is_placed_like_the_static_suite(setup, mathvision, tmp_
     assert (out / "placement.png").exists()
 
 
-
 def test_the_runner_and_the_replay_drive_one_test(setup, mathvision, tmp_path):
     """#80: one test in the library (``adaptive.session``): for the same answers and the same
     round seeds, ``replay`` draws the items a run asks, in the run's order, and reports its
@@ -710,12 +701,17 @@ def test_the_runner_and_the_replay_drive_one_test(setup, mathvision, tmp_path):
     model, panels, suite = setup
     out = tmp_path / "run"
     backend = RecordedModel(mathvision, HELD)
-    doc = run_adaptive(_req(model, suite, out), panels, AdaptiveSettings(None, 20, 5), backend=backend)
+    doc = run_adaptive(
+        _req(model, suite, out), panels, AdaptiveSettings(None, 20, 5), backend=backend
+    )
     # the answers the run would record for every pool item (its scorer on the recorded model)
     y = mathvision.matrix(BENCH)[mathvision.model_names.index(HELD)]
     rows = benchmark_rows(mathvision, BENCH)
     y_run = np.array(
-        [exact_answer_score(r, str(r["answer"]) if y[k] >= 0.5 else "Z") for k, r in enumerate(rows)],
+        [
+            exact_answer_score(r, str(r["answer"]) if y[k] >= 0.5 else "Z")
+            for k, r in enumerate(rows)
+        ],
         float,
     )
     Y_ref = panels[BENCH].matrix(BENCH).astype(float)
@@ -726,4 +722,7 @@ def test_the_runner_and_the_replay_drive_one_test(setup, mathvision, tmp_path):
     )  # fmt: skip
     ids = [str(r_["id"]) for r_ in rows]
     assert [ids[k] for k in r["order"][0][:20]] == backend.asked
-    assert round(float(r["predicted"][0, 0]), 6) == doc.models["m"].benchmarks[BENCH].predicted_full.value
+    assert (
+        round(float(r["predicted"][0, 0]), 6)
+        == doc.models["m"].benchmarks[BENCH].predicted_full.value
+    )

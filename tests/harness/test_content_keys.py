@@ -49,25 +49,29 @@ def _b64_jpeg(img) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
+def save_ai2d_rows(recs: list[dict], path: Path) -> Path:
+    """Rows of lmms-eval's AI2D schema (question, options, answer, PNG image; an ``index``
+    field where the rows have one) saved as a local ``test`` split."""
+    fields = {
+        "question": datasets.Value("string"),
+        "options": datasets.Sequence(datasets.Value("string")),
+        "answer": datasets.Value("string"),
+        "image": datasets.Image(),
+    }
+    if recs and "index" in recs[0]:
+        fields = {"index": datasets.Value("string"), **fields}
+    datasets.DatasetDict(
+        {"test": datasets.Dataset.from_list(recs, features=datasets.Features(fields))}
+    ).save_to_disk(str(path))
+    return path
+
+
 def _upstream(path: Path, rows=QUESTIONS, shuffle: bool = True) -> Path:
     recs = [
         {"question": q, "options": opts, "answer": str(a), "image": _image(img)}
         for img, _n, q, opts, a in rows
     ]
-    if shuffle:
-        recs = recs[::-1]
-    features = datasets.Features(
-        {
-            "question": datasets.Value("string"),
-            "options": datasets.Sequence(datasets.Value("string")),
-            "answer": datasets.Value("string"),
-            "image": datasets.Image(),
-        }
-    )
-    datasets.DatasetDict(
-        {"test": datasets.Dataset.from_list(recs, features=features)}
-    ).save_to_disk(str(path))
-    return path
+    return save_ai2d_rows(recs[::-1] if shuffle else recs, path)
 
 
 def _tsv(path: Path, rows=QUESTIONS) -> Path:
@@ -210,9 +214,19 @@ def _panel_and_manifest():
 
 
 @pytest.mark.heavy
+def _run_and_read(tmp_path: Path, m) -> tuple[dict, dict]:
+    """Run the generated ``primebench_ai2dkeys`` tasks in lmms-eval (its dummy model) and read
+    the run back: item → score, and item → gold letter."""
+    from harness_adapters.harnesses.lmms_eval.ingest import read_run
+
+    run_lmms_eval("primebench_ai2dkeys", tmp_path / "out", include=tmp_path / "tasks", cwd=tmp_path)
+    recs = read_run(tmp_path / "out", suite_version=m["version"])
+    gold = {str(img * 100 + n): "ABCD"[a] for img, n, _q, _o, a in QUESTIONS}
+    return dict(zip(recs["item_id"], recs["score"], strict=True)), gold
+
+
 def test_real_upstream_ai2d_runs_the_manifest_items_by_content_key(tmp_path):
     pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-    from harness_adapters.harnesses.lmms_eval.ingest import read_run
     from harness_adapters.harnesses.lmms_eval.taskgen import generate_tasks
 
     up = _upstream(tmp_path / "ai2d")
@@ -228,10 +242,7 @@ def test_real_upstream_ai2d_runs_the_manifest_items_by_content_key(tmp_path):
     )
     yaml = (tmp_path / "tasks" / "primebench_ai2dkeys_ai2d_test.yaml").read_text()
     assert "process_results" not in yaml and "filter_list" in yaml and "item_ids" in yaml
-    run_lmms_eval("primebench_ai2dkeys", tmp_path / "out", include=tmp_path / "tasks", cwd=tmp_path)
-    recs = read_run(tmp_path / "out", suite_version=m["version"])
-    got = dict(zip(recs["item_id"], recs["score"], strict=True))
-    gold = {str(img * 100 + n): "ABCD"[a] for img, n, _q, _o, a in QUESTIONS}
+    got, gold = _run_and_read(tmp_path, m)
     want = {i: float(gold[i] == "A") for i in ["10101", "10201", "10301", "10501"]}
     assert got == want and 0 < sum(want.values()) < len(want)
     samples = next((tmp_path / "out").rglob("*_samples_*.jsonl")).read_text().splitlines()
@@ -294,7 +305,6 @@ def test_a_filter_and_metric_task_with_a_declared_key_is_scored_by_its_metric(tm
     option did); now its own metric scores each item — the same items and scores as the content
     keys' route. Without a key, the refusal names both commands that work."""
     pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
-    from harness_adapters.harnesses.lmms_eval.ingest import read_run
     from harness_adapters.harnesses.lmms_eval.taskgen import generate_tasks
 
     rows = [
@@ -307,19 +317,7 @@ def test_a_filter_and_metric_task_with_a_declared_key_is_scored_by_its_metric(tm
         }
         for img, n, q, o, a in QUESTIONS
     ][::-1]
-    features = datasets.Features(
-        {
-            "index": datasets.Value("string"),
-            "question": datasets.Value("string"),
-            "options": datasets.Sequence(datasets.Value("string")),
-            "answer": datasets.Value("string"),
-            "image": datasets.Image(),
-        }
-    )
-    up = tmp_path / "ai2d_with_ids"
-    datasets.DatasetDict(
-        {"test": datasets.Dataset.from_list(rows, features=features)}
-    ).save_to_disk(str(up))
+    up = save_ai2d_rows(rows, tmp_path / "ai2d_with_ids")
     panel, m = _panel_and_manifest()
     with pytest.raises(InputError) as e:
         generate_tasks(m, panel, tmp_path / "nokeys")
@@ -329,8 +327,5 @@ def test_a_filter_and_metric_task_with_a_declared_key_is_scored_by_its_metric(tm
     generate_tasks(m, panel, tmp_path / "tasks", {"ai2d": "index"}, datasets={"ai2d": up})
     yaml = (tmp_path / "tasks" / "primebench_ai2dkeys_ai2d_test.yaml").read_text()
     assert "process_results" not in yaml and "filter_list" in yaml and "item_ids" in yaml
-    run_lmms_eval("primebench_ai2dkeys", tmp_path / "out", include=tmp_path / "tasks", cwd=tmp_path)
-    recs = read_run(tmp_path / "out", suite_version=m["version"])
-    got = dict(zip(recs["item_id"], recs["score"], strict=True))
-    gold = {str(img * 100 + n): "ABCD"[a] for img, n, _q, _o, a in QUESTIONS}
+    got, gold = _run_and_read(tmp_path, m)
     assert got == {i: float(gold[i] == "A") for i in ["10101", "10201", "10301", "10501"]}

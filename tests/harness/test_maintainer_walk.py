@@ -14,11 +14,11 @@ import re
 import shlex
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from primebench_tasks.cli import main
+from tests.harness.test_content_keys import _image, save_ai2d_rows
 
 pytestmark = pytest.mark.slow  # a build and a validation on 169 models × 3,088 items (~1.5 min)
 
@@ -41,12 +41,6 @@ def readme_block() -> list[str]:
     return [ln for ln in body.group(1).splitlines() if ln.strip()]
 
 
-def _image(seed: int):
-    rng = np.random.default_rng(seed)
-    blocks = (rng.random((8, 8)) > 0.5).astype(np.uint8) * 255
-    return PIL.fromarray(np.kron(blocks, np.ones((8, 8), np.uint8))).convert("RGB")
-
-
 def _standins(here: Path, ids: list[str]) -> None:
     """LMUData/AI2D_TEST.tsv (VLMEvalKit's columns, JPEG in base64) and ai2d_copy (the upstream
     schema: question, options, answer, PNG image; no id; another row order) for ``ids``."""
@@ -66,17 +60,7 @@ def _standins(here: Path, ids: list[str]) -> None:
         lines.append("\t".join([i, q, *opts, "ABCD"[a], base64.b64encode(buf.getvalue()).decode()]))
         recs.append({"question": q, "options": opts, "answer": str(a), "image": img})
     (lmu / "AI2D_TEST.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    features = datasets.Features(
-        {
-            "question": datasets.Value("string"),
-            "options": datasets.Sequence(datasets.Value("string")),
-            "answer": datasets.Value("string"),
-            "image": datasets.Image(),
-        }
-    )
-    datasets.DatasetDict(
-        {"test": datasets.Dataset.from_list(recs[::-1], features=features)}
-    ).save_to_disk(str(here / "ai2d_copy"))
+    save_ai2d_rows(recs[::-1], here / "ai2d_copy")
 
 
 def test_the_readme_maintainer_block_runs_verbatim(tmp_path, capsys, monkeypatch):
