@@ -300,7 +300,7 @@ def write_variant_report(
             for v, lines in answers.items()
             if lines
         )
-        + markdown_table(table.reset_index())
+        + markdown_table(_with_answer_marks(table, req.out))
         + "\nP(row beats column):\n\n"
         + markdown_table(pairwise.reset_index())
     )
@@ -319,6 +319,23 @@ def _group_text(group: Sequence[str], pairwise: pd.DataFrame, threshold: float) 
         if p >= threshold:
             text += f" (but {group[0]} is above {group[-1]}: P = {p:.3f})"
     return text
+
+
+def _with_answer_marks(table: pd.DataFrame, out: Path) -> pd.DataFrame:
+    """The ranking table with a column saying, per variant, where its placement is not
+    comparable (its answers measure the parser, or are nearly all one answer): its rank there is
+    no comparison (#79: such ranks were unmarked)."""
+    path = out / "report.json"
+    models = Placement.read(path).models if path.exists() else {}
+    shown = table.reset_index()
+    first = shown.columns[0]
+    shown["answers"] = [
+        f"not comparable on {', '.join(models[v].suite.not_comparable)}"
+        if v in models and models[v].suite.not_comparable
+        else "comparable"
+        for v in shown[first]
+    ]
+    return shown
 
 
 def variant_flags(

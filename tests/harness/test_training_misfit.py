@@ -132,3 +132,23 @@ def test_a_run_of_neighbours_whose_ends_are_separated_says_so():
     assert _group_text(names[:2], p, 0.975) == "a ≈ b"
     p.loc["a", "c"] = 0.95
     assert _group_text(names, p, 0.975) == "a ≈ b ≈ c"
+
+
+def test_a_not_comparable_variant_is_marked_in_the_ranking_table(tmp_path):
+    """#79: ranks of not-comparable placements were unmarked in variants.md's table."""
+    import copy
+
+    import pandas as pd
+
+    from harness_adapters.run.session import _with_answer_marks
+    from tests.place.test_result import _placement
+
+    doc = _placement()
+    base = doc.models.pop("m")
+    bad = copy.deepcopy(base)
+    bad.suite.not_comparable = ["B"]
+    doc.models.update({"m": base, "m+a1": bad})
+    doc.write(tmp_path / "report.json")
+    table = pd.DataFrame({"score": [0.5, 0.4]}, index=pd.Index(["m", "m+a1"], name="variant"))
+    shown = _with_answer_marks(table, tmp_path)
+    assert list(shown["answers"]) == ["comparable", "not comparable on B"]
