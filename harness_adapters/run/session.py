@@ -288,6 +288,10 @@ def write_variant_report(
         f"apart (each next one not separated at P ≥ {threshold:.3f}), best first: {groups}.\n\n"
         f"Bootstrap ceiling ρ = {ceiling:.3f} (the PRIMEBench paper's App. I.4, bar {CEILING_BAR}; the "
         "verdict above is what decides).\n\n"
+        f"`lo`/`hi`: each suite score's 95 % interval from the same paired resamples of the items "
+        f"({n_boot}, shared by every variant) that P(row beats column) uses; report.md's interval "
+        "of the same score comes from its own per-benchmark bootstrap and may differ at the "
+        "second decimal.\n\n"
         + "".join(
             f"**Misfit**: {v}'s right/wrong pattern on {', '.join(bs)} does not fit the "
             "reference runs' — among variants of one base model, a broken checkpoint or chat "

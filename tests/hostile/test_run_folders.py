@@ -80,25 +80,27 @@ def test_a_race_resumed_after_an_outage_asks_the_failed_items_again(race, mathvi
 
 
 def test_an_adaptive_run_continues_a_static_runs_records(tmp_path, mathvision, suite20):  # noqa: F811
-    """#71: an adaptive run into a static run's folder continues its answers — they count in the
-    item budget and are never asked again (a suite of items chosen, not drawn: they are known
-    items of the design estimate, not its draw) — and a static run never continues an adaptive
-    one."""
+    """#71: an adaptive run into a static run's folder continues its answers — never asked
+    again (a suite of items chosen, not drawn: they are known items of the design estimate, not
+    its draw) — and a static run never continues an adaptive one. #80: ``--max-items`` counts
+    what the test adds (on 97d5833 the static answers spent it and the README's line asked
+    nothing)."""
     req, reference = static_run(tmp_path, mathvision, suite20)
     model = tmp_path / "model"
-    n_static = len(RecordFile(tmp_path / "run" / "records.jsonl").read())
-    assert n_static == 20
+    static_ids = {r["item_id"] for r in RecordFile(tmp_path / "run" / "records.jsonl").read()}
+    assert len(static_ids) == 20
     backend = RecordedModel(mathvision, HELD)
     doc = run_adaptive(req, {BENCH: reference}, AdaptiveSettings(None, 15, 5), backend=backend)
-    assert backend.asked == []  # the budget (15) is spent by the static run's 20 answers
+    assert len(backend.asked) == 15 and not set(backend.asked) & static_ids
     e = doc.models["m"].benchmarks[BENCH]
-    assert e.items == 20 and e.stopped_because == "item budget (15) spent"
+    assert e.items == 35 and e.stopped_because.startswith(
+        "item budget (15) spent (items drawn by the test; 20 continued"
+    )
     assert e.design.continued_items == 20 and not e.design.continued_as_draw
     more = RecordedModel(mathvision, HELD)
     doc = run_adaptive(req, {BENCH: reference}, AdaptiveSettings(None, 30, 5), backend=more)
-    static_ids = {r["item_id"] for r in RecordFile(tmp_path / "run" / "records.jsonl").read()[:20]}
-    assert len(more.asked) == 10 and not set(more.asked) & static_ids
-    assert doc.models["m"].benchmarks[BENCH].design.draws == 10
+    assert len(more.asked) == 15 and not set(more.asked) & static_ids
+    assert doc.models["m"].benchmarks[BENCH].design.draws == 30
     # nor the reverse: a static run into an adaptive run's folder
     run_adaptive(
         RunRequest(model=str(model), suite=suite20, out=tmp_path / "ad", name="m"),
