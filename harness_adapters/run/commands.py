@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_adapters.run.options import (
+    ADAPTIVE_FILES,
     adapter_specs,
     adaptive_settings,
     given_panel,
@@ -79,9 +80,7 @@ def _adaptive(
         print((req.out / "adaptive_variants.md").read_text("utf-8"))
         _say_written(req.out, (*ADAPTIVE_FILES, "adaptive_variants.json", "adaptive_variants.md"))
     else:
-        doc = run_adaptive(req, panels, settings, say, engine=engine)
-        _say_written(req.out, ADAPTIVE_FILES)
-        print_adaptive(doc, req.out)
+        print_adaptive(run_adaptive(req, panels, settings, say, engine=engine), req.out)
     return 0
 
 
@@ -101,10 +100,6 @@ def _quiet_engine(args: argparse.Namespace) -> None:
 
 
 RUN_FILES = ("records.jsonl", "run_spec.json", "report.json", "report.md", "placement.png")
-ADAPTIVE_FILES = (
-    "records.jsonl", "run_spec.json", "draws.json", "adaptive.json", "adaptive.md",
-    "report.json", "report.md", "placement.png",
-)  # fmt: skip
 
 
 def _refuse_unscored(req: Any, placed: Any) -> None:

@@ -83,6 +83,13 @@ def adaptive_settings(args: argparse.Namespace) -> Any:
     )
 
 
+ADAPTIVE_FILES = (
+    "records.jsonl", "run_spec.json", "draws.json", "adaptive.json", "adaptive.md",
+    "report.json", "report.md", "placement.png",
+)  # fmt: skip
+"""What an adaptive run writes into its folder (every harness's adaptive command names them)."""
+
+
 def print_adaptive(doc: AdaptiveRun, out: Path) -> None:
     """Print an adaptive run's ``adaptive.md``; say on stderr which tests had failed items, and
     fail the command (after the report is written) where a test scored nothing — every
@@ -92,6 +99,8 @@ def print_adaptive(doc: AdaptiveRun, out: Path) -> None:
     report = Path(out) / "report.md"
     if report.exists():  # the tests placed as one suite (#80)
         print(report.read_text("utf-8"))
+    written = [str(Path(out) / n) for n in ADAPTIVE_FILES if (Path(out) / n).exists()]
+    say(f"wrote {', '.join(written)}")
     some, none = doc.failures()
     for line in some:
         say(f"warning: {line}")
