@@ -92,3 +92,21 @@ def test_a_design_only_benchmark_a_run_did_not_draw_is_missing_with_why():
     assert missing["m"]["MMMU_DEV_VAL"] == {"of": 100, "missing": 3}
     assert set(missing["m"]) == {"MMMU_DEV_VAL", *(e.name for e in wide.design_only)}
     assert missing["m"]["MMStar"] == {"of": 100, "missing": 100, "why": RUN_ONLY_IN_LMMS_EVAL}
+
+
+@pytest.mark.parametrize("n", [1, 2, 9])
+def test_a_size_whose_design_cannot_be_drawn_is_refused_at_tasks(n):
+    """#79: --design-items 1 or 2 wrote a suite whose design cannot be drawn (a stratum needs
+    two) and whose interval means nothing; refused when the suite is sized, naming the least."""
+    with pytest.raises(InputError, match="give --design-items 10 or more"):
+        resolve_suite("primebench_wide").with_design_items(n)
+
+
+def test_a_size_past_any_dataset_says_census():
+    """#79: --design-items 10^9 said "±0.000"; it is a census of any dataset of fewer items."""
+    from harness_adapters.harnesses.lmms_eval.cli import sized_suite_line
+
+    wide = resolve_suite("primebench_wide")
+    line = sized_suite_line(wide.with_design_items(10**9), 10**9)
+    assert "a census of each dataset of fewer items" in line and "±0.000" not in line
+    assert "±0.130" in sized_suite_line(wide.with_design_items(40), 40)

@@ -118,7 +118,12 @@ def test_primebench_run_on_a_stub_engine_end_to_end(tmp_path, stub, capsys):
         ["run", "--engine", "stub", "--model", str(tmp_path / "base"), "--name", "base",
          "--suite", "primebench_mathvision", "--out", str(out), "--n-boot", "50"]
     )  # fmt: skip
-    assert rc == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    # #79: the run ends by naming every file it wrote
+    (closing,) = [ln for ln in err.splitlines() if "] wrote " in ln]
+    for name in ("records.jsonl", "run_spec.json", "report.json", "report.md", "placement.png"):
+        assert str(out / name) in closing
     (req,) = stub.checked
     assert req.backend == "stub" and req.model_name == "base"
     spec = json.loads((out / "run_spec.json").read_text())

@@ -70,7 +70,12 @@ def test_generated_tasks_run_and_ingest(tmp_path):
         )
         == 0
     )
-    run_lmms_eval("primebench", tmp_path / "out", include=tmp_path / "tasks", env=ENV, cwd=tmp_path)
+    # the built suite takes a name of its own (#82: "primebench" shadowed the released flagship)
+    from harness_adapters.harnesses.lmms_eval.taskgen import suite_task_name
+
+    task = suite_task_name(m)
+    assert task == "primebench_mathvision_suite"
+    run_lmms_eval(task, tmp_path / "out", include=tmp_path / "tasks", env=ENV, cwd=tmp_path)
     recs = read_run(tmp_path / "out", model="dummy-A", suite_version=m["version"])
     want = _expected(m)
     assert sorted(recs["item_id"]) == sorted(want)

@@ -15,6 +15,25 @@ if TYPE_CHECKING:
     from primebench_tasks.suite.manifest import SuiteManifest
 
 
+def sized_suite_line(manifest: SuiteManifest, n: int) -> str:
+    """What ``tasks lmms-eval --design-items N`` says of the suite it sized: the design's widest
+    90 % interval at ``n`` items, or — past any dataset's size — that it is a census."""
+    from primebench_tasks.suite.content_design import interval_width
+
+    half = interval_width(n) / 2
+    return (
+        f"suite {manifest.name} ({manifest.version}): its {len(manifest.design_only)} "
+        f"design-only benchmarks draw {n} items each; "
+        + (
+            f"the design's 90 % interval is at most ±{half:.3f} at that size (a score near one "
+            "half; narrower toward 0 or 1)"
+            if half >= 0.0005
+            else "as many as a dataset of that size holds: a census of each dataset of fewer "
+            "items (every item asked, its score exact, no interval)"
+        )
+    )
+
+
 def refuse_shadowing(manifest: SuiteManifest) -> None:
     """Refuse tasks of a suite that is not a released one under a released suite's task name: on
     ``--include_path`` they would run as the released suite (lmms-eval ran a user's 100 items as
@@ -54,21 +73,8 @@ def cmd_tasks_lmms(args: argparse.Namespace) -> int:
         manifest = manifest.renamed(args.name)
     refuse_shadowing(manifest)
     if args.design_items is not None:
-        from primebench_tasks.suite.content_design import interval_width
-
         manifest = manifest.with_design_items(args.design_items)
-        half = interval_width(args.design_items) / 2
-        print(
-            f"suite {manifest.name} ({manifest.version}): its {len(manifest.design_only)} "
-            f"design-only benchmarks draw {args.design_items} items each; "
-            + (
-                f"the design's 90 % interval is at most ±{half:.3f} at that size (a score near "
-                "one half; narrower toward 0 or 1)"
-                if half >= 0.0005
-                else "as many as a dataset of that size holds: a census of each dataset of fewer "
-                "items (every item asked, its score exact, no interval)"
-            )
-        )
+        print(sized_suite_line(manifest, args.design_items))
     if manifest.document["params"].get("multi_source") and not (args.panel or args.default):
         from primebench_tasks.pipeline.multi_source import source_panels
 
