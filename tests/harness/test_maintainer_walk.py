@@ -22,6 +22,7 @@ from tests.harness.test_content_keys import _image, save_ai2d_rows
 
 pytestmark = pytest.mark.slow  # a build and a validation on 169 models × 3,088 items (~1.5 min)
 
+pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
 datasets = pytest.importorskip(
     "datasets", reason="needs the 'lmms' extra (datasets): pip install -e '.[lmms]'"
 )
