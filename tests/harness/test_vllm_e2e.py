@@ -659,7 +659,7 @@ def test_the_cpu_engine_starts_with_the_users_memory_share(tiny, suite_file, tmp
     out = tmp_path / "run"
     cmd = [PRIMEBENCH, "run", "--model", str(tiny / "base"), "--name", "tiny"]
     cmd += ["--suite", str(suite_file), "--out", str(out), "--n-boot", "50", *ENGINE]
-    cmd += ["--gpu-memory-utilization", "0.15"]
+    cmd += ["--gpu-memory-utilization", "0.15", "-v"]  # -v: vLLM's own log lines (#79)
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     assert r.returncode == 0, r.stderr[-4000:]
     log = r.stdout + r.stderr  # vLLM logs to stdout
