@@ -110,7 +110,7 @@ def replay(
             if draws is None:
                 pick = bench.next_items(answers, asked, room, missing)
             else:
-                step = session.step(answers, asked, draws, budget=max(checkpoints))
+                step = session.step(answers, asked, draws)
                 if step.stop is not None:
                     break
                 draws += step.draws

@@ -76,42 +76,25 @@ class AdaptiveSession:
         drawn[[d.item for d in draws]] = True
         return int((np.asarray(asked, bool) & np.isfinite(answers) & drawn).sum())
 
-    def step(
-        self,
-        answers: np.ndarray,
-        asked: np.ndarray,
-        draws: Sequence[Draw],
-        *,
-        budget: int | None = None,
-    ) -> Step:
-        """The estimate now and why the test stops, or its next round (``budget``: the items it
-        may draw in all, default the benchmark's ``max_items``)."""
+    def step(self, answers: np.ndarray, asked: np.ndarray, draws: Sequence[Draw]) -> Step:
+        """The estimate now and why the test stops
+        (:meth:`~.benchmark.AdaptiveBenchmark.stop_reason`, the budget counting the items the
+        test drew), or its next round."""
         answers = np.asarray(answers, float)
         asked = np.asarray(asked, bool)
         est = self.estimate(answers, asked, draws)
-        limit = self.bench.max_items if budget is None else budget
         spent = self.spent(answers, asked, draws)
         scored = asked & np.isfinite(answers)
-        if self.target_width is not None and est.width <= self.target_width:
-            return Step(est, f"interval narrower than {self.target_width:g}")
-        if spent >= limit:
-            extra = int(scored.sum()) - spent
-            return Step(
-                est,
-                f"item budget ({limit}) spent"
-                + (
-                    f" (items drawn by the test; {extra} continued from the static run besides)"
-                    if extra > 0
-                    else ""
-                ),
-            )
+        why = self.bench.stop_reason(est, scored, self.target_width, spent)
+        if why is not None:
+            return Step(est, why)
         blocked = np.zeros(len(answers), bool)
         blocked[[d.item for d in draws]] = True
         if self.unavailable is not None:
             blocked |= self.unavailable
         if bool((blocked | asked).all()):
             return Step(est, "every item asked")
-        room = min(self.round_size, limit - spent)
+        room = min(self.round_size, self.bench.max_items - spent)
         new = self.bench.draw_items(answers, asked, room, self.seed(len(draws)), exclude=blocked)
         if not new:
             return Step(est, "every item asked")
