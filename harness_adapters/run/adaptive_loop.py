@@ -76,7 +76,7 @@ def guard_settings(bench: AdaptiveBenchmark) -> GuardSettings:
 
 
 @dataclass
-class _Pool:
+class ItemPool:
     """One benchmark's item pool: documents in the panel's item order, the adaptive test."""
 
     benchmark: str
@@ -135,7 +135,7 @@ def item_pools(
     cache_dir: Path | None = None,
     data: Mapping[str, str | Path] | None = None,
     documents: PoolDocuments | None = None,
-) -> list[_Pool]:
+) -> list[ItemPool]:
     """Every suite benchmark's pool: every item of its reference panel, asked from the panel's
     content or — a benchmark whose items live in an upstream lmms-eval dataset (the flagship's
     MathVista, MMMU, BLINK) — from that dataset (``data``: upstream task → a local copy, else the
@@ -177,14 +177,14 @@ def item_pools(
             design = manifest.entry(b).design
             if design is not None and design.pool != len(docs):
                 design = None  # drawn from another pool: its answers count as known items only
-            pools.append(_Pool(b, category, docs, bench, facts, design))
+            pools.append(ItemPool(b, category, docs, bench, facts, design))
     return pools
 
 
 def recorded_states(
     lines: Sequence[Mapping[str, Any]],
     names: Mapping[str | None, str],
-    pools: list[_Pool],
+    pools: list[ItemPool],
     since: int = 0,
 ) -> dict[tuple[str | None, str], tuple[np.ndarray, np.ndarray]]:
     """(answers, asked) of every (variant, benchmark) from the records: an item with an ``ok``
@@ -442,7 +442,7 @@ def _run_adaptive(
 
 def adaptive_placement(
     req: RunRequest,
-    pools: Sequence[_Pool],
+    pools: Sequence[ItemPool],
     state: Mapping[tuple[str | None, str], tuple[np.ndarray, np.ndarray]],
     doc: AdaptiveRun,
     panels: Mapping[str, Panel],
@@ -489,7 +489,7 @@ def adaptive_placement(
 def check_ledger(
     ledger: DrawLedger,
     path: Path,
-    pools: Sequence[_Pool],
+    pools: Sequence[ItemPool],
     names: Mapping[str | None, str],
     lines: Sequence[Mapping[str, Any]],
     state: Mapping[tuple[str | None, str], tuple[np.ndarray, np.ndarray]],
@@ -539,7 +539,7 @@ def check_ledger(
 def _refuse_undrawn(
     ledger: DrawLedger,
     path: Path,
-    p: _Pool,
+    p: ItemPool,
     model: str,
     state: tuple[np.ndarray, np.ndarray],
     suite: SuiteManifest,
@@ -566,7 +566,7 @@ def _refuse_undrawn(
 
 def _next_draws(
     req: RunRequest,
-    p: _Pool,
+    p: ItemPool,
     model: str,
     state: tuple[np.ndarray, np.ndarray],
     ledger: DrawLedger,
@@ -603,7 +603,7 @@ def _next_draws(
 
 def adaptive_report(
     req: RunRequest,
-    pools: list[_Pool],
+    pools: list[ItemPool],
     state: Mapping[tuple[str | None, str], tuple[np.ndarray, np.ndarray]],
     stopped: Mapping[tuple[str | None, str], str],
     settings: AdaptiveSettings,

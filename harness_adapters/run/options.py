@@ -244,7 +244,8 @@ def run_adaptive_options(p: argparse.ArgumentParser, target: bool) -> None:
             "; stops each test at --target-width or --max-items; writes adaptive.json/.md"
             if target
             else "; the same items for every variant, until adjacent variants are separated at "
-            "95 %% or --max-items are spent; writes adaptive_variants.json/.md"
+            "95 %% or --max-items are spent; writes adaptive_variants.json/.md and every variant's "
+            "placement from the race's draws (report.json/.md/.png)"
         ),
     )
     adaptive_budget_options(a, target, "a round is one engine batch per variant")

@@ -6,7 +6,7 @@ engine's backend (:func:`~harness_adapters.run.adaptive_loop.engine_executor`)."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -14,6 +14,7 @@ import numpy as np
 
 from harness_adapters.run.adaptive_loop import (
     AdaptiveSettings,
+    ItemPool,
     engine_executor,
     item_pools,
     recorded_states,
@@ -23,10 +24,12 @@ from harness_adapters.run.errors import BackendError
 from harness_adapters.run.records import RecordFile, failure_digest, variant_name
 from harness_adapters.run.request import RunRequest, freeze_spec, run_lock
 from harness_adapters.suites.documents import SuiteDoc, documents_digest
-from primebench_tasks.adaptive.race import race_variants
+from primebench_tasks.adaptive.race import RaceResult, race_variants
 from primebench_tasks.data.io import atomic_write_text
 from primebench_tasks.data.panel import Panel
-from primebench_tasks.place.defaults import N_BOOT_VARIANTS
+from primebench_tasks.place.defaults import N_BOOT, N_BOOT_VARIANTS
+from primebench_tasks.place.result import Placement
+from primebench_tasks.place.suite import GivenBenchmark
 from primebench_tasks.place.variant_ranking import (
     VariantRanking,
     Verdict,
@@ -53,7 +56,9 @@ def rank_variants_adaptive(
     (:func:`~primebench_tasks.adaptive.race.race_variants`). Resumable: the items recorded
     for any variant are completed for the others first, and the race goes on from them. Writes
     ``adaptive_variants.json`` (a typed :class:`~primebench_tasks.place.variant_ranking.VariantRanking`,
-    race ``adaptive``) and ``.md``; returns the ranking. ``engine``: an
+    race ``adaptive``) and ``.md``, and every variant's placement on the suite from the race's
+    draws (``report.json``/``.md``/``placement.png``: :func:`race_placement`); returns the
+    ranking. ``engine``: an
     :class:`~harness_adapters.run.engine.Engine` (default: the installed default engine, vLLM);
     ``backend``: answers instead of the engine's backend."""
     from harness_adapters.run.engine import checked_run, engine_named
@@ -187,4 +192,51 @@ def _rank_variants_adaptive(
         + markdown_table(result.pairwise.reset_index())
     )
     atomic_write_text(req.out / "adaptive_variants.md", md)
+    # one placement (#80): every variant placed on the suite from the race's draws (report.json,
+    # .md, .png — suite score, categories, ranks, leaderboard), as a static run's
+    from harness_adapters.run.report import write_placement_files
+
+    placed = race_placement(req, pools, result, panels, n_boot=N_BOOT, seed=seed)
+    write_placement_files(placed, panels, req.out, spec.conditions)
     return doc
+
+
+def race_placement(
+    req: RunRequest,
+    pools: Sequence[ItemPool],
+    result: RaceResult,
+    panels: Mapping[str, Panel],
+    *,
+    n_boot: int,
+    seed: int,
+) -> Placement:
+    """Each variant of the race placed on the suite: per benchmark its draws' Hansen–Hurwitz
+    estimate (:func:`~primebench_tasks.adaptive.placement.race_benchmark`), then the categories,
+    suite, ranks and leaderboard of :func:`~primebench_tasks.place.suite.place_given`; a
+    benchmark the race has no pool for is placed with no score."""
+    from primebench_tasks.adaptive.placement import race_benchmark, unasked_benchmark
+    from primebench_tasks.place.suite import place_given
+
+    by_b = {p.benchmark: (b, p) for b, p in enumerate(pools)}
+    given: dict[str, dict[str, GivenBenchmark]] = {}
+    for v, a in enumerate(req.variants()):
+        name = variant_name(req.model_name, a)
+        given[name] = {}
+        for e in req.suite.benchmarks:
+            panel = panels[e.name]
+            if e.name not in by_b:
+                given[name][e.name] = unasked_benchmark(panel.name, len(panel.model_names), n_boot)
+                continue
+            b, p = by_b[e.name]
+            items = result.asked[b]
+            given[name][e.name] = race_benchmark(
+                result.draws[b],
+                source=panel.name,
+                answers={i: float(result.scores[b][v, j]) for j, i in enumerate(items)},
+                reference_on_items=p.bench.Y_ref[:, items],
+                reference_full=p.bench.reference_full,
+                n_reference=len(panel.model_names),
+                n_boot=n_boot,
+                seed=[seed, v, sum(map(ord, e.name))],
+            )
+    return place_given(req.suite, panels, given, "race", n_boot, seed)

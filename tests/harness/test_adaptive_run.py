@@ -19,6 +19,7 @@ from harness_adapters.run.request import RunRequest
 from harness_adapters.suites.documents import benchmark_rows
 from harness_adapters.suites.prompt import PROMPT_KWARGS
 from primebench_tasks.adaptive.result import AdaptiveSettings
+from primebench_tasks.place.result import Placement
 from primebench_tasks.place.variant_ranking import VariantRanking
 
 BENCH = "MATH-Vision_MINI"
@@ -259,6 +260,20 @@ def test_rank_variants_adaptive_separates_and_resumes(tmp_path, mathvision, suit
     assert again.items == doc.items and again.verdict == doc.verdict
     assert first.asked + second.asked == straight.asked
     assert (tmp_path / "r" / "adaptive_variants.md").read_text().startswith("# Variants of m")
+    # one placement (#80): every variant placed on the suite from the race's draws, as a
+    # static run's report — the same file, the suite score and ranks
+    placed = Placement.read(tmp_path / "s" / "report.json")
+    assert placed.estimator == "race" and set(placed.models) == {"m", "m+a1"}
+    assert (tmp_path / "s" / "report.md").exists() and (tmp_path / "s" / "placement.png").exists()
+    for name in ("m", "m+a1"):
+        b = placed.models[name].benchmarks[BENCH]
+        assert b.interval_from == "design" and b.n_items <= n
+        full = b.predicted_full
+        assert full.lo <= full.value <= full.hi
+        assert placed.models[name].suite.predicted_full.value is not None
+    # the race orders them as the placement does
+    strong_full = placed.models["m"].benchmarks[BENCH].predicted_full.value
+    assert strong_full > placed.models["m+a1"].benchmarks[BENCH].predicted_full.value
 
 
 class UpstreamModel:
@@ -667,7 +682,6 @@ def test_an_adaptive_run_is_placed_like_the_static_suite(setup, mathvision, tmp_
     suite score, its category, ranks among the reference panel and the leaderboard — each
     benchmark's predicted full score the test's own point with its interval at 95 %."""
     from primebench_tasks.adaptive.placement import interval_95
-    from primebench_tasks.place.result import Placement
 
     model, panels, suite = setup
     out = tmp_path / "run"
