@@ -28,7 +28,6 @@ benchmarks.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -36,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from harness_adapters.run.errors import BackendError
 from harness_adapters.run.records import RecordFile, RecordRow, failure_digest, variant_name
@@ -45,6 +43,7 @@ from harness_adapters.suites.documents import SuiteDoc, documents_digest, pool_d
 from primebench_tasks.adaptive.benchmark import AdaptiveBenchmark, AdaptiveEstimate
 from primebench_tasks.adaptive.design import Draw, StaticRound, answered_before
 from primebench_tasks.adaptive.ledger import DrawLedger, draw_seed
+from primebench_tasks.adaptive.markdown import adaptive_markdown
 from primebench_tasks.adaptive.result import (
     AdaptiveModel,
     AdaptiveRun,
@@ -60,10 +59,8 @@ from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.manifest import manifest_items
 from primebench_tasks.place.defaults import N_BOOT
 from primebench_tasks.place.misfit import ItemFacts, person_fit
-from primebench_tasks.place.report import fit_cell
 from primebench_tasks.place.result import Placement
 from primebench_tasks.progress import progress_bar
-from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.suite.manifest import Design, SuiteManifest
 
 DRAWS_FILE = "draws.json"
@@ -668,97 +665,3 @@ def adaptive_report(
         models=models,
         guard=guard_settings(pools[0].bench),
     )
-
-
-def shown_score(v: float | None) -> str:
-    """A score as a report shows it: clipped to [0, 1] (a design estimate's raw value can fall
-    outside — a Horvitz–Thompson sum is unbiased, not bounded —; adaptive.json keeps it raw)."""
-    return "—" if v is None else f"{min(1.0, max(0.0, v)):.3f}"
-
-
-def adaptive_markdown(doc: AdaptiveRun) -> str:
-    """``adaptive.md``: the run's settings, then per variant a table of its tests and the
-    lines of its guard, misfit, answer checks and failed items."""
-    s = doc.settings
-    target = "none" if s.target_width is None else f"{s.target_width:g}"
-    level = round(100 * s.level)
-    lines = [
-        f"# {doc.suite_name} ({doc.suite}): adaptive evaluation",
-        "",
-        f"Items asked per model in rounds of {s.round_size} per benchmark, drawn at random "
-        "with known probabilities that favour the items that tell the most about it (policy "
-        f"`{doc.policy.label}`"
-        + (
-            f"; share {g.uniform_share:g} uniform, guard k = {g.k:g}"
-            if (g := doc.guard) is not None
-            else ""
-        )
-        + "). The item model's prediction is guarded by the draws' design-unbiased estimate: "
-        "never further from it than k design standard errors, so a model unlike the reference "
-        f"panel is not placed by the item model alone. A test stops when its "
-        f"{level} % interval is narrower than {target} or after "
-        f"{s.max_items} items. Predicted full scores and ranks with {level} %"
-        " intervals (the item model's, calibrated on the reference panel, holding the design "
-        "estimate).",
-        "",
-    ]
-    cond = doc.conditions
-    if cond:
-        lines += [
-            "Run conditions: "
-            + "; ".join(
-                f"{k}: {v if isinstance(v, str) else json.dumps(v, sort_keys=True)}"
-                for k, v in cond.items()
-            ),
-            "",
-        ]
-    fmt = lambda x: "—" if x is None else f"{x:.3f}"  # noqa: E731
-    for model, r in doc.models.items():
-        rows = []
-        for b, e in r.benchmarks.items():
-            pf, rk = e.predicted_full, e.predicted_rank
-            lost = e.failed.items
-            rows.append(
-                {
-                    "benchmark": b,
-                    "items": f"{e.items} of {e.pool}" + (f" ({lost} failed)" if lost else ""),
-                    "stopped because": e.stopped_because,
-                    "score on items": fmt(e.score_on_items_asked),
-                    "predicted full": "— (no item scored)"
-                    if pf.value is None
-                    else f"{fmt(pf.value)} [{fmt(pf.lo)}, {fmt(pf.hi)}]",
-                    "predicted rank": "— (no item scored)"
-                    if rk is None
-                    else f"{rk.value} [{rk.lo}, {rk.hi}] of {rk.out_of}"
-                    + (" (above all reference models)" if e.above_all_reference else ""),
-                    "fit": fit_cell(e.misfit),
-                }
-            )
-        mean = r.mean_predicted_full
-        failures = [f"- {b}: {e.failed.why}" for b, e in r.benchmarks.items() if e.failed.items]
-        lines += [
-            f"## {model}",
-            "",
-            f"{r.items} items scored; mean predicted full score over the benchmarks: "
-            + ("—" if mean is None else f"{mean:.3f}"),
-            "",
-            markdown_table(pd.DataFrame(rows)),
-            *[
-                f"- **guard**: on {b} the item model ({fmt(d.model_predicted)}) and "
-                f"the design estimate ({shown_score(d.estimate)} ± {fmt(d.se)}) "
-                "disagree beyond the design's noise: the model is unlike the reference panel, "
-                "and its score is the design's, moved toward the item model by at most k SE"
-                for b, e in r.benchmarks.items()
-                if (d := e.design) is not None and d.guard_moved
-            ],
-            *[f"- **misfit**: {line}" for line in r.misfit],
-            *[f"- **answers**: {line}" for line in r.answers],
-            *(
-                ["Items that failed (not scored; a rerun of the same command asks them again):"]
-                + failures
-                + [""]
-                if failures
-                else []
-            ),
-        ]
-    return "\n".join(lines)
