@@ -194,7 +194,7 @@ def make_judge(
     each within ``timeout_s``), and a key only from ``api_key_env`` (or ``OPENAI_API_KEY`` for OpenAI's own
     host); its cache is keyed by model *and* URL."""
     from harness_adapters.engines.vllm.backends import OfflineBackend, ServerBackend, check_model
-    from harness_adapters.run.request import engine_settings
+    from harness_adapters.engines.vllm.settings import engine_settings
 
     if spec == "rules":
         return None

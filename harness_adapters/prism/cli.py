@@ -93,10 +93,11 @@ def _run(args: argparse.Namespace) -> int:
         check_model,
     )
     from harness_adapters.engines.vllm.lora_scope import check_adapters, check_server_adapters
+    from harness_adapters.engines.vllm.settings import engine_settings
     from harness_adapters.prism.build import read_build
     from harness_adapters.prism.run import RECORD_SCHEMA, run_prism
     from harness_adapters.prism.score import MATCHERS
-    from harness_adapters.run.request import engine_settings, freeze_spec
+    from harness_adapters.run.request import freeze_spec
     from primebench_tasks.prism.prompts import EVALUEE
 
     index, store = read_build(args.prism)

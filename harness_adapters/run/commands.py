@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import glob
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,31 +168,44 @@ SKIPPED_ENGINES: dict[str, str] = {}
 """Engines whose options could not be added (name → why): naming one is refused with why."""
 
 
+def named_engine(argv: Sequence[str] | None) -> str:
+    """The engine a command line names (``--engine NAME`` or ``--engine=NAME``; the last one
+    wins, as argparse reads it), else :data:`~harness_adapters.run.engine.DEFAULT_ENGINE`."""
+    from harness_adapters.run.engine import DEFAULT_ENGINE
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--engine")
+    known, _ = pre.parse_known_args(list(argv or []))
+    return str(known.engine) if known.engine else DEFAULT_ENGINE
+
+
 def _engine_options(
-    p: argparse.ArgumentParser, own: Callable[[argparse.ArgumentParser], None]
+    p: argparse.ArgumentParser,
+    own: Callable[[argparse.ArgumentParser], None],
+    argv: Sequence[str] | None = None,
 ) -> None:
-    """Every installed engine's own options, each engine loaded on its own and its options tried
-    first on a scratch copy of the verb (``own`` adds the verb's options): an engine that cannot
-    be loaded, whose ``add_options`` raises or clashes with an option already there adds none,
-    takes no other engine's options with it and is said in one line on stderr (naming it in
-    ``--engine`` gives its error)."""
+    """The options of the one engine the command line names (:func:`named_engine`; ``--help``
+    shows the default engine's, ``--engine NAME --help`` NAME's): no other engine is loaded, so
+    another engine's options never clash with these and a broken one breaks nothing it is not
+    named for. The engine's options are tried first on a scratch copy of the verb (``own`` adds
+    the verb's options): one that cannot be loaded, whose ``add_options`` raises or clashes with
+    the run's adds none and is said in one line on stderr (running it gives its error)."""
     import sys
 
     from harness_adapters.run.engine import engines, installed_engines
 
-    named: list[Any] = []
+    name = named_engine(argv)
     for ep in installed_engines():
+        if ep.name != name:
+            continue
         try:
             (engine,) = engines([ep]).values()
         except Exception:  # noqa: BLE001 — any error of a third-party plugin; said when resolved
-            continue
-        if engine.name in {e.name for e in named}:  # two of one name: an error when resolved
-            continue
+            return
         trial = argparse.ArgumentParser(add_help=True)
         own(trial)
         try:
-            for e in [*named, engine]:
-                e.add_options(trial.add_argument_group(f"engine {e.name}"))
+            engine.add_options(trial.add_argument_group(f"engine {engine.name}"))  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 — a third-party plugin's options
             why = (
                 f"engine {engine.name!r} (entry point {ep.value}) cannot add its options "
@@ -201,9 +214,13 @@ def _engine_options(
             if engine.name not in SKIPPED_ENGINES:
                 print(f"primebench: warning: {why}", file=sys.stderr)
             SKIPPED_ENGINES[engine.name] = why
-            continue
-        named.append(engine)
-        engine.add_options(p.add_argument_group(f"engine {engine.name}"))  # type: ignore[arg-type]
+            return
+        group = p.add_argument_group(
+            f"engine {engine.name}",
+            f"{engine.summary} (another engine's options: --engine NAME --help)",
+        )
+        engine.add_options(group)  # type: ignore[arg-type]
+        return
 
 
 def add_commands(tree: Any) -> None:
@@ -215,12 +232,19 @@ def add_commands(tree: Any) -> None:
     sub = tree.sub
     p = sub.add_parser("run", help="evaluate a model (+ LoRA adapters) on a suite on an engine")
     _run_verb_options(p)
-    _engine_options(p, _run_verb_options)
+    _engine_options(p, _run_verb_options, _verb_args(tree, "run"))
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("rank-variants", help="rank LoRA variants of one base model on a suite")
     _rank_verb_options(p)
-    _engine_options(p, _rank_verb_options)
+    _engine_options(p, _rank_verb_options, _verb_args(tree, "rank-variants"))
     p.set_defaults(func=cmd_rank_variants, no_base=False)
+
+
+def _verb_args(tree: Any, verb: str) -> list[str] | None:
+    """The command line after ``verb`` where it is that verb's (None otherwise: the default
+    engine's options)."""
+    argv = getattr(tree, "argv", None)
+    return list(argv[1:]) if argv and argv[0] == verb else None
 
 
 def _run_verb_options(p: argparse.ArgumentParser) -> None:

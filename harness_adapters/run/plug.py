@@ -19,11 +19,9 @@ from harness_adapters.run.errors import BackendError
 from harness_adapters.run.messages import ItemInputError, Messages, chat_messages
 from harness_adapters.run.records import RecordFile, RecordRow, records_lock, variant_name
 from harness_adapters.run.request import (
-    EngineSettings,
     RunRequest,
     RunSpec,
     base_spec,
-    engine_settings,
     run_lock,
 )
 from harness_adapters.run.session import place_variant
@@ -41,7 +39,6 @@ __all__ = [
     "BackendError",
     "CheckedRun",
     "Engine",
-    "EngineSettings",
     "Generation",
     "ItemInputError",
     "Messages",
@@ -54,7 +51,6 @@ __all__ = [
     "base_spec",
     "chat_messages",
     "check_engine",
-    "engine_settings",
     "engines",
     "failed_record",
     "installed_version",

@@ -1,5 +1,5 @@
 """What a run asks for and what its answers were made with: the run request (model, adapters,
-suite, output folder, backend and engine settings), the frozen spec beside the records
+suite, output folder, the engine's own arguments), the frozen spec beside the records
 (``run_spec.json``, schema ``primebench.run/1``; a resume must match it) and the run folder's
 lock. Shared by every engine and harness driver (docs/architecture.md, "Run records and
 reports")."""
@@ -7,7 +7,7 @@ reports")."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,32 +15,6 @@ from harness_adapters.run.errors import BackendError
 from primebench_tasks.data.folder_lock import FolderLock
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.suite.manifest import SuiteManifest
-
-
-@dataclass
-class EngineSettings:
-    """The local engine's options a run asks for (vLLM's names; the engine reads them). CPU
-    defaults; on a GPU start from the settings in docs/runner.md."""
-
-    max_model_len: int | None = None
-    """None: the model's own context length (from its config)."""
-    tensor_parallel_size: int = 1
-    gpu_memory_utilization: float | None = None
-    """The share of the GPU's memory (on vLLM's CPU backend: of RAM) the engine reserves. None:
-    0.9 on a GPU; on a CPU a share that fits what is free (the engine's ``memory_share``)."""
-    max_lora_rank: int | None = None
-    """None: the largest rank of the adapters given, rounded up to a rank vLLM supports."""
-    max_loras: int = 4
-    max_num_seqs: int = 32
-    enforce_eager: bool = False
-    limit_images: int = 1
-    dtype: str | None = None
-    """None: vLLM's ``auto`` (bfloat16 on CPU even for a float32 checkpoint)."""
-    enable_tower_connector_lora: bool = False
-    """Apply adapters' vision-tower and connector matrices too; set by the runner from what the
-    adapters change (:mod:`harness_adapters.engines.vllm.lora_scope`), not by hand."""
-    extra: dict[str, Any] = field(default_factory=dict)
-
 
 RUN_SCHEMA = "primebench.run/1"
 
@@ -56,27 +30,15 @@ class RunRequest:
     adapters: dict[str, str] = field(default_factory=dict)
     name: str | None = None
     include_base: bool = True
-    backend: str = "vllm"
-    base_url: str | None = None
-    served_model: str | None = None
-    timeout_s: float = 120.0
-    concurrency: int = 8
-    api_key_env: str | None = None
-    engine: EngineSettings = field(default_factory=EngineSettings)
     batch_size: int = 32
     max_new_tokens: int | None = None
-    replicas: int = 1
-    ray_address: str | None = None
-    cpus_per_replica: float = 1.0
-    lora_language_model_only: bool = False
-    """Accept adapters with a vision-tower/connector part the engine cannot apply, applying only
-    their language-model part (``--lora-language-model-only``; the report says so)."""
     data: dict[str, str] = field(default_factory=dict)
     """Upstream lmms-eval task → a local copy of its dataset (``--dataset``), for benchmarks whose
     items the reference panel holds only as ids (read from the hub otherwise)."""
-    server_tower_lora: bool = False
-    """Server backend: the user asserts the server runs with ``--enable-tower-connector-lora``
-    (used only when the server does not say so itself; the report says it was not verified)."""
+    engine_args: Any = None
+    """What the engine's own options asked for, in a type the engine owns (vLLM:
+    ``engines.vllm.settings.VllmArgs``; None: the engine's defaults). The run never reads it:
+    the engine records what of it matters in the spec's conditions."""
 
     @property
     def model_name(self) -> str:
@@ -87,22 +49,10 @@ class RunRequest:
         return base + sorted(self.adapters)
 
 
-ENGINE_FIELDS = (
-    "backend",
-    "base_url",
-    "served_model",
-    "timeout_s",
-    "concurrency",
-    "api_key_env",
-    "engine",
-    "replicas",
-    "ray_address",
-    "cpus_per_replica",
-    "lora_language_model_only",
-    "server_tower_lora",
-)
-"""The :class:`RunRequest` fields an engine's ``request_fields`` may set (the others are the
-run's own: the model, the suite, the folder, the adapters, batching, decoding, the datasets)."""
+ENGINE_FIELDS = ("engine_args",)
+"""The :class:`RunRequest` fields an engine's ``request_fields`` may set: its own arguments,
+opaque to the run (the others are the run's own: the model, the suite, the folder, the adapters,
+batching, decoding, the datasets)."""
 
 
 def base_spec(
@@ -368,10 +318,3 @@ def run_lock(out: Path) -> FolderLock:
         "another --out)",
         reentrant=True,
     )
-
-
-def engine_settings(**kw: Any) -> EngineSettings:
-    """EngineSettings from CLI values (None = default)."""
-    base = asdict(EngineSettings())
-    base.update({k: v for k, v in kw.items() if v is not None})
-    return EngineSettings(**base)

@@ -21,11 +21,11 @@ if TYPE_CHECKING:  # the numerical stack is imported by the commands, not by --h
     pass
 
 
-def build_parser() -> argparse.ArgumentParser:
-    return _build()[0]
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    return _build(argv)[0]
 
 
-def _build() -> tuple[argparse.ArgumentParser, CommandTree]:
+def _build(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser, CommandTree]:
     ap = argparse.ArgumentParser(
         prog="primebench",
         description="PRIMEBench: compact VLM evaluation suites (PRIMEBench, ResampledBench, "
@@ -41,7 +41,7 @@ def _build() -> tuple[argparse.ArgumentParser, CommandTree]:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = ap.add_subparsers(dest="command", required=True)
-    tree = CommandTree(sub)
+    tree = CommandTree(sub, argv)
     add_panel_commands(sub)
     add_build_commands(sub)
     add_evaluate_commands(sub, tree)
@@ -150,8 +150,9 @@ def _read_only(path: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap, tree = _build()
-    args = ap.parse_args(respell(list(sys.argv[1:] if argv is None else argv), tree.renamed))
+    line = list(sys.argv[1:] if argv is None else argv)
+    ap, tree = _build(line)
+    args = ap.parse_args(respell(line, tree.renamed))
     try:
         check_outputs_writable(args)
         check_outputs_not_inputs(args)

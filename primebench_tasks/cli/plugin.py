@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,8 +75,11 @@ class CommandTree:
     """What a ``primebench.commands`` plugin receives: the top-level sub-parsers (``sub``) and
     shared command groups (``primebench ingest ...``), created once whoever asks first."""
 
-    def __init__(self, sub: argparse._SubParsersAction) -> None:
+    def __init__(self, sub: argparse._SubParsersAction, argv: Sequence[str] | None = None) -> None:
         self.sub = sub
+        self.argv = None if argv is None else list(argv)
+        """The command line being parsed, where known (a plugin may add only what it names:
+        the run verbs load only the ``--engine`` it names); None: every default."""
         self._groups: dict[str, argparse._SubParsersAction] = {}
         self.option_help: dict[str, str] = {}
         self.examples: dict[str, str] = {}

@@ -64,7 +64,7 @@ class StubEngine:
         parser.add_argument("--stub-note", default="none")
 
     def request_fields(self, args: Any) -> dict[str, Any]:
-        return {"backend": "stub"}
+        return {"engine_args": {"note": args.stub_note}}
 
     def check(self, req: RunRequest) -> CheckedRun:
         self.checked.append(req)
@@ -125,7 +125,8 @@ def test_primebench_run_on_a_stub_engine_end_to_end(tmp_path, stub, capsys):
     for name in ("records.jsonl", "run_spec.json", "report.json", "report.md", "placement.png"):
         assert str(out / name) in closing
     (req,) = stub.checked
-    assert req.backend == "stub" and req.model_name == "base"
+    # #81: the engine's own arguments ride in the request, opaque to the run
+    assert req.engine_args == {"note": "none"} and req.model_name == "base"
     spec = json.loads((out / "run_spec.json").read_text())
     assert spec["conditions"]["harness"] == "primebench run (stub engine)"
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
@@ -256,6 +257,26 @@ def test_one_broken_engine_breaks_no_command(monkeypatch, capsys, load):
     assert "--backend" in out.out  # vLLM's options are still there
 
 
+def test_only_the_named_engines_options_are_loaded(monkeypatch, capsys, stub):
+    """#81: ``run --help`` shows the default engine's options, ``--engine stub --help`` the
+    stub's and not vLLM's; a second engine may reuse an option name another engine has (each
+    is loaded alone), and an engine whose options clash with the run's is refused by name."""
+    with pytest.raises(SystemExit):
+        main(["run", "--engine", "stub", "--help"])
+    out = capsys.readouterr().out
+    assert "--stub-note" in out and "--backend" not in out and "engine stub" in out
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = capsys.readouterr().out
+    assert "--backend" in out and "--stub-note" not in out
+    ep = SimpleNamespace(name="clash", value="tests:clash", load=_Clashing)
+    _with_engines(monkeypatch, ep)
+    rc = main(["run", "--engine", "clash", "--model", "m", "--suite", "primebench_mathvision",
+               "--out", "x"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and "engine 'clash'" in err and "cannot add its options" in err
+
+
 def test_an_engine_entry_point_naming_a_class_is_refused():
     with pytest.raises(PrimeBenchError, match="names the class StubEngine"):
         check_engine(StubEngine, "entry point stub")
@@ -283,9 +304,9 @@ class _Returns(StubEngine):
 
     def request_fields(self, args: Any) -> Any:
         return {
-            "fields-list": ["backend"],
+            "fields-list": ["engine_args"],
             "fields-unknown": {"model": "x"},
-        }.get(self.how, {"backend": "stub"})
+        }.get(self.how, {"engine_args": None})
 
     def check(self, req: RunRequest) -> Any:
         good = super().check(req)

@@ -14,8 +14,8 @@ from harness_adapters.engines.vllm.ray_runner import (
     REPLICA_PROCESS_GIB,
     check_ray_fits,
 )
+from harness_adapters.engines.vllm.settings import EngineSettings
 from harness_adapters.run.errors import BackendError
-from harness_adapters.run.request import EngineSettings
 
 GIB = 1024**3
 HAS_RAY = importlib.util.find_spec("ray") is not None

@@ -237,7 +237,7 @@ def test_adapter_and_model_checks(tmp_path):
     # no --max-lora-rank: any rank passes the check, and the engine gets the adapters' rank
     # rounded up to one vLLM supports
     from harness_adapters.engines.vllm.backends import lora_rank_for
-    from harness_adapters.run.request import EngineSettings
+    from harness_adapters.engines.vllm.settings import EngineSettings
 
     big = check_adapter("big", tmp_path / "big", model, None)
     assert big.rank == 16 and lora_rank_for([8, 16]) == 16 and lora_rank_for([9]) == 16

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.engines.vllm.settings import EngineSettings
 from harness_adapters.run.plug import (
     BackendError,
-    EngineSettings,
     Generation,
     Messages,
     require_cpu_ready,

