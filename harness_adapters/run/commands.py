@@ -133,11 +133,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_rank_variants(args: argparse.Namespace) -> int:
-    from harness_adapters.run.request import run_lock
-    from harness_adapters.run.session import execute, write_run_report, write_variant_report
+    from harness_adapters.run.engine import engine_named
 
     refuse_adaptive_only(args)
     _quiet_engine(args)
+    args.model = args.base
+    if getattr(engine_named(args.engine), "adapters_served_by_name", False):
+        # an endpoint's adapters are the names it serves (checked against its model list)
+        twice = sorted({a for a in args.adapters if args.adapters.count(a) > 1})
+        if twice:
+            raise PrimeBenchError(f"--adapters names {', '.join(twice)} more than once")
+        return _rank(args, {a: a for a in args.adapters})
     found = [p for pattern in args.adapters for p in sorted(glob.glob(pattern))]
     twice = sorted({p for p in found if found.count(p) > 1})
     if twice:
@@ -149,8 +155,14 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
         raise PrimeBenchError(
             f"no adapter directories (with adapter_config.json) match {args.adapters}"
         )
-    args.model = args.base
-    req, panel, engine = run_request(args, adapter_specs(paths))
+    return _rank(args, adapter_specs(paths))
+
+
+def _rank(args: argparse.Namespace, adapters: dict[str, str]) -> int:
+    from harness_adapters.run.request import run_lock
+    from harness_adapters.run.session import execute, write_run_report, write_variant_report
+
+    req, panel, engine = run_request(args, adapters)
     if args.adaptive:
         return _adaptive(args, req, panel, engine, variants=True)
     with run_lock(req.out):

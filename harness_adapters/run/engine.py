@@ -99,10 +99,12 @@ class Engine(Protocol):
 
     - ``name``, ``summary``: how users name it (``--engine NAME``) and one line on it;
     - ``add_options(parser)``: its own options on the run verbs (the run's are there already);
-    - ``request_fields(args)``: the :class:`~harness_adapters.run.request.RunRequest` fields its
-      options set (backend, engine settings, server, replicas, ...);
+    - ``request_fields(args)``: ``{"engine_args": ...}``, what its options ask for in a type
+      the engine owns (opaque to the run: :attr:`~harness_adapters.run.request.RunRequest.engine_args`);
     - ``check(req)``: the model and adapters checked before anything starts, and the
-      :class:`CheckedRun` (spec, how to start it, a whole run where it has one)."""
+      :class:`CheckedRun` (spec, how to start it, a whole run where it has one);
+    - optional ``adapters_served_by_name = True``: ``rank-variants --adapters`` are the names
+      the engine serves (an endpoint's), not adapter folders."""
 
     name: str
     summary: str

@@ -173,7 +173,7 @@ def test_replies_are_cached_chunk_by_chunk_with_a_summary(server, tmp_path):
 def test_keys_go_only_where_the_user_tied_them(server, tmp_path, monkeypatch):
     """OPENAI_API_KEY is not sent to a local server; a key tied with --api-key-env is; an error
     body that echoes the key is redacted; OpenAI's own host takes OPENAI_API_KEY."""
-    from harness_adapters.engines.vllm.backends import endpoint_key
+    from harness_adapters.engines.openai_api.client import endpoint_key
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
     monkeypatch.setenv("MY_SERVER_KEY", "sk-local-secret")

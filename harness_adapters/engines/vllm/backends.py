@@ -1,7 +1,8 @@
 """Generation backends for the runner: vLLM's offline engine (one engine per base model, every
 LoRA adapter attached per request through ``LoRARequest`` — no restart per adapter) and a running
 OpenAI-compatible server (``python -m vllm.entrypoints.openai.api_server``; adapters served with
-``--lora-modules NAME=PATH`` are requested by name).
+``--lora-modules NAME=PATH`` are requested by name) through the shared client
+(:mod:`harness_adapters.engines.openai_api.client`).
 
 ``generate(messages, adapter, max_new_tokens=None, regex=None)`` returns one entry per request:
 the text, or the exception that failed that request (recorded as a failed item, retried on
@@ -13,15 +14,14 @@ vLLM is imported only when an offline backend is built.
 from __future__ import annotations
 
 import json
-import os
 import re
 import struct
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.engines.openai_api.client import OpenAIChatBackend, sampling_kwargs
 from harness_adapters.engines.vllm.settings import EngineSettings
 from harness_adapters.run.plug import (
     BackendError,
@@ -29,7 +29,6 @@ from harness_adapters.run.plug import (
     Messages,
     require_cpu_ready,
 )
-from harness_adapters.suites.prompt import GENERATION
 
 
 def check_model(model: str) -> Path | str:
@@ -121,14 +120,6 @@ def lora_rank_for(ranks: Iterable[int]) -> int:
     raise BackendError(
         f"adapter rank {need} exceeds vLLM's largest max_lora_rank {VLLM_LORA_RANKS[-1]}"
     )
-
-
-def _sampling_kwargs(max_new_tokens: int | None) -> dict[str, Any]:
-    return {
-        "temperature": 0.0,
-        "top_p": 1.0,
-        "max_tokens": int(max_new_tokens or GENERATION["max_new_tokens"]),
-    }
 
 
 GPU_MEMORY_SHARE = 0.9
@@ -248,7 +239,7 @@ class OfflineBackend:
     ) -> list[str | Exception]:
         from vllm import SamplingParams
 
-        kw = _sampling_kwargs(max_new_tokens or self.max_new_tokens)
+        kw = sampling_kwargs(max_new_tokens or self.max_new_tokens)
         if regex is not None:
             from vllm.sampling_params import StructuredOutputsParams
 
@@ -318,168 +309,12 @@ def stop_server(proc: Any, grace_s: float = 60) -> None:
         proc.kill()
 
 
-OPENAI_HOSTS = ("api.openai.com",)
-"""Hosts that receive ``OPENAI_API_KEY`` when no key is tied to an endpoint."""
-
-
-def endpoint_key(base_url: str, api_key_env: str | None = None) -> str | None:
-    """The API key for ``base_url``: the variable the user tied to this endpoint
-    (``api_key_env``, which must be set), else ``OPENAI_API_KEY`` for OpenAI's own host only.
-    A local ``vllm serve`` or any other endpoint gets no key unless one is tied to it."""
-    from urllib.parse import urlparse
-
-    if api_key_env:
-        value = os.environ.get(api_key_env)
-        if not value:
-            raise BackendError(f"--api-key-env {api_key_env}: the variable is not set")
-        return value
-    host = (urlparse(base_url).hostname or "").lower()
-    if host in OPENAI_HOSTS:
-        return os.environ.get("OPENAI_API_KEY") or None
-    return None
-
-
-def _is_openai_host(base_url: str) -> bool:
-    from urllib.parse import urlparse
-
-    return (urlparse(base_url).hostname or "").lower() in OPENAI_HOSTS
-
-
-def redact(text: str, *secrets: str | None) -> str:
-    """``text`` with every secret replaced by ``***`` (an error body can echo the key)."""
-    for sec in secrets:
-        if sec:
-            text = text.replace(sec, "***")
-    return text
-
-
-class ServerBackend:
-    """A running OpenAI-compatible server at ``base_url`` (``http://HOST:PORT/v1``): a vLLM
-    server, or with ``vllm_extensions=False`` any OpenAI-compatible endpoint (then ``regex`` is
-    not sent: replies are only parsed). Requests go through the ``openai`` client with this
-    endpoint's own key (:func:`endpoint_key`), ``timeout_s`` and ``max_retries``; at most
-    ``concurrency`` requests are in flight. A reply without text (no choices, ``content: null``,
-    a non-string) is a failed request, never an empty answer."""
+class ServerBackend(OpenAIChatBackend):
+    """vLLM's server mode: a running ``vllm serve`` through the shared OpenAI-compatible client
+    (:class:`~harness_adapters.engines.openai_api.client.OpenAIChatBackend`), with vLLM's
+    structured outputs for ``regex`` (``vllm_extensions``)."""
 
     kind = "server"
-
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        adapters: Sequence[str] = (),
-        timeout_s: float = 120.0,
-        concurrency: int = 8,
-        max_new_tokens: int | None = None,
-        api_key: str | None = None,
-        vllm_extensions: bool = True,
-        api_key_env: str | None = None,
-        max_retries: int = 2,
-    ) -> None:
-        import openai
-
-        if concurrency < 1:
-            raise BackendError(f"concurrency must be >= 1, got {concurrency}")
-        self.vllm_extensions = vllm_extensions
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.timeout_s = timeout_s
-        self.concurrency = concurrency
-        self.max_new_tokens = max_new_tokens
-        self._key = api_key or endpoint_key(self.base_url, api_key_env)
-        # the client needs a string; "EMPTY" is what vLLM's docs use for a keyless server
-        self._client = openai.OpenAI(
-            base_url=self.base_url,
-            api_key=self._key or "EMPTY",
-            timeout=timeout_s,
-            max_retries=max_retries,
-        )
-        if not _is_openai_host(self.base_url):
-            # the client reads OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment and would
-            # send them as headers to any endpoint: only OpenAI's own host gets them
-            self._client.organization = None
-            self._client.project = None
-        served = self.served_models()
-        missing = [n for n in [model, *adapters] if n not in served]
-        if missing:
-            raise BackendError(
-                f"server {self.base_url} does not serve {missing} (it serves "
-                f"{served}); start it with --served-model-name / "
-                "--enable-lora --lora-modules NAME=PATH"
-            )
-        self.adapters = list(adapters)
-
-    def served_models(self) -> list[str]:
-        import openai
-
-        try:
-            page = self._client.models.list()
-        except (openai.APIError, OSError) as exc:
-            raise BackendError(
-                redact(f"server {self.base_url} is down or not answering: {exc}", self._key)
-            ) from None
-        except (ValueError, AttributeError, TypeError) as exc:
-            # a 200 that is not a JSON model list (an HTML page, a proxy's login form)
-            raise BackendError(
-                f"server {self.base_url} answered GET /models with something that is not a JSON "
-                f"model list ({type(exc).__name__}); is this an OpenAI-compatible /v1 endpoint?"
-            ) from None
-        try:
-            return [str(m.id) for m in page]
-        except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise BackendError(
-                f"server {self.base_url} answered GET /models with something "
-                f"that is not a model list ({type(exc).__name__}: {exc})"
-            ) from None
-
-    def _one(
-        self, messages: Messages, adapter: str | None, max_new_tokens: int | None, regex: str | None
-    ) -> str | Exception:
-        import openai
-
-        extra = (
-            {"structured_outputs": {"regex": regex}}
-            if regex is not None and self.vllm_extensions
-            else None
-        )
-        try:
-            out = self._client.chat.completions.create(
-                model=adapter or self.model,
-                messages=messages,  # type: ignore[arg-type]
-                extra_body=extra,
-                **_sampling_kwargs(max_new_tokens or self.max_new_tokens),
-            )
-            choices = getattr(out, "choices", None)
-            if not isinstance(choices, list) or not choices:
-                return RuntimeError(f"server {self.base_url} answered without choices")
-            content = getattr(getattr(choices[0], "message", None), "content", None)
-            if not isinstance(content, str):
-                return RuntimeError(
-                    f"server {self.base_url} answered content {type(content).__name__}, not text"
-                )
-            finish = getattr(choices[0], "finish_reason", None)
-            tokens = getattr(getattr(out, "usage", None), "completion_tokens", None)
-            return Generation(
-                content,
-                finish if isinstance(finish, str) else None,
-                tokens if isinstance(tokens, int) else None,
-            )
-        except openai.APIStatusError as exc:
-            return RuntimeError(
-                redact(f"server answered HTTP {exc.status_code}: {str(exc)[:300]}", self._key)
-            )
-        except (openai.APIError, OSError, ValueError, TypeError, AttributeError) as exc:
-            return RuntimeError(redact(f"request to {self.base_url} failed: {exc!r}", self._key))
-
-    def generate(
-        self,
-        messages: Sequence[Messages],
-        adapter: str | None,
-        max_new_tokens: int | None = None,
-        regex: str | None = None,
-    ) -> list[str | Exception]:
-        with ThreadPoolExecutor(self.concurrency) as pool:
-            return list(pool.map(lambda m: self._one(m, adapter, max_new_tokens, regex), messages))
 
 
 def _generation(output: Any) -> Generation:

@@ -1,0 +1,59 @@
+"""``--engine openai``: any OpenAI-compatible chat endpoint with images, by ``--base-url`` and the
+served name (``--model``/``--base``; adapters are served names); the client loads when a run starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness_adapters.run.plug import CheckedRun, RunRequest, base_spec
+
+
+@dataclass(frozen=True)
+class OpenAIArgs:
+    """The endpoint, seconds per request, requests in flight, its key's variable, retries."""
+
+    base_url: str
+    timeout_s: float = 120.0
+    concurrency: int = 8
+    api_key_env: str | None = None
+    max_retries: int = 4
+
+
+class OpenAIEngine:
+    name = "openai"
+    summary = "any OpenAI-compatible chat endpoint (vllm serve, SGLang, LMDeploy, TGI, an API)"
+    adapters_served_by_name = True
+
+    def add_options(self, p: Any) -> None:
+        p.add_argument("--base-url", required=True, help="the endpoint: http://HOST:PORT/v1")
+        p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+        p.add_argument("--concurrency", type=int, default=8, help="requests in flight")
+        p.add_argument("--api-key-env", metavar="NAME", help="variable holding the key")
+        p.add_argument("--max-retries", type=int, default=4, help="retries on 429/5xx/timeouts")
+
+    def request_fields(self, args: Any) -> dict[str, Any]:
+        a = (args.base_url, args.timeout, args.concurrency, args.api_key_env, args.max_retries)
+        return {"engine_args": OpenAIArgs(*a)}
+
+    def check(self, req: RunRequest) -> CheckedRun:
+        from harness_adapters.engines.openai_api.client import OpenAIChatBackend, served_conditions
+
+        a: OpenAIArgs = req.engine_args
+        cond = served_conditions(
+            "openai", a.base_url, req.model, req.suite["version"], req.max_new_tokens
+        )
+        adapters = {n: {"path": n, "rank": 0, "served": True} for n in sorted(req.adapters)}
+
+        def start() -> OpenAIChatBackend:
+            b = OpenAIChatBackend(a.base_url, req.model, sorted(req.adapters), timeout_s=a.timeout_s,
+                                  concurrency=a.concurrency, max_new_tokens=req.max_new_tokens,
+                                  api_key_env=a.api_key_env, vllm_extensions=False,
+                                  max_retries=a.max_retries)  # fmt: skip
+            b.kind = "openai"
+            return b
+
+        return CheckedRun(spec=base_spec(req, cond, adapters), start=start)
+
+
+ENGINE = OpenAIEngine()  # the ``primebench.engines`` entry point ``openai``
