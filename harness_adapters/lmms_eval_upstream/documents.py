@@ -100,7 +100,7 @@ def member_source(
 ) -> UpstreamSource:
     """The :class:`UpstreamSource` of one upstream task (its YAML resolved); scorer ``number``:
     the task's first metric is a plain number per item on ``score_range`` (as the generated
-    lmms-eval task reads it)."""
+    lmms-eval task reads it); ``key``: the row field that is the item's id."""
     cfg = load_task_config(member.path)
     how: str | tuple[str, float, float] = scorer
     if scorer == "number":
@@ -207,3 +207,58 @@ def upstream_documents(
         for i, row in zip(ids, kept, strict=True):
             by_id[i] = (dict(row), source)
     return [by_id[i] for i in item_ids]
+
+
+@dataclass(frozen=True)
+class DesignDraw:
+    """A design-only benchmark's draw on the user's copy of its dataset (#81): the drawn rows in
+    draw order, each with its content key (its item id), stratum and the source that asks and
+    scores it; ``pool``: the draw as the run records it per item (``{"strata": {value: [N_h,
+    n_h]}, "fingerprint"}``, what :func:`~primebench_tasks.place.design_only.design_answers`
+    reads back)."""
+
+    rows: list[tuple[str, str, dict[str, Any]]]
+    source: UpstreamSource
+    pool: dict[str, Any]
+
+
+def design_documents(
+    benchmark: str,
+    design: Mapping[str, Any],
+    upstream: Mapping[str, Any],
+    score_range: tuple[float, float],
+    data: Mapping[str, str | Path] | None = None,
+) -> DesignDraw:
+    """The draw of design-only ``benchmark`` (its ``design`` document and ``upstream``
+    ``{"task", "scorer"}``) on the upstream task's dataset — ``data[task]``, a local
+    ``save_to_disk`` copy, else the hub — by the very ``process_docs`` the generated lmms-eval
+    task runs (:func:`~harness_adapters.lmms_eval_upstream.functions.make_design_docs`: the
+    upstream ``process_docs``, then the content-key draw; a pinned pool that differs is
+    refused), asked and scored by the upstream task's code as there. Same dataset → the same
+    items, keys and strata as ``lmms-eval --tasks <suite>``, whatever the row order."""
+    import json
+
+    from harness_adapters.lmms_eval_upstream.functions import (
+        DESIGN_KEY,
+        DESIGN_POOL,
+        DESIGN_STRATUM,
+        make_design_docs,
+    )
+    from harness_adapters.lmms_eval_upstream.tasks import find_task_yaml
+
+    task = str(upstream["task"])
+    path = find_task_yaml(task)
+    cfg = load_task_config(path)
+    member = UpstreamMember(task, path, cfg.get("dataset_name"))
+    source = member_source(member, DESIGN_KEY, str(upstream["scorer"]), score_range)
+    pd_ref = cfg.get("process_docs")
+    draw = make_design_docs(
+        design, task, benchmark, _function(pd_ref) if isinstance(pd_ref, FunctionRef) else None
+    )
+    try:
+        picked = draw(load_rows(member, (data or {}).get(task), task))
+    except ManifestItemsMissing as exc:
+        raise InputError(str(exc), field="design") from None
+    rows = [(str(r[DESIGN_KEY]), str(r[DESIGN_STRATUM]), dict(r)) for r in picked]
+    pool = json.loads(str(picked[0][DESIGN_POOL])) if len(picked) else {}
+    return DesignDraw(rows, source, pool)

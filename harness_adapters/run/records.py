@@ -34,6 +34,10 @@ SCHEMA = "primebench.run_record/1"
 REQUIRED = ("model", "item_id", "benchmark", "status")
 """The fields every line of any record file has (the run's, PRISM's): what :meth:`RecordFile.read`
 checks."""
+DESIGN_FIELDS = ("stratum", "pool")
+"""What a design-only benchmark's record carries beside the item (#81): its stratum and the
+draw it came from (``{"strata": {value: [N_h, n_h]}, "fingerprint"}``), as the generated
+lmms-eval task logs them — what its placement by the design reads back."""
 ANSWER_FACTS = ("parsed", "parse_fallback", "finish_reason", "output_tokens")
 """What a run may record of an answer beside its text (the source's parser, the engine's stop
 reason and token count): read by the response check; absent where the engine or source does
@@ -65,6 +69,8 @@ class RecordRow:
     error: str | None
     seconds: float | None
     facts: Mapping[str, Any] = field(default_factory=dict)
+    design: Mapping[str, Any] = field(default_factory=dict)
+    """:data:`DESIGN_FIELDS` of a design-only benchmark's item (empty for any other)."""
 
     def __post_init__(self) -> None:
         if self.status not in ("ok", "failed"):
@@ -72,10 +78,12 @@ class RecordRow:
         unknown = sorted(set(self.facts) - set(ANSWER_FACTS))
         if unknown:
             raise ValueError(f"record facts {unknown} are not among {ANSWER_FACTS}")
+        if set(self.design) - set(DESIGN_FIELDS):
+            raise ValueError(f"record design fields {sorted(self.design)} are not {DESIGN_FIELDS}")
 
     def to_json(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "facts"}
-        return {**d, **self.facts}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _OPEN}
+        return {**d, **self.facts, **self.design}
 
     @classmethod
     def from_json(
@@ -83,17 +91,22 @@ class RecordRow:
     ) -> RecordRow:
         """The row a line holds (its ``schema`` and fields of other writers left out); a
         missing field is an ``InputError`` naming the file, line and field."""
-        names = [f.name for f in fields(cls) if f.name != "facts"]
+        names = [f.name for f in fields(cls) if f.name not in _OPEN]
         lacking = [n for n in names if n not in d]
         if lacking:
             raise InputError("required field is missing", file=file, row=row, field=lacking[0])
         return cls(
             **{n: d[n] for n in names},
             facts={k: d[k] for k in ANSWER_FACTS if k in d},
+            design={k: d[k] for k in DESIGN_FIELDS if k in d},
         )
 
 
-RECORD_FIELDS = tuple(f.name for f in fields(RecordRow) if f.name != "facts") + ANSWER_FACTS
+_OPEN = ("facts", "design")
+""":class:`RecordRow`'s fields whose keys a line holds flat, where present."""
+RECORD_FIELDS = (
+    tuple(f.name for f in fields(RecordRow) if f.name not in _OPEN) + ANSWER_FACTS + DESIGN_FIELDS
+)
 """Every field a run's record line may hold (beside ``schema``), in :class:`RecordRow`'s order."""
 
 

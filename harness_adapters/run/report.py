@@ -249,10 +249,12 @@ def undrawn_design_only(
     models: Sequence[Any],
     design: Mapping[str, Any],
     missing: dict[str, Any],
+    why: str | None = None,
 ) -> None:
     """Add to ``missing`` every design-only benchmark of ``manifest`` a model of the run did not
     draw (``design``: the run's :func:`~primebench_tasks.place.design_only.design_answers`),
-    with why — said in the report, not an error."""
+    with ``why`` (default: another harness's run, which did not ask them) — said in the report,
+    not an error."""
     from primebench_tasks.place.design_only import RUN_ONLY_IN_LMMS_EVAL
 
     for model in models:
@@ -261,7 +263,7 @@ def undrawn_design_only(
                 missing.setdefault(str(model), {})[e.name] = {
                     "of": e.design.n,
                     "missing": e.design.n,
-                    "why": RUN_ONLY_IN_LMMS_EVAL,
+                    "why": why or RUN_ONLY_IN_LMMS_EVAL,
                 }
 
 

@@ -63,10 +63,15 @@ def execute(
     from harness_adapters.run.engine import checked_run, engine_named
     from harness_adapters.run.report import reference_panels
     from harness_adapters.run.request import run_lock
-    from harness_adapters.suites.documents import suite_docs
+    from harness_adapters.suites.documents import design_docs, suite_docs
 
     engine = engine or engine_named()
     docs = suite_docs(req.suite, reference_panels(req.suite, panel), req.data)
+    # the design-only benchmarks drawn from the user's datasets, as lmms-eval draws them (#81)
+    drawn, unread = design_docs(req.suite, req.data)
+    docs += drawn
+    for b, why in unread.items():
+        (progress or (lambda _m: None))(f"warning: {b} is not asked: {why}")
     checked = checked_run(engine, req)
     whole = checked.whole_run
 
@@ -175,6 +180,7 @@ def write_run_report(
     one row per variant (:func:`primebench_tasks.place.report.suite_summary`). ``conditions``: the
     run's conditions where its spec holds none."""
     from harness_adapters.run.report import missing_items, undrawn_design_only, write_report
+    from primebench_tasks.place.design_only import design_answers
     from primebench_tasks.place.report import suite_summary
 
     names = [variant_name(req.model_name, a) for a in req.variants()]
@@ -183,7 +189,8 @@ def write_run_report(
     spec = req.out / "run_spec.json"
     frozen = read_run_spec(spec).conditions if spec.exists() else None
     missing = missing_items(scores)
-    undrawn_design_only(req.suite, names, {}, missing)  # the runner draws none (lmms-eval does)
+    design = design_answers(design_records(records, req.suite), req.suite)
+    undrawn_design_only(req.suite, names, design, missing, RUNNER_UNDRAWN)
     doc = write_report(
         req.suite,
         scores,
@@ -197,8 +204,29 @@ def write_run_report(
         conditions=frozen or conditions,
         responses=recorded_responses(records, names),
         guessing=True,  # the runner scores upstream benchmarks with lmms-eval's task code
+        design=design,
     )
     return suite_summary(doc)
+
+
+RUNNER_UNDRAWN = (
+    "design-only: not asked in this run — its dataset could not be read (the run said why; "
+    "give a local copy with --dataset TASK=DIR)"
+)
+"""Why a design-only benchmark is missing from a runner's placement."""
+
+
+def design_records(records: RecordFile, manifest: SuiteManifest) -> pd.DataFrame:
+    """The run's finished answers to ``manifest``'s design-only benchmarks (model, benchmark,
+    item_id, score, stratum, pool), what
+    :func:`~primebench_tasks.place.design_only.design_answers` reads."""
+    names = {e.name for e in manifest.design_only}
+    rows = [
+        {k: r.get(k) for k in ("model", "benchmark", "item_id", "score", "stratum", "pool")}
+        for r in records.finished().values()
+        if r["benchmark"] in names
+    ]
+    return pd.DataFrame(rows, columns=["model", "benchmark", "item_id", "score", "stratum", "pool"])
 
 
 def recorded_responses(records: RecordFile, names: Sequence[str]) -> pd.DataFrame:

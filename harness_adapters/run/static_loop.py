@@ -144,12 +144,14 @@ def run_variants(
 
 
 def item_fields(d: SuiteDoc) -> dict[str, Any]:
-    """The record fields that say which item a line is (benchmark, category, item id, answer)."""
+    """The record fields that say which item a line is (benchmark, category, item id, answer;
+    a design-only benchmark's item also its stratum and draw)."""
     return {
         "benchmark": d.benchmark,
         "category": d.category,
         "item_id": d.item_id,
         "answer": d.answer(),
+        "design": dict(d.design or {}),
     }
 
 

@@ -79,6 +79,9 @@ class SuiteDoc:
     category: str
     doc: dict[str, Any]
     source: DocSource = field(default=SHARED, compare=False, repr=False)
+    design: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    """A design-only benchmark's item (#81): its ``stratum`` and the ``pool`` it was drawn from,
+    recorded with its answer; None for any other item."""
 
     def text(self) -> str:
         return self.source.text(self.doc)
@@ -249,3 +252,40 @@ def suite_docs(
                     )
                 out.append(SuiteDoc(str(i), b, cat, rows[str(i)]))
     return out
+
+
+def design_docs(
+    manifest: SuiteManifest, data: Mapping[str, str | Path] | None = None
+) -> tuple[list[SuiteDoc], dict[str, str]]:
+    """The suite's design-only benchmarks (#81) drawn on the user's copy of each dataset
+    (``data``: upstream lmms-eval task → a ``save_to_disk`` folder, ``--dataset TASK=DIR``; else
+    the hub) by the same draw as the generated lmms-eval task
+    (:func:`~harness_adapters.lmms_eval_upstream.documents.design_documents`): the drawn items
+    in draw order, each carrying its stratum and draw (:attr:`SuiteDoc.design`). A benchmark
+    whose dataset cannot be read (or with no upstream task, or lmms-eval's task code not
+    installed) is not asked: returned as benchmark → why. A pinned pool that differs from the
+    dataset is an error (never a silent other draw)."""
+    docs: list[SuiteDoc] = []
+    unread: dict[str, str] = {}
+    for e in manifest.design_only:
+        if not e.upstream:
+            unread[e.name] = "design-only with no upstream lmms-eval task to read its items from"
+            continue
+        try:
+            from harness_adapters.lmms_eval_upstream.documents import design_documents
+
+            draw = design_documents(e.name, e.design.as_document(), e.upstream, e.score_range, data)
+        except (ImportError, InputError, OSError, ValueError) as exc:
+            if getattr(exc, "field", None) == "design.pool":
+                raise  # the dataset is not the pool the suite pins: an error, not a gap
+            task = str(e.upstream.get("task"))
+            unread[e.name] = (
+                f"design-only: its dataset could not be read ({str(exc).splitlines()[0]}); "
+                f"give a local copy with --dataset {task}=DIR"
+            )
+            continue
+        docs += [
+            SuiteDoc(key, e.name, e.category, row, draw.source, {"stratum": h, "pool": draw.pool})
+            for key, h, row in draw.rows
+        ]
+    return docs, unread
