@@ -1,8 +1,9 @@
 """Judge backends for the PRISM builders and graders (``primebench_tasks.prism.judging``).
 
 :class:`BackendJudge` puts a disk cache, retries and failure bookkeeping in front of a generation
-backend of the vLLM runner: a local model through vLLM's offline engine, a running vLLM server,
-or any OpenAI-compatible endpoint. Every call is deterministic (temperature 0), cached by
+backend an engine opens (found by name: :func:`~harness_adapters.run.engine.judge_engine`): a
+local model through vLLM's offline engine, a running vLLM server, or any OpenAI-compatible
+endpoint. Every call is deterministic (temperature 0), cached by
 (judge id, prompt version, prompt, image bytes, pattern, budget), and retried; a call that still
 fails answers ``None`` (the item is left unanswered, never scored 0). Generation and grading are
 separate calls, so they never share a context. Closed answer spaces (if, c, vis; and every axis's
@@ -25,7 +26,6 @@ from typing import Any
 
 from harness_adapters.run.messages import ItemInputError, Messages, user_turn
 from primebench_tasks.data.io import atomic_write_text, canonical_json, read_image_bytes
-from primebench_tasks.errors import PrimeBenchError
 from primebench_tasks.prism.judging import JudgeRequest
 from primebench_tasks.progress import progress_bar
 
@@ -165,18 +165,6 @@ class BackendJudge:
         return out
 
 
-def local_judge_id(model_dir: str | Path) -> str:
-    """The cache id of a ``vllm:MODEL_DIR`` judge: the folder name for reading, plus a digest of
-    its resolved path, so ``…/a/judge`` and ``…/b/judge`` never share cached verdicts."""
-    import hashlib
-
-    local = Path(model_dir)
-    # a local folder by its resolved path; a Hugging Face repo id (already cached) as it is
-    key = str(local.resolve()) if local.exists() else str(model_dir)
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
-    return f"vllm:{Path(key).name}@{digest}"
-
-
 def make_judge(
     spec: str,
     cache_dir: str | Path,
@@ -187,40 +175,28 @@ def make_judge(
     api_key_env: str | None = None,
     **engine: Any,
 ) -> BackendJudge | None:
-    """A judge from its spec (module docstring); ``rules`` → None. ``engine``: EngineSettings
-    fields for a ``vllm:`` judge. A server judge gets ``timeout_s`` per request, the client's
-    ``max_retries`` further tries after a failed one (the judge's own retry loop with backoff;
-    the client does not retry as well, so a request is tried at most ``max_retries + 1`` times,
-    each within ``timeout_s``), and a key only from ``api_key_env`` (or ``OPENAI_API_KEY`` for OpenAI's own
-    host); its cache is keyed by model *and* URL."""
-    from harness_adapters.engines.vllm.backends import OfflineBackend, ServerBackend, check_model
-    from harness_adapters.engines.vllm.settings import engine_settings
+    """A judge from its spec (module docstring); ``rules`` → None. The engine the spec names
+    opens the model (:func:`~harness_adapters.run.engine.judge_engine`: ``vllm`` for a local
+    model or a ``vllm serve`` endpoint, ``openai`` for any OpenAI-compatible one; an installed
+    engine with a ``judge`` method is a judge kind too). ``engine``: the local engine's settings
+    (vLLM's :class:`EngineSettings` fields). A served judge gets ``timeout_s`` per request, the
+    judge's own ``max_retries`` further tries after a failed one with backoff (the client does
+    not retry as well, so a request is tried at most ``max_retries + 1`` times), and a key only
+    from ``api_key_env`` (or ``OPENAI_API_KEY`` for OpenAI's own host); its cache is keyed by
+    model *and* where it runs."""
+    from harness_adapters.run.engine import judge_engine
 
     if spec == "rules":
         return None
-    kind, _, rest = spec.partition(":")
-    if kind == "vllm" and rest:
-        model_dir = check_model(rest)
-        offline = OfflineBackend(str(model_dir), (), engine_settings(**engine))
-        return BackendJudge(offline, cache_dir, local_judge_id(model_dir), progress=progress)
-    if kind in ("vllm-server", "openai") and "@" in rest:
-        model, url = rest.split("@", 1)
-        backend = ServerBackend(
-            url,
-            model,
-            vllm_extensions=kind == "vllm-server",
-            timeout_s=timeout_s,
-            max_retries=0,  # the judge retries itself: max_retries + 1 tries in all, not a product
-            api_key_env=api_key_env,
-        )
-        return BackendJudge(
-            backend,
-            cache_dir,
-            f"{kind}:{model}@{url.rstrip('/')}",
-            use_patterns=kind == "vllm-server",
-            retries=max_retries,
-            progress=progress,
-        )
-    raise PrimeBenchError(
-        f"judge {spec!r}: expected vllm:MODEL_DIR, vllm-server:MODEL@URL, openai:MODEL@URL or rules"
+    found, kind, target = judge_engine(spec)
+    opened = found.judge(  # type: ignore[attr-defined]
+        kind, target, timeout_s=timeout_s, api_key_env=api_key_env, settings=engine
+    )
+    return BackendJudge(
+        opened.backend,
+        cache_dir,
+        opened.judge_id,
+        use_patterns=opened.constrained,
+        retries=max_retries if opened.served else 3,
+        progress=progress,
     )

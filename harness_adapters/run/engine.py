@@ -92,6 +92,20 @@ class CheckedRun:
     ) = None
 
 
+@dataclass(frozen=True)
+class JudgeBackend:
+    """A model an engine opens for a judge (PRISM's builders and graders, #81): its
+    ``backend``, the ``judge_id`` its verdicts are cached under (the model and where it runs:
+    two judges never share a cache), whether replies may be held to a pattern (``constrained``:
+    vLLM's structured outputs) and whether it is ``served`` (a remote endpoint: the judge's own
+    retries stand in for the client's)."""
+
+    backend: Backend
+    judge_id: str
+    constrained: bool
+    served: bool
+
+
 @runtime_checkable
 class Engine(Protocol):
     """What an engine plugs into ``primebench run`` and ``rank-variants`` (static, adaptive, the
@@ -104,7 +118,10 @@ class Engine(Protocol):
     - ``check(req)``: the model and adapters checked before anything starts, and the
       :class:`CheckedRun` (spec, how to start it, a whole run where it has one);
     - optional ``adapters_served_by_name = True``: ``rank-variants --adapters`` are the names
-      the engine serves (an endpoint's), not adapter folders."""
+      the engine serves (an endpoint's), not adapter folders;
+    - optional ``judge(kind, target, *, timeout_s, api_key_env, settings)``: a
+      :class:`JudgeBackend` for the judge spec ``kind:target`` (``kind`` is the engine's name,
+      or ``NAME-MODE``: ``vllm-server``), for PRISM's judges (:func:`judge_engine`)."""
 
     name: str
     summary: str
@@ -248,3 +265,19 @@ def checked_answers(outs: Any, asked: int, kind: Any) -> list[str | Exception]:
             f"({bad[0]!r}); an answer is a text or the exception that failed it"
         )
     return list(outs)
+
+
+def judge_engine(spec: str) -> tuple[Engine, str, str]:
+    """The engine a judge spec ``KIND:TARGET`` names (``KIND`` = the engine's name, or
+    ``NAME-MODE`` such as ``vllm-server``), its kind and target; an engine that cannot judge, or
+    a spec without a target, is an error naming the spec."""
+    kind, _, target = spec.partition(":")
+    if not kind or not target:
+        raise ConfigError(
+            f"judge {spec!r}: expected vllm:MODEL_DIR, vllm-server:MODEL@URL, openai:MODEL@URL "
+            "(KIND:TARGET of an installed engine that opens judges) or rules"
+        )
+    engine = engine_named(kind.split("-", 1)[0])
+    if not callable(getattr(engine, "judge", None)):
+        raise ConfigError(f"judge {spec!r}: engine {engine.name!r} cannot open a judge")
+    return engine, kind, target

@@ -12,6 +12,7 @@ from harness_adapters.run.engine import (
     CheckedRun,
     Engine,
     Generation,
+    JudgeBackend,
     check_engine,
     engines,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "Engine",
     "Generation",
     "ItemInputError",
+    "JudgeBackend",
     "Messages",
     "RecordFile",
     "RecordRow",

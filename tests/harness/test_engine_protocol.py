@@ -375,3 +375,31 @@ def test_an_adaptive_run_into_a_folder_it_cannot_make_is_one_line(tmp_path, stub
     )  # fmt: skip
     err = capsys.readouterr().err
     assert rc != 0 and "Traceback" not in err and "a-file" in err
+
+
+class _Judging(StubEngine):
+    """A stub engine that opens judges: its backend answers from the answer key."""
+
+    def judge(self, kind: str, target: str, **options: Any) -> Any:
+        from harness_adapters.run.engine import JudgeBackend
+
+        self.opened = (kind, target, sorted(options))
+        return JudgeBackend(StubBackend(), f"{kind}:{target}", False, True)
+
+
+def test_judges_reach_any_engine_by_name(monkeypatch, tmp_path):
+    """#81: PRISM's judges open their model through the engine the spec names
+    (``run.engine.judge_engine``), not by importing an engine: a judging engine of any name
+    serves ``NAME:TARGET``; an engine without ``judge`` is refused by name."""
+    from harness_adapters.judges.base import make_judge
+
+    engine = _Judging()
+    _with_engines(monkeypatch, SimpleNamespace(name="stub", value="tests:j", load=lambda: engine))
+    judge = make_judge("stub:my-model", tmp_path, timeout_s=5.0, api_key_env=None)
+    assert judge is not None and judge.id == "stub:my-model" and judge.retries == 2
+    assert engine.opened == ("stub", "my-model", ["api_key_env", "settings", "timeout_s"])
+    plain = StubEngine()
+    plain.name = "plain"
+    _with_engines(monkeypatch, SimpleNamespace(name="plain", value="tests:p", load=lambda: plain))
+    with pytest.raises(PrimeBenchError, match="engine 'plain' cannot open a judge"):
+        make_judge("plain:x", tmp_path)

@@ -309,7 +309,7 @@ def test_the_judges_key_never_reaches_the_audit_judge(tmp_path, monkeypatch):
 
 def test_local_judges_in_folders_of_the_same_name_do_not_share_a_cache(tmp_path):
     """`vllm:…/a/judge` and `vllm:…/b/judge` both got the id `vllm:judge` (one cache)."""
-    from harness_adapters.judges.base import local_judge_id
+    from harness_adapters.engines.vllm.engine import local_judge_id
 
     a, b = tmp_path / "a" / "judge", tmp_path / "b" / "judge"
     a.mkdir(parents=True)

@@ -12,10 +12,40 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
-from harness_adapters.run.plug import BackendError, Generation, Messages
+from harness_adapters.run.plug import BackendError, Generation, JudgeBackend, Messages
 from harness_adapters.suites.prompt import GENERATION
+
+
+@dataclass(frozen=True)
+class OpenAIArgs:
+    """The ``openai`` engine's options: the endpoint (``http://HOST:PORT/v1``), seconds per
+    request, requests in flight, the variable holding its key (none: no key), and the client's
+    retries on 429, 5xx, timeouts and dropped connections."""
+
+    base_url: str
+    timeout_s: float = 120.0
+    concurrency: int = 8
+    api_key_env: str | None = None
+    max_retries: int = 4
+
+
+def endpoint_judge(
+    kind: str, target: str, *, vllm_extensions: bool, timeout_s: float, api_key_env: str | None
+) -> JudgeBackend:
+    """A judge on an OpenAI-compatible endpoint (``target`` = ``MODEL@URL``): replies held to a
+    pattern only with ``vllm_extensions`` (a ``vllm serve``), the client not retrying (the
+    judge does), cached as ``kind:MODEL@URL``."""
+    if "@" not in target:
+        raise BackendError(f"judge {kind}:{target}: expected {kind}:MODEL@URL")
+    model, url = target.split("@", 1)
+    backend = OpenAIChatBackend(
+        url, model, vllm_extensions=vllm_extensions, timeout_s=timeout_s, max_retries=0,
+        api_key_env=api_key_env,
+    )  # fmt: skip
+    return JudgeBackend(backend, f"{kind}:{model}@{url.rstrip('/')}", vllm_extensions, True)
 
 
 def sampling_kwargs(max_new_tokens: int | None) -> dict[str, Any]:

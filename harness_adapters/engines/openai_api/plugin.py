@@ -1,23 +1,17 @@
 """``--engine openai``: any OpenAI-compatible chat endpoint with images, by ``--base-url`` and the
-served name (``--model``/``--base``; adapters are served names); the client loads when a run starts."""
+served name (``--model``/``--base``; adapters are served names), through the shared client."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from harness_adapters.engines.openai_api.client import (
+    OpenAIArgs,
+    OpenAIChatBackend,
+    endpoint_judge,
+    served_conditions,
+)
 from harness_adapters.run.plug import CheckedRun, RunRequest, base_spec
-
-
-@dataclass(frozen=True)
-class OpenAIArgs:
-    """The endpoint, seconds per request, requests in flight, its key's variable, retries."""
-
-    base_url: str
-    timeout_s: float = 120.0
-    concurrency: int = 8
-    api_key_env: str | None = None
-    max_retries: int = 4
 
 
 class OpenAIEngine:
@@ -37,8 +31,6 @@ class OpenAIEngine:
         return {"engine_args": OpenAIArgs(*a)}
 
     def check(self, req: RunRequest) -> CheckedRun:
-        from harness_adapters.engines.openai_api.client import OpenAIChatBackend, served_conditions
-
         a: OpenAIArgs = req.engine_args
         cond = served_conditions(
             "openai", a.base_url, req.model, req.suite["version"], req.max_new_tokens
@@ -54,6 +46,11 @@ class OpenAIEngine:
             return b
 
         return CheckedRun(spec=base_spec(req, cond, adapters), start=start)
+
+    def judge(self, kind: str, target: str, *, timeout_s: float, api_key_env: Any, **_: Any) -> Any:
+        return endpoint_judge(
+            kind, target, vllm_extensions=False, timeout_s=timeout_s, api_key_env=api_key_env
+        )
 
 
 ENGINE = OpenAIEngine()  # the ``primebench.engines`` entry point ``openai``

@@ -7,10 +7,11 @@ entry point ``vllm``, calls :func:`check_run`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness_adapters.engines.openai_api.client import endpoint_judge
 from harness_adapters.engines.vllm.backends import (
     Adapter,
     OfflineBackend,
@@ -23,6 +24,7 @@ from harness_adapters.engines.vllm.settings import VllmArgs, engine_settings
 from harness_adapters.run.plug import (
     BackendError,
     CheckedRun,
+    JudgeBackend,
     RecordFile,
     RunRequest,
     RunSpec,
@@ -255,3 +257,37 @@ def build_backend(req: RunRequest, adapters: Sequence[Adapter]) -> Any:
             api_key_env=a.api_key_env,
         )
     return OfflineBackend(req.model, adapters, a.settings, req.max_new_tokens)
+
+
+def local_judge_id(model_dir: str | Path) -> str:
+    """The cache id of a ``vllm:MODEL_DIR`` judge: the folder name for reading, plus a digest of
+    its resolved path, so ``…/a/judge`` and ``…/b/judge`` never share cached verdicts."""
+    import hashlib
+
+    local = Path(model_dir)
+    # a local folder by its resolved path; a Hugging Face repo id (already cached) as it is
+    key = str(local.resolve()) if local.exists() else str(model_dir)
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    return f"vllm:{Path(key).name}@{digest}"
+
+
+def open_judge(
+    kind: str,
+    target: str,
+    *,
+    timeout_s: float,
+    api_key_env: str | None,
+    settings: Mapping[str, Any],
+) -> JudgeBackend:
+    """A judge on vLLM: ``vllm:MODEL_DIR`` — the offline engine here, with ``settings``
+    (:class:`EngineSettings` fields) —, or ``vllm-server:MODEL@URL`` — a ``vllm serve`` endpoint
+    through the shared client, replies held to each prompt's pattern."""
+    if kind == "vllm":
+        model_dir = check_model(target)
+        offline = OfflineBackend(str(model_dir), (), engine_settings(**settings))
+        return JudgeBackend(offline, local_judge_id(model_dir), True, False)
+    if kind == "vllm-server":
+        return endpoint_judge(
+            kind, target, vllm_extensions=True, timeout_s=timeout_s, api_key_env=api_key_env
+        )
+    raise BackendError(f"judge {kind}:{target}: the vllm engine opens vllm: and vllm-server:")

@@ -35,6 +35,13 @@ class VllmEngine:
 
         return check_run(req)
 
+    def judge(self, kind: str, target: str, **options: Any) -> Any:
+        """A judge on vLLM (``vllm:MODEL_DIR`` or ``vllm-server:MODEL@URL``:
+        :func:`~harness_adapters.engines.vllm.engine.open_judge`)."""
+        from harness_adapters.engines.vllm.engine import open_judge
+
+        return open_judge(kind, target, **options)
+
 
 ENGINE = VllmEngine()
 """The vLLM engine (the ``primebench.engines`` entry point ``vllm``)."""
