@@ -13,12 +13,14 @@ JUDGE_HELP = "vllm:MODEL_DIR | vllm-server:MODEL@URL | openai:MODEL@URL | rules 
 
 
 def _engine(args: argparse.Namespace) -> dict:
+    """The local engine's settings the options give (a ``vllm:`` judge's; none under an engine
+    without them)."""
     return {
-        "max_model_len": args.max_model_len,
-        "max_num_seqs": args.max_num_seqs,
-        "enforce_eager": args.enforce_eager or None,
-        "gpu_memory_utilization": args.gpu_memory_utilization,
-        "tensor_parallel_size": args.tensor_parallel_size,
+        "max_model_len": getattr(args, "max_model_len", None),
+        "max_num_seqs": getattr(args, "max_num_seqs", None),
+        "enforce_eager": getattr(args, "enforce_eager", False) or None,
+        "gpu_memory_utilization": getattr(args, "gpu_memory_utilization", None),
+        "tensor_parallel_size": getattr(args, "tensor_parallel_size", None),
         "max_lora_rank": getattr(args, "max_lora_rank", None),
     }
 
@@ -86,18 +88,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness_adapters.engines.vllm.backends import (
-        OfflineBackend,
-        ServerBackend,
-        check_adapter,
-        check_model,
-    )
-    from harness_adapters.engines.vllm.lora_scope import check_adapters, check_server_adapters
-    from harness_adapters.engines.vllm.settings import engine_settings
     from harness_adapters.prism.build import read_build
     from harness_adapters.prism.run import RECORD_SCHEMA, run_prism
     from harness_adapters.prism.score import MATCHERS
-    from harness_adapters.run.request import freeze_spec
+    from harness_adapters.run.commands import SKIPPED_ENGINES
+    from harness_adapters.run.engine import engine_named, request_fields_of
+    from harness_adapters.run.request import ENGINE_FIELDS, freeze_spec
     from primebench_tasks.prism.prompts import EVALUEE
 
     index, store = read_build(args.prism)
@@ -106,24 +102,14 @@ def _run(args: argparse.Namespace) -> int:
     adapters = adapter_specs(args.lora)
     name = args.name or Path(args.model.rstrip("/")).name
     budgets = _budgets(args.budget)
-    if args.backend == "server":
-        if not args.base_url:
-            raise PrimeBenchError("--backend server needs --base-url http://HOST:PORT/v1")
-        plan = check_server_adapters(adapters, args.base_url)
-        backend: ServerBackend | OfflineBackend | None = ServerBackend(
-            args.base_url, args.served_model or args.model, sorted(adapters), timeout_s=args.timeout
-        )
-        checked: dict[str, dict[str, Any]] = {n: {"path": p} for n, p in adapters.items()}
-    else:
-        engine = engine_settings(**_engine(args))
-        model = check_model(args.model)
-        ads = [
-            check_adapter(n, p, model, engine.max_lora_rank) for n, p in sorted(adapters.items())
-        ]
-        plan = check_adapters(adapters, model)
-        engine.enable_tower_connector_lora = plan.tower_lora
-        checked = {a.name: {"path": str(a.path), "rank": a.rank} for a in ads}
-        backend = None
+    # the model through the engine the user names (#81): checked as a run checks it
+    engine = engine_named(args.engine)
+    if engine.name in SKIPPED_ENGINES:
+        raise PrimeBenchError(SKIPPED_ENGINES[engine.name])
+    if not callable(getattr(engine, "open_model", None)):
+        raise PrimeBenchError(f"engine {engine.name!r} cannot run PRISM (it has no open_model)")
+    fields = request_fields_of(engine, args, ENGINE_FIELDS)
+    opened = engine.open_model(args.model, adapters, fields.get("engine_args"))  # type: ignore[attr-defined]
     freeze_spec(
         out,
         {
@@ -138,15 +124,11 @@ def _run(args: argparse.Namespace) -> int:
                 "budgets": budgets,
                 "builders": index["builders"],
             },
-            "adapters": {
-                n: {**a, "applied": plan.spec()[n]["applied"]} if n in plan.scopes else a
-                for n, a in checked.items()
-            },
+            "adapters": opened.adapters,
         },
         "prism_run_spec.json",
     )
-    if backend is None:
-        backend = OfflineBackend(args.model, ads, engine)
+    backend = opened.start()
     flip = _judge(args.flip_judge, out / "judge_cache", args)
     variants = ([None] if not args.no_base else []) + sorted(adapters)
     summary = run_prism(

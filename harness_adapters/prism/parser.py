@@ -14,6 +14,7 @@ from harness_adapters.prism.cli import (
     cmd_run,
     cmd_score,
 )
+from harness_adapters.run.commands import engine_options
 from primebench_tasks.data.defaults import default_names
 from primebench_tasks.place.defaults import N_BOOT_VARIANTS
 from primebench_tasks.prism.axes import AXES
@@ -42,6 +43,34 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--enforce-eager", action="store_true")
     p.add_argument("--gpu-memory-utilization", type=float)
     p.add_argument("--tensor-parallel-size", type=int)
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    """``prism run``'s own options; the engine's (``--engine``, default vLLM: the model's
+    backend and settings) are added by the engine (:func:`~harness_adapters.run.commands.engine_options`)."""
+    from harness_adapters.run.engine import DEFAULT_ENGINE
+
+    p.add_argument("--prism", required=True, help="build directory")
+    p.add_argument("--model", required=True, help="model directory, or served name")
+    p.add_argument("--lora", action="append", default=[], metavar="NAME=PATH")
+    p.add_argument("--name", help="the base model's name in records")
+    p.add_argument("--no-base", action="store_true")
+    p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
+    p.add_argument(
+        "--engine",
+        default=DEFAULT_ENGINE,
+        help="the engine that runs the model (an installed primebench.engines entry point)",
+    )
+    p.add_argument("--flip-judge", default="rules", help="sc flip detection: " + JUDGE_HELP)
+    p.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        metavar="AXIS=N|N",
+        help="output-token budget override (default q/if/h/c/vis 512, mq 1024, sc 512 per turn)",
+    )
+    p.add_argument("--axes", nargs="+", default=list(AXES), choices=list(AXES))
+    p.add_argument("--batch-size", type=int, default=32)
 
 
 def _loadable_harnesses() -> dict[str, Any]:
@@ -90,28 +119,9 @@ def add_commands(tree: Any) -> None:
     p.set_defaults(func=cmd_build)
 
     p = prism.add_parser("run", help="run a model (+ LoRA adapters) on the PRISM axes")
-    p.add_argument("--prism", required=True, help="build directory")
-    p.add_argument("--model", required=True, help="model directory, or served name")
-    p.add_argument("--lora", action="append", default=[], metavar="NAME=PATH")
-    p.add_argument("--name", help="the base model's name in records")
-    p.add_argument("--no-base", action="store_true")
-    p.add_argument("--out", required=True, help="run directory (resumes when it exists)")
-    p.add_argument("--backend", choices=["vllm", "server"], default="vllm")
-    p.add_argument("--base-url")
-    p.add_argument("--served-model")
-    p.add_argument("--timeout", type=float, default=120.0)
-    p.add_argument("--flip-judge", default="rules", help="sc flip detection: " + JUDGE_HELP)
-    p.add_argument(
-        "--budget",
-        action="append",
-        default=[],
-        metavar="AXIS=N|N",
-        help="output-token budget override (default q/if/h/c/vis 512, mq 1024, sc 512 per turn)",
-    )
-    p.add_argument("--axes", nargs="+", default=list(AXES), choices=list(AXES))
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--max-lora-rank", type=int)
-    _engine_args(p)
+    _run_options(p)
+    argv = getattr(tree, "argv", None)
+    engine_options(p, _run_options, argv[2:] if argv and argv[:2] == ["prism", "run"] else None)
     p.set_defaults(func=cmd_run)
 
     # the grammar of every harness command: VERB HARNESS (docs/library.md, "Command grammar")

@@ -191,7 +191,7 @@ def named_engine(argv: Sequence[str] | None) -> str:
     return str(known.engine) if known.engine else DEFAULT_ENGINE
 
 
-def _engine_options(
+def engine_options(
     p: argparse.ArgumentParser,
     own: Callable[[argparse.ArgumentParser], None],
     argv: Sequence[str] | None = None,
@@ -244,11 +244,11 @@ def add_commands(tree: Any) -> None:
     sub = tree.sub
     p = sub.add_parser("run", help="evaluate a model (+ LoRA adapters) on a suite on an engine")
     _run_verb_options(p)
-    _engine_options(p, _run_verb_options, _verb_args(tree, "run"))
+    engine_options(p, _run_verb_options, _verb_args(tree, "run"))
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("rank-variants", help="rank LoRA variants of one base model on a suite")
     _rank_verb_options(p)
-    _engine_options(p, _rank_verb_options, _verb_args(tree, "rank-variants"))
+    engine_options(p, _rank_verb_options, _verb_args(tree, "rank-variants"))
     p.set_defaults(func=cmd_rank_variants, no_base=False)
 
 

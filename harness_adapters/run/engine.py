@@ -106,6 +106,15 @@ class JudgeBackend:
     served: bool
 
 
+@dataclass(frozen=True)
+class OpenedModel:
+    """A model an engine opened outside a run (PRISM's runs, #81): each adapter's record (as a
+    run spec keeps it: path, rank, weights, what is applied) and ``start()``, its backend."""
+
+    adapters: dict[str, dict[str, Any]]
+    start: Callable[[], Backend]
+
+
 @runtime_checkable
 class Engine(Protocol):
     """What an engine plugs into ``primebench run`` and ``rank-variants`` (static, adaptive, the
@@ -121,7 +130,9 @@ class Engine(Protocol):
       the engine serves (an endpoint's), not adapter folders;
     - optional ``judge(kind, target, *, timeout_s, api_key_env, settings)``: a
       :class:`JudgeBackend` for the judge spec ``kind:target`` (``kind`` is the engine's name,
-      or ``NAME-MODE``: ``vllm-server``), for PRISM's judges (:func:`judge_engine`)."""
+      or ``NAME-MODE``: ``vllm-server``), for PRISM's judges (:func:`judge_engine`);
+    - optional ``open_model(model, adapters, engine_args)``: an :class:`OpenedModel`, the model
+      and adapters checked and its backend on demand, for PRISM's runs."""
 
     name: str
     summary: str

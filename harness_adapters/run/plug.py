@@ -13,6 +13,7 @@ from harness_adapters.run.engine import (
     Engine,
     Generation,
     JudgeBackend,
+    OpenedModel,
     check_engine,
     engines,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "Generation",
     "ItemInputError",
     "JudgeBackend",
+    "OpenedModel",
     "Messages",
     "RecordFile",
     "RecordRow",

@@ -211,13 +211,13 @@ def test_a_broken_engine_takes_no_other_engines_options(monkeypatch):
     its own, the others add theirs and run, and naming it says what broke."""
     import argparse
 
-    from harness_adapters.run.commands import _engine_options
+    from harness_adapters.run.commands import engine_options
 
     (vllm,) = [ep for ep in engine_module.installed_engines() if ep.name == "vllm"]
     broken = SimpleNamespace(name="broken", value="no_such_module:ENGINE", load=_no_module)
     monkeypatch.setattr(engine_module, "installed_engines", lambda: [broken, vllm])
     p = argparse.ArgumentParser()
-    _engine_options(p, lambda _p: None)
+    engine_options(p, lambda _p: None)
     assert p.parse_args(["--backend", "server"]).backend == "server"
     assert engine_module.engine_named("vllm").name == "vllm"  # the broken one is not loaded
     with pytest.raises(ModuleNotFoundError, match="no_such_module"):

@@ -11,7 +11,7 @@ from harness_adapters.engines.openai_api.client import (
     endpoint_judge,
     served_conditions,
 )
-from harness_adapters.run.plug import CheckedRun, RunRequest, base_spec
+from harness_adapters.run.plug import CheckedRun, OpenedModel, RunRequest, base_spec
 
 
 class OpenAIEngine:
@@ -30,22 +30,24 @@ class OpenAIEngine:
         a = (args.base_url, args.timeout, args.concurrency, args.api_key_env, args.max_retries)
         return {"engine_args": OpenAIArgs(*a)}
 
-    def check(self, req: RunRequest) -> CheckedRun:
-        a: OpenAIArgs = req.engine_args
-        cond = served_conditions(
-            "openai", a.base_url, req.model, req.suite["version"], req.max_new_tokens
-        )
-        adapters = {n: {"path": n, "rank": 0, "served": True} for n in sorted(req.adapters)}
-
+    def open_model(self, model: str, adapters: Any, a: OpenAIArgs, budget: Any = None) -> Any:
         def start() -> OpenAIChatBackend:
-            b = OpenAIChatBackend(a.base_url, req.model, sorted(req.adapters), timeout_s=a.timeout_s,
-                                  concurrency=a.concurrency, max_new_tokens=req.max_new_tokens,
+            b = OpenAIChatBackend(a.base_url, model, sorted(adapters), timeout_s=a.timeout_s,
+                                  concurrency=a.concurrency, max_new_tokens=budget,
                                   api_key_env=a.api_key_env, vllm_extensions=False,
                                   max_retries=a.max_retries)  # fmt: skip
             b.kind = "openai"
             return b
 
-        return CheckedRun(spec=base_spec(req, cond, adapters), start=start)
+        return OpenedModel({n: {"path": n, "rank": 0, "served": True} for n in adapters}, start)
+
+    def check(self, req: RunRequest) -> CheckedRun:
+        a: OpenAIArgs = req.engine_args
+        cond = served_conditions(
+            "openai", a.base_url, req.model, req.suite["version"], req.max_new_tokens
+        )
+        opened = self.open_model(req.model, req.adapters, a, req.max_new_tokens)
+        return CheckedRun(spec=base_spec(req, cond, opened.adapters), start=opened.start)
 
     def judge(self, kind: str, target: str, *, timeout_s: float, api_key_env: Any, **_: Any) -> Any:
         return endpoint_judge(

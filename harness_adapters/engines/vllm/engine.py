@@ -25,6 +25,7 @@ from harness_adapters.run.plug import (
     BackendError,
     CheckedRun,
     JudgeBackend,
+    OpenedModel,
     RecordFile,
     RunRequest,
     RunSpec,
@@ -133,34 +134,43 @@ def adapter_weights_digest(path: Path) -> str | None:
 def run_spec(req: RunRequest, adapters: Sequence[Adapter], plan: LoraPlan) -> RunSpec:
     """The run spec of a vLLM run: the run's common spec (:func:`base_spec`) with the vLLM
     conditions and every adapter's path, rank, weights digest and what of it is applied."""
+    return base_spec(req, run_conditions(req), adapter_records(adapters, plan))
+
+
+def adapter_records(adapters: Sequence[Adapter], plan: LoraPlan) -> dict[str, dict[str, Any]]:
+    """Every adapter as a spec keeps it: path, rank, weights digest, what of it is applied and
+    why (a resume refuses one that changed)."""
     applied = plan.spec()
-    return base_spec(
-        req,
-        run_conditions(req),
-        {
-            a.name: {
-                "path": str(a.path),
-                "rank": a.rank,
-                **({"weights": w} if (w := adapter_weights_digest(a.path)) else {}),
-                **({"applied": applied[a.name]["applied"]} if a.name in applied else {}),
-                **({"note": plan.notes[a.name]} if a.name in plan.notes else {}),
-            }
-            for a in adapters
-        },
-    )
+    return {
+        a.name: {
+            "path": str(a.path),
+            "rank": a.rank,
+            **({"weights": w} if (w := adapter_weights_digest(a.path)) else {}),
+            **({"applied": applied[a.name]["applied"]} if a.name in applied else {}),
+            **({"note": plan.notes[a.name]} if a.name in plan.notes else {}),
+        }
+        for a in adapters
+    }
 
 
 def check_inputs(req: RunRequest) -> tuple[list[Adapter], LoraPlan]:
+    """Before any engine starts: the model and every adapter of ``req``
+    (:func:`check_model_inputs`)."""
+    return check_model_inputs(req.model, req.adapters, vllm_args(req))
+
+
+def check_model_inputs(
+    model_ref: str, named: Mapping[str, str], a: VllmArgs
+) -> tuple[list[Adapter], LoraPlan]:
     """Before any engine starts: the model and every adapter (rank, shapes, what it changes:
     :mod:`~harness_adapters.engines.vllm.lora_scope`); sets the engine's tower/connector LoRA."""
-    a = vllm_args(req)
     if a.backend == "server":
-        adapters = [Adapter(n, Path(p), 0) for n, p in sorted(req.adapters.items())]
+        adapters = [Adapter(n, Path(p), 0) for n, p in sorted(named.items())]
         if not a.base_url:
             raise BackendError("--backend server needs --base-url http://HOST:PORT/v1")
-        local = Path(req.model)
+        local = Path(model_ref)
         plan = check_server_adapters(
-            req.adapters,
+            named,
             a.base_url,
             model=local if (local / "config.json").exists() else None,
             language_only=a.lora_language_model_only,
@@ -171,17 +181,16 @@ def check_inputs(req: RunRequest) -> tuple[list[Adapter], LoraPlan]:
             from harness_adapters.engines.vllm.ray_runner import check_ray_fits
 
             share = check_ray_fits(
-                a.replicas, a.cpus_per_replica, a.ray_address, a.settings, req.model
+                a.replicas, a.cpus_per_replica, a.ray_address, a.settings, model_ref
             )
             if share is not None and a.settings.gpu_memory_utilization is None:
                 a.settings.gpu_memory_utilization = share  # one replica's part of the free RAM
-        model = check_model(req.model)
+        model = check_model(model_ref)
         adapters = [
-            check_adapter(n, p, model, a.settings.max_lora_rank)
-            for n, p in sorted(req.adapters.items())
+            check_adapter(n, p, model, a.settings.max_lora_rank) for n, p in sorted(named.items())
         ]
         plan = check_adapters(
-            req.adapters,
+            named,
             model,
             language_only=a.lora_language_model_only,
             where="the Ray replicas" if a.backend == "ray" else "the offline engine",
@@ -230,18 +239,24 @@ def check_run(req: RunRequest) -> CheckedRun:
 
 
 def build_backend(req: RunRequest, adapters: Sequence[Adapter]) -> Any:
+    """The backend of ``req`` (:func:`model_backend`)."""
+    return model_backend(req.model, adapters, vllm_args(req), req.max_new_tokens)
+
+
+def model_backend(
+    model: str, adapters: Sequence[Adapter], a: VllmArgs, max_new_tokens: int | None
+) -> Any:
     """The offline engine, the server client, or — for round-based runs on Ray (``--adaptive
-    --ray``) — a pool of long-lived engines on the cluster, for ``req``."""
-    a = vllm_args(req)
+    --ray``) — a pool of long-lived engines on the cluster, for ``model`` and ``adapters``."""
     if a.backend == "ray":
         from harness_adapters.engines.vllm.ray_runner import RayEnginePool
 
         return RayEnginePool(
-            str(req.model),
+            str(model),
             adapters,
             a.settings,
             a.replicas,
-            req.max_new_tokens,
+            max_new_tokens,
             a.ray_address,
             a.cpus_per_replica,
         )
@@ -249,14 +264,29 @@ def build_backend(req: RunRequest, adapters: Sequence[Adapter]) -> Any:
         assert a.base_url is not None
         return ServerBackend(
             a.base_url,
-            a.served_model or req.model,
-            sorted(req.adapters),
+            a.served_model or model,
+            sorted(x.name for x in adapters),
             timeout_s=a.timeout_s,
-            max_new_tokens=req.max_new_tokens,
+            max_new_tokens=max_new_tokens,
             concurrency=a.concurrency,
             api_key_env=a.api_key_env,
         )
-    return OfflineBackend(req.model, adapters, a.settings, req.max_new_tokens)
+    return OfflineBackend(model, adapters, a.settings, max_new_tokens)
+
+
+def open_model(
+    model: str, adapters: Mapping[str, str], engine_args: Any, max_new_tokens: int | None = None
+) -> OpenedModel:
+    """A model and its adapters opened outside a run (PRISM's runs, #81): checked as a run
+    checks them (:func:`check_model_inputs`), each adapter's record as a run spec keeps it
+    (:func:`adapter_records`), the backend started on demand."""
+    a = VllmArgs() if engine_args is None else engine_args
+    if not isinstance(a, VllmArgs):
+        raise BackendError(f"engine vllm: engine_args are {type(a).__name__}, not VllmArgs")
+    ads, plan = check_model_inputs(model, adapters, a)
+    return OpenedModel(
+        adapter_records(ads, plan), lambda: model_backend(model, ads, a, max_new_tokens)
+    )
 
 
 def local_judge_id(model_dir: str | Path) -> str:

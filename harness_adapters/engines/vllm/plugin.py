@@ -35,6 +35,13 @@ class VllmEngine:
 
         return check_run(req)
 
+    def open_model(self, model: str, adapters: Any, engine_args: Any) -> Any:
+        """The model and adapters checked, the backend on demand
+        (:func:`~harness_adapters.engines.vllm.engine.open_model`)."""
+        from harness_adapters.engines.vllm.engine import open_model
+
+        return open_model(model, adapters, engine_args)
+
     def judge(self, kind: str, target: str, **options: Any) -> Any:
         """A judge on vLLM (``vllm:MODEL_DIR`` or ``vllm-server:MODEL@URL``:
         :func:`~harness_adapters.engines.vllm.engine.open_judge`)."""
