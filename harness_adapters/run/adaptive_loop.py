@@ -433,8 +433,26 @@ def _run_adaptive(
     from harness_adapters.run.report import write_placement_files
 
     placed = adaptive_placement(req, pools, state, doc, panels)
+    said_undrawn(req.suite, placed)
     write_placement_files(placed, panels, req.out, doc.conditions)
     return doc
+
+
+ADAPTIVE_UNDRAWN = (
+    "design-only: an adaptive test asks the benchmarks its reference panels hold; run the "
+    "suite without --adaptive to draw it from its dataset"
+)
+"""Why a design-only benchmark is missing from an adaptive run's placement."""
+
+
+def said_undrawn(manifest: SuiteManifest, placed: Placement) -> None:
+    """Every design-only benchmark of ``manifest`` (an adaptive test or a race asks none) listed
+    missing in ``placed`` with why — never silently absent."""
+    from harness_adapters.run.report import undrawn_design_only
+
+    if manifest.design_only:
+        placed.missing = dict(placed.missing or {})
+        undrawn_design_only(manifest, list(placed.models), {}, placed.missing, ADAPTIVE_UNDRAWN)
 
 
 def adaptive_placement(

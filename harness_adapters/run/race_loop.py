@@ -18,6 +18,7 @@ from harness_adapters.run.adaptive_loop import (
     engine_executor,
     item_pools,
     recorded_states,
+    said_undrawn,
 )
 from harness_adapters.run.engine import CheckedRun
 from harness_adapters.run.errors import BackendError
@@ -197,6 +198,7 @@ def _rank_variants_adaptive(
     from harness_adapters.run.report import write_placement_files
 
     placed = race_placement(req, pools, result, panels, n_boot=N_BOOT, seed=seed)
+    said_undrawn(req.suite, placed)
     write_placement_files(placed, panels, req.out, spec.conditions)
     return doc
 

@@ -740,3 +740,27 @@ def test_the_runner_and_the_replay_drive_one_test(setup, mathvision, tmp_path):
         round(float(r["predicted"][0, 0]), 6)
         == doc.models["m"].benchmarks[BENCH].predicted_full.value
     )
+
+
+def test_an_adaptive_run_lists_the_design_only_benchmarks_missing_with_why(
+    setup, mathvision, tmp_path
+):
+    """#81: a suite's design-only benchmarks (no reference panel to test adaptively) are never
+    silently absent from an adaptive run's placement: each is missing, with why."""
+    from primebench_tasks.data.cards import design_only_cards
+    from primebench_tasks.suite.content_design import design_only_document
+
+    model, panels, suite = setup
+    cards = design_only_cards("primebench_wide")
+    wide = suite.with_design_only([design_only_document(c, 12) for c in cards], "tiny_wide")
+    out = tmp_path / "a"
+    run_adaptive(
+        _req(model, wide, out), panels, AdaptiveSettings(None, 10, 5),
+        backend=RecordedModel(mathvision, HELD),
+    )  # fmt: skip
+    placed = Placement.read(out / "report.json")
+    missing = (placed.missing or {})["m"]
+    assert {c.name for c in cards} <= set(missing)
+    for c in cards:
+        assert missing[c.name]["why"].startswith("design-only: an adaptive test asks")
+    assert placed.models["m"].benchmarks[BENCH].predicted_full.value is not None
