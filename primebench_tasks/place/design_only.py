@@ -28,7 +28,8 @@ from primebench_tasks.suite.manifest import SuiteManifest
 
 RUN_ONLY_IN_LMMS_EVAL = (
     "design-only: its items are drawn from the dataset by the generated lmms-eval task "
-    "(lmms-eval --tasks <suite>); this run did not ask them"
+    "(lmms-eval --tasks <suite>) or the vLLM runner (primebench run --suite <suite>); this run "
+    "did not ask them"
 )
 """Why a design-only benchmark is missing from a run of another harness (not an error)."""
 

@@ -38,7 +38,8 @@ def cmd_vlmeval_export(args: argparse.Namespace) -> int:
         print(
             "not exported: the design-only benchmarks "
             f"{', '.join(e.name for e in manifest.design_only)} (drawn from the dataset by the "
-            "suite's lmms-eval tasks only: lmms-eval --tasks " + manifest.name + ")"
+            f"suite's lmms-eval tasks, lmms-eval --tasks {manifest.name}, or the vLLM runner, "
+            f"primebench run --suite {manifest.name}; VLMEvalKit does not draw them yet)"
         )
     return 0
 
