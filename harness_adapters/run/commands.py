@@ -185,9 +185,12 @@ def named_engine(argv: Sequence[str] | None) -> str:
     wins, as argparse reads it), else :data:`~harness_adapters.run.engine.DEFAULT_ENGINE`."""
     from harness_adapters.run.engine import DEFAULT_ENGINE
 
-    pre = argparse.ArgumentParser(add_help=False)
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
     pre.add_argument("--engine")
-    known, _ = pre.parse_known_args(list(argv or []))
+    try:
+        known, _ = pre.parse_known_args(list(argv or []))
+    except argparse.ArgumentError:  # `--engine` with no value: the verb's parser says so
+        return DEFAULT_ENGINE
     return str(known.engine) if known.engine else DEFAULT_ENGINE
 
 

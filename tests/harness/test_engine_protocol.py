@@ -403,3 +403,12 @@ def test_judges_reach_any_engine_by_name(monkeypatch, tmp_path):
     _with_engines(monkeypatch, SimpleNamespace(name="plain", value="tests:p", load=lambda: plain))
     with pytest.raises(PrimeBenchError, match="engine 'plain' cannot open a judge"):
         make_judge("plain:x", tmp_path)
+
+
+def test_the_engine_a_command_line_names():
+    from harness_adapters.run.commands import named_engine
+
+    assert named_engine(None) == "vllm" and named_engine(["--model", "m"]) == "vllm"
+    assert named_engine(["--engine", "openai", "--base-url", "u"]) == "openai"
+    assert named_engine(["--engine=stub"]) == "stub"
+    assert named_engine(["--model", "m", "--engine"]) == "vllm"  # the verb's parser refuses it
