@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     from harness_adapters.engines.vllm.tiny_model import build_lora_adapter, build_tiny_qwen2vl
     from harness_adapters.run.adaptive_loop import item_pools, run_adaptive
     from harness_adapters.run.records import RecordFile
-    from harness_adapters.run.request import EngineSettings, RunRequest
+    from harness_adapters.engines.vllm.settings import EngineSettings
+    from harness_adapters.run.request import RunRequest
     from harness_adapters.run.static_loop import run_variants
     from harness_adapters.suites.documents import SuiteDoc, benchmark_rows
     from harness_adapters.suites.released import resolve_suite

@@ -92,7 +92,7 @@ def _free_port() -> int:
 
 
 def engine_settings(gpu: bool, max_lora_rank: int, n_adapters: int) -> Any:
-    from harness_adapters.run.request import EngineSettings
+    from harness_adapters.engines.vllm.settings import EngineSettings
 
     return EngineSettings(
         max_model_len=4096 if gpu else 2048,

@@ -40,7 +40,7 @@ passes of the same loop differ by up to 7 %)."""
 
 
 def _settings() -> Any:
-    from harness_adapters.run.request import EngineSettings
+    from harness_adapters.engines.vllm.settings import EngineSettings
 
     return EngineSettings(
         max_model_len=2048, max_num_seqs=4, enforce_eager=True, max_lora_rank=8, max_loras=3
@@ -52,7 +52,7 @@ def runner_overhead(
 ) -> dict[str, Any]:
     from vllm import SamplingParams
 
-    from harness_adapters.engines.vllm.backends import OfflineBackend, _sampling_kwargs
+    from harness_adapters.engines.vllm.backends import OfflineBackend, sampling_kwargs
     from harness_adapters.run.messages import chat_messages
     from harness_adapters.run.records import RecordFile
     from harness_adapters.run.static_loop import run_variants
@@ -61,7 +61,7 @@ def runner_overhead(
     backend = OfflineBackend(str(work / "base"), adapters, _settings(), max_new_tokens)
     start = time.perf_counter() - t0
     msgs = [chat_messages(d) for d in docs]
-    sp = SamplingParams(**_sampling_kwargs(max_new_tokens))
+    sp = SamplingParams(**sampling_kwargs(max_new_tokens))
     variants: list[str | None] = [None, *[a.name for a in adapters]]
 
     def bare() -> float:
