@@ -433,7 +433,6 @@ def _run_adaptive(
     from harness_adapters.run.report import write_placement_files
 
     placed = adaptive_placement(req, pools, state, doc, panels)
-    said_undrawn(req.suite, placed)
     write_placement_files(placed, panels, req.out, doc.conditions)
     return doc
 
@@ -442,17 +441,49 @@ ADAPTIVE_UNDRAWN = (
     "design-only: an adaptive test asks the benchmarks its reference panels hold; run the "
     "suite without --adaptive to draw it from its dataset"
 )
-"""Why a design-only benchmark is missing from an adaptive run's placement."""
+"""Why a design-only benchmark is missing from an adaptive run's or a race's placement."""
+
+PlaceOne = Callable[[int, str | None, int, ItemPool, list[int]], Any]
+"""How one variant's test of one benchmark becomes its placement: (variant's position, adapter,
+pool's position, pool, seed) → :class:`~primebench_tasks.place.suite.GivenBenchmark`."""
 
 
-def said_undrawn(manifest: SuiteManifest, placed: Placement) -> None:
-    """Every design-only benchmark of ``manifest`` (an adaptive test or a race asks none) listed
-    missing in ``placed`` with why — never silently absent."""
+def place_variants(
+    req: RunRequest,
+    pools: Sequence[ItemPool],
+    panels: Mapping[str, Panel],
+    estimator: str,
+    place_one: PlaceOne,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> Placement:
+    """Every variant of ``req`` placed as one suite from tests that asked items per benchmark
+    (an adaptive run's, a race's): each benchmark with a pool by ``place_one`` (seeded by the
+    variant and the benchmark), one without a pool (not asked here) with no score; then the
+    categories, the suite, the ranks and the leaderboard as a static run's
+    (:func:`~primebench_tasks.place.suite.place_given`). The suite's design-only benchmarks
+    (which such a test never asks) are listed missing with why — never silently absent."""
     from harness_adapters.run.report import undrawn_design_only
+    from primebench_tasks.adaptive.placement import unasked_benchmark
+    from primebench_tasks.place.suite import place_given
 
-    if manifest.design_only:
+    by_b = {p.benchmark: (b, p) for b, p in enumerate(pools)}
+    given: dict[str, dict[str, Any]] = {}
+    for v, a in enumerate(req.variants()):
+        name = variant_name(req.model_name, a)
+        given[name] = {}
+        for e in req.suite.benchmarks:
+            if e.name in by_b:
+                b, p = by_b[e.name]
+                given[name][e.name] = place_one(v, a, b, p, [seed, v, sum(map(ord, e.name))])
+            else:
+                panel = panels[e.name]
+                given[name][e.name] = unasked_benchmark(panel.name, len(panel.model_names), n_boot)
+    placed = place_given(req.suite, panels, given, estimator, n_boot, seed)
+    if req.suite.design_only:
         placed.missing = dict(placed.missing or {})
-        undrawn_design_only(manifest, list(placed.models), {}, placed.missing, ADAPTIVE_UNDRAWN)
+        undrawn_design_only(req.suite, list(placed.models), {}, placed.missing, ADAPTIVE_UNDRAWN)
+    return placed
 
 
 def adaptive_placement(
@@ -464,41 +495,26 @@ def adaptive_placement(
     n_boot: int = N_BOOT,
     seed: int = 0,
 ) -> Placement:
-    """The run's tests placed as one suite (#80): each test's estimate the benchmark's placement
-    (:func:`~primebench_tasks.adaptive.placement.given_benchmark`: its answers, the reference
-    models' answers to the same items and full scores), then the categories, the suite, the
-    ranks and the leaderboard as a static run's
-    (:func:`~primebench_tasks.place.suite.place_given`); a benchmark the run has no pool for
-    (not asked here) is placed with no score."""
-    from primebench_tasks.adaptive.placement import given_benchmark, unasked_benchmark
-    from primebench_tasks.place.suite import place_given
+    """The run's tests placed as one suite (#80, :func:`place_variants`): each test's estimate
+    the benchmark's placement (:func:`~primebench_tasks.adaptive.placement.given_benchmark`: its
+    answers, the reference models' answers to the same items and full scores)."""
+    from primebench_tasks.adaptive.placement import given_benchmark
 
-    by_b = {p.benchmark: p for p in pools}
-    given: dict[str, dict[str, Any]] = {}
-    for v, a in enumerate(req.variants()):
-        name = variant_name(req.model_name, a)
-        tests = doc.models[name].benchmarks
-        given[name] = {}
-        for e in req.suite.benchmarks:
-            p = by_b.get(e.name)
-            if p is None:
-                given[name][e.name] = unasked_benchmark(
-                    panels[e.name].name, len(panels[e.name].model_names), n_boot
-                )
-                continue
-            answers, asked = state[(a, e.name)]
-            k = np.flatnonzero(asked)
-            given[name][e.name] = given_benchmark(
-                tests[e.name],
-                source=panels[e.name].name,
-                answers=answers[k],
-                reference_on_items=p.bench.Y_ref[:, k],
-                reference_full=p.bench.reference_full,
-                level=doc.settings.level,
-                n_boot=n_boot,
-                seed=[seed, v, sum(map(ord, e.name))],
-            )
-    return place_given(req.suite, panels, given, "adaptive", n_boot, seed)
+    def place_one(v: int, a: str | None, b: int, p: ItemPool, seeded: list[int]) -> Any:
+        answers, asked = state[(a, p.benchmark)]
+        k = np.flatnonzero(asked)
+        return given_benchmark(
+            doc.models[variant_name(req.model_name, a)].benchmarks[p.benchmark],
+            source=panels[p.benchmark].name,
+            answers=answers[k],
+            reference_on_items=p.bench.Y_ref[:, k],
+            reference_full=p.bench.reference_full,
+            level=doc.settings.level,
+            n_boot=n_boot,
+            seed=seeded,
+        )
+
+    return place_variants(req, pools, panels, "adaptive", place_one, n_boot, seed)
 
 
 def check_ledger(

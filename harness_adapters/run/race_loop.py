@@ -17,8 +17,8 @@ from harness_adapters.run.adaptive_loop import (
     ItemPool,
     engine_executor,
     item_pools,
+    place_variants,
     recorded_states,
-    said_undrawn,
 )
 from harness_adapters.run.engine import CheckedRun
 from harness_adapters.run.errors import BackendError
@@ -30,7 +30,6 @@ from primebench_tasks.data.io import atomic_write_text
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.place.defaults import N_BOOT, N_BOOT_VARIANTS
 from primebench_tasks.place.result import Placement
-from primebench_tasks.place.suite import GivenBenchmark
 from primebench_tasks.place.variant_ranking import (
     VariantRanking,
     Verdict,
@@ -198,7 +197,6 @@ def _rank_variants_adaptive(
     from harness_adapters.run.report import write_placement_files
 
     placed = race_placement(req, pools, result, panels, n_boot=N_BOOT, seed=seed)
-    said_undrawn(req.suite, placed)
     write_placement_files(placed, panels, req.out, spec.conditions)
     return doc
 
@@ -212,33 +210,22 @@ def race_placement(
     n_boot: int,
     seed: int,
 ) -> Placement:
-    """Each variant of the race placed on the suite: per benchmark its draws' Hansen–Hurwitz
-    estimate (:func:`~primebench_tasks.adaptive.placement.race_benchmark`), then the categories,
-    suite, ranks and leaderboard of :func:`~primebench_tasks.place.suite.place_given`; a
-    benchmark the race has no pool for is placed with no score."""
-    from primebench_tasks.adaptive.placement import race_benchmark, unasked_benchmark
-    from primebench_tasks.place.suite import place_given
+    """Each variant of the race placed on the suite (:func:`~harness_adapters.run.adaptive_loop.
+    place_variants`): per benchmark its draws' Hansen–Hurwitz estimate
+    (:func:`~primebench_tasks.adaptive.placement.race_benchmark`)."""
+    from primebench_tasks.adaptive.placement import race_benchmark
 
-    by_b = {p.benchmark: (b, p) for b, p in enumerate(pools)}
-    given: dict[str, dict[str, GivenBenchmark]] = {}
-    for v, a in enumerate(req.variants()):
-        name = variant_name(req.model_name, a)
-        given[name] = {}
-        for e in req.suite.benchmarks:
-            panel = panels[e.name]
-            if e.name not in by_b:
-                given[name][e.name] = unasked_benchmark(panel.name, len(panel.model_names), n_boot)
-                continue
-            b, p = by_b[e.name]
-            items = result.asked[b]
-            given[name][e.name] = race_benchmark(
-                result.draws[b],
-                source=panel.name,
-                answers={i: float(result.scores[b][v, j]) for j, i in enumerate(items)},
-                reference_on_items=p.bench.Y_ref[:, items],
-                reference_full=p.bench.reference_full,
-                n_reference=len(panel.model_names),
-                n_boot=n_boot,
-                seed=[seed, v, sum(map(ord, e.name))],
-            )
-    return place_given(req.suite, panels, given, "race", n_boot, seed)
+    def place_one(v: int, a: str | None, b: int, p: ItemPool, seeded: list[int]) -> Any:
+        items = result.asked[b]
+        return race_benchmark(
+            result.draws[b],
+            source=panels[p.benchmark].name,
+            answers={i: float(result.scores[b][v, j]) for j, i in enumerate(items)},
+            reference_on_items=p.bench.Y_ref[:, items],
+            reference_full=p.bench.reference_full,
+            n_reference=len(panels[p.benchmark].model_names),
+            n_boot=n_boot,
+            seed=seeded,
+        )
+
+    return place_variants(req, pools, panels, "race", place_one, n_boot, seed)
