@@ -14,7 +14,7 @@ from harness_adapters.prism.cli import (
     cmd_run,
     cmd_score,
 )
-from harness_adapters.run.commands import engine_options
+from harness_adapters.run.commands import engine_options, verb_args
 from primebench_tasks.data.defaults import default_names
 from primebench_tasks.place.defaults import N_BOOT_VARIANTS
 from primebench_tasks.prism.axes import AXES
@@ -120,8 +120,7 @@ def add_commands(tree: Any) -> None:
 
     p = prism.add_parser("run", help="run a model (+ LoRA adapters) on the PRISM axes")
     _run_options(p)
-    argv = getattr(tree, "argv", None)
-    engine_options(p, _run_options, argv[2:] if argv and argv[:2] == ["prism", "run"] else None)
+    engine_options(p, _run_options, verb_args(tree, "prism", "run"))
     p.set_defaults(func=cmd_run)
 
     # the grammar of every harness command: VERB HARNESS (docs/library.md, "Command grammar")

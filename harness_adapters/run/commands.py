@@ -247,19 +247,20 @@ def add_commands(tree: Any) -> None:
     sub = tree.sub
     p = sub.add_parser("run", help="evaluate a model (+ LoRA adapters) on a suite on an engine")
     _run_verb_options(p)
-    engine_options(p, _run_verb_options, _verb_args(tree, "run"))
+    engine_options(p, _run_verb_options, verb_args(tree, "run"))
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("rank-variants", help="rank LoRA variants of one base model on a suite")
     _rank_verb_options(p)
-    engine_options(p, _rank_verb_options, _verb_args(tree, "rank-variants"))
+    engine_options(p, _rank_verb_options, verb_args(tree, "rank-variants"))
     p.set_defaults(func=cmd_rank_variants, no_base=False)
 
 
-def _verb_args(tree: Any, verb: str) -> list[str] | None:
-    """The command line after ``verb`` where it is that verb's (None otherwise: the default
-    engine's options)."""
+def verb_args(tree: Any, *words: str) -> list[str] | None:
+    """The command line after the command ``words`` (``"run"``; ``"prism", "run"``) where it is
+    that command's, else None (the default engine's options: ``--help``, another command)."""
     argv = getattr(tree, "argv", None)
-    return list(argv[1:]) if argv and argv[0] == verb else None
+    n = len(words)
+    return list(argv[n:]) if argv and tuple(argv[:n]) == words else None
 
 
 def _run_verb_options(p: argparse.ArgumentParser) -> None:

@@ -100,9 +100,8 @@ class OpenAIChatBackend:
     ``concurrency`` requests are in flight. A reply without text (no choices, ``content: null``,
     a non-string) is a failed request, never an empty answer."""
 
-    kind = "server"
-    """The backend's name in the run spec (``server``: vLLM's server mode; ``openai`` for the
-    ``openai`` engine)."""
+    kind = "openai"
+    """The backend's name in the run spec (vLLM's server mode, a subclass: ``server``)."""
 
     def __init__(
         self,

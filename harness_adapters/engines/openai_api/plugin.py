@@ -32,12 +32,10 @@ class OpenAIEngine:
 
     def open_model(self, model: str, adapters: Any, a: OpenAIArgs, budget: Any = None) -> Any:
         def start() -> OpenAIChatBackend:
-            b = OpenAIChatBackend(a.base_url, model, sorted(adapters), timeout_s=a.timeout_s,
-                                  concurrency=a.concurrency, max_new_tokens=budget,
-                                  api_key_env=a.api_key_env, vllm_extensions=False,
-                                  max_retries=a.max_retries)  # fmt: skip
-            b.kind = "openai"
-            return b
+            return OpenAIChatBackend(a.base_url, model, sorted(adapters), timeout_s=a.timeout_s,
+                                     concurrency=a.concurrency, max_new_tokens=budget,
+                                     api_key_env=a.api_key_env, vllm_extensions=False,
+                                     max_retries=a.max_retries)  # fmt: skip
 
         return OpenedModel({n: {"path": n, "rank": 0, "served": True} for n in adapters}, start)
 
