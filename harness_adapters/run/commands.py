@@ -35,17 +35,18 @@ if TYPE_CHECKING:
 
 
 def run_request(
-    args: argparse.Namespace, adapters: dict[str, str]
+    args: argparse.Namespace, adapters: dict[str, str], engine: Engine | None = None
 ) -> tuple[RunRequest, Panel | None, Engine]:
     """The request of a run verb: the suite (refused with a bad reference panel before any
-    engine starts), the run's own options and the engine's fields."""
+    engine starts), the run's own options and the fields of ``engine`` (default: the one
+    ``--engine`` names)."""
     from harness_adapters.run.engine import engine_named, request_fields_of
     from harness_adapters.run.report import reference_panels
     from harness_adapters.run.request import ENGINE_FIELDS, RunRequest
     from harness_adapters.suites.released import resolve_suite
     from primebench_tasks.cli.plugin import parse_pairs
 
-    engine = engine_named(args.engine)
+    engine = engine or engine_named(args.engine)
     if engine.name in SKIPPED_ENGINES:
         raise PrimeBenchError(SKIPPED_ENGINES[engine.name])
     suite = resolve_suite(args.suite)
@@ -138,12 +139,13 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
     refuse_adaptive_only(args)
     _quiet_engine(args)
     args.model = args.base
-    if getattr(engine_named(args.engine), "adapters_served_by_name", False):
+    engine = engine_named(args.engine)
+    if getattr(engine, "adapters_served_by_name", False):
         # an endpoint's adapters are the names it serves (checked against its model list)
         twice = sorted({a for a in args.adapters if args.adapters.count(a) > 1})
         if twice:
             raise PrimeBenchError(f"--adapters names {', '.join(twice)} more than once")
-        return _rank(args, {a: a for a in args.adapters})
+        return _rank(args, {a: a for a in args.adapters}, engine)
     found = [p for pattern in args.adapters for p in sorted(glob.glob(pattern))]
     twice = sorted({p for p in found if found.count(p) > 1})
     if twice:
@@ -155,14 +157,14 @@ def cmd_rank_variants(args: argparse.Namespace) -> int:
         raise PrimeBenchError(
             f"no adapter directories (with adapter_config.json) match {args.adapters}"
         )
-    return _rank(args, adapter_specs(paths))
+    return _rank(args, adapter_specs(paths), engine)
 
 
-def _rank(args: argparse.Namespace, adapters: dict[str, str]) -> int:
+def _rank(args: argparse.Namespace, adapters: dict[str, str], engine: Engine) -> int:
     from harness_adapters.run.request import run_lock
     from harness_adapters.run.session import execute, write_run_report, write_variant_report
 
-    req, panel, engine = run_request(args, adapters)
+    req, panel, engine = run_request(args, adapters, engine)
     if args.adaptive:
         return _adaptive(args, req, panel, engine, variants=True)
     with run_lock(req.out):
