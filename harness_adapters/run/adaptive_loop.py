@@ -359,7 +359,7 @@ def _run_adaptive(
     guarding = guard_settings(pools[0].bench)
     spec = freeze_spec(
         req.out,
-        RunSpec.from_json(spec).with_(
+        RunSpec.of(spec).with_(
             adaptive={
                 **asdict(settings),
                 "policy": policy,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_adapters.run.errors import BackendError
+from primebench_tasks.data.codec import Document, optional, rest
 from primebench_tasks.data.folder_lock import FolderLock
 from primebench_tasks.data.io import atomic_write_text, canonical_json
 from primebench_tasks.suite.manifest import SuiteManifest
@@ -80,111 +81,38 @@ def base_spec(
     )
 
 
-_SPEC_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "schema": str,
-    "suite": (str, dict),  # a PRISM build's spec names its suite by an object
-    "suite_name": str,
-    "model": str,
-    "model_path": str,
-    "adapters": dict,
-    "adaptive": (dict, type(None)),
-    "documents": dict,
-    "conditions": dict,
-    "generation": dict,
-    "prompt_kwargs": (dict, str),
-}
-"""A frozen run spec's fields and their JSON types (``adapters`` is required)."""
-
-
 @dataclass(frozen=True)
-class RunSpec:
+class RunSpec(Document):
     """What a run folder's answers were made with, typed (``run_spec.json``; schema
     :data:`RUN_SCHEMA`, or PRISM's records schema for ``prism_run_spec.json``): the suite
-    version and name, the model's name and path, the prompt kwargs and decoding the requests
-    were built with, the engine's or harness's ``conditions`` (shown in the placement report),
-    every adapter (name → path, rank, weights digest, what of it is applied, a note), the
-    digest of the static documents asked (``documents``: benchmark → digest) and an adaptive
-    run's settings, policy, guard and pool digests (``adaptive``). A resume must match it
-    (:func:`freeze_spec`); fields another writer adds are kept in ``extra``, as written."""
+    version and name (a PRISM build's spec names its suite by an object), the model's name and
+    path, the prompt kwargs and decoding the requests were built with, the engine's or
+    harness's ``conditions`` (shown in the placement report), every adapter (name → path,
+    rank, weights digest, what of it is applied, a note), the digest of the static documents
+    asked (``documents``: benchmark → digest) and an adaptive run's settings, policy, guard and
+    pool digests (``adaptive``). A resume must match it (:func:`freeze_spec`); fields another
+    writer adds are kept in ``extra``, as written. Read by :meth:`from_json` (a field of
+    another type: an ``InputError`` naming the file and the field, never a traceback)."""
+
+    json_what = "run spec"
 
     adapters: Mapping[str, Mapping[str, Any]]
-    schema: str | None = None
-    suite: str | Mapping[str, Any] | None = None
-    model: str | None = None
-    suite_name: str | None = None
-    model_path: str | None = None
-    prompt_kwargs: Any = None
-    generation: Mapping[str, Any] | None = None
-    conditions: Mapping[str, Any] | None = None
-    documents: Mapping[str, Any] | None = None
-    adaptive: Mapping[str, Any] | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    schema: str | None = optional()
+    suite: str | Mapping[str, Any] | None = optional()
+    model: str | None = optional()
+    suite_name: str | None = optional()
+    model_path: str | None = optional()
+    prompt_kwargs: Mapping[str, Any] | str | None = optional()
+    generation: Mapping[str, Any] | None = optional()
+    conditions: Mapping[str, Any] | None = optional()
+    documents: Mapping[str, Any] | None = optional()
+    adaptive: Mapping[str, Any] | None = optional()
+    extra: Mapping[str, Any] = rest()
 
     @classmethod
-    def from_json(cls, spec: Any, file: str = "run spec") -> RunSpec:
-        """The spec ``spec`` holds, checked: a JSON object whose fields have their types
-        (:data:`_SPEC_FIELDS`; ``adapters``: name → object) — else an ``InputError`` naming
-        the file and the field, never a traceback (a truncated or hand-edited spec)."""
-        from primebench_tasks.errors import InputError
-
-        if isinstance(spec, RunSpec):
-            return spec
-        if not isinstance(spec, Mapping):
-            raise InputError(
-                f"the run's frozen spec is a JSON {type(spec).__name__}, not an object", file=file
-            )
-        if "adapters" not in spec:
-            raise InputError("the run's frozen spec has no adapters", file=file, field="adapters")
-        for key, kind in _SPEC_FIELDS.items():
-            if key in spec and not isinstance(spec[key], kind):
-                raise InputError(
-                    f"{key} is a JSON {type(spec[key]).__name__} in the run's frozen spec",
-                    file=file,
-                    field=key,
-                )
-        for name, a in spec["adapters"].items():
-            if not isinstance(a, dict):
-                raise InputError(
-                    f"adapter {name!r} is not an object", file=file, field=f"adapters.{name}"
-                )
-        known = {f for f in _SPEC_FIELDS}
-        return cls(
-            schema=spec.get("schema"),
-            suite=spec.get("suite"),
-            model=spec.get("model"),
-            adapters={str(n): dict(a) for n, a in spec["adapters"].items()},
-            suite_name=spec.get("suite_name"),
-            model_path=spec.get("model_path"),
-            prompt_kwargs=spec.get("prompt_kwargs"),
-            generation=spec.get("generation"),
-            conditions=spec.get("conditions"),
-            documents=spec.get("documents"),
-            adaptive=spec.get("adaptive"),
-            extra={k: v for k, v in spec.items() if k not in known},
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object (the fields given; canonical JSON sorts them)."""
-        d: dict[str, Any] = {
-            "adapters": {n: dict(a) for n, a in self.adapters.items()},
-            **self.extra,
-        }
-        for k in (
-            "schema",
-            "suite",
-            "model",
-            "suite_name",
-            "model_path",
-            "prompt_kwargs",
-            "generation",
-            "conditions",
-            "documents",
-            "adaptive",
-        ):
-            v = getattr(self, k)
-            if v is not None:
-                d[k] = v
-        return d
+    def of(cls, spec: RunSpec | Mapping[str, Any], file: str = "run spec") -> RunSpec:
+        """``spec`` itself, or the spec the JSON object ``spec`` holds."""
+        return spec if isinstance(spec, RunSpec) else cls.from_json(spec, file)
 
     def with_(self, **changes: Any) -> RunSpec:
         """The spec with ``changes`` (e.g. ``documents=``, ``adaptive=``)."""
@@ -216,7 +144,7 @@ def freeze_spec(
     """Write ``out/name``, or check that an existing one matches (adapters may grow); returns
     the spec written."""
     path = out / name
-    new = RunSpec.from_json(spec, str(path))
+    new = RunSpec.of(spec, str(path))
     if path.exists():
         old = read_run_spec(path)
         for key in ("schema", "suite", "model", "model_path", "prompt_kwargs", "generation"):

@@ -107,7 +107,7 @@ def run_static(
     itself (Ray replicas) instead of the loop. Called under the run folder's lock."""
     spec_path = req.out / "run_spec.json"
     fresh = not spec_path.exists()
-    freeze_spec(req.out, RunSpec.from_json(spec).with_(documents=documents_digest(docs)))
+    freeze_spec(req.out, RunSpec.of(spec).with_(documents=documents_digest(docs)))
     records = RecordFile(req.out / "records.jsonl")
     done = records.finished()
     names = [variant_name(req.model_name, a) for a in req.variants()]

@@ -19,8 +19,7 @@ that version's behaviour).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,7 @@ from primebench_tasks.adaptive.defaults import (
     ADAPTIVE_TARGET_WIDTH,
 )
 from primebench_tasks.adaptive.policy import AdaptivePolicy
-from primebench_tasks.data.io import json_lines, json_number
+from primebench_tasks.data.codec import Document, omitted_if, optional
 from primebench_tasks.errors import InputError
 from primebench_tasks.place.misfit import PersonFit
 from primebench_tasks.place.responses import ResponseCheck
@@ -58,7 +57,7 @@ class AdaptiveSettings:
 
 
 @dataclass(frozen=True)
-class GuardSettings:
+class GuardSettings(Document):
     """How the draws are made and guard the item model: ``uniform_share`` of each draw's
     probability spread evenly over the pool (in (0, 1]), ``k`` (the guard's reach in design
     standard errors, ≥ 0) and ``prefer`` (what the rest of the probability follows)."""
@@ -67,16 +66,9 @@ class GuardSettings:
     k: float
     prefer: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {"uniform_share": self.uniform_share, "k": self.k, "prefer": self.prefer}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> GuardSettings:
-        return cls(float(d["uniform_share"]), float(d["k"]), str(d["prefer"]))
-
 
 @dataclass(frozen=True)
-class TestDesign:
+class TestDesign(Document):
     """A test's design estimate: its ``draws``, the answered items it continued (a static run's,
     ``continued_items``) and whether the estimate reads them as the suite's draw
     (``continued_as_draw``); the design-unbiased ``estimate`` and its ``se``, the item model's
@@ -109,35 +101,17 @@ class TestDesign:
             guard_moved=bool(est.count and est.guard_moved),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> TestDesign:
-        return cls(
-            int(d["draws"]),
-            int(d["continued_items"]),
-            bool(d["continued_as_draw"]),
-            json_number(d, "estimate", required=True),
-            json_number(d, "se", required=True),
-            json_number(d, "model_predicted", required=True),
-            bool(d["guard_moved"]),
-        )
-
 
 @dataclass(frozen=True)
-class FailedItems:
+class FailedItems(Document):
     """The test's items that failed in this run (not scored, asked again by a rerun) and why."""
 
     items: int
     why: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"items": self.items, "why": self.why}
-
 
 @dataclass
-class AdaptiveTest:
+class AdaptiveTest(Document):
     """One variant's adaptive test of one benchmark (see the module docstring)."""
 
     category: str
@@ -153,8 +127,8 @@ class AdaptiveTest:
     above_all_reference: bool
     failed: FailedItems
     misfit: PersonFit
-    design: TestDesign | None = None
-    responses: ResponseCheck | None = None
+    design: TestDesign | None = optional()
+    responses: ResponseCheck | None = optional()
 
     @classmethod
     def of(
@@ -194,56 +168,9 @@ class AdaptiveTest:
             responses=responses,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "category": self.category,
-            "pool": self.pool,
-            "reference_models": self.reference_models,
-            "items": self.items,
-            "stopped_because": self.stopped_because,
-            "score_on_items_asked": self.score_on_items_asked,
-            "predicted_full": self.predicted_full.to_json(),
-            "interval_width": self.interval_width,
-            "regime": self.regime,
-            "predicted_rank": None
-            if self.predicted_rank is None
-            else self.predicted_rank.to_json(),
-            "above_all_reference": self.above_all_reference,
-            "failed": self.failed.to_json(),
-            "misfit": self.misfit.to_json(),
-        }
-        if self.design is not None:
-            d["design"] = self.design.to_json()
-        if self.responses is not None:
-            d["responses"] = self.responses.to_json()
-        return d
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> AdaptiveTest:
-        failed = d["failed"]
-        return cls(
-            category=str(d["category"]),
-            pool=int(d["pool"]),
-            reference_models=int(d["reference_models"]),
-            items=int(d["items"]),
-            stopped_because=str(d["stopped_because"]),
-            score_on_items_asked=json_number(d, "score_on_items_asked", required=True),
-            predicted_full=Estimate.from_json(d["predicted_full"]),
-            interval_width=json_number(d, "interval_width", required=True),
-            regime=None if d["regime"] is None else str(d["regime"]),
-            predicted_rank=Rank.maybe(d["predicted_rank"]),
-            above_all_reference=bool(d["above_all_reference"]),
-            failed=FailedItems(int(failed["items"]), failed["why"]),
-            misfit=PersonFit.from_json(d["misfit"]),
-            design=None if d.get("design") is None else TestDesign.from_json(d["design"]),
-            responses=(
-                None if d.get("responses") is None else ResponseCheck.from_json(d["responses"])
-            ),
-        )
-
 
 @dataclass
-class AdaptiveModel:
+class AdaptiveModel(Document):
     """One variant: its scored ``items`` over the benchmarks, the mean of their predicted full
     scores (None where one has none), each benchmark's test, and the lines of the misfit and
     response checks (``misfit``, ``answers``) that the command says on stderr."""
@@ -252,7 +179,7 @@ class AdaptiveModel:
     mean_predicted_full: float | None
     benchmarks: dict[str, AdaptiveTest]
     misfit: list[str] = field(default_factory=list)
-    answers: list[str] = field(default_factory=list)
+    answers: list[str] = omitted_if()
 
     @classmethod
     def of(
@@ -269,94 +196,35 @@ class AdaptiveModel:
             answers=answers,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "items": self.items,
-            "mean_predicted_full": self.mean_predicted_full,
-            "benchmarks": {b: t.to_json() for b, t in self.benchmarks.items()},
-            "misfit": list(self.misfit),
-        }
-        if self.answers:
-            d["answers"] = list(self.answers)
-        return d
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> AdaptiveModel:
-        return cls(
-            items=int(d["items"]),
-            mean_predicted_full=json_number(d, "mean_predicted_full", required=True),
-            benchmarks={str(b): AdaptiveTest.from_json(t) for b, t in d["benchmarks"].items()},
-            misfit=json_lines(d, "misfit"),
-            answers=json_lines(d, "answers"),
-        )
-
 
 @dataclass
-class AdaptiveRun:
+class AdaptiveRun(Document):
     """Every variant of one adaptive run on suite version ``suite`` (named ``suite_name``), under
-    ``settings``, ``policy`` and ``guard``; ``conditions``: what the run was made under."""
+    ``settings``, ``policy`` and ``guard``; ``conditions``: what the run was made under.
+    Written as ``adaptive.json`` (:meth:`write`), read back by :meth:`read`."""
+
+    json_what = "adaptive run"
 
     suite: str
     suite_name: str
     settings: AdaptiveSettings
     policy: AdaptivePolicy
     models: dict[str, AdaptiveModel]
-    guard: GuardSettings | None = None
+    guard: GuardSettings | None = optional()
     conditions: dict[str, Any] = field(default_factory=dict)
     schema: str = SCHEMA
 
-    def to_json(self) -> dict[str, Any]:
-        """The document as JSON values (``adaptive.json``'s content)."""
-        d: dict[str, Any] = {
-            "schema": self.schema,
-            "suite": self.suite,
-            "suite_name": self.suite_name,
-            "settings": asdict(self.settings),
-            "policy": asdict(self.policy),
-            "models": {m: r.to_json() for m, r in self.models.items()},
-            "conditions": dict(self.conditions),
-        }
-        if self.guard is not None:
-            d["guard"] = self.guard.to_json()
-        return d
-
     @classmethod
-    def from_json(cls, d: Mapping[str, Any], where: str = "adaptive run") -> AdaptiveRun:
-        """The run ``d`` holds; an InputError naming ``where`` for another schema or a missing
-        or mistyped field."""
-        if d.get("schema") not in READS:
-            raise InputError(f"{where}: schema {d.get('schema')!r} is not one of {READS}")
-        try:
-            conditions = d.get("conditions") or {}
-            if not isinstance(conditions, dict):
-                raise TypeError(f"'conditions' is a {type(conditions).__name__}, not an object")
-            return cls(
-                suite=str(d["suite"]),
-                suite_name=str(d["suite_name"]),
-                settings=AdaptiveSettings(**d["settings"]),
-                policy=AdaptivePolicy(**d["policy"]),
-                models={str(m): AdaptiveModel.from_json(r) for m, r in d["models"].items()},
-                guard=None if d.get("guard") is None else GuardSettings.from_json(d["guard"]),
-                conditions=dict(conditions),
-                schema=str(d["schema"]),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
+    def json_prepare(cls, d: Any, where: str | None) -> Any:
+        """The versions in :data:`READS` are read; another is an InputError naming ``where``."""
+        schema = d.get("schema") if isinstance(d, Mapping) else None
+        if schema not in READS:
             raise InputError(
-                f"{where}: not an adaptive run document ({type(e).__name__}: {e})"
-            ) from e
-
-    def write(self, path: str | Path) -> Path:
-        """Write the document to ``path`` (canonical JSON, atomically)."""
-        from primebench_tasks.data.io import write_json_document
-
-        return write_json_document(path, self.to_json())
-
-    @classmethod
-    def read(cls, path: str | Path) -> AdaptiveRun:
-        """The run written at ``path`` (an ``adaptive.json``)."""
-        from primebench_tasks.data.io import read_json_document
-
-        return cls.from_json(read_json_document(path, "adaptive run", None), str(path))
+                f"schema {schema!r} is not one of {READS}",
+                file=where or "adaptive run",
+                field="schema",
+            )
+        return d
 
     def failures(self) -> tuple[list[str], list[str]]:
         """(tests with failed items, tests with no scored item), one line each: "<variant> on

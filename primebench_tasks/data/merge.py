@@ -165,15 +165,6 @@ class MergeReport:
     shared_items: dict[str, int] = field(default_factory=dict)
     disagreements: dict[str, int] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "sources": self.sources,
-            "added": self.added,
-            "joined": self.joined,
-            "shared_items": self.shared_items,
-            "disagreements": self.disagreements,
-        }
-
     def markdown(self) -> str:
         lines = [
             f"Merged from {', '.join(f'`{s}`' for s in self.sources)} (the first source's score "

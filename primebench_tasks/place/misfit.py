@@ -58,12 +58,12 @@ reference panel's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from primebench_tasks.data.io import json_number, json_text
+from primebench_tasks.data.codec import Document, encoded
 from primebench_tasks.place.defaults import (
     MISFIT_FOLDS,
     MISFIT_LEVEL,
@@ -243,8 +243,15 @@ def _combined(null: np.ndarray, stats: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return np.where(ok, best, np.nan), np.where(ok, col, -1)
 
 
+def _round6(v: Any) -> Any:
+    """The statistics as JSON keeps them: rounded to 6 decimals (a mapping's values too)."""
+    if isinstance(v, Mapping):
+        return {k: round(float(x), 6) for k, x in v.items()}
+    return None if v is None else round(float(v), 6)
+
+
 @dataclass(frozen=True)
-class PersonFit:
+class PersonFit(Document):
     """One placed model's fit on one benchmark: ``statistic`` (lz*; None: too few answered
     items), ``p_value`` (the conformal rank of the check's statistic — the smallest tail share
     of ``−lz*`` and the directed residuals — among the held-out reference models' own, in
@@ -254,55 +261,16 @@ class PersonFit:
     ``signature`` (the statistic with that smallest share: a key of :data:`SIGNATURES`) and
     ``directed`` (signature → directed residual z, where computable)."""
 
-    statistic: float | None
-    p_value: float | None
-    worse_than: float | None
+    statistic: float | None = field(metadata=encoded(_round6))
+    p_value: float | None = field(metadata=encoded(_round6))
+    worse_than: float | None = field(metadata=encoded(_round6))
     items: int
     reference: int
     level: float
     flagged: bool
     why_not: str | None = None
     signature: str | None = None
-    directed: Mapping[str, float] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON values, the statistics rounded to 6 decimals (the placement's and the adaptive
-        run's ``misfit``)."""
-        d = asdict(self)
-        for k in ("statistic", "p_value", "worse_than"):
-            if d[k] is not None:
-                d[k] = round(float(d[k]), 6)
-        if d["directed"] is not None:
-            d["directed"] = {k: round(float(v), 6) for k, v in d["directed"].items()}
-        return d
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> PersonFit:
-        """The fit :meth:`to_json` wrote. ``flagged``, ``items``, ``reference`` and ``level``
-        are required; the statistics, ``why_not``, ``signature`` and ``directed`` are None
-        where absent (a check that was not made). A field of another type is a ``TypeError``
-        naming it."""
-        if not isinstance(d, Mapping):
-            raise TypeError(f"'misfit' is a {type(d).__name__}, not an object")
-        number = lambda key: json_number(d, key, f"misfit.{key}")  # noqa: E731
-        text = lambda key: json_text(d, key, f"misfit.{key}")  # noqa: E731
-        if not isinstance(d["flagged"], bool):
-            raise TypeError(f"'misfit.flagged' is a {type(d['flagged']).__name__}, not a bool")
-        directed = d.get("directed")
-        if directed is not None and not isinstance(directed, Mapping):
-            raise TypeError(f"'misfit.directed' is a {type(directed).__name__}, not an object")
-        return cls(
-            statistic=number("statistic"),
-            p_value=number("p_value"),
-            worse_than=number("worse_than"),
-            items=int(d["items"]),
-            reference=int(d["reference"]),
-            level=float(d["level"]),
-            flagged=d["flagged"],
-            why_not=text("why_not"),
-            signature=text("signature"),
-            directed=None if directed is None else {str(k): float(v) for k, v in directed.items()},
-        )
+    directed: Mapping[str, float] | None = field(default=None, metadata=encoded(_round6))
 
     def line(self, benchmark: str) -> str | None:
         """The stderr/report line of a flagged fit, else None."""

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.answers import builtin_can_infer, builtin_yorn
+from primebench_tasks.data.codec import Document, encoded
 
 PROFILE_COLUMNS = (
     "model",
@@ -243,8 +244,17 @@ def _item_kind(facts: AnswerKey, item_id: str, lettered: bool) -> str:
     return "open" if lettered else "mcq"
 
 
+def _json_values(m: Mapping[str, Any]) -> dict[str, Any]:
+    """A profile's or limits' values as JSON keeps them (numpy scalars as Python, NaN → None)."""
+    out = {}
+    for k, v in m.items():
+        v = v.item() if hasattr(v, "item") else v
+        out[k] = None if isinstance(v, float) and not np.isfinite(v) else v
+    return out
+
+
 @dataclass(frozen=True)
-class ResponseCheck:
+class ResponseCheck(Document):
     """The response check of one model on one benchmark: ``flags`` (one line per share above its
     limit, naming the cause and the limit's source), ``comparable`` (False where parse failures
     exceed the limit), ``profile`` (the shares) and ``limits`` (the limits used, and ``basis``:
@@ -252,39 +262,8 @@ class ResponseCheck:
 
     flags: tuple[str, ...]
     comparable: bool
-    profile: Mapping[str, Any]
-    limits: Mapping[str, Any]
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON values (NaN → None): the placement's and the adaptive run's ``responses``."""
-
-        def clean(v: Any) -> Any:
-            if isinstance(v, float) and not np.isfinite(v):
-                return None
-            return v.item() if hasattr(v, "item") else v
-
-        return {
-            "flags": list(self.flags),
-            "comparable": self.comparable,
-            "profile": {k: clean(v) for k, v in self.profile.items()},
-            "limits": {k: clean(v) for k, v in self.limits.items()},
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> ResponseCheck:
-        """The check :meth:`to_json` wrote; a field of another type is a ``TypeError`` naming
-        it."""
-        if not isinstance(d, Mapping):
-            raise TypeError(f"'responses' is a {type(d).__name__}, not an object")
-        flags = d["flags"]
-        if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
-            raise TypeError("'responses.flags' is not a list of lines")
-        if not isinstance(d["comparable"], bool):
-            raise TypeError("'responses.comparable' is not a bool")
-        for key in ("profile", "limits"):
-            if not isinstance(d[key], Mapping):
-                raise TypeError(f"'responses.{key}' is a {type(d[key]).__name__}, not an object")
-        return cls(tuple(flags), d["comparable"], dict(d["profile"]), dict(d["limits"]))
+    profile: Mapping[str, Any] = field(metadata=encoded(_json_values))
+    limits: Mapping[str, Any] = field(metadata=encoded(_json_values))
 
 
 def reference_limits(

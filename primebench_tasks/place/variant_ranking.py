@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from primebench_tasks.data.codec import Document, omitted_if, optional
 from primebench_tasks.errors import InputError
 
 SCHEMA = "primebench.variant_ranking/1"
@@ -35,8 +35,12 @@ def _num(v: Any) -> float | None:
     return None if math.isnan(x) else x
 
 
+def _no_lines(answers: Mapping[str, list[str]]) -> bool:
+    return not any(answers.values())
+
+
 @dataclass(frozen=True)
-class AdjacentPair:
+class AdjacentPair(Document):
     """Two neighbours of the ranking: P(``better`` beats ``worse``) and whether that separates
     them at the verdict's level."""
 
@@ -47,7 +51,7 @@ class AdjacentPair:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(Document):
     """What the ranking supports (:func:`~primebench_tasks.place.variants.variant_verdict`):
     the separation level and the threshold P must reach, each adjacent pair, the runs of
     neighbours that cannot be told apart (best first), the winner (None: not separated) and
@@ -61,47 +65,9 @@ class Verdict:
     fully_ordered: bool
     text: str
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Verdict:
-        return cls(
-            level=float(d["level"]),
-            threshold=float(d["threshold"]),
-            adjacent=tuple(
-                AdjacentPair(
-                    str(p["better"]), str(p["worse"]), float(p["p_better"]), bool(p["separated"])
-                )
-                for p in d["adjacent"]
-            ),
-            indistinguishable_groups=tuple(
-                tuple(str(v) for v in g) for g in d["indistinguishable_groups"]
-            ),
-            winner=None if d["winner"] is None else str(d["winner"]),
-            fully_ordered=bool(d["fully_ordered"]),
-            text=str(d["text"]),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "level": self.level,
-            "threshold": self.threshold,
-            "adjacent": [
-                {
-                    "better": p.better,
-                    "worse": p.worse,
-                    "p_better": p.p_better,
-                    "separated": p.separated,
-                }
-                for p in self.adjacent
-            ],
-            "indistinguishable_groups": [list(g) for g in self.indistinguishable_groups],
-            "winner": self.winner,
-            "fully_ordered": self.fully_ordered,
-            "text": self.text,
-        }
-
 
 @dataclass(frozen=True)
-class RankedVariant:
+class RankedVariant(Document):
     """One variant's row, best first: its rank (1 = best), suite score with its 95 % interval
     and the items scored."""
 
@@ -112,30 +78,9 @@ class RankedVariant:
     hi: float | None
     n_scored: int
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> RankedVariant:
-        return cls(
-            variant=str(d["variant"]),
-            rank=int(d["rank"]),
-            suite_score=_num(d["suite_score"]),
-            lo=_num(d["lo"]),
-            hi=_num(d["hi"]),
-            n_scored=int(d["n_scored"]),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "variant": self.variant,
-            "rank": self.rank,
-            "suite_score": self.suite_score,
-            "lo": self.lo,
-            "hi": self.hi,
-            "n_scored": self.n_scored,
-        }
-
 
 @dataclass
-class VariantRanking:
+class VariantRanking(Document):
     """A ranking of variants on one suite version (see the module docstring). ``race``:
     ``static`` or ``adaptive``. The static race adds the bootstrap ``ceiling`` (App. I.4) and
     ``supports_conclusion``, and per variant the benchmarks whose answers the misfit or the
@@ -150,106 +95,40 @@ class VariantRanking:
     pairwise: dict[str, dict[str, float | None]]
     suite_name: str | None = None
     seed: int | None = None
-    ceiling: float | None = None
-    supports_conclusion: bool | None = None
+    ceiling: float | None = optional()
+    supports_conclusion: bool | None = optional()
     misfit: dict[str, list[str]] = field(default_factory=dict)
-    answers: dict[str, list[str]] = field(default_factory=dict)
-    settings: dict[str, Any] | None = None
-    stopped_because: str | None = None
-    items: dict[str, int] | None = None
+    answers: dict[str, list[str]] = omitted_if(_no_lines, default_factory=dict)
+    settings: dict[str, Any] | None = optional()
+    stopped_because: str | None = optional()
+    items: dict[str, int] | None = optional()
     schema: str = SCHEMA
+
+    json_what = "variant ranking"
 
     def __post_init__(self) -> None:
         if self.race not in RACES:
             raise InputError(f"race {self.race!r} is not one of {RACES}", field="race")
 
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "schema": self.schema,
-            "race": self.race,
-            "suite": self.suite,
-            "suite_name": self.suite_name,
-            "n_boot": self.n_boot,
-            "seed": self.seed,
-            "verdict": self.verdict.to_json(),
-            "ranking": [r.to_json() for r in self.ranking],
-            "pairwise": {a: dict(row) for a, row in self.pairwise.items()},
-            "misfit": {v: list(b) for v, b in self.misfit.items()},
-        }
-        for k in ("ceiling", "supports_conclusion", "settings", "stopped_because", "items"):
-            if getattr(self, k) is not None:
-                d[k] = getattr(self, k)
-        if any(self.answers.values()):
-            d["answers"] = {v: list(x) for v, x in self.answers.items()}
-        return d
-
     @classmethod
-    def from_json(cls, d: Mapping[str, Any], where: str = "variant ranking") -> VariantRanking:
-        """The ranking ``d`` holds (this schema or an earlier one); an InputError naming
-        ``where`` and the field otherwise."""
+    def json_prepare(cls, d: Any, where: str | None) -> Any:
+        """This schema, or an earlier one read as this one (its race from the schema); another
+        is an InputError naming ``where``."""
         schema = d.get("schema") if isinstance(d, Mapping) else None
-        if schema == SCHEMA:
-            race = d.get("race")
-        elif schema in OLD_SCHEMAS:
-            race = OLD_SCHEMAS[str(schema)]
-        else:
+        if schema in OLD_SCHEMAS:
+            return {**d, "schema": SCHEMA, "race": OLD_SCHEMAS[str(schema)]}
+        if schema != SCHEMA:
             raise InputError(
                 f"schema {schema!r} is not {SCHEMA!r} (or {sorted(OLD_SCHEMAS)})",
-                file=where,
+                file=where or "variant ranking",
                 field="schema",
             )
-        try:
-            return cls(
-                race=str(race),
-                suite=str(d["suite"]),
-                suite_name=None if d.get("suite_name") is None else str(d["suite_name"]),
-                n_boot=int(d["n_boot"]),
-                seed=None if d.get("seed") is None else int(d["seed"]),
-                verdict=Verdict.from_json(d["verdict"]),
-                ranking=tuple(RankedVariant.from_json(r) for r in d["ranking"]),
-                pairwise={
-                    str(a): {str(b): _num(p) for b, p in row.items()}
-                    for a, row in d["pairwise"].items()
-                },
-                ceiling=_num(d.get("ceiling")),
-                supports_conclusion=(
-                    None if d.get("supports_conclusion") is None else bool(d["supports_conclusion"])
-                ),
-                misfit={str(v): [str(b) for b in bs] for v, bs in (d.get("misfit") or {}).items()},
-                answers={
-                    str(v): [str(x) for x in xs] for v, xs in (d.get("answers") or {}).items()
-                },
-                settings=None if d.get("settings") is None else dict(d["settings"]),
-                stopped_because=(
-                    None if d.get("stopped_because") is None else str(d["stopped_because"])
-                ),
-                items=None
-                if d.get("items") is None
-                else {str(b): int(n) for b, n in d["items"].items()},
-            )
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise InputError(
-                f"not a variant ranking ({type(e).__name__}: {e})", file=where
-            ) from None
+        return d
 
     @property
     def order(self) -> list[str]:
         """The variants, best first."""
         return [r.variant for r in self.ranking]
-
-    def write(self, path: str | Path) -> Path:
-        """Write the document to ``path`` (canonical JSON, atomically)."""
-        from primebench_tasks.data.io import write_json_document
-
-        return write_json_document(path, self.to_json())
-
-    @classmethod
-    def read(cls, path: str | Path) -> VariantRanking:
-        """The ranking written at ``path`` (``variants.json`` or ``adaptive_variants.json``,
-        this schema or an earlier one)."""
-        from primebench_tasks.data.io import read_json_document
-
-        return cls.from_json(read_json_document(path, "variant ranking", None), str(path))
 
 
 def ranking_rows(table: Any) -> tuple[RankedVariant, ...]:

@@ -61,11 +61,11 @@ def test_a_version_1_run_still_reads():
     "edit,message",
     [
         (lambda d: d.update(schema="primebench.placement/1"), "schema 'primebench.placement/1'"),
-        (lambda d: d["models"]["m"]["benchmarks"][BENCH].pop("items"), "'items'"),
+        (lambda d: d["models"]["m"]["benchmarks"][BENCH].pop("items"), "items': .*is missing"),
         (lambda d: d["models"]["m"]["benchmarks"][BENCH].update(interval_width="0.1"), "number"),
-        (lambda d: d["models"]["m"].update(misfit="MMMU"), "'misfit' is not a list of lines"),
+        (lambda d: d["models"]["m"].update(misfit="MMMU"), "'models.m.misfit': .*not a list"),
         (lambda d: d["policy"].update(choice="the best"), "choice must be one of"),
-        (lambda d: d.update(conditions=["vllm"]), "'conditions'"),
+        (lambda d: d.update(conditions=["vllm"]), "'conditions': .*not an object"),
     ],
 )
 def test_a_file_of_another_shape_is_refused_naming_it(tmp_path, edit, message):
@@ -73,7 +73,7 @@ def test_a_file_of_another_shape_is_refused_naming_it(tmp_path, edit, message):
     edit(d)
     p = tmp_path / "adaptive.json"
     p.write_text(json.dumps(d))
-    with pytest.raises(InputError, match=rf"adaptive\.json: .*{message}"):
+    with pytest.raises(InputError, match=rf"adaptive\.json\b.*{message}"):
         AdaptiveRun.read(p)
 
 

@@ -106,61 +106,65 @@ def test_a_placement_round_trips_through_report_json(tmp_path):
 def test_a_foreign_document_is_refused_naming_the_file(tmp_path):
     p = tmp_path / "report.json"
     p.write_text(json.dumps({"schema": "primebench.variants/2"}))
-    with pytest.raises(InputError, match="report.json: schema 'primebench.variants/2'"):
+    with pytest.raises(InputError, match="report.json, field 'schema': schema 'primebench.variant"):
         Placement.read(p)
     p.write_text(json.dumps({"schema": SCHEMA, "suite": "v1"}))
-    with pytest.raises(InputError, match="not a placement document"):
+    with pytest.raises(
+        InputError, match="field 'suite_name': not a placement document: is missing"
+    ):
         Placement.read(p)
+
+
+A = "models.m.benchmarks.A"
 
 
 @pytest.mark.parametrize(
-    "edit,message",
+    "edit,field,message",
     [
-        (lambda d: d["models"]["m"]["benchmarks"]["A"].update(responses="flags"), "'responses'"),
-        (lambda d: d["models"]["m"]["benchmarks"]["A"].update(misfit=[1]), "'misfit'"),
-        (lambda d: d["models"]["m"]["benchmarks"]["A"]["misfit"].pop("level"), "'level'"),
-        (
-            lambda d: d["models"]["m"]["benchmarks"]["A"]["misfit"].update(flagged="yes"),
-            "'misfit.flagged'",
-        ),
-        (
-            lambda d: d["models"]["m"]["benchmarks"]["A"]["misfit"].update(p_value="0.4"),
-            "'misfit.p_value'",
-        ),
-        (
-            lambda d: d["models"]["m"]["benchmarks"]["B"]["responses"].update(flags="unreadable"),
-            "'responses.flags'",
-        ),
-        (
-            lambda d: d["models"]["m"]["benchmarks"]["B"]["responses"].update(comparable=0),
-            "'responses.comparable'",
-        ),
-        (lambda d: d["models"]["m"]["suite"].update(answers="MMMU"), "'answers'"),
-        (lambda d: d.update(conditions="vllm"), "'conditions'"),
-        (lambda d: d["models"]["m"]["suite"].update(no_rank_because=3), "'no_rank_because'"),
-        # #79: a score as a text, a score off the scale, a rank as a word
-        (
-            lambda d: d["models"]["m"]["benchmarks"]["A"]["predicted_full"].update(value="0.9"),
-            "'value' is a str",
-        ),
-        (
-            lambda d: d["models"]["m"]["benchmarks"]["A"]["predicted_full"].update(hi=7.0),
-            "'hi' is 7.0, not a score",
-        ),
-        (
-            lambda d: d["models"]["m"]["categories"]["c"]["predicted_rank"].update(value="first"),
-            "'value' is a str",
-        ),
+        (lambda d: d["models"]["m"]["benchmarks"]["A"].update(responses="flags"),
+         f"{A}.responses", "is a string, not an object"),
+        (lambda d: d["models"]["m"]["benchmarks"]["A"].update(misfit=[1]),
+         f"{A}.misfit", "is a list, not an object"),
+        (lambda d: d["models"]["m"]["benchmarks"]["A"]["misfit"].pop("level"),
+         f"{A}.misfit.level", "is missing"),
+        (lambda d: d["models"]["m"]["benchmarks"]["A"]["misfit"].update(flagged="yes"),
+         f"{A}.misfit.flagged", "is a string, not a boolean"),
+        (lambda d: d["models"]["m"]["benchmarks"]["A"]["misfit"].update(p_value="0.4"),
+         f"{A}.misfit.p_value", "is a string, not a number"),
+        (lambda d: d["models"]["m"]["benchmarks"]["B"]["responses"].update(flags="unreadable"),
+         "models.m.benchmarks.B.responses.flags", "is a string, not a list"),
+        (lambda d: d["models"]["m"]["benchmarks"]["B"]["responses"].update(comparable=0),
+         "models.m.benchmarks.B.responses.comparable", "is a number, not a boolean"),
+        (lambda d: d["models"]["m"]["suite"].update(answers="MMMU"),
+         "models.m.suite.answers", "is a string, not a list"),
+        (lambda d: d.update(conditions="vllm"), "conditions", "is a string, not an object"),
+        (lambda d: d["models"]["m"]["suite"].update(no_rank_because=3),
+         "models.m.suite.no_rank_because", "is a number, not a string"),
+        (lambda d: d["models"]["m"].update(benchmark={}), "models.m.benchmark",
+         "is not a field of this document"),
+        # #79: a score as a text, a score off the scale, a rank as a word or off its range
+        (lambda d: d["models"]["m"]["benchmarks"]["A"]["predicted_full"].update(value="0.9"),
+         f"{A}.predicted_full.value", "is a string, not a number"),
+        (lambda d: d["models"]["m"]["benchmarks"]["A"]["predicted_full"].update(hi=7.0),
+         f"{A}.predicted_full", "'hi' is 7.0, not a score in"),
+        (lambda d: d["models"]["m"]["categories"]["c"]["predicted_rank"].update(value="first"),
+         "models.m.categories.c.predicted_rank.value", "is a string, not a number"),
+        (lambda d: d["models"]["m"]["categories"]["c"]["predicted_rank"].update(value=12),
+         "models.m.categories.c.predicted_rank", r"rank 'value' is 12, not a rank in \[1, 11\]"),
+        (lambda d: d["models"]["m"]["suite"].update(n_items=2.5),
+         "models.m.suite.n_items", "is a number, not a whole number"),
     ],
-)
-def test_an_edited_report_of_the_wrong_shape_is_refused_on_read(tmp_path, edit, message):
-    """On 4d9a95b a ``responses`` string read fine and failed later with an AttributeError."""
+)  # fmt: skip
+def test_an_edited_report_of_the_wrong_shape_is_refused_on_read(tmp_path, edit, field, message):
+    """On 4d9a95b a ``responses`` string read fine and failed later with an AttributeError; each
+    error is one line naming the file, the field's path and what is wrong (#81: one codec)."""
     doc = _placement().to_json()
     edit(doc)
     p = tmp_path / "report.json"
     p.write_text(json.dumps(doc))
-    with pytest.raises(InputError, match=f"not a placement document.*{message}"):
+    with pytest.raises(InputError, match=f"not a placement document: {message}") as e:
         Placement.read(p)
+    assert e.value.file == str(p) and e.value.field == field and "\n" not in str(e.value)
 
 
 def test_the_answer_checks_are_typed_and_an_older_record_reads():

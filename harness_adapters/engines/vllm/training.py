@@ -31,6 +31,7 @@ from harness_adapters.engines.vllm.backends import ServerBackend
 from harness_adapters.engines.vllm.lora_scope import check_server_adapters
 from harness_adapters.run.plug import BackendError, place_variant, records_lock, run_lock
 from harness_adapters.suites.prompt import GENERATION
+from primebench_tasks.data.codec import Document, optional
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.suite.manifest import SuiteManifest
 
@@ -127,7 +128,7 @@ def evaluate_checkpoint(
 
 
 @dataclass(frozen=True)
-class CheckpointResult:
+class CheckpointResult(Document):
     """What the callback keeps and logs of one checkpoint, read from its :class:`Placement`:
     ``suite_score`` (share right on the suite's items, in [0, 1]; None: nothing scored),
     ``predicted_full`` (the suite's predicted full score), ``n_scored`` of ``n_items``,
@@ -146,34 +147,11 @@ class CheckpointResult:
     misfit: dict[str, PersonFit]
     answers: dict[str, ResponseCheck] = field(default_factory=dict)
     conditions: dict[str, Any] = field(default_factory=dict)
-    note: str | None = None
-    step: int | None = None
+    note: str | None = optional()
+    step: int | None = optional()
     misfit_flagged: list[str] = field(default_factory=list)
     misfit_jumped: list[str] = field(default_factory=list)
     answers_flagged: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON values (the checks as the placement writes them; ``note`` and ``step`` only
-        where set)."""
-        d: dict[str, Any] = {
-            "variant": self.variant,
-            "suite_score": self.suite_score,
-            "predicted_full": self.predicted_full,
-            "n_scored": self.n_scored,
-            "n_items": self.n_items,
-            "categories": dict(self.categories),
-            "misfit": {b: f.to_json() for b, f in self.misfit.items()},
-            "answers": {b: c.to_json() for b, c in self.answers.items()},
-            "conditions": dict(self.conditions),
-            "misfit_flagged": list(self.misfit_flagged),
-            "misfit_jumped": list(self.misfit_jumped),
-            "answers_flagged": list(self.answers_flagged),
-        }
-        if self.note:
-            d["note"] = self.note
-        if self.step is not None:
-            d["step"] = self.step
-        return d
 
 
 def checkpoint_result(
