@@ -655,7 +655,7 @@ def adaptive_report(
         from primebench_tasks.place.responses import check_responses
 
         names = [variant_name(req.model_name, a) for a in req.variants()]
-        asked = recorded_responses(records, names)
+        asked = recorded_responses(records.finished(), names)
         checks = check_responses(asked, {p.benchmark: panels[p.benchmark] for p in pools}, True)
     for a in req.variants():
         name = variant_name(req.model_name, a)

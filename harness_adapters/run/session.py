@@ -47,6 +47,9 @@ from primebench_tasks.report.plots import variants_plot
 from primebench_tasks.report.tables import markdown_table
 from primebench_tasks.suite.manifest import SuiteManifest
 
+Finished = Mapping[tuple[str, ...], Mapping[str, Any]]
+"""A run's finished records by (variant, benchmark, item id): :meth:`RecordFile.finished`."""
+
 
 def execute(
     req: RunRequest,
@@ -146,11 +149,11 @@ class _NothingToRun:
 
 
 def recorded_scores(
-    records: RecordFile, names: Sequence[str], suite: SuiteManifest
+    done: Finished, names: Sequence[str], suite: SuiteManifest
 ) -> tuple[pd.DataFrame, pd.Series]:
     """(variants × (benchmark, item_id)) ok scores (NaN = missing or failed) in suite order,
-    and each column's category."""
-    done = records.finished()
+    and each column's category; ``done``: the run's finished records
+    (:meth:`RecordFile.finished`, read once by the caller for every table it makes)."""
     cols, cats = [], []
     for cat, by_b in manifest_items(suite).items():
         for b, ids in by_b.items():
@@ -184,12 +187,12 @@ def write_run_report(
     from primebench_tasks.place.report import suite_summary
 
     names = [variant_name(req.model_name, a) for a in req.variants()]
-    records = RecordFile(req.out / "records.jsonl")
-    scores, _ = recorded_scores(records, names, req.suite)
+    done = RecordFile(req.out / "records.jsonl").finished()
+    scores, _ = recorded_scores(done, names, req.suite)
     spec = req.out / "run_spec.json"
     frozen = read_run_spec(spec).conditions if spec.exists() else None
     missing = missing_items(scores)
-    design = design_answers(design_records(records, req.suite), req.suite)
+    design = design_answers(design_records(done, req.suite), req.suite)
     undrawn_design_only(req.suite, names, design, missing, RUNNER_UNDRAWN)
     doc = write_report(
         req.suite,
@@ -202,7 +205,7 @@ def write_run_report(
         seed,
         notes=spec_notes(req.out, req.model_name),
         conditions=frozen or conditions,
-        responses=recorded_responses(records, names),
+        responses=recorded_responses(done, names),
         guessing=True,  # the runner scores upstream benchmarks with lmms-eval's task code
         design=design,
     )
@@ -216,20 +219,20 @@ RUNNER_UNDRAWN = (
 """Why a design-only benchmark is missing from a runner's placement."""
 
 
-def design_records(records: RecordFile, manifest: SuiteManifest) -> pd.DataFrame:
+def design_records(done: Finished, manifest: SuiteManifest) -> pd.DataFrame:
     """The run's finished answers to ``manifest``'s design-only benchmarks (model, benchmark,
     item_id, score, stratum, pool), what
     :func:`~primebench_tasks.place.design_only.design_answers` reads."""
     names = {e.name for e in manifest.design_only}
     rows = [
         {k: r.get(k) for k in ("model", "benchmark", "item_id", "score", "stratum", "pool")}
-        for r in records.finished().values()
+        for r in done.values()
         if r["benchmark"] in names
     ]
     return pd.DataFrame(rows, columns=["model", "benchmark", "item_id", "score", "stratum", "pool"])
 
 
-def recorded_responses(records: RecordFile, names: Sequence[str]) -> pd.DataFrame:
+def recorded_responses(done: Finished, names: Sequence[str]) -> pd.DataFrame:
     """The finished answers of the variants ``names`` (model, benchmark, item_id, score and the
     :data:`~harness_adapters.run.report.RESPONSE_COLUMNS`; None where an older record did not
     keep one): what the response check reads."""
@@ -241,7 +244,7 @@ def recorded_responses(records: RecordFile, names: Sequence[str]) -> pd.DataFram
             "score": rec.get("score"),
             **{c: rec.get(c) for c in RESPONSE_COLUMNS},
         }
-        for (n, b, i), rec in records.finished().items()
+        for (n, b, i), rec in done.items()
         if n in set(names)
     ]
     cols = ["model", "benchmark", "item_id", "score", *RESPONSE_COLUMNS]
@@ -286,7 +289,9 @@ def write_variant_report(
     race ``static``) / variants.md / variants.png: the variants' ranking, pairwise P(A beats B)
     and the bootstrap ceiling (App. I.4: trust the ranking only if ≥ 0.90)."""
     names = [variant_name(req.model_name, a) for a in req.variants()]
-    scores, cats = recorded_scores(RecordFile(req.out / "records.jsonl"), names, req.suite)
+    scores, cats = recorded_scores(
+        RecordFile(req.out / "records.jsonl").finished(), names, req.suite
+    )
     table, pairwise, ceiling = rank_variants(scores, cats, n_boot, seed)
     verdict = variant_verdict(table, pairwise)
     trust = verdict["winner"] is not None
@@ -413,7 +418,8 @@ def place_variant(
         backend, docs, model_name, [adapter], records, suite["version"], batch_size, progress=None
     )
     variant = variant_name(model_name, adapter)
-    scores, _ = recorded_scores(records, [variant], suite)
+    done = records.finished()
+    scores, _ = recorded_scores(done, [variant], suite)
     placement = write_report(
         suite,
         scores,
@@ -422,7 +428,7 @@ def place_variant(
         panel,
         notes={variant: list(notes)} if notes else None,
         conditions=conditions,
-        responses=recorded_responses(records, [variant]),
+        responses=recorded_responses(done, [variant]),
         guessing=True,  # scored as the runner scores (upstream benchmarks: lmms-eval's code)
     )
     return placement, variant

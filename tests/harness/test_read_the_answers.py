@@ -113,7 +113,7 @@ def test_old_records_without_finish_reasons_still_place(tmp_path):
         for k in range(3)
     ]
     (out / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    got = recorded_responses(RecordFile(out / "records.jsonl"), ["m"])
+    got = recorded_responses(RecordFile(out / "records.jsonl").finished(), ["m"])
     assert list(got["response"]) == ["A", "A", "A"] and got["finish_reason"].isna().all()
 
 
