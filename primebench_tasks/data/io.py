@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -228,36 +228,6 @@ def strict_json_loads(text: str, what: str, file: str) -> Any:
     if "\\u" in text:
         check_text(doc, file)
     return doc
-
-
-def json_lines(d: Mapping[str, Any], key: str) -> list[str]:
-    """A typed document's field ``d[key]``: a list of strings (empty where absent); anything
-    else a ``TypeError`` naming the field (its reader reports the file)."""
-    v = d.get(key, [])
-    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise TypeError(f"{key!r} is not a list of lines")
-    return list(v)
-
-
-def json_text(d: Mapping[str, Any], key: str, name: str | None = None) -> str | None:
-    """``d[key]``: a string, or None where absent or null; another type a ``TypeError`` naming
-    the field (``name``, default ``key``)."""
-    v = d.get(key)
-    if v is not None and not isinstance(v, str):
-        raise TypeError(f"{name or key!r} is a {type(v).__name__}, not a string")
-    return v
-
-
-def json_number(
-    d: Mapping[str, Any], key: str, name: str | None = None, *, required: bool = False
-) -> float | None:
-    """``d[key]``: a number as float, or None where null (or absent, unless ``required``: then a
-    ``KeyError``); a bool or another type a ``TypeError`` naming the field (``name``, default
-    ``key``)."""
-    v = d[key] if required else d.get(key)
-    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-        raise TypeError(f"{name or key!r} is a {type(v).__name__}, not a number")
-    return None if v is None else float(v)
 
 
 def write_json_document(path: str | os.PathLike[str], doc: Any) -> Path:
