@@ -77,19 +77,3 @@ def run_lock_held_elsewhere(out: Path) -> Iterator[subprocess.Popen[str]]:
     finally:
         holder.kill()
         holder.wait(30)
-
-
-RAY_MODULES = frozenset(
-    {"test_gpu_check", "test_lora_reference", "test_ray_address", "test_ray_e2e", "test_ray_fits"}
-)
-"""The test modules that start a local Ray cluster."""
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """For pytest-xdist's ``--dist loadgroup`` (CI's part 2 runs in two workers): a test module's
-    tests in one worker (they share its engine fixtures), and every module that starts a local
-    Ray cluster in the same worker — two clusters on one machine meet (``ray.init()`` joins the
-    one found on the machine) and count each other's replicas (seen in CI, 2026-12-07)."""
-    for item in items:
-        group = "ray" if item.path.stem in RAY_MODULES else str(item.path)
-        item.add_marker(pytest.mark.xdist_group(group))
