@@ -66,20 +66,19 @@ def _is_empty(v: Any) -> bool:
     return v is None or (hasattr(v, "__len__") and len(v) == 0)
 
 
-def optional(default: Any = None, *, encode: Callable[[Any], Any] | None = None) -> Any:
-    """A field left out of the JSON where it is None (and read back as ``default``)."""
-    return dataclasses.field(default=default, metadata=_meta(_is_none, encode))
+def optional() -> Any:
+    """A field left out of the JSON where it is None (and read back as None where absent)."""
+    return dataclasses.field(default=None, metadata=_meta(_is_none, None))
 
 
 def omitted_if(
     predicate: Callable[[Any], bool] = _is_empty,
     *,
     default_factory: Callable[[], Any] = list,
-    encode: Callable[[Any], Any] | None = None,
 ) -> Any:
     """A field left out of the JSON where ``predicate`` holds (default: None or empty), read
     back as ``default_factory()`` where absent."""
-    return dataclasses.field(default_factory=default_factory, metadata=_meta(predicate, encode))
+    return dataclasses.field(default_factory=default_factory, metadata=_meta(predicate, None))
 
 
 def encoded(encode: Callable[[Any], Any]) -> Mapping[str, Any]:
