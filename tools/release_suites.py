@@ -383,6 +383,13 @@ def wide_table(manifest: SuiteManifest) -> str:
         key = ", ".join(d.key_fields) + (
             f" + image hash of `{d.image_field}`" if d.image_field else ""
         )
+        strata = f"`{d.strata_field}`" if d.strata_field else "one stratum"
+        if d.view is not None:  # the fields are the cross-harness view's (#81)
+            from primebench_tasks.data.design_views import design_view
+
+            by = design_view(d.view).strata_column
+            strata = f"`{by}`" if d.strata_field and by else "one stratum"
+            key = f"view `{d.view}`: {key}"
         column = LEADERBOARD_COLUMNS.get(e.vlmeval_dataset or "")
         ranks = (
             f"leaderboard `{LEADERBOARD}` (`{column}`): all and its year's models"
@@ -391,7 +398,7 @@ def wide_table(manifest: SuiteManifest) -> str:
         )
         lines.append(
             f"| {e.name} | {e.category} | {e.metric} | `{e.lmms_eval_task}` | "
-            f"{f'`{d.strata_field}`' if d.strata_field else 'one stratum'} | {key} | "
+            f"{strata} | {key} | "
             f"{d.n} (±{interval_width(d.n) / 2:.3f} at most) | {ranks} | none: the design alone |"
         )
     return "\n".join(lines) + "\n"

@@ -237,9 +237,7 @@ def make_design_docs(
     from primebench_tasks.suite.content_design import ContentDesign, resolve
 
     spec = ContentDesign.from_document(dict(design), task, benchmark)
-    fields = sorted(
-        {*spec.key_fields, *(f for f in (spec.strata_field, spec.image_field) if f is not None)}
-    )
+    fields = spec.lmms_eval_fields()
 
     def process_docs(dataset: Any) -> Any:
         if upstream is not None:
@@ -252,7 +250,12 @@ def make_design_docs(
                 f"{benchmark} reads (it has {columns})"
             )
         view = dataset.select_columns(fields)
-        drawn = resolve(view.__getitem__, spec, f"{task} ({benchmark})", n_rows=len(view))
+        drawn = resolve(
+            lambda pos: spec.lmms_eval_row(view[pos]),
+            spec,
+            f"{task} ({benchmark})",
+            n_rows=len(view),
+        )
         pool = json.dumps(
             {"strata": drawn.as_document()["strata"], "fingerprint": drawn.fingerprint},
             sort_keys=True,

@@ -255,7 +255,7 @@ def undrawn_design_only(
     draw (``design``: the run's :func:`~primebench_tasks.place.design_only.design_answers`),
     with ``why`` (default: another harness's run, which did not ask them) — said in the report,
     not an error."""
-    from primebench_tasks.place.design_only import RUN_ONLY_IN_LMMS_EVAL
+    from primebench_tasks.place.design_only import NOT_DRAWN_BY_THE_RUN
 
     for model in models:
         for e in manifest.design_only:
@@ -263,7 +263,7 @@ def undrawn_design_only(
                 missing.setdefault(str(model), {})[e.name] = {
                     "of": e.design.n,
                     "missing": e.design.n,
-                    "why": why or RUN_ONLY_IN_LMMS_EVAL,
+                    "why": why or NOT_DRAWN_BY_THE_RUN,
                 }
 
 

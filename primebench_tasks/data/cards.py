@@ -110,6 +110,9 @@ class DesignOnlyCard:
     evidence: str
     strata_field: str | None = None
     image_field: str | None = None
+    view: str | None = None
+    """The cross-harness view its fields name (:mod:`primebench_tasks.data.design_views`),
+    so VLMEvalKit draws the same items; None: lmms-eval's own row fields."""
 
 
 @dataclass(frozen=True)
@@ -239,7 +242,9 @@ def parse_card(text: str, file: str) -> BenchmarkCard:
     standins = doc.get("standins", {})
     if not isinstance(standins, dict) or set(standins) - {"lmms_eval", "vlmeval"}:
         raise InputError("[standins] has lmms_eval and vlmeval", file=file, field="standins")
-    design = _section(doc, "design_only", DesignOnlyCard, file, {"strata_field", "image_field"})
+    design = _section(
+        doc, "design_only", DesignOnlyCard, file, {"strata_field", "image_field", "view"}
+    )
     if design is not None:
         if design.task != cat.lmms_eval_task:
             raise InputError(
@@ -256,6 +261,22 @@ def parse_card(text: str, file: str) -> BenchmarkCard:
         design = dataclasses.replace(
             design, key_fields=tuple(keys), suites=tuple(map(str, design.suites))
         )
+        if design.view is not None:
+            from primebench_tasks.data.design_views import VIEWS, check_view_fields
+
+            if design.view not in VIEWS:
+                raise InputError(
+                    f"no design view {design.view!r} (known: {', '.join(sorted(VIEWS))})",
+                    file=file,
+                    field="design_only.view",
+                )
+
+            def fail(msg: str, fld: str) -> InputError:
+                return InputError(msg, file=file, field=f"design_only.{fld}")
+
+            check_view_fields(
+                VIEWS[design.view], design.key_fields, design.strata_field, design.image_field, fail
+            )
     return BenchmarkCard(
         name=name,
         aliases=tuple(aliases),

@@ -48,7 +48,7 @@ def text_key(parts: list[str]) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
-def _answers(value: Any) -> list[str]:
+def accepted_answers(value: Any) -> list[str]:
     """Accepted answers: a list, a Python/JSON list literal, or one string."""
     if isinstance(value, (list, tuple)):
         return [str(v) for v in value]
@@ -66,7 +66,7 @@ def _answers(value: Any) -> list[str]:
 
 
 def ocrbench_key(question: Any, answer: Any) -> str:
-    return text_key([_fold(question), *sorted(_fold(a) for a in _answers(answer))])
+    return text_key([_fold(question), *sorted(_fold(a) for a in accepted_answers(answer))])
 
 
 def mcq_key(question: Any, options: list[Any], letter: Any) -> str:

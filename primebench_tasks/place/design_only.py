@@ -26,10 +26,10 @@ from primebench_tasks.place.result import DesignOnlyPlacement, Estimate
 from primebench_tasks.suite.content_design import allocate, stratified_estimate
 from primebench_tasks.suite.manifest import SuiteManifest
 
-RUN_ONLY_IN_LMMS_EVAL = (
+NOT_DRAWN_BY_THE_RUN = (
     "design-only: its items are drawn from the dataset by the generated lmms-eval task "
-    "(lmms-eval --tasks <suite>) or the vLLM runner (primebench run --suite <suite>); this run "
-    "did not ask them"
+    "(lmms-eval --tasks <suite>), the vLLM runner (primebench run --suite <suite>) or the "
+    "VLMEvalKit export (primebench tasks vlmeval, from its TSV); this run did not ask them"
 )
 """Why a design-only benchmark is missing from a run of another harness (not an error)."""
 

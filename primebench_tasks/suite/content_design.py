@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from primebench_tasks.data.design_views import VIEWS, check_view_fields, design_view
 from primebench_tasks.errors import InputError
 
 SCHEME = "content_prn"
@@ -100,9 +101,13 @@ class ContentDesign:
     image_field: str | None = None
     salt: str = "primebench/1"
     pool: PinnedPool | None = None
+    view: str | None = None
+    """A cross-harness view (:mod:`primebench_tasks.data.design_views`): the fields name its
+    canonical rows, which lmms-eval's rows and VLMEvalKit's TSV rows both give; None: the
+    fields are the lmms-eval rows' own (suites before #81)."""
 
     def as_document(self) -> dict[str, Any]:
-        return {
+        doc = {
             "scheme": SCHEME,
             "n": self.n,
             "key_fields": list(self.key_fields),
@@ -111,6 +116,22 @@ class ContentDesign:
             "salt": self.salt,
             "pool": None if self.pool is None else self.pool.as_document(),
         }
+        return doc if self.view is None else {**doc, "view": self.view}
+
+    def lmms_eval_fields(self) -> list[str]:
+        """The fields this design reads from an lmms-eval row, sorted."""
+        if self.view is not None:
+            return sorted(design_view(self.view).lmms_eval_fields)
+        return sorted(
+            {*self.key_fields, *(f for f in (self.strata_field, self.image_field) if f is not None)}
+        )
+
+    def lmms_eval_row(self, row: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The row this design keys for an lmms-eval row: its canonical row under the view (the
+        row itself without one)."""
+        if self.view is None:
+            return row
+        return design_view(self.view).lmms_eval_row(row)
 
     @classmethod
     def from_document(cls, d: Any, file: str, row: str) -> ContentDesign:
@@ -137,6 +158,16 @@ class ContentDesign:
         salt = d.get("salt", "primebench/1")
         if not isinstance(salt, str) or not salt:
             raise fail("must be a non-empty string", "salt")
+        view = d.get("view")
+        if view is not None:
+            if not isinstance(view, str) or view not in VIEWS:
+                raise fail(
+                    f"must be a view name ({', '.join(sorted(VIEWS))}) or absent, not {view!r}",
+                    "view",
+                )
+            check_view_fields(
+                VIEWS[view], tuple(keys), d.get("strata_field"), d.get("image_field"), fail
+            )
         pool = d.get("pool")
         pinned = None
         if pool is not None:
@@ -161,6 +192,7 @@ class ContentDesign:
             image_field=d.get("image_field"),
             salt=salt,
             pool=pinned,
+            view=view,
         )
 
 
@@ -262,6 +294,8 @@ def resolve(
                 row=f"dataset row {pos}",
                 field=str(exc.args[0]),
             ) from None
+        except (ValueError, TypeError) as exc:  # a value the design's view cannot read
+            raise InputError(f"{where}: {exc}", row=f"dataset row {pos}") from None
     if not first:
         raise InputError(f"{where}: the dataset has no rows", field="rows")
     # rows whose content keys collide are ordered by their whole text's hash (then position),
@@ -381,6 +415,9 @@ def stratified_estimate(
     )
 
 
+DESIGN_SALT = "primebench/2"
+"""The salt of the cross-harness designs (#81; a view's keys are not the lmms-eval-only keys of
+``primebench/1``, so the released draw is a new one)."""
 DESIGN_ONLY_ITEMS = 100
 """Items per design-only benchmark in the released wide suite (a build parameter:
 ``primebench widen --items``); its 90 % interval is about ±0.07 at 100 items, ±0.10 at 50."""
@@ -410,6 +447,8 @@ def design_only_document(card: Any, n: int = DESIGN_ONLY_ITEMS) -> dict[str, Any
             key_fields=tuple(d.key_fields),
             strata_field=d.strata_field,
             image_field=d.image_field,
+            salt=DESIGN_SALT if d.view is not None else "primebench/1",
+            view=d.view,
         ).as_document(),
     }
 

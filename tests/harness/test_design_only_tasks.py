@@ -84,14 +84,14 @@ def test_the_docs_table_of_the_design_only_benchmarks_is_the_generated_one():
 
 def test_a_design_only_benchmark_a_run_did_not_draw_is_missing_with_why():
     from harness_adapters.run.report import undrawn_design_only
-    from primebench_tasks.place.design_only import RUN_ONLY_IN_LMMS_EVAL
+    from primebench_tasks.place.design_only import NOT_DRAWN_BY_THE_RUN
 
     wide = resolve_suite("primebench_wide")
     missing: dict = {"m": {"MMMU_DEV_VAL": {"of": 100, "missing": 3}}}
     undrawn_design_only(wide, ["m"], {}, missing)
     assert missing["m"]["MMMU_DEV_VAL"] == {"of": 100, "missing": 3}
     assert set(missing["m"]) == {"MMMU_DEV_VAL", *(e.name for e in wide.design_only)}
-    assert missing["m"]["MMStar"] == {"of": 100, "missing": 100, "why": RUN_ONLY_IN_LMMS_EVAL}
+    assert missing["m"]["MMStar"] == {"of": 100, "missing": 100, "why": NOT_DRAWN_BY_THE_RUN}
 
 
 @pytest.mark.parametrize("n", [1, 2, 9])

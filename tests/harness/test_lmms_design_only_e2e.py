@@ -23,7 +23,7 @@ from harness_adapters.harnesses.lmms_eval.taskgen import generate_tasks, slug
 from primebench_tasks.data.cards import design_only_cards
 from primebench_tasks.errors import InputError
 from primebench_tasks.pipeline.multi_source import source_panels
-from primebench_tasks.suite.content_design import design_only_document, resolve
+from primebench_tasks.suite.content_design import design_only_document
 from primebench_tasks.suite.manifest import SuiteManifest
 from tests.fixtures import design_standins as standins
 from tests.fixtures.lmms_runs import plugin_env, run_lmms_eval
@@ -57,7 +57,9 @@ def _run(tmp: Path, suite: SuiteManifest, order_seed: int) -> tuple[Path, dict]:
     for e in suite.design_only:
         kind = KINDS[e.name]
         rows = standins.ROWS[kind](N_ROWS)
-        drawn = resolve(rows, e.design, e.name)  # the draw on the rows in their own order
+        drawn = standins.lmms_draw(
+            rows, e.design, e.name
+        )  # the draw on the rows in their own order
         shuffled = rows[:]
         random.Random(order_seed).shuffle(shuffled)
         standins.write(kind, shuffled, tmp / kind)
@@ -162,7 +164,7 @@ def test_a_pinned_pool_refuses_a_changed_dataset_before_anything_is_asked(runs, 
     suite, _, _ = runs
     e = suite.design_only_entry("MMStar")
     rows = standins.ROWS["mmstar"](N_ROWS)
-    pinned = resolve(rows, e.design, e.name).pinned()
+    pinned = standins.lmms_draw(rows, e.design, e.name).pinned()
     design = {**e.design.as_document(), "pool": pinned.as_document()}
     standins.write("mmstar", rows, tmp_path / "same")
     same = datasets.load_from_disk(str(tmp_path / "same"))["val"]
@@ -202,7 +204,7 @@ def test_the_pools_a_run_drew_from_are_pinned_and_then_hold(runs, tmp_path):
     assert e.design.pool is not None
     assert (
         e.design.pool.fingerprint
-        == resolve(rows, suite.design_only_entry(e.name).design, "x").fingerprint
+        == standins.lmms_draw(rows, suite.design_only_entry(e.name).design, "x").fingerprint
     )
     random.Random(9).shuffle(rows)
     standins.write("chartqa", rows, tmp_path / "same")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from primebench_tasks.data.cards import design_only_cards
-from primebench_tasks.suite.content_design import design_only_document, resolve
+from primebench_tasks.suite.content_design import design_only_document
 from primebench_tasks.suite.manifest import SuiteManifest
 from tests.fixtures import design_standins as standins
 
@@ -50,7 +50,7 @@ def standin_data(tmp: Path, suite: SuiteManifest, order_seed: int):
     for e in suite.design_only:
         kind = KINDS[e.name]
         rows = standins.ROWS[kind](N_ROWS)
-        d = resolve(rows, e.design, e.name)
+        d = standins.lmms_draw(rows, e.design, e.name)
         drawn[e.name] = {key: h for key, h, _ in d.items}
         for key, _, pos in d.items:
             answers[(e.name, key)] = standins.ANSWERS[kind](rows[pos], right(key))

@@ -53,11 +53,12 @@ def test_the_manifest_keeps_the_design_and_the_listed_benchmarks_unchanged(suite
     base = SuiteManifest.read(FLAGSHIP)
     assert suite.benchmarks == base.benchmarks and suite.version != base.version
     (e,) = suite.design_only
-    assert (e.name, e.category, e.design.n, e.design.strata_field) == (
+    assert (e.name, e.category, e.design.n, e.design.strata_field, e.design.view) == (
         "MMStar",
         "Comprehensive",
         6,
-        "category",
+        "stratum",
+        "mmstar",
     )
     again = SuiteManifest.from_document(json.loads(suite.to_json()))
     assert again.design_only == suite.design_only

@@ -158,7 +158,9 @@ def vlmeval_executor(
             for e in manifest.benchmarks
             if e.vlmeval and e.vlmeval.get("key")
         }
-        names = export_suite(manifest, source_tsv, lmu, keys, tables=tables)
+        # the round's listed items only: a design-only benchmark is not drawn round by round
+        only = [e.name for e in manifest.benchmarks]
+        names = export_suite(manifest, source_tsv, lmu, keys, only, tables=tables)
         work.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         with _lmudata(lmu):

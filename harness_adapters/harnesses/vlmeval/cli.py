@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def cmd_vlmeval_export(args: argparse.Namespace) -> int:
-    from harness_adapters.harnesses.vlmeval.export import CONFIG_NAME, export_suite
+    from harness_adapters.harnesses.vlmeval.export import CONFIG_NAME, export_suite, read_config
     from harness_adapters.suites.released import resolve_suite
 
     manifest = resolve_suite(args.suite)
@@ -34,13 +34,8 @@ def cmd_vlmeval_export(args: argparse.Namespace) -> int:
         f"config: {Path(args.lmudata) / CONFIG_NAME}\nrun: LMUData={args.lmudata} primebench "
         f"evaluate vlmeval -- --data {' '.join(out)} --model <model>"
     )
-    if manifest.design_only:  # said, not silently dropped
-        print(
-            "not exported: the design-only benchmarks "
-            f"{', '.join(e.name for e in manifest.design_only)} (drawn from the dataset by the "
-            f"suite's lmms-eval tasks, lmms-eval --tasks {manifest.name}, or the vLLM runner, "
-            f"primebench run --suite {manifest.name}; VLMEvalKit does not draw them yet)"
-        )
+    for b, why in read_config(args.lmudata).get("missing", {}).items():  # said, not dropped
+        print(f"missing: {b}: {why}")
     return 0
 
 

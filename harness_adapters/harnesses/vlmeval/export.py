@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness_adapters.harnesses.vlmeval.design_export import DesignExport, draw_from_tsv
 from primebench_tasks.data.io import canonical_json, current_umask
 from primebench_tasks.errors import InputError
 from primebench_tasks.suite.manifest import SuiteManifest
@@ -161,14 +162,25 @@ def export_suite(
     src, dst = Path(source), Path(lmudata)
     keys = dict(keys or {})
     benches = {e.name: (e.category, list(e.item_ids)) for e in manifest.benchmarks}
-    unknown = sorted((set(keys) | set(only or [])) - set(benches))
+    drawn = [e.name for e in manifest.design_only]
+    unknown = sorted((set(keys) | set(only or [])) - set(benches) - set(drawn))
     if unknown:
         raise InputError(
-            f"not benchmarks of suite {manifest.name}: {unknown} (it has {sorted(benches)})",
+            f"not benchmarks of suite {manifest.name}: {unknown} (it has "
+            f"{sorted([*benches, *drawn])})",
             field="--key/--only",
         )
+    wrong = sorted(set(keys) & set(drawn))
+    if wrong:
+        raise InputError(
+            f"{wrong[0]} is design-only: its items are drawn by content, not found by a key column",
+            field="--key",
+        )
     names: dict[str, str] = {}
-    for b in benches:  # `a/b` and `a_b` would both be PrimeBench_a_b: one would overwrite the other
+    for b in [
+        *benches,
+        *drawn,
+    ]:  # `a/b` and `a_b` would both be PrimeBench_a_b: one would overwrite the other
         other = names.setdefault(dataset_name(b), b)
         if other != b:
             raise InputError(
@@ -183,6 +195,7 @@ def export_suite(
         "suite_name": manifest.name,
         "data": {},
         "not_exported": [],
+        "missing": {},
     }
     for b, (_cat, ids) in benches.items():
         if only is not None and b not in only:
@@ -220,7 +233,43 @@ def export_suite(
             "n_items": len(keep),
             "index_to_item": dict(zip(keep["index"], keep[col], strict=True)),
         }
+    for e in manifest.design_only:
+        if only is not None and e.name not in only:
+            config["not_exported"].append(e.name)
+            continue
+        got = _draw(e, src, tables)
+        if isinstance(got, str):  # said in the config and by the command, not an error
+            config["missing"][e.name] = got
+            continue
+        name = dataset_name(e.name)
+        frames[name] = got.rows
+        config["data"][name] = {
+            "class": "PrimeBench_" + str(e.vlmeval_dataset),
+            "dataset": name,
+            "benchmark": e.name,
+            "upstream": e.vlmeval_dataset,
+            "key_column": "content key",
+            "n_items": len(got.rows),
+            "index_to_item": got.index_to_item,
+            "design": got.draw,
+        }
     return _write_all(dst, frames, config)
+
+
+def _draw(
+    entry: Any, src: Path, tables: MutableMapping[Path, pd.DataFrame] | None
+) -> DesignExport | str:
+    """The draw of design-only ``entry`` from ``src/<its VLMEvalKit dataset>.tsv``, or why it
+    cannot be drawn there (no dataset name, no TSV, a TSV the design's view cannot read)."""
+    if not entry.vlmeval_dataset:
+        return "design-only: the suite names no VLMEvalKit dataset for it"
+    tsv = src / f"{entry.vlmeval_dataset}.tsv"
+    if not tsv.exists():
+        return f"design-only: its dataset's TSV {tsv} was not found"
+    try:
+        return draw_from_tsv(entry.design, entry.name, read_tsv(tsv, tables), tsv)
+    except InputError as exc:
+        return f"design-only: not drawn from {tsv}: {exc}"
 
 
 def _write_all(

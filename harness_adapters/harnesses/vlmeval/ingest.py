@@ -11,6 +11,14 @@ per-row result table VLMEvalKit wrote and how a row's score is read from it:
 - ``ocrbench`` — OCRBench's prediction file (``prediction``, ``answer`` as a Python list,
   ``category``): VLMEvalKit's OCRBench rule per row (an accepted answer occurs in the prediction;
   :func:`harness_adapters.harnesses.vlmeval.records.ocrbench_hit`), whose sum is VLMEvalKit's own total.
+- ``eval_score`` — the VQA datasets' ``*_results`` table (ChartQA's relaxed accuracy, TextVQA's
+  VQA accuracy): the row's ``eval_score`` in [0, 1], the mean of which is VLMEvalKit's Overall;
+- ``yorn_score`` — the yes/no datasets' ``*_auxmatch`` table (POPE): its ``score``, VLMEvalKit's
+  ``answer == extracted``.
+
+A design-only benchmark's sidecar (#81) also carries the draw its rows came from (``design``:
+strata N_h and n_h, the pool's fingerprint, each item's stratum): its records get ``stratum``
+and ``pool``, which the placement holds to the suite's design.
 
 Rows map to items by ``index`` through the sidecar's index → item map. Every file must parse and
 every row must score before anything is returned; the same (model, benchmark) evaluated twice
@@ -41,7 +49,14 @@ def _table(path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read results table: {exc}", file=str(path)) from None
 
 
-SCORE_RULES = ("hit", "mathvista_post_check", "mathvision_post_check", "ocrbench")
+SCORE_RULES = (
+    "hit",
+    "mathvista_post_check",
+    "mathvision_post_check",
+    "ocrbench",
+    "eval_score",
+    "yorn_score",
+)
 
 
 def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
@@ -68,6 +83,31 @@ def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
         return [1.0 if post_check(df.iloc[i], prefetch=False) else 0.0 for i in range(len(df))]
     if rule == "ocrbench":
         return _ocrbench_scores(df, path)
+    if rule == "eval_score":  # VQA accuracy / relaxed accuracy of the item, in [0, 1]
+        s = pd.to_numeric(df["eval_score"], errors="coerce")
+        bad = s.isna() | ~s.between(0.0, 1.0)
+        if bad.any():
+            i = int(bad.to_numpy().nonzero()[0][0])
+            raise InputError(
+                f"eval_score {shown(df['eval_score'].iloc[i])} is not a number in [0, 1]",
+                file=str(path),
+                row=i + 2,
+                field="eval_score",
+            )
+        return [float(x) for x in s]
+    if rule == "yorn_score":  # VLMEvalKit's `answer == extracted`, written as a boolean
+        truth = {True: 1.0, False: 0.0, "True": 1.0, "False": 0.0}  # 1 and 0 are True, False
+        out = []
+        for i, v in enumerate(df["score"]):
+            if v not in truth:
+                raise InputError(
+                    f"score {shown(v)} is not True or False",
+                    file=str(path),
+                    row=i + 2,
+                    field="score",
+                )
+            out.append(truth[v])
+        return out
     raise InputError(f"unknown score rule {rule!r}", file=str(path), field="score_rule")
 
 
@@ -177,6 +217,18 @@ def read_sidecar(path: Path) -> tuple[dict[str, Any], pd.DataFrame]:
             ),
         }
     )
+    design = doc.get("design")
+    if design is not None:  # a design-only benchmark: each item's stratum and the draw
+        items = design.get("items") if isinstance(design, dict) else None
+        if not isinstance(items, dict) or not all(i in items for i in rows["item_id"]):
+            raise InputError(
+                "the sidecar's design does not give the stratum of every item of its table",
+                file=str(path),
+                field="design.items",
+            )
+        pool = {"strata": design.get("strata"), "fingerprint": design.get("fingerprint")}
+        rows["stratum"] = [str(items[i]) for i in rows["item_id"]]
+        rows["pool"] = [pool] * len(rows)
     doc = {**doc, "missing_items": missing, "table": str(table)}
     return doc, rows
 

@@ -106,8 +106,10 @@ def _table_files(eval_file: Path) -> list[Path]:
 
 def per_row_result(eval_file: Path, since_ns: int) -> tuple[str, str] | tuple[None, None]:
     """(file name, score rule) of the per-row result table the evaluation just wrote: a table
-    with ``index`` and ``hit`` (multiple choice), or ``index`` and ``res`` (MathVista, MATH-Vision:
-    scored with VLMEvalKit's own ``post_check`` of each)."""
+    with ``index`` and ``hit`` (multiple choice), ``index`` and ``res`` (MathVista, MATH-Vision:
+    scored with VLMEvalKit's own ``post_check`` of each), ``index`` and ``eval_score`` (the VQA
+    datasets' ``_results``: VQA accuracy, relaxed accuracy) or ``index``, ``extracted`` and
+    ``score`` (the yes/no datasets' ``_auxmatch``: the extracted Yes/No equals the answer)."""
     from vlmeval.smp import load
 
     for p in _table_files(eval_file):
@@ -123,6 +125,10 @@ def per_row_result(eval_file: Path, since_ns: int) -> tuple[str, str] | tuple[No
             return p.name, "mathvista_post_check"
         if {"index", "res", "log", "choices"} <= cols:
             return p.name, "mathvision_post_check"
+        if {"index", "eval_score"} <= cols:  # ImageVQADataset (ChartQA, TextVQA): its item score
+            return p.name, "eval_score"
+        if {"index", "extracted", "score"} <= cols:  # ImageYORNDataset (POPE): answer == extracted
+            return p.name, "yorn_score"
     return None, None
 
 
@@ -225,6 +231,8 @@ class PrimeBenchMixin:
             "judge_needed": judge_needed,
             "index_to_item": spec["index_to_item"],
         }
+        if "design" in spec:  # a design-only benchmark: the draw its rows came from (#81)
+            doc["design"] = spec["design"]
         side = path.with_name(path.with_suffix("").name + SIDECAR_SUFFIX)
         tmp = side.with_name(f".{side.name}.tmp")
         tmp.write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n", "utf-8")

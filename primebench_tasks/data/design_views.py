@@ -1,0 +1,242 @@
+"""Cross-harness item views of the design-only benchmarks (#81): one *canonical row* per item,
+computed the same way from lmms-eval's rows (the hub datasets its tasks load) and from
+VLMEvalKit's TSV rows (``$LMUData/<dataset>.tsv``) of the same items, so that a design-only
+benchmark's content keys — and therefore its draw — are the same in both harnesses.
+
+A canonical row has the fields a design's ``key_fields``, ``strata_field`` and ``image_field``
+name (:mod:`primebench_tasks.suite.content_design` keys it as any row):
+
+- ``question``: the question text (MMStar's stem, before the ``Options:`` it may inline — one
+  harness's copy inlines them, the other's holds them in columns ``A``..);
+- ``options``: the option texts in order (ScienceQA: lmms-eval's ``choices`` list, VLMEvalKit's
+  columns ``A``–``E``);
+- ``answers``: the accepted answers, sorted (a list, a Python list literal as VLMEvalKit writes
+  it, or one string; ScienceQA's answer index is read as its letter);
+- ``hint``: ScienceQA's context text;
+- ``image``: the item's image (a PIL image; VLMEvalKit's base64, decoded by the caller);
+- ``stratum``: POPE's and MMStar's ``category`` (a VLMEvalKit POPE row that several of POPE's
+  splits share — ``category`` ``"adversarial,popular"`` — is one canonical row per split, as
+  lmms-eval holds it).
+
+Strata are kept only where both harnesses carry them in a column of the same values (MMStar's
+six categories, POPE's three splits); ChartQA's human/augmented type and ScienceQA's subject are
+not verified to be in VLMEvalKit's TSVs, so those two designs are unstratified (a stratified
+design would draw other items there, or fail).
+
+Text is compared after :func:`~primebench_tasks.suite.content_design` folds case and white
+space; the image by its 16 × 16 grey mean-hash, which re-encoding (VLMEvalKit's TSVs hold JPEG
+in base64, the hub rows PNG or the source JPEG) leaves as it is for all but images with cells at
+their mean — where it does not, the two harnesses' pools differ and their pool fingerprints say
+so (the run records it; a pinned suite refuses).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from primebench_tasks.data.text_keys import accepted_answers
+from primebench_tasks.errors import InputError
+
+LETTERS = "ABCDEFGHIJ"
+_OPTIONS = re.compile(r"\s*options\s*:", re.IGNORECASE)
+
+
+def _stem(question: Any) -> str:
+    """The question before an inlined ``Options:`` (the whole question without one)."""
+    return _OPTIONS.split(str(question), maxsplit=1)[0]
+
+
+def _sorted_answers(value: Any) -> list[str]:
+    return sorted(str(a).strip() for a in accepted_answers(value))
+
+
+def _columns_options(row: Mapping[str, Any]) -> list[str]:
+    """The option texts of VLMEvalKit columns ``A``.. (up to the first empty one)."""
+    out: list[str] = []
+    for c in LETTERS:
+        v = row.get(c)
+        if v is None or (isinstance(v, float) and v != v) or str(v).strip() in ("", "nan"):
+            break
+        out.append(str(v))
+    return out
+
+
+def _letter(index: Any) -> str:
+    k = int(index)
+    if not 0 <= k < len(LETTERS):
+        raise ValueError(f"answer index {index!r} is not 0–{len(LETTERS) - 1}")
+    return LETTERS[k]
+
+
+@dataclass(frozen=True)
+class DesignView:
+    """How one benchmark's rows of each harness become canonical rows (module docstring).
+
+    ``lmms_eval_fields`` / ``vlmeval_columns``: what the two read (a row lacking one is refused
+    by the caller, naming it); ``fields``: the canonical fields a design of this view may key on
+    (``stratum`` among them where both harnesses carry the strata)."""
+
+    name: str
+    lmms_eval_fields: tuple[str, ...]
+    vlmeval_columns: tuple[str, ...]
+    fields: tuple[str, ...]
+    lmms_eval_row: Callable[[Mapping[str, Any]], dict[str, Any]]
+    vlmeval_rows: Callable[[Mapping[str, Any]], list[dict[str, Any]]]
+    strata_column: str | None = None
+    """The column both harnesses hold the strata in (the canonical ``stratum``)."""
+
+    @property
+    def stratified(self) -> bool:
+        return "stratum" in self.fields
+
+
+def _split_categories(value: Any) -> list[str]:
+    parts = [p.strip() for p in str(value).split(",")]
+    return [p for p in parts if p] or [str(value)]
+
+
+VIEWS: dict[str, DesignView] = {
+    v.name: v
+    for v in (
+        DesignView(
+            "chartqa",
+            ("question", "answer", "image"),
+            ("question", "answer", "image"),
+            ("question", "answers", "image"),
+            lambda r: {
+                "question": r["question"],
+                "answers": _sorted_answers(r["answer"]),
+                "image": r["image"],
+            },
+            lambda r: [
+                {
+                    "question": r["question"],
+                    "answers": _sorted_answers(r["answer"]),
+                    "image": r["image"],
+                }
+            ],
+        ),
+        DesignView(
+            "textvqa",
+            ("question", "answers", "image"),
+            ("question", "answer", "image"),
+            ("question", "answers", "image"),
+            lambda r: {
+                "question": r["question"],
+                "answers": _sorted_answers(r["answers"]),
+                "image": r["image"],
+            },
+            lambda r: [
+                {
+                    "question": r["question"],
+                    "answers": _sorted_answers(r["answer"]),
+                    "image": r["image"],
+                }
+            ],
+        ),
+        DesignView(
+            "mmstar",
+            ("question", "answer", "image", "category"),
+            ("question", "answer", "image", "category"),
+            ("question", "answers", "image", "stratum"),
+            lambda r: {
+                "question": _stem(r["question"]),
+                "answers": [str(r["answer"]).strip()],
+                "image": r["image"],
+                "stratum": r["category"],
+            },
+            lambda r: [
+                {
+                    "question": _stem(r["question"]),
+                    "answers": [str(r["answer"]).strip()],
+                    "image": r["image"],
+                    "stratum": r["category"],
+                }
+            ],
+            "category",
+        ),
+        DesignView(
+            "pope",
+            ("question", "answer", "image", "category"),
+            ("question", "answer", "image", "category"),
+            ("question", "answers", "image", "stratum"),
+            lambda r: {
+                "question": r["question"],
+                "answers": [str(r["answer"]).strip()],
+                "image": r["image"],
+                "stratum": r["category"],
+            },
+            lambda r: [
+                {
+                    "question": r["question"],
+                    "answers": [str(r["answer"]).strip()],
+                    "image": r["image"],
+                    "stratum": c,
+                }
+                for c in _split_categories(r["category"])
+            ],
+            "category",
+        ),
+        DesignView(
+            "scienceqa",
+            ("question", "choices", "answer", "hint", "image"),
+            ("question", "answer", "hint", "image", "A", "B"),
+            ("question", "options", "answers", "hint", "image"),
+            lambda r: {
+                "question": r["question"],
+                "options": [str(c) for c in r["choices"]],
+                "answers": [_letter(r["answer"])],
+                "hint": r["hint"],
+                "image": r["image"],
+            },
+            lambda r: [
+                {
+                    "question": r["question"],
+                    "options": _columns_options(r),
+                    "answers": [str(r["answer"]).strip()],
+                    "hint": r["hint"],
+                    "image": r["image"],
+                }
+            ],
+        ),
+    )
+}
+"""The views by name (a design document's ``view``)."""
+
+
+def design_view(name: str, where: str = "design.view") -> DesignView:
+    """The view ``name``; an unknown name is refused, naming the known ones."""
+    if name not in VIEWS:
+        raise InputError(
+            f"no design view {name!r} (known: {', '.join(sorted(VIEWS))})", field=where
+        )
+    return VIEWS[name]
+
+
+def check_view_fields(
+    view: DesignView,
+    key_fields: tuple[str, ...],
+    strata_field: str | None,
+    image_field: str | None,
+    fail: Callable[[str, str], Exception],
+) -> None:
+    """A design of ``view`` keys on its canonical fields only: ``fail(message, field)``
+    otherwise."""
+    unknown = [f for f in key_fields if f not in view.fields or f in ("image", "stratum")]
+    if unknown:
+        raise fail(
+            f"{unknown[0]!r} is not a text field of view {view.name!r} (it has "
+            f"{[f for f in view.fields if f not in ('image', 'stratum')]})",
+            "key_fields",
+        )
+    if strata_field not in ((None, "stratum") if view.stratified else (None,)):
+        raise fail(
+            f"view {view.name!r} "
+            + ("has strata only as 'stratum'" if view.stratified else "carries no strata"),
+            "strata_field",
+        )
+    if image_field not in (None, "image"):
+        raise fail(f"view {view.name!r} holds the image as 'image'", "image_field")
