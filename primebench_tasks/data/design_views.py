@@ -13,7 +13,8 @@ name (:mod:`primebench_tasks.suite.content_design` keys it as any row):
 - ``answers``: the accepted answers, sorted (a list, a Python list literal as VLMEvalKit writes
   it, or one string; ScienceQA's answer index is read as its letter);
 - ``hint``: ScienceQA's context text;
-- ``image``: the item's image (a PIL image; VLMEvalKit's base64, decoded by the caller);
+- ``image``: the item's image (a PIL image; VLMEvalKit's base64, decoded by the caller), which
+  ranks the rows of one text (below);
 - ``stratum``: POPE's and MMStar's ``category`` (a VLMEvalKit POPE row that several of POPE's
   splits share — ``category`` ``"adversarial,popular"`` — is one canonical row per split, as
   lmms-eval holds it).
@@ -23,11 +24,16 @@ six categories, POPE's three splits); ChartQA's human/augmented type and Science
 not verified to be in VLMEvalKit's TSVs, so those two designs are unstratified (a stratified
 design would draw other items there, or fail).
 
-Text is compared after :func:`~primebench_tasks.suite.content_design` folds case and white
-space; the image by its 16 × 16 grey mean-hash, which re-encoding (VLMEvalKit's TSVs hold JPEG
-in base64, the hub rows PNG or the source JPEG) leaves as it is for all but images with cells at
-their mean — where it does not, the two harnesses' pools differ and their pool fingerprints say
-so (the run records it; a pinned suite refuses).
+Text is compared after :mod:`~primebench_tasks.suite.content_design` folds case and white
+space. The image is not in the key: the rows of one text in a stratum (POPE's question in a
+split, over many images) are ranked by their image's mean grey level (then R, G, B), and rank k
+keys as the text's key with ``#k``. A binary mean-hash in the key would change under the
+re-encoding between the harnesses (VLMEvalKit's TSVs hold JPEG in base64, the hub rows PNG or
+the source JPEG) for one image in six or more; the mean levels move by hundredths of a level, so
+a rank changes for about 1 % of the rows of a group of 100 photographs at JPEG quality 75
+(``research/design_only/image_key.py``). Where one does, in a group the draw splits, the two
+harnesses' pools differ and their fingerprints — in each report — say so; a suite pinned to its
+pool refuses the other.
 """
 
 from __future__ import annotations
@@ -98,112 +104,76 @@ def _split_categories(value: Any) -> list[str]:
     return [p for p in parts if p] or [str(value)]
 
 
+def _qa(answers: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """Question, the accepted answers of field ``answers`` (sorted), image."""
+    return lambda r: {
+        "question": r["question"],
+        "answers": _sorted_answers(r[answers]),
+        "image": r["image"],
+    }
+
+
+def _letter_in_category(r: Mapping[str, Any]) -> dict[str, Any]:
+    """MMStar and POPE: the question (MMStar's stem), its one answer, image, category."""
+    return {
+        "question": _stem(r["question"]),
+        "answers": [str(r["answer"]).strip()],
+        "image": r["image"],
+        "stratum": r["category"],
+    }
+
+
+def _per_split(r: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A VLMEvalKit POPE row: one canonical row per split it is in."""
+    one = _letter_in_category(r)
+    return [{**one, "stratum": c} for c in _split_categories(r["category"])]
+
+
+def _scienceqa(options: list[str], answer: str, r: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "question": r["question"],
+        "options": options,
+        "answers": [answer],
+        "hint": r["hint"],
+        "image": r["image"],
+    }
+
+
+def _listed(row: Callable[[Mapping[str, Any]], dict[str, Any]]) -> Any:
+    return lambda r: [row(r)]
+
+
+_QA = ("question", "answers", "image")
+_IN_CATEGORY = ("question", "answer", "image", "category")
 VIEWS: dict[str, DesignView] = {
     v.name: v
     for v in (
         DesignView(
-            "chartqa",
-            ("question", "answer", "image"),
-            ("question", "answer", "image"),
-            ("question", "answers", "image"),
-            lambda r: {
-                "question": r["question"],
-                "answers": _sorted_answers(r["answer"]),
-                "image": r["image"],
-            },
-            lambda r: [
-                {
-                    "question": r["question"],
-                    "answers": _sorted_answers(r["answer"]),
-                    "image": r["image"],
-                }
-            ],
+            "chartqa", ("question", "answer", "image"), ("question", "answer", "image"), _QA,
+            _qa("answer"), _listed(_qa("answer")),
         ),
         DesignView(
-            "textvqa",
-            ("question", "answers", "image"),
-            ("question", "answer", "image"),
-            ("question", "answers", "image"),
-            lambda r: {
-                "question": r["question"],
-                "answers": _sorted_answers(r["answers"]),
-                "image": r["image"],
-            },
-            lambda r: [
-                {
-                    "question": r["question"],
-                    "answers": _sorted_answers(r["answer"]),
-                    "image": r["image"],
-                }
-            ],
+            "textvqa", ("question", "answers", "image"), ("question", "answer", "image"), _QA,
+            _qa("answers"), _listed(_qa("answer")),
         ),
         DesignView(
-            "mmstar",
-            ("question", "answer", "image", "category"),
-            ("question", "answer", "image", "category"),
-            ("question", "answers", "image", "stratum"),
-            lambda r: {
-                "question": _stem(r["question"]),
-                "answers": [str(r["answer"]).strip()],
-                "image": r["image"],
-                "stratum": r["category"],
-            },
-            lambda r: [
-                {
-                    "question": _stem(r["question"]),
-                    "answers": [str(r["answer"]).strip()],
-                    "image": r["image"],
-                    "stratum": r["category"],
-                }
-            ],
-            "category",
+            "mmstar", _IN_CATEGORY, _IN_CATEGORY, (*_QA, "stratum"),
+            _letter_in_category, _listed(_letter_in_category), "category",
         ),
         DesignView(
-            "pope",
-            ("question", "answer", "image", "category"),
-            ("question", "answer", "image", "category"),
-            ("question", "answers", "image", "stratum"),
-            lambda r: {
-                "question": r["question"],
-                "answers": [str(r["answer"]).strip()],
-                "image": r["image"],
-                "stratum": r["category"],
-            },
-            lambda r: [
-                {
-                    "question": r["question"],
-                    "answers": [str(r["answer"]).strip()],
-                    "image": r["image"],
-                    "stratum": c,
-                }
-                for c in _split_categories(r["category"])
-            ],
-            "category",
+            "pope", _IN_CATEGORY, _IN_CATEGORY, (*_QA, "stratum"),
+            _letter_in_category, _per_split, "category",
         ),
         DesignView(
             "scienceqa",
             ("question", "choices", "answer", "hint", "image"),
             ("question", "answer", "hint", "image", "A", "B"),
             ("question", "options", "answers", "hint", "image"),
-            lambda r: {
-                "question": r["question"],
-                "options": [str(c) for c in r["choices"]],
-                "answers": [_letter(r["answer"])],
-                "hint": r["hint"],
-                "image": r["image"],
-            },
-            lambda r: [
-                {
-                    "question": r["question"],
-                    "options": _columns_options(r),
-                    "answers": [str(r["answer"]).strip()],
-                    "hint": r["hint"],
-                    "image": r["image"],
-                }
-            ],
+            lambda r: _scienceqa([str(c) for c in r["choices"]], _letter(r["answer"]), r),
+            lambda r: [_scienceqa(_columns_options(r), str(r["answer"]).strip(), r)],
         ),
     )
-}
+}  # fmt: skip
 """The views by name (a design document's ``view``)."""
 
 

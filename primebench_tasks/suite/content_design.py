@@ -10,6 +10,10 @@ their key and the first n_h are taken. Every user of a suite version therefore a
 items of the same data, whatever the row order of their copy. Rows whose keys coincide are the
 same item by content; they are told apart by a suffix in the order of the hash of their whole
 text (so identical rows are interchangeable and the draw still does not depend on row order).
+A cross-harness design (``view``, #81: :mod:`primebench_tasks.data.design_views`) keys the text
+alone and ranks the rows of one text by their image's mean levels, rank k keyed as ``text#k``
+(:func:`resolve`), so that lmms-eval's and VLMEvalKit's copies of an image — PNG and JPEG — give
+the same keys.
 
 **The allocation.** n items over the strata in proportion to N_h (largest remainder, ties to the
 stratum that sorts first), at least two from every stratum of two or more rows (so that its
@@ -258,11 +262,54 @@ def stratum_of(row: Mapping[str, Any], design: ContentDesign) -> str:
 def row_key(row: Mapping[str, Any], design: ContentDesign) -> str:
     """The content key of one row (see the module docstring; its stratum is part of it: the
     same question in two strata — POPE's splits share some — is two items); KeyError for a
-    missing field."""
+    missing field. A cross-harness design (``view``) keys the text alone: its image ranks the
+    rows of the same text (:func:`resolve`)."""
     parts = [design.salt, stratum_of(row, design), *(_norm(row[f]) for f in design.key_fields)]
-    if design.image_field is not None:
+    if design.image_field is not None and design.view is None:
         parts.append(image_hash(row[design.image_field]))
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:KEY_DIGITS]
+
+
+def image_order(image: Any) -> tuple[float, float, float, float]:
+    """An image's mean grey level, then its mean red, green and blue (0–255): what ranks the
+    rows of one text in a cross-harness design — statistics a JPEG re-encoding moves by
+    hundredths of a level, where a binary mean-hash flips a cell for one image in six
+    (research/design_only/image_key.py). (0, 0, 0, 0) for no image."""
+    if image is None:
+        return (0.0, 0.0, 0.0, 0.0)
+    import numpy as np
+
+    grey = float(np.asarray(image.convert("L"), dtype=np.float64).mean())
+    r, g, b = (float(v) for v in np.asarray(image.convert("RGB"), dtype=np.float64).mean((0, 1)))
+    return (grey, r, g, b)
+
+
+def _spread(
+    first: list[tuple[str, str, int]],
+    get: Callable[[int], Mapping[str, Any]],
+    design: ContentDesign,
+) -> list[tuple[str, str, int]]:
+    """A cross-harness design's keys: the rows of a stratum that share a text key ``t`` are
+    ranked by :func:`image_order` of their image (then their whole text's hash, then position:
+    rows equal in all are interchangeable), and the row of rank k is keyed SHA-256(``t#k``) —
+    so one text's rows spread over the key order like any items (a draw is never a run of one
+    question's rows) and only a rank that a re-encoding swaps, in a group the draw splits,
+    changes which rows are drawn. A text's single row is ``t#0`` and its image is not read."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for h, key, pos in first:
+        groups.setdefault((h, key), []).append(pos)
+    out = []
+    for (h, key), members in groups.items():
+        if len(members) > 1:
+            order = []
+            for pos in members:
+                row = get(pos)
+                image = row[design.image_field] if design.image_field is not None else None
+                order.append((image_order(image), _whole_text(row, design.image_field), pos))
+            members = [pos for _, _, pos in sorted(order)]
+        for k, pos in enumerate(members):
+            out.append((h, hashlib.sha256(f"{key}#{k}".encode()).hexdigest()[:KEY_DIGITS], pos))
+    return out
 
 
 def _whole_text(row: Mapping[str, Any], skip: str | None) -> str:
@@ -298,6 +345,8 @@ def resolve(
             raise InputError(f"{where}: {exc}", row=f"dataset row {pos}") from None
     if not first:
         raise InputError(f"{where}: the dataset has no rows", field="rows")
+    if design.view is not None:
+        first = _spread(first, get, design)
     # rows whose content keys collide are ordered by their whole text's hash (then position),
     # so the suffixes do not depend on row order; only they need it
     counts: dict[tuple[str, str], int] = {}

@@ -33,13 +33,7 @@ pytestmark = pytest.mark.slow  # end to end through a real harness (CI)
 pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
 FLAGSHIP = Path(__file__).parents[2] / "task_configs" / "suites" / "primebench.json"
 ENV = plugin_env()
-KINDS = {
-    "MMStar": "mmstar",
-    "ChartQA_TEST": "chartqa",
-    "TextVQA_VAL": "textvqa",
-    "POPE": "pope",
-    "ScienceQA_TEST": "scienceqa",
-}
+KINDS = standins.KINDS
 N_ROWS, N_DRAWN = 36, 12
 
 

@@ -20,13 +20,7 @@ from tests.fixtures import design_standins as standins
 pytest.importorskip("lmms_eval", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
 pytest.importorskip("datasets", reason="needs the 'lmms' extra: pip install -e '.[lmms]'")
 
-KINDS = {
-    "MMStar": "mmstar",
-    "ChartQA_TEST": "chartqa",
-    "TextVQA_VAL": "textvqa",
-    "POPE": "pope",
-    "ScienceQA_TEST": "scienceqa",
-}
+KINDS = standins.KINDS
 N_ROWS, N_DRAWN = 36, 12
 
 

@@ -26,13 +26,7 @@ from tests.harness.test_vlmeval import ROOT, needs_vlmeval
 
 pytest.importorskip("PIL")
 
-KINDS = {
-    "MMStar": "mmstar",
-    "ChartQA_TEST": "chartqa",
-    "TextVQA_VAL": "textvqa",
-    "POPE": "pope",
-    "ScienceQA_TEST": "scienceqa",
-}
+KINDS = standins.KINDS
 N_ROWS, N_DRAWN = 60, 20
 
 

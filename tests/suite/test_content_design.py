@@ -177,3 +177,60 @@ def test_a_suite_pins_its_design_only_pools():
     assert pinned.design_only_entry("POPE").design.pool is None
     with pytest.raises(InputError, match="are not design-only benchmarks"):
         wide.with_pinned_pools({"MMMU_DEV_VAL": pool})
+
+
+def _picture(grey: int) -> object:
+    from PIL import Image
+
+    img = Image.new("RGB", (32, 32), (grey, grey, grey))
+    img.paste((255 - grey, 0, grey), (0, 0, 16, 16))  # not flat: a JPEG copy moves it a little
+    return img
+
+
+def test_a_cross_harness_design_ranks_one_texts_rows_by_their_image_and_spreads_their_keys():
+    """View designs (#81) key the text alone; the rows of one text in a stratum are ranked by
+    their image's mean grey, and rank k is keyed SHA-256(text key#k) — by hand — whatever the
+    row order and through a JPEG copy of every image (what VLMEvalKit's TSVs hold)."""
+    import io
+
+    from PIL import Image
+
+    pytest.importorskip("numpy")
+    design = ContentDesign(
+        n=3,
+        key_fields=("question", "answers"),
+        strata_field="stratum",
+        image_field="image",
+        salt="primebench/2",
+        view="pope",
+    )
+    rows = [
+        {
+            "question": "Is there a dog?",
+            "answers": ["yes"],
+            "stratum": "random",
+            "image": _picture(g),
+        }
+        for g in (200, 40, 120)
+    ] + [{"question": "Is there a cat?", "answers": ["no"], "stratum": "random", "image": None}]
+    text = hashlib.sha256(b"primebench/2\x1frandom\x1fis there a dog?\x1fyes").hexdigest()[:16]
+    assert row_key(rows[0], design) == text  # the image is not in the key
+    drawn = resolve(rows, design, "POPE")
+    keys = {pos: k for k, _, pos in drawn.items}
+    by_grey = {1: 0, 2: 1, 0: 2}  # grey 40 → rank 0, 120 → rank 1, 200 → rank 2
+    every = {
+        pos: hashlib.sha256(f"{text}#{rank}".encode()).hexdigest()[:16]
+        for pos, rank in by_grey.items()
+    }
+    assert all(keys[pos] == every[pos] for pos in keys if pos in every)
+    assert drawn.strata == {"random": (4, 3)}
+
+    def jpeg(image: object) -> object:
+        buf = io.BytesIO()
+        image.save(buf, format="JPEG", quality=75)  # type: ignore[attr-defined]
+        return Image.open(io.BytesIO(buf.getvalue()))
+
+    copied = [{**r, "image": jpeg(r["image"]) if r["image"] else None} for r in rows[::-1]]
+    again = resolve(copied, design, "POPE")
+    assert again.fingerprint == drawn.fingerprint and again.strata == drawn.strata
+    assert sorted(k for k, _, _ in again.items) == sorted(k for k, _, _ in drawn.items)

@@ -14,6 +14,13 @@ column), and so on. The column is found from the data: the first of :data:`KEY_C
 user's ``--key BENCH=COLUMN``) in which every manifest id occurs exactly once; none → an error naming
 the TSV and the columns tried.
 
+A suite's design-only benchmarks (#72, #81) are drawn from ``SOURCE/<dataset>.tsv`` by their
+design through its cross-harness view (:mod:`harness_adapters.harnesses.vlmeval.design_export`:
+the items lmms-eval's generated task draws from its copy of the same data); the config keeps
+each one's draw (``design``) and maps the exported ``index`` to the item's content key. One
+whose TSV is absent or cannot be read is listed in the config's ``missing`` with why, not
+exported, and said by the command.
+
 Shared images: VLMEvalKit TSVs store a repeated image once and let other rows hold the index of
 the row that has it (a value of ≤ 64 characters). A kept row that points at a dropped row gets that
 row's image inline, so every exported row's image resolves.
