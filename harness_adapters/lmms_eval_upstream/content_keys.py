@@ -3,11 +3,15 @@ no id that matches the panels' item ids — AI2D in lmms-eval (question, options
 only) against the AutoJudger panel's VLMEvalKit ``index``.
 
 A row's *fingerprint* is the SHA-256 (first 16 hex digits) of its normalised question (case and
-white space folded), its normalised options in order, and a 16 × 16 grey mean-hash of its image
-(robust to re-encoding: VLMEvalKit ships JPEG in base64, the hub rows PNG). ``build_keys`` maps
-every row of the user's VLMEvalKit TSV to the fingerprint of exactly one upstream row; a TSV row
-that matches no upstream row, or an upstream fingerprint that several rows share (ambiguous),
-is an error naming the rows — a guessed mapping is never written. The mapping file
+white space folded), its normalised options in order, and a 16 × 16 grey mean-hash of its image:
+computed on the upstream rows only (the build and the run read the same copy). ``build_keys``
+maps every row of the user's VLMEvalKit TSV to the fingerprint of exactly one upstream row: the
+one of the same text, and among several of the same text the one whose image is nearest (16 × 16
+grey levels; at most half as far as the next). Not the hash of the TSV's image: VLMEvalKit ships
+JPEG in base64, the hub rows PNG, and the mean-hash of a re-encoded image differs for one image
+in six (research/design_only/image_key.py). A TSV row that matches no upstream row, or several
+(no nearest image, or an upstream fingerprint that several rows share), is an error naming the
+rows — a guessed mapping is never written. The mapping file
 (``primebench.keys/1``) names both sources, their row counts and content hashes.
 
 At run time the generated task's ``process_docs`` fingerprints the upstream rows the same way and
@@ -56,9 +60,22 @@ def _decode_b64(data: str) -> Any:
     return Image.open(io.BytesIO(base64.b64decode(data)))
 
 
-def vlmeval_fingerprints(tsv: str | Path) -> dict[str, str]:
-    """index → fingerprint of every row of a VLMEvalKit multiple-choice TSV (columns index,
-    question, A, B, ..., image as base64 or another row's index)."""
+def _text(question: Any, options: Iterable[Any]) -> tuple[str, ...]:
+    return (_norm(question), *(_norm(o) for o in options))
+
+
+def _thumbnail(image: Any) -> Any:
+    """16 × 16 grey levels (floats) of an image: what a TSV row's image is matched by among the
+    upstream rows of its text (a distance, which re-encoding barely moves, not a hash)."""
+    import numpy as np
+
+    return np.asarray(image.convert("L").resize((16, 16)), dtype=np.float64)
+
+
+def vlmeval_rows(tsv: str | Path) -> dict[str, tuple[tuple[str, ...], Any]]:
+    """index → (normalised question and options, image) of every row of a VLMEvalKit
+    multiple-choice TSV (columns index, question, A, B, ..., image as base64 or another row's
+    index)."""
     csv.field_size_limit(sys.maxsize)
     path = Path(tsv)
     try:
@@ -77,7 +94,7 @@ def vlmeval_fingerprints(tsv: str | Path) -> dict[str, str]:
         if col not in rows[0]:
             raise InputError(f"no {col!r} column", file=str(path), row=1, field=col)
     images = {r["index"]: r["image"] for r in rows}
-    out: dict[str, str] = {}
+    out: dict[str, tuple[tuple[str, ...], Any]] = {}
     letters = [c for c in "ABCDEFGHIJ" if c in rows[0]]
     for n, r in enumerate(rows, start=2):
         data = r["image"]
@@ -101,7 +118,7 @@ def vlmeval_fingerprints(tsv: str | Path) -> dict[str, str]:
             raise InputError(
                 f"index {r['index']} appears twice", file=str(path), row=n, field="index"
             )
-        out[r["index"]] = fingerprint(r["question"], options, img)
+        out[r["index"]] = (_text(r["question"], options), img)
     return out
 
 
@@ -115,6 +132,48 @@ def upstream_fingerprints(
     return [fingerprint(r[question], r[options] or [], r[image]) for r in rows]
 
 
+NEAREST_MARGIN = 0.5
+"""A TSV row's image matches the nearest upstream image of its text only when that one is at most
+half as far as the next (else the row is ambiguous, never guessed)."""
+
+
+def _match(
+    ours: Mapping[str, tuple[tuple[str, ...], Any]],
+    upstream_rows: list[Mapping[str, Any]],
+    f: Mapping[str, str],
+) -> tuple[dict[str, int], list[str], list[str]]:
+    """(TSV index → upstream row position, indexes matching none, indexes matching several): by
+    the normalised text, then — among upstream rows of the same text — by the nearest image
+    (:func:`_thumbnail` distance; a hash would differ for one image in six between PNG and JPEG
+    copies: research/design_only/image_key.py)."""
+    import numpy as np
+
+    by_text: dict[tuple[str, ...], list[int]] = {}
+    for pos, r in enumerate(upstream_rows):
+        by_text.setdefault(_text(r[f["question"]], r[f["options"]] or []), []).append(pos)
+    thumbs: dict[int, Any] = {}
+    found: dict[str, int] = {}
+    missing, ambiguous = [], []
+    for index, (text, image) in ours.items():
+        cands = by_text.get(text, [])
+        if not cands:
+            missing.append(index)
+            continue
+        if len(cands) == 1:
+            found[index] = cands[0]
+            continue
+        mine = _thumbnail(image)
+        for pos in cands:
+            if pos not in thumbs:
+                thumbs[pos] = _thumbnail(upstream_rows[pos][f["image"]])
+        dist = sorted((float(np.linalg.norm(thumbs[pos] - mine)), pos) for pos in cands)
+        if dist[0][0] > NEAREST_MARGIN * dist[1][0]:
+            ambiguous.append(index)
+        else:
+            found[index] = dist[0][1]
+    return found, missing, ambiguous
+
+
 def build_keys(
     tsv: str | Path,
     upstream_rows: list[Mapping[str, Any]],
@@ -123,18 +182,20 @@ def build_keys(
     source: str,
     fields: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The mapping document: VLMEvalKit index → upstream row fingerprint, checked 1:1."""
+    """The mapping document: VLMEvalKit index → the fingerprint of the upstream row of the same
+    content (text, then the nearest image), checked 1:1 and unique at run time."""
     f = {"question": "question", "options": "options", "image": "image", **(fields or {})}
-    ours = vlmeval_fingerprints(tsv)
+    ours = vlmeval_rows(tsv)
     theirs = upstream_fingerprints(upstream_rows, f["question"], f["options"], f["image"])
     count: dict[str, int] = {}
     for fp in theirs:
         count[fp] = count.get(fp, 0) + 1
-    missing = [i for i, fp in ours.items() if fp not in count]
-    ambiguous = [i for i, fp in ours.items() if count.get(fp, 0) > 1]
-    shared: dict[str, list[str]] = {}
-    for i, fp in ours.items():
-        shared.setdefault(fp, []).append(i)
+    found, missing, ambiguous = _match(ours, upstream_rows, f)
+    # an upstream row whose fingerprint another shares cannot be told apart at run time
+    ambiguous += [i for i, pos in found.items() if count[theirs[pos]] > 1]
+    shared: dict[int, list[str]] = {}
+    for i, pos in found.items():
+        shared.setdefault(pos, []).append(i)
     collide = [v for v in shared.values() if len(v) > 1]
     problems = []
     if missing:
@@ -157,7 +218,7 @@ def build_keys(
         "n_vlmeval_rows": len(ours),
         "n_upstream_rows": len(theirs),
         "tsv_hash": content_hash(Path(tsv).read_bytes()),
-        "keys": dict(sorted(ours.items(), key=lambda kv: kv[0])),
+        "keys": dict(sorted(((i, theirs[pos]) for i, pos in found.items()), key=lambda kv: kv[0])),
     }
 
 

@@ -329,3 +329,37 @@ def test_a_filter_and_metric_task_with_a_declared_key_is_scored_by_its_metric(tm
     assert "process_results" not in yaml and "filter_list" in yaml and "item_ids" in yaml
     got, gold = _run_and_read(tmp_path, m)
     assert got == {i: float(gold[i] == "A") for i in ["10101", "10201", "10301", "10501"]}
+
+
+def test_keys_match_real_images_through_a_jpeg_copy_where_their_hash_changes(tmp_path):
+    """Real figures (MATH-Vision testmini's, embedded) as PNG upstream and as VLMEvalKit's JPEG
+    (quality 75) in the TSV, eight of one question each: the 16 × 16 mean-hash differs between
+    the two copies for some of them, yet every TSV row maps to the upstream row of its own
+    image — by its text, then the nearest image."""
+    from harness_adapters.lmms_eval_upstream.content_keys import fingerprint
+
+    folder = (
+        Path(__file__).resolve().parents[2] / "primebench_tasks/data/embedded/mathvision/images"
+    )
+    figures = [PIL.open(p).convert("RGB") for p in sorted(folder.iterdir())[:48]]
+    up, lines = [], ["index\tquestion\tA\tB\tC\tD\tanswer\timage"]
+    for k, img in enumerate(figures):
+        q = f"What is shown in figure group {k // 8}?"
+        up.append({"question": q, "options": ["a", "b", "c", "d"], "answer": "0", "image": img})
+        buf = io.BytesIO()
+        img.save(buf, format="JPEG", quality=75)
+        data = base64.b64encode(buf.getvalue()).decode()
+        lines.append("\t".join([str(k), q, "a", "b", "c", "d", "A", data]))
+    tsv = tmp_path / "AI2D_TEST.tsv"
+    tsv.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows = _rows(save_ai2d_rows(up[::-1], tmp_path / "up"))
+    jpeg = [PIL.open(io.BytesIO(base64.b64decode(x.split("\t")[-1]))) for x in lines[1:]]
+    moved = sum(
+        fingerprint(r["question"], r["options"], r["image"])
+        != fingerprint(r["question"], r["options"], j)
+        for r, j in zip(up, jpeg, strict=True)
+    )
+    assert moved > 0  # the hash of a re-encoded image is not the upstream one's
+    doc = build_keys(tsv, rows, "ai2d", "AI2D_TEST", "x")
+    want = {str(k): fingerprint(r["question"], r["options"], r["image"]) for k, r in enumerate(up)}
+    assert doc["keys"] == want
