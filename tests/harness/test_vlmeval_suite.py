@@ -76,11 +76,19 @@ def _run_in_vlmeval(
     env: dict[str, str] | None = None,
 ) -> Path:
     """Export ``suite`` (``only`` those benchmarks) from upstream-schema stand-ins (the card's,
-    or ``writers[benchmark]``) and run it with VLMEvalKit's run.py and the fake model (``env``
-    added to its environment); returns the work dir."""
+    or ``writers[benchmark]``; a design-only benchmark's from ``tests.fixtures.design_standins``,
+    150 rows) and run it with VLMEvalKit's run.py and the fake model (``env`` added to its
+    environment); returns the work dir."""
+    from tests.fixtures import design_standins
+
     src, lmu, work = tmp / "upstream", tmp / "LMUData", tmp / "outputs"
     src.mkdir()
     benches = [b for by_b in manifest_items(suite).values() for b in by_b if not only or b in only]
+    for e in suite.design_only if hasattr(suite, "design_only") else ():
+        if not only or e.name in only:
+            kind = design_standins.KINDS[e.name]
+            rows = design_standins.ROWS[kind](150)
+            design_standins.vlmeval_tsv(kind, rows, src / f"{e.vlmeval_dataset}.tsv", seed=3)
     dataset = {
         b: e["vlmeval_dataset"]
         for c in suite["categories"].values()
@@ -101,6 +109,11 @@ def _run_in_vlmeval(
     cmd = [sys.executable, "-m", "primebench_tasks.cli", "evaluate", "vlmeval"]
     cmd += ["--import", "tests.fixtures.vlmeval_standins", "--", "--data"]
     cmd += [f"PrimeBench_{b}" for b in benches]
+    cmd += [
+        f"PrimeBench_{e.name}"
+        for e in getattr(suite, "design_only", ())
+        if not only or e.name in only
+    ]
     cmd += ["--model", "FakeVLM", "--judge", "exact_matching", "--work-dir", str(work)]
     cmd += ["--api-nproc", "1"]
     proc = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=900)
@@ -189,19 +202,20 @@ def test_the_resampled_suite_runs_in_vlmevalkit_and_places(tmp_path):
 
 
 @needs_vlmeval
-def test_the_flagship_runs_all_seven_benchmarks_in_vlmevalkit_and_places(tmp_path):
-    """The released flagship through VLMEvalKit's run.py, all seven benchmarks, no judge:
-    every item scored — MATH-Vision by VLMEvalKit's own MathVision evaluation on its rule-based
-    path (its post_check per row; the answers only a judge could read counted), its summary
-    equal to the ingested rows' mean — then placed: each benchmark among its source panel, the
-    suite ranked on imputed reference scores."""
+def test_the_wide_suite_runs_all_twelve_benchmarks_in_vlmevalkit_and_places(tmp_path):
+    """The released wide suite through VLMEvalKit's run.py, all twelve benchmarks, no judge: the
+    flagship's seven, every item scored — MATH-Vision by VLMEvalKit's own MathVision evaluation on
+    its rule-based path (its post_check per row; the answers only a judge could read counted),
+    its summary equal to the ingested rows' mean — and the five design-only ones drawn from their
+    TSVs (#81), then placed: each listed benchmark among its source panel, the suite ranked on
+    imputed reference scores, each design-only benchmark by its design on all its 100 items."""
     from vlmeval.dataset.utils.mathv import post_check
     from vlmeval.smp import load
 
     from harness_adapters.harnesses.vlmeval import read_work_dir
     from harness_adapters.suites.released import resolve_suite
 
-    flagship = resolve_suite("primebench")
+    flagship = resolve_suite("primebench_wide")
     # the flagship's MMMU is keyed by MMMU's own ids (the merged panel), not VLMEvalKit's index;
     # its OCRBench and RealWorldQA rows are checked against the records' text: the records' rows
     writers = {
@@ -211,11 +225,12 @@ def test_the_flagship_runs_all_seven_benchmarks_in_vlmevalkit_and_places(tmp_pat
             p, ids, "openvlm_realworldqa_text", "RealWorldQA"
         ),
     }
-    work = _run_in_vlmeval(tmp_path, flagship, "primebench", writers)
+    work = _run_in_vlmeval(tmp_path, flagship, "primebench_wide", writers)
     records, docs = read_work_dir(work)
     by = {d["benchmark"]: d for d in docs}
     benches = {b for by_b in manifest_items(flagship).values() for b in by_b}
-    assert set(by) == benches and len(benches) == 7
+    drawn = {e.name for e in flagship.design_only}
+    assert set(by) == benches | drawn and len(benches) == 7 and len(drawn) == 5
     for b in benches:
         assert sorted(records[records.benchmark == b].item_id) == sorted(_ids(flagship, b))
     mv = by["MATH-Vision_MINI"]
@@ -242,3 +257,5 @@ def test_the_flagship_runs_all_seven_benchmarks_in_vlmevalkit_and_places(tmp_pat
     assert len(basis["benchmarks"]) == 5 and basis["not_scored"] == []
     assert r["suite"]["predicted_rank"]["out_of"] == basis["n_reference"] + 1
     assert "MATH-Vision_MINI: placed among 16 models" in (out / "report.md").read_text()
+    assert sorted(r["design_only"]) == sorted(drawn)
+    assert all(e["n_scored"] == 100 for e in r["design_only"].values())
