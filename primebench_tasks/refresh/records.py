@@ -156,9 +156,18 @@ class AppendReport:
     n_identical: int = 0
     new_models: list[str] = field(default_factory=list)
     partial_models: list[str] = field(default_factory=list)
+    design_only: dict[str, int] = field(default_factory=dict)
+    """Answers left out, by design-only benchmark: drawn by content key from the dataset (#72),
+    they are no panel's items."""
 
     def lines(self) -> list[str]:
         out = [f"records: {self.n_new} appended, {self.n_identical} already in the panel"]
+        if self.design_only:
+            out.append(
+                "left out: the answers to design-only benchmarks "
+                + ", ".join(f"{b} ({n})" for b, n in sorted(self.design_only.items()))
+                + " — drawn from the dataset by content key, not items of a reference panel"
+            )
         if self.new_models:
             out.append(f"new models: {', '.join(self.new_models)}")
         if self.partial_models:
@@ -175,8 +184,15 @@ def append_records(
     panel: Panel, records: pd.DataFrame, source: str = "<records>"
 ) -> tuple[Panel, AppendReport]:
     """Panel + records (idempotent). Unknown benchmarks or items are errors; new models are
-    added with empty metadata."""
+    added with empty metadata. Records of a design-only benchmark (with the draw they came from,
+    ``pool``) are left out and counted in the report."""
     rep = AppendReport()
+    if "pool" in records.columns:
+        drawn = records["pool"].notna().to_numpy()
+        rep.design_only = {
+            str(b): int(n) for b, n in records[drawn]["benchmark"].value_counts().items()
+        }
+        records = records[~drawn]
     known_b = set(panel.benchmark_names)
     bad_b = sorted(set(records["benchmark"]) - known_b)
     if bad_b:

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 
 from primebench_tasks.cli import main
@@ -83,6 +84,15 @@ def test_append_is_idempotent_and_refuses_conflicts(world):
         append_records(p1, bad)
     with pytest.raises(InputError, match="not in the panel"):
         append_records(base, recs.assign(item_id="nope"))
+    # a design-only benchmark's answers (a wide suite's run): left out, counted and said
+    drawn = pd.DataFrame(
+        {"model": "m", "benchmark": "POPE", "item_id": ["k1", "k2"], "condition": "vl",
+         "score": [1.0, 0.0], "stratum": "random", "pool": [{"fingerprint": "f"}] * 2}
+    )  # fmt: skip
+    p3, r3 = append_records(p1, pd.concat([recs.assign(pool=None), drawn], ignore_index=True))
+    assert r3.n_new == 0 and r3.n_identical == len(recs) and r3.design_only == {"POPE": 2}
+    assert p3.content_hash == p1.content_hash
+    assert "left out: the answers to design-only benchmarks POPE (2)" in "\n".join(r3.lines())
 
 
 def test_bad_records_files(tmp_path):
