@@ -47,11 +47,13 @@ from primebench_tasks.data.text_keys import accepted_answers
 from primebench_tasks.errors import InputError
 
 LETTERS = "ABCDEFGHIJ"
-_OPTIONS = re.compile(r"\s*options\s*:", re.IGNORECASE)
+_OPTIONS = re.compile(r"\s*options\s*:|\n\s*\(?A[.):]\s", re.IGNORECASE)
 
 
 def _stem(question: Any) -> str:
-    """The question before an inlined ``Options:`` (the whole question without one)."""
+    """The question before inlined options — an ``Options:`` (lmms-eval's MMStar: ``Options: A:
+    ..., B: ...``) or a line that starts with option A (``A. ...``, ``(A) ...``); the whole
+    question without either."""
     return _OPTIONS.split(str(question), maxsplit=1)[0]
 
 
