@@ -57,6 +57,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+RAY_FIXED_PORTS = {6379, 8265, 10001, 52365, 52366, *range(10002, 20000)}
+"""Ports a Ray head takes by default (GCS, dashboard, client server, the dashboard agent's, the
+workers' range): a head given one of them as ``--port`` refuses to start ("trying to use a port
+number 52365 that is used by other components", CI 2026-12-07)."""
+
+
+def ray_head_port() -> int:
+    """A free port for ``ray start --head --port`` that none of Ray's default ports clash with."""
+    while (port := free_port()) in RAY_FIXED_PORTS:
+        pass
+    return port
+
+
 @contextmanager
 def vllm_server(
     model: Path, log_path: Path, flags: list[str], env: dict[str, str]

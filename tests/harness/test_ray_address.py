@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.ray_cluster]  # starts a real Ray head (part 2 of CI, with the ray extra)
+from tests.harness.conftest import ray_head_port
+
+# starts a real Ray head (part 2 of CI, with the ray extra)
+pytestmark = [pytest.mark.slow, pytest.mark.ray_cluster]
 
 pytest.importorskip("ray", reason="needs the 'ray' extra: pip install -e '.[ray]'")
 
@@ -48,9 +50,7 @@ def _probe(address: str, replicas: int, ray_address: str | None = None) -> dict:
 
 
 def test_a_run_without_an_address_leaves_a_running_cluster_alone():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = ray_head_port()  # none of the ports a Ray head takes by default
     head = [str(BIN / "ray"), "start", "--head", "--num-cpus", "1", "--port", str(port)]
     up = subprocess.run(
         [*head, "--include-dashboard=false", "--disable-usage-stats"],

