@@ -262,20 +262,13 @@ def parse_card(text: str, file: str) -> BenchmarkCard:
             design, key_fields=tuple(keys), suites=tuple(map(str, design.suites))
         )
         if design.view is not None:
-            from primebench_tasks.data.design_views import VIEWS, check_view_fields
-
-            if design.view not in VIEWS:
-                raise InputError(
-                    f"no design view {design.view!r} (known: {', '.join(sorted(VIEWS))})",
-                    file=file,
-                    field="design_only.view",
-                )
+            from primebench_tasks.data.design_views import check_view
 
             def fail(msg: str, fld: str) -> InputError:
                 return InputError(msg, file=file, field=f"design_only.{fld}")
 
-            check_view_fields(
-                VIEWS[design.view], design.key_fields, design.strata_field, design.image_field, fail
+            check_view(
+                design.view, design.key_fields, design.strata_field, design.image_field, fail
             )
     return BenchmarkCard(
         name=name,

@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from primebench_tasks.data.design_views import VIEWS, check_view_fields, design_view
+from primebench_tasks.data.design_views import check_view, design_view
 from primebench_tasks.errors import InputError
 
 SCHEME = "content_prn"
@@ -164,14 +164,7 @@ class ContentDesign:
             raise fail("must be a non-empty string", "salt")
         view = d.get("view")
         if view is not None:
-            if not isinstance(view, str) or view not in VIEWS:
-                raise fail(
-                    f"must be a view name ({', '.join(sorted(VIEWS))}) or absent, not {view!r}",
-                    "view",
-                )
-            check_view_fields(
-                VIEWS[view], tuple(keys), d.get("strata_field"), d.get("image_field"), fail
-            )
+            check_view(view, tuple(keys), d.get("strata_field"), d.get("image_field"), fail)
         pool = d.get("pool")
         pinned = None
         if pool is not None:
