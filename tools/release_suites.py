@@ -380,16 +380,21 @@ def wide_table(manifest: SuiteManifest) -> str:
     ]
     for e in manifest.design_only:
         d = e.design
-        key = ", ".join(d.key_fields) + (
-            f" + image hash of `{d.image_field}`" if d.image_field else ""
-        )
         strata = f"`{d.strata_field}`" if d.strata_field else "one stratum"
-        if d.view is not None:  # the fields are the cross-harness view's (#81)
+        if d.view is None:
+            key = ", ".join(d.key_fields) + (
+                f" + image hash of `{d.image_field}`" if d.image_field else ""
+            )
+        else:  # the cross-harness view's fields; the image ranks one text's rows, not keys (#81)
             from primebench_tasks.data.design_views import design_view
 
             by = design_view(d.view).strata_column
             strata = f"`{by}`" if d.strata_field and by else "one stratum"
-            key = f"view `{d.view}`: {key}"
+            key = (
+                f"view `{d.view}`: "
+                + ", ".join(d.key_fields)
+                + (f"; one text's rows ranked by `{d.image_field}`" if d.image_field else "")
+            )
         column = LEADERBOARD_COLUMNS.get(e.vlmeval_dataset or "")
         ranks = (
             f"leaderboard `{LEADERBOARD}` (`{column}`): all and its year's models"
