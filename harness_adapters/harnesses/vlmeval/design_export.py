@@ -31,6 +31,15 @@ IMAGE_REF_MAX = 64
 """VLMEvalKit's rule: an ``image`` value this short is the index of the row holding the image."""
 
 
+def check_index(df: pd.DataFrame, tsv: Path) -> None:
+    """A VLMEvalKit TSV has an ``index`` column and no index twice (refused naming the file)."""
+    if "index" not in df.columns:
+        raise InputError("no 'index' column", file=str(tsv), row=1, field="index")
+    if df["index"].duplicated().any():
+        dup = df["index"][df["index"].duplicated()].iloc[0]
+        raise InputError(f"index {dup!r} occurs more than once", file=str(tsv), field="index")
+
+
 @dataclass(frozen=True)
 class DesignExport:
     """The drawn rows (VLMEvalKit's columns; ``index`` 0..n−1), index → content key, and the
@@ -86,7 +95,8 @@ def draw_from_tsv(
         )
     view = design_view(design.view)
     df = table.reset_index(drop=True)
-    for col in ("index", *view.vlmeval_columns):
+    check_index(df, tsv)
+    for col in view.vlmeval_columns:
         if col not in df.columns:
             raise InputError(
                 f"{benchmark}: no {col!r} column, which the design's view {view.name!r} reads "
@@ -95,15 +105,12 @@ def draw_from_tsv(
                 row=1,
                 field=col,
             )
-    if df["index"].duplicated().any():
-        dup = df["index"][df["index"].duplicated()].iloc[0]
-        raise InputError(f"index {dup!r} occurs more than once", file=str(tsv), field="index")
     records = df.to_dict("records")
     by_index = {str(r["index"]): str(r["image"]) for r in records}
+    datas = [_image_value(df, pos, by_index, tsv) for pos in range(len(records))]
     images: dict[str, Any] = {}
     canon: list[tuple[int, dict[str, Any]]] = []
-    for pos, r in enumerate(records):
-        data = _image_value(df, pos, by_index, tsv)
+    for pos, (r, data) in enumerate(zip(records, datas, strict=True)):
         if data not in images:
             images[data] = _decode(data, tsv, pos)
         try:
@@ -119,7 +126,7 @@ def draw_from_tsv(
     out = []
     for k, (_key, _h, at) in enumerate(drawn.items):
         pos, item = canon[at]
-        row = {**records[pos], "index": str(k), "image": _image_value(df, pos, by_index, tsv)}
+        row = {**records[pos], "index": str(k), "image": datas[pos]}
         if "stratum" in item and view.strata_column:  # the one split this item is asked in
             row[view.strata_column] = str(item["stratum"])
         out.append(row)

@@ -40,7 +40,12 @@ from typing import Any
 
 import pandas as pd
 
-from harness_adapters.harnesses.vlmeval.design_export import DesignExport, draw_from_tsv
+from harness_adapters.harnesses.vlmeval.design_export import (
+    IMAGE_REF_MAX,
+    DesignExport,
+    check_index,
+    draw_from_tsv,
+)
 from primebench_tasks.data.io import canonical_json, current_umask
 from primebench_tasks.errors import InputError
 from primebench_tasks.suite.manifest import SuiteManifest
@@ -50,8 +55,6 @@ CONFIG_NAME = "primebench_vlmeval_config.json"
 SCHEMA = "primebench.vlmeval/1"
 #: columns tried, in order, for the suite's item ids
 KEY_COLUMNS = ("index", "id", "pid", "question_id")
-#: VLMEvalKit's rule: an ``image`` value this short is the index of the row holding the image
-IMAGE_REF_MAX = 64
 
 
 def dataset_name(benchmark: str) -> str:
@@ -184,10 +187,8 @@ def export_suite(
             field="--key",
         )
     names: dict[str, str] = {}
-    for b in [
-        *benches,
-        *drawn,
-    ]:  # `a/b` and `a_b` would both be PrimeBench_a_b: one would overwrite the other
+    # `a/b` and `a_b` would both be PrimeBench_a_b: one would overwrite the other
+    for b in [*benches, *drawn]:
         other = names.setdefault(dataset_name(b), b)
         if other != b:
             raise InputError(
@@ -220,11 +221,7 @@ def export_suite(
                 f"upstream TSV of {vds} not found (leave {b} out with --only)", file=str(tsv)
             )
         df = read_tsv(tsv, tables)
-        if "index" not in df.columns:
-            raise InputError("no 'index' column", file=str(tsv), row=1, field="index")
-        if df["index"].duplicated().any():
-            dup = df["index"][df["index"].duplicated()].iloc[0]
-            raise InputError(f"index {dup!r} occurs more than once", file=str(tsv), field="index")
+        check_index(df, tsv)
         col = key_column(df, ids, tsv, keys.get(b))
         want = set(ids)
         keep = inline_dropped_images(df[df[col].isin(want)], df)
