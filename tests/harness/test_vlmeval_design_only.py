@@ -157,3 +157,26 @@ def test_tasks_vlmeval_exports_the_design_only_members_and_place_places_them_as_
         frame, suite.version, tmp_path / "lmms", suite=suite_file, n_boot=50, allow_partial=True
     )
     assert doc.to_json()["models"]["FakeVLM"]["design_only"] == got
+
+
+def test_the_vqa_and_yes_no_result_tables_are_read_or_refused_by_row_and_field():
+    """The per-row scores of VLMEvalKit's VQA (``eval_score``) and yes/no (``score``) tables:
+    read as they are, a value out of range or of another kind refused naming file, row, field."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from harness_adapters.harnesses.vlmeval.ingest import _scores
+
+    where = Path("m_PrimeBench_POPE_auxmatch.xlsx")
+    assert _scores(pd.DataFrame({"eval_score": [0.3, 1, 0]}), "eval_score", where) == [0.3, 1, 0]
+    assert _scores(pd.DataFrame({"score": [True, False, "True"]}), "yorn_score", where) == [1, 0, 1]
+    assert _scores(pd.DataFrame({"hit": [0, 1.0]}), "hit", where) == [0.0, 1.0]
+    for col, rule, values, why in (
+        ("eval_score", "eval_score", [0.5, 1.2], r"row 3, field 'eval_score'.*1.2 is not a number"),
+        ("eval_score", "eval_score", [None], r"row 2, field 'eval_score'.*is not a number in"),
+        ("score", "yorn_score", [True, "maybe"], r"row 3, field 'score'.*is not True or False"),
+        ("hit", "hit", [0, 2], r"row 3, field 'hit': hit 2 is not 0 or 1"),
+    ):
+        with pytest.raises(InputError, match=why):
+            _scores(pd.DataFrame({col: values}), rule, where)

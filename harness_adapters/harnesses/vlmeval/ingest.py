@@ -28,6 +28,7 @@ every row must score before anything is returned; the same (model, benchmark) ev
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,19 +60,24 @@ SCORE_RULES = (
 )
 
 
+def _number_column(
+    df: pd.DataFrame, col: str, ok: Callable[[pd.Series], pd.Series], want: str, path: Path
+) -> list[float]:
+    """Column ``col`` as floats, every value a number that ``ok`` accepts; the first that is
+    not is refused, naming the file, row and field (``is not {want}``)."""
+    s = pd.to_numeric(df[col], errors="coerce")
+    bad = s.isna() | ~ok(s)
+    if bad.any():
+        i = int(bad.to_numpy().nonzero()[0][0])
+        raise InputError(
+            f"{col} {shown(df[col].iloc[i])} is not {want}", file=str(path), row=i + 2, field=col
+        )
+    return [float(x) for x in s]
+
+
 def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
     if rule == "hit":
-        s = pd.to_numeric(df["hit"], errors="coerce")
-        bad = s.isna() | ~s.isin([0, 1])
-        if bad.any():
-            i = int(bad.to_numpy().nonzero()[0][0])
-            raise InputError(
-                f"hit {shown(df['hit'].iloc[i])} is not 0 or 1",
-                file=str(path),
-                row=i + 2,
-                field="hit",
-            )
-        return [float(x) for x in s]
+        return _number_column(df, "hit", lambda s: s.isin([0, 1]), "0 or 1", path)
     if rule in ("mathvista_post_check", "mathvision_post_check"):
         import importlib
 
@@ -84,17 +90,9 @@ def _scores(df: pd.DataFrame, rule: str, path: Path) -> list[float]:
     if rule == "ocrbench":
         return _ocrbench_scores(df, path)
     if rule == "eval_score":  # VQA accuracy / relaxed accuracy of the item, in [0, 1]
-        s = pd.to_numeric(df["eval_score"], errors="coerce")
-        bad = s.isna() | ~s.between(0.0, 1.0)
-        if bad.any():
-            i = int(bad.to_numpy().nonzero()[0][0])
-            raise InputError(
-                f"eval_score {shown(df['eval_score'].iloc[i])} is not a number in [0, 1]",
-                file=str(path),
-                row=i + 2,
-                field="eval_score",
-            )
-        return [float(x) for x in s]
+        return _number_column(
+            df, "eval_score", lambda s: s.between(0.0, 1.0), "a number in [0, 1]", path
+        )
     if rule == "yorn_score":  # VLMEvalKit's `answer == extracted`, written as a boolean
         truth = {True: 1.0, False: 0.0, "True": 1.0, "False": 0.0}  # 1 and 0 are True, False
         out = []
