@@ -196,22 +196,10 @@ def check_view(
     fail: Callable[[str, str], Exception],
 ) -> None:
     """A design's ``view`` (a card's or a manifest's): a known view's name, and the design keys
-    on that view's canonical fields only (:func:`check_view_fields`); ``fail(message, field)``
-    otherwise."""
+    on that view's canonical fields only; ``fail(message, field)`` otherwise."""
     if not isinstance(name, str) or name not in VIEWS:
         raise fail(f"must be a view name ({', '.join(sorted(VIEWS))}), not {name!r}", "view")
-    check_view_fields(VIEWS[name], key_fields, strata_field, image_field, fail)
-
-
-def check_view_fields(
-    view: DesignView,
-    key_fields: tuple[str, ...],
-    strata_field: str | None,
-    image_field: str | None,
-    fail: Callable[[str, str], Exception],
-) -> None:
-    """A design of ``view`` keys on its canonical fields only: ``fail(message, field)``
-    otherwise."""
+    view = VIEWS[name]
     unknown = [f for f in key_fields if f not in view.fields or f in ("image", "stratum")]
     if unknown:
         raise fail(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from primebench_tasks.data.design_views import VIEWS, check_view_fields, design_view
+from primebench_tasks.data.design_views import check_view, design_view
 from primebench_tasks.errors import InputError
 from primebench_tasks.suite.content_design import ContentDesign
 
@@ -85,9 +85,9 @@ def test_a_design_keys_only_its_views_fields_and_unknown_views_are_named():
         return InputError(msg, field=fld)
 
     with pytest.raises(InputError, match="'type' is not a text field of view 'chartqa'"):
-        check_view_fields(VIEWS["chartqa"], ("type",), None, "image", fail)
+        check_view("chartqa", ("type",), None, "image", fail)
     with pytest.raises(InputError, match="view 'chartqa' carries no strata"):
-        check_view_fields(VIEWS["chartqa"], ("question",), "stratum", "image", fail)
+        check_view("chartqa", ("question",), "stratum", "image", fail)
     with pytest.raises(InputError, match="no design view 'nope'"):
         design_view("nope")
     doc = {"scheme": "content_prn", "n": 5, "key_fields": ["question"], "view": "nope"}
