@@ -18,6 +18,10 @@ Faults, each on a share r of the 100 items (r = 5, 10, 25 %) of every held-out m
 - ``first option``: always option A (multiple choice);
 - ``other format``: the model's own answer as "Answer: (B)", "the answer is b" or the bare option
   text, scored 0 by a parser that wants a bare letter (multiple choice);
+- whole-run guessers (battery 7), on every item: ``random letters`` (a letter A–E drawn at
+  random, scored right where it is the gold answer) and ``constant`` (``A`` to every item); the
+  answer-type check flags letters given to open questions, the chance check a score that cannot
+  be told from a guesser's;
 - score-level faults, beside: ``shuffled`` and ``off-by-one`` keys change no answer's text, so
   the response check cannot see them (they are the score-level check's:
   ``benchmarks/misfit_replay.py``); their rows measure that it does not cry wolf on them.
@@ -51,6 +55,8 @@ DATASETS = ("BLINK", "OCRBench", "RealWorldQA")
 SHARES = (0.05, 0.10, 0.25)
 FAULTS = ("reasoning", "truncated", "empty", "first option", "other format")
 SCORE_FAULTS = ("shuffled", "off-by-one")
+GUESSERS = ("random letters", "constant")
+"""Faults on every item (share 1): a run that guesses instead of answering."""
 ITEMS = 100
 QUANTILES = (0.95, 0.99)
 """The reference quantiles compared (the library keeps the chosen one, ``REFERENCE_QUANTILE``)."""
@@ -97,6 +103,13 @@ def inject(g: pd.DataFrame, fault: str, r: float, rng: np.random.Generator, fact
             text = (facts.options.get(i) or {}).get(letter, letter)
             resp[k] = form.format(letter.lower() if "answer is" in form else letter, text=text)
             score[k] = 0.0
+    elif fault in GUESSERS:
+        gold = [facts.gold.get(i) for i in g["item_id"]]
+        resp = np.array(
+            [str(rng.choice(list("ABCDE"))) if fault == "random letters" else "A" for _ in gold],
+            dtype=object,
+        )
+        score = np.array([1.0 if x == a else 0.0 for a, x in zip(resp, gold, strict=True)])
     elif fault == "shuffled":
         score = rng.permutation(score)
     elif fault == "off-by-one":
@@ -134,6 +147,7 @@ def replay(folds: int, draws: int, quantile: float, seed: int = 0) -> pd.DataFra
                     rr = np.random.default_rng([seed, k, d, sum(map(ord, m))])
                     g = g_all.iloc[rr.choice(len(g_all), min(ITEMS, len(g_all)), replace=False)]
                     cases = [("healthy", 0.0)] + [(fa, r) for fa in faults for r in SHARES]
+                    cases += [(fa, 1.0) for fa in GUESSERS]
                     for fault, r in cases:
                         run = inject(g, fault, r, rr, f) if fault != "healthy" else g
                         (p,) = response_profiles(run, {ds: f}).to_dict("records")
@@ -174,6 +188,8 @@ def table(df: pd.DataFrame) -> str:
             goal = f"≤ {100 * HEALTHY_GOAL:.0f} %"
         elif fault in SCORE_FAULTS:
             goal = "— (score-level)"
+        elif fault in GUESSERS:
+            goal = "≥ 95 %"
         else:
             goal = f"≥ {100 * GOALS[r]:.0f} %"
         share = "—" if fault == "healthy" else f"{100 * r:.0f} %"

@@ -118,10 +118,38 @@ def check_outputs_writable(args: argparse.Namespace) -> None:
             raise PrimeBenchError(f"--{dest} {value}: cannot write in {probe} ({why})")
 
 
+READ_FOLDERS = ("output_dir", "work_dir", "runs", "records", "logs")
+"""The positional arguments that name a folder a command reads as a whole (a harness's run, a
+VLMEvalKit work dir, HELM's runs, records, logs): no output may be written inside one."""
+
+
+def _inside(path: str, folder: str) -> bool:
+    p, f = Path(path).resolve(), Path(folder).resolve()
+    return p == f or f in p.parents
+
+
 def check_outputs_not_inputs(args: argparse.Namespace) -> None:
     """Before any work: an output option that names an existing file given as an input too (the
     same file by another spelling, a link) is refused — the command would overwrite what it
-    reads (``keys lmms-eval --out`` equal to ``--vlmeval-tsv``)."""
+    reads (``keys lmms-eval --out`` equal to ``--vlmeval-tsv``); so is an output inside (or
+    equal to) a folder the command reads as a whole (``pin lmms-eval out/ --out
+    out/…/samples.jsonl``): its files are the run's own."""
+    for dest in OUTPUT_OPTIONS:
+        value = getattr(args, dest, None)
+        if not isinstance(value, str) or not value:
+            continue
+        for src in READ_FOLDERS:
+            folder = getattr(args, src, None)
+            if (
+                isinstance(folder, str)
+                and folder
+                and Path(folder).is_dir()
+                and _inside(value, folder)
+            ):
+                raise PrimeBenchError(
+                    f"--{dest} {value} lies in {folder}, the folder this command reads: it "
+                    "would write among the run's own files; write somewhere else"
+                )
     inputs: list[tuple[str, str]] = []
     for dest, value in vars(args).items():
         if dest in OUTPUT_OPTIONS or dest == "func":

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import shlex
 from typing import Any
 
 from primebench_tasks.cli.plugin import load_panel
@@ -52,7 +52,7 @@ def cmd_panel_export(args: argparse.Namespace) -> int:
     print(
         f"wrote {len(written)} files to {args.out} ({', '.join(p.name for p in written[:6])}"
         + (", ..." if len(written) > 6 else "")
-        + f"); import them back: bash {Path(args.out) / 'import.sh'} (run in {args.out})"
+        + f"); import them back: cd {shlex.quote(str(args.out))} && bash import.sh"
     )
     return 0
 

@@ -11,14 +11,21 @@ Per benchmark ``B`` of the panel, into the output folder:
   (first column ``model``) and a column per item and condition, ``<no_image>ID`` for the blind
   run of item ``ID`` — the import detects either layout;
 - ``B.items.jsonl`` — where the panel holds item content: one object per item, ``id``,
-  ``question``, ``options`` (a list), ``answer``, ``image`` (a file under ``images/B/``, copied);
+  ``question``, ``options`` (a list), ``answer``, ``image`` (a file under ``images/B/``, copied
+  as ``<first 16 hex of its SHA-256>-<file name>``: two images of one file name in different
+  folders stay two files, one image shared by several items stays one);
 - ``models.csv`` — ``model``, ``family``, ``release_date``, ``params_b``;
 - ``import.sh`` — the ``primebench panel import`` line of every benchmark, in order, with the
-  category and score range that make the import the identity.
+  category and score range that make the import the identity (each value given as
+  ``--option=value``, so that a name starting with ``-`` is read as a value).
+
+A benchmark whose files would be the export's own (``models``) is refused before anything is
+written, as ``panel import`` refuses it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import shlex
@@ -97,12 +104,22 @@ def _items_jsonl(panel: Panel, b: str, out: Path) -> str | None:
                 raise InputError(
                     f"image {r.image_ref} of item {r.item_id} is not there", field="image_ref"
                 )
-            dest = out / "images" / b / src.name
+            name = f"{_file_digest(src)[:16]}-{src.name}"
+            dest = out / "images" / b / name
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dest)
-            rec["image"] = f"images/{b}/{src.name}"
+            if not dest.exists():
+                shutil.copyfile(src, dest)
+            rec["image"] = f"images/{b}/{name}"
         lines.append(json.dumps(rec, ensure_ascii=False, sort_keys=True))
     return "\n".join(lines) + "\n"
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def _models_csv(panel: Panel) -> str:
@@ -139,6 +156,8 @@ def export_panel(
             f"(it has {', '.join(panel.benchmark_names)})",
             field="benchmark",
         )
+    for b in names:
+        check_benchmark_file_name(b)
     out.mkdir(parents=True, exist_ok=True)
     bench = panel.benchmarks.set_index("benchmark")
     written = [atomic_write_text(out / "models.csv", _models_csv(panel))]
@@ -152,13 +171,29 @@ def export_panel(
         written.append(atomic_write_text(out / f"{b}.csv", _scores_csv(panel, b, lo, hi)))
         items = _items_jsonl(panel, b, out)
         line = [
-            "primebench", "panel", "import", "--scores", f"{b}.csv", "--benchmark", b,
-            "--category", str(bench.loc[b, "category"]), "--score-range", f"{lo:g},{hi:g}",
-            "--models", "models.csv",
+            "primebench", "panel", "import", f"--scores=./{b}.csv", f"--benchmark={b}",
+            f"--category={bench.loc[b, 'category']}", f"--score-range={lo:g},{hi:g}",
+            "--models=models.csv",
         ]  # fmt: skip
         if items is not None:
             written.append(atomic_write_text(out / f"{b}.items.jsonl", items))
-            line += ["--items", f"{b}.items.jsonl"]
-        script.append(" ".join(shlex.quote(x) for x in [*line, "--out", "P"]))
+            line += [f"--items=./{b}.items.jsonl"]
+        script.append(" ".join(shlex.quote(x) for x in [*line, "--out=P"]))
     written.append(atomic_write_text(out / "import.sh", "\n".join(script) + "\n"))
     return written
+
+
+RESERVED_BENCHMARK_NAMES = ("models",)
+"""Benchmark names whose score file would be one of the export's own files (``models.csv``)."""
+
+
+def check_benchmark_file_name(name: str) -> None:
+    """Refuse a benchmark name that cannot be a file of its own beside the export's files: one of
+    :data:`RESERVED_BENCHMARK_NAMES`, empty, or holding a path separator."""
+    if name in RESERVED_BENCHMARK_NAMES or not name or "/" in name or "\\" in name:
+        raise InputError(
+            f"benchmark name {name!r} cannot name its own files ({name}.csv would be "
+            + ("the export's models.csv" if name in RESERVED_BENCHMARK_NAMES else "no plain file")
+            + "): rename the benchmark",
+            field="benchmark",
+        )

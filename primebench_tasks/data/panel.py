@@ -171,13 +171,16 @@ def panel_lock(
     appending a benchmark, ``embed``, ``ingest``): a second writer waits for the first, so two
     appends at once both land instead of one silently replacing the other. ``filelock`` on
     ``<root>/.panel.lock`` (released by the OS if the process dies). ``create``: make the folder
-    (a new panel); otherwise a missing folder is left for the loader to report."""
+    (a new panel); otherwise a missing folder is left for the loader to report. A folder this
+    call made is removed, lock and all, when the write inside fails before anything else is in
+    it: a failed first import leaves nothing behind."""
     from filelock import FileLock, Timeout
 
     folder = Path(root)
     if not create and not folder.is_dir():
         yield
         return
+    made = not folder.exists()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -199,7 +202,14 @@ def panel_lock(
         ) from None
     try:
         yield
-    finally:
+    except BaseException:
+        lock.release()
+        # a new panel whose first write failed: nothing of it is left, not even the lock
+        if made and [p.name for p in folder.iterdir()] == [PANEL_LOCK]:
+            (folder / PANEL_LOCK).unlink(missing_ok=True)
+            folder.rmdir()
+        raise
+    else:
         lock.release()
 
 

@@ -9,7 +9,14 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from primebench_tasks.place.result import Estimate, ModelPlacement, Placement, Rank, SuitePlacement
+from primebench_tasks.place.result import (
+    BenchmarkPlacement,
+    Estimate,
+    ModelPlacement,
+    Placement,
+    Rank,
+    SuitePlacement,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,6 +55,18 @@ def suite_rank_text(suite: SuitePlacement) -> str:
     left = [f"{b} — {why}" for b, why in basis.get("left_out", {}).items()]
     left += [f"{b} — not scored in this run" for b in basis.get("not_scored", [])]
     return text + (f". Not in the rank: {'; '.join(left)}" if left else "")
+
+
+def suite_standing_text(suite: SuitePlacement) -> str:
+    """The suite rank as the report heads it: :func:`suite_rank_text`, or — where the answers
+    together are at chance level, or not comparable on a benchmark — **no standing**, why,
+    and the rank the numbers give."""
+    why = suite.chance or (
+        f"not comparable on {', '.join(suite.not_comparable)}" if suite.not_comparable else None
+    )
+    if why is None or suite.predicted_rank is None:
+        return suite_rank_text(suite)
+    return f"**no standing**: {why} (the numbers give {suite_rank_text(suite)})"
 
 
 def fit_cell(fit: PersonFit | None) -> str:
@@ -189,15 +208,28 @@ def few_reference_lines(r: ModelPlacement) -> list[str]:
     check, which needs such a panel) rests on few models."""
     from primebench_tasks.place.defaults import MIN_RANK_MODELS
 
-    few = {b: e.n_reference for b, e in r.benchmarks.items() if e.n_reference < MIN_RANK_MODELS}
+    few = {b: e for b, e in r.benchmarks.items() if e.n_reference < MIN_RANK_MODELS}
     if not few:
         return []
-    where = ", ".join(f"{b} ({n})" for b, n in few.items())
+
+    def spread(e: BenchmarkPlacement) -> str:
+        lo_hi = e.reference_range
+        return f", scoring {lo_hi[0]:.2f}–{lo_hi[1]:.2f}" if lo_hi else ""
+
+    where = ", ".join(f"{b} ({e.n_reference} models{spread(e)})" for b, e in few.items())
     return [
-        f"- note: reference panel too small on {where}, fewer than {MIN_RANK_MODELS} models: "
-        "a rank among so few says little, whatever its interval; add reference runs "
-        "(primebench ingest, panel import) for ranks to trust"
+        f"- **few reference models** on {where}, fewer than {MIN_RANK_MODELS}: a rank among so "
+        "few says little, whatever its interval; add reference runs (primebench ingest, panel "
+        "import) for ranks to trust"
     ]
+
+
+def rank_cell(rank: Rank | None, at_chance: bool, otherwise: str | None = None) -> str:
+    """A rank as the report shows it: marked where the score is at chance level (no
+    standing)."""
+    if rank is None:
+        return str(otherwise)
+    return f"{_fmt(rank)} (at chance: no standing)" if at_chance else _fmt(rank)
 
 
 def report_markdown(doc: Placement) -> str:
@@ -226,7 +258,7 @@ def report_markdown(doc: Placement) -> str:
             "",
             f"- suite score: {_fmt(s.score)} ({s.n_scored} of {s.n_items} items scored)",
             f"- predicted full-suite score: {_fmt(s.predicted_full)}",
-            f"- predicted rank on the full suite: {suite_rank_text(s)}",
+            f"- predicted rank on the full suite: {suite_standing_text(s)}",
             *leaderboard_lines(r),
             *[f"- beyond the reference panel: {line}" for line in s.beyond_reference],
             *[f"- note: {line}" for line in r.notes or []],
@@ -241,13 +273,23 @@ def report_markdown(doc: Placement) -> str:
                 if s.not_comparable
                 else []
             ),
+            *(
+                [
+                    f"- **at chance level** on {', '.join(s.at_chance)}: its score there cannot "
+                    "be told from a guesser's on the same items (the answers line says by how "
+                    "much); its ranks there are no standing"
+                ]
+                if s.at_chance
+                else []
+            ),
             *few_reference_lines(r),
             "",
             "| category | score | predicted full | predicted rank |",
             "|---|---|---|---|",
         ]
         for c, ce in r.categories.items():
-            rank = _fmt(ce.predicted_rank) if ce.predicted_rank else ce.no_rank_because
+            chance = any(r.benchmarks[b].at_chance for b in ce.benchmarks if b in r.benchmarks)
+            rank = rank_cell(ce.predicted_rank, chance, ce.no_rank_because)
             lines.append(f"| {c} | {_fmt(ce.score)} | {_fmt(ce.predicted_full)} | {rank} |")
         lines += [
             "",
@@ -258,7 +300,7 @@ def report_markdown(doc: Placement) -> str:
             lines.append(
                 f"| {b} | {e.source} ({e.n_reference} models) | "
                 f"{e.n_scored}/{e.n_items} | {_fmt(e.score)} | "
-                f"{_fmt(e.predicted_full)} | {_fmt(e.predicted_rank)} | "
+                f"{_fmt(e.predicted_full)} | {rank_cell(e.predicted_rank, e.at_chance)} | "
                 f"{fit_cell(e.misfit)} |"
             )
         lines += design_only_lines(r)

@@ -20,7 +20,14 @@ share of the model's answered items in [0, 1] unless said otherwise:
   of the same letter among the gold answers of the same items (a model that always answers A
   where A is right a quarter of the time: 0.75);
 - ``yes`` — the share of "yes" among the readable yes/no answers;
-- ``length`` — the median response length in characters (not a share).
+- ``length`` — the median response length in characters (not a share);
+- ``mismatched`` — answers of another type than the question asks: a lone option letter to an
+  open question (MATH-Vision's "How many bricks are missing?" → "E"), a number and no option
+  letter to an option question;
+- ``chance`` — the score a guesser expects on the answered items: per item 1/k for k options
+  (:data:`DEFAULT_LETTERS` where the options are not known), 1/2 for yes/no, 0 for an open
+  answer; ``chance_sd`` the standard deviation of a guesser's mean score over those items
+  (independent guesses); ``score`` the run's mean score on them (NaN without scores).
 
 **The check** (:func:`check_profile`): each share above its limit flags the benchmark, naming the
 cause and the reference range. The limit is the reference runs' :data:`REFERENCE_QUANTILE`
@@ -29,13 +36,18 @@ records do: built at import, :func:`~harness_adapters.harnesses.vlmeval.records.
 else the fixed :data:`FIXED_LIMITS`, plus the sampling noise of a share over the run's n items
 (:func:`noise_margin`). ``misread`` always has its fixed limit: the reference runs were scored by
 the very rule that reads them, so theirs is 0 by construction. A run whose parse failures (empty, unreadable, truncated or misread
-answers) exceed the limit is **not comparable**: its scores measure the parser, not the model.
+answers) exceed the limit is **not comparable**: its scores measure the parser, not the model;
+so is a run whose answers are of another type than the questions ask past their limit.
+
+**Chance level**: a score within :data:`CHANCE_Z` standard deviations of a guesser's
+(``chance`` ± ``CHANCE_Z`` · ``chance_sd``) cannot be told from guessing on these items: the
+check says so (``at_chance``) and the report presents no rank there as a standing.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.answers import builtin_can_infer, builtin_yorn
-from primebench_tasks.data.codec import Document, encoded
+from primebench_tasks.data.codec import Document, encoded, omitted_if
 
 PROFILE_COLUMNS = (
     "model",
@@ -58,6 +70,10 @@ PROFILE_COLUMNS = (
     "top_excess",
     "yes",
     "length",
+    "mismatched",
+    "chance",
+    "chance_sd",
+    "score",
 )
 """The columns of a profile table (one row per model and benchmark); the file
 ``response_profiles.csv`` beside a panel holds the reference runs' rows."""
@@ -80,10 +96,15 @@ FIXED_LIMITS: dict[str, float] = {
     "misread": 0.08,
     "top_excess": 0.30,
     "yes": 0.85,
+    "mismatched": 0.05,
 }
 """The limits where no reference run's profile is known (a panel without predictions): a share
 above the limit is flagged. The option and yes limits are loose on purpose (a benchmark's gold
 answers can lean one way)."""
+
+CHANCE_Z = 1.96
+"""A score within this many standard deviations of a guesser's expected score on the same items
+(two-sided 95 %) is at chance level."""
 
 COLLAPSED_SHARE = 0.9
 """A run whose readable answers are this share or more one option (or "yes"), past the option
@@ -105,6 +126,8 @@ _CAUSE = {
     "misread": "of the answers the parser read as wrong hold the gold answer",
     "top_excess": "more of the readable answers are one option than of the gold answers",
     "yes": "of the yes/no answers are yes",
+    "mismatched": "of the answers are of another type than the question asks (an option letter "
+    "to an open question, or a number to an option question)",
 }
 
 
@@ -124,6 +147,31 @@ _STATED = re.compile(r"(?i)\banswer\b(?:\s+is)?\s*[:：]?\s*\**\(?([A-J])\)?\**(
 "answer is **C**" — what a verbose model that answers writes after its reasoning."""
 
 _LONE_PAREN = re.compile(r"\(([A-J])\)")
+
+_LONE_LETTER = re.compile(r"^\W*\(?([A-J])\)?[.:)]?\W*$")
+"""A response that is one option letter and nothing else ("E", "(B)", "C.")."""
+
+_NUMBER = re.compile(r"^\W*[-+]?\d+(?:[.,]\d+)?\W*$")
+"""A response that is one number and nothing else ("12", "3.5", "-2")."""
+
+
+def answer_type_mismatch(response: str, kind: str) -> bool:
+    """True where ``response`` is of another type than an item of ``kind`` asks: a lone option
+    letter to an open question, a lone number to an option question."""
+    text = str(response)
+    if kind == "open":
+        return bool(_LONE_LETTER.match(text))
+    if kind == "mcq":
+        return bool(_NUMBER.match(text))
+    return False
+
+
+def guess_chance(kind: str, options: Mapping[str, str] | None) -> float:
+    """The chance that a guess is right on one item: 1/k for ``k`` options (the
+    :data:`DEFAULT_LETTERS` where unknown), 1/2 for yes/no, 0 for an open answer."""
+    if kind == "mcq":
+        return 1.0 / len(options or DEFAULT_LETTERS)
+    return 0.5 if kind == "yorn" else 0.0
 
 
 def read_answer(response: str, kind: str, options: Mapping[str, str] | None) -> str | None:
@@ -178,6 +226,9 @@ def response_profiles(responses: pd.DataFrame, facts: Mapping[str, AnswerKey]) -
         read = [
             read_answer(t, k, f.options.get(i)) for t, k, i in zip(texts, kinds, ids, strict=True)
         ]
+        chances = np.array(
+            [guess_chance(k, f.options.get(i)) for k, i in zip(kinds, ids, strict=True)]
+        )
         empty = np.array([not t.strip() for t in texts])
         readable = np.array([a is not None for a in read])
         choice = np.array([k in ("mcq", "yorn") for k in kinds])
@@ -198,12 +249,22 @@ def response_profiles(responses: pd.DataFrame, facts: Mapping[str, AnswerKey]) -
             "top_excess": np.nan,
             "yes": np.nan,
             "length": float(np.median([len(t) for t in texts])),
+            "mismatched": float(
+                np.mean([answer_type_mismatch(t, k) for t, k in zip(texts, kinds, strict=True)])
+            ),
+            "chance": float(chances.mean()),
+            "chance_sd": float(np.sqrt(np.sum(chances * (1.0 - chances))) / n),
+            "score": np.nan,
         }
         if has_finish:
             fin = g["finish_reason"]
             if fin.notna().any():
                 reason = fin.astype(str).str.strip().str.lower()
                 row["truncated"] = float(reason.isin(TRUNCATED_REASONS).mean())
+        if has_score:
+            sc = pd.to_numeric(g["score"], errors="coerce").to_numpy(dtype=float)
+            if np.isfinite(sc).all():
+                row["score"] = float(sc.mean())
         if has_score and choice.any():
             gold = [f.gold.get(i) for i in ids]
             scores = pd.to_numeric(g["score"], errors="coerce").to_numpy(dtype=float)
@@ -264,6 +325,8 @@ class ResponseCheck(Document):
     comparable: bool
     profile: Mapping[str, Any] = field(metadata=encoded(_json_values))
     limits: Mapping[str, Any] = field(metadata=encoded(_json_values))
+    at_chance: bool = omitted_if()
+    """The score cannot be told from a guesser's on the same items (:data:`CHANCE_Z`)."""
 
 
 def reference_limits(
@@ -336,6 +399,7 @@ def check_profile(
     :data:`MIN_PROFILE_ITEMS` answered items: no flag."""
     flags: list[str] = []
     comparable = parser = True  # parser: no parse failure past its limit
+    off_type = False  # answers of another type than the questions ask, past their limit
     if int(profile.get("n", 0)) >= MIN_PROFILE_ITEMS:
         for s, cause in _CAUSE.items():
             v = profile.get(s)
@@ -375,21 +439,53 @@ def check_profile(
                 what += " (the harness's scorer guessed them at random)"
             if s in PARSE_FAILURES:
                 comparable = parser = False
+            if s == "mismatched":
+                comparable, off_type = False, True
             top = profile.get("top_option") if s == "top_excess" else v
             if s in ("top_excess", "yes") and top is not None and top >= COLLAPSED_SHARE:
                 comparable = False
             flags.append(f"{what} ({where})")
+    at_chance = False
+    if int(profile.get("n", 0)) >= MIN_PROFILE_ITEMS and (line := chance_line(profile)):
+        at_chance = True
+        flags.append(line)
     if not comparable:
         flags.append(
             "this placement is not comparable: "
             + (
                 "its scores measure the parser, not the model"
                 if not parser
+                else "its answers do not answer the questions asked"
+                if off_type
                 else "its answers are nearly all one answer, so its scores measure where the "
                 "right answers sit, not the model"
             )
         )
-    return ResponseCheck(tuple(flags), comparable, dict(profile), dict(limits))
+    return ResponseCheck(tuple(flags), comparable, dict(profile), dict(limits), at_chance)
+
+
+def chance_interval(chance: float, sd: float) -> tuple[float, float]:
+    """Where a guesser's mean score falls (two-sided :data:`CHANCE_Z`): ``chance`` ± z · ``sd``,
+    clipped to [0, 1]."""
+    return max(0.0, chance - CHANCE_Z * sd), min(1.0, chance + CHANCE_Z * sd)
+
+
+def chance_line(profile: Mapping[str, Any]) -> str | None:
+    """The line saying a score is at chance level — within :func:`chance_interval` of a guesser
+    on the same items —, or None (no score, an open-answer benchmark, or a score outside)."""
+    score, chance, sd = (profile.get(k) for k in ("score", "chance", "chance_sd"))
+    if score is None or chance is None or sd is None:
+        return None
+    if not (np.isfinite(score) and np.isfinite(chance) and chance > 0):
+        return None
+    lo, hi = chance_interval(float(chance), float(sd))
+    if not lo <= score <= hi:
+        return None
+    return (
+        f"score {score:.3f} is at chance level: a guesser scores {chance:.3f} on these "
+        f"{int(profile['n'])} items, 95 % of guessers within [{lo:.3f}, {hi:.3f}]; its ranks "
+        "here are no standing"
+    )
 
 
 RECORDS_KINDS = {"mcq": "mcq", "yorn": "yorn", "ocrbench": "open"}
@@ -471,3 +567,26 @@ def check_responses(
         for row in profiles.to_dict("records"):
             out.setdefault(str(row["model"]), {})[b] = check_profile(row, limits, guesses)
     return out
+
+
+def pooled_chance_line(profiles: Sequence[Mapping[str, Any]]) -> str | None:
+    """:func:`chance_line` over several benchmarks' answers together (item-weighted: the mean
+    score over every answered item against a guesser's on the same items), or None where no
+    profile has a score or the pooled score is outside a guesser's interval."""
+    usable = [
+        p
+        for p in profiles
+        if all(np.isfinite(float(p.get(k, np.nan))) for k in ("score", "chance", "chance_sd"))
+        and int(p.get("n", 0)) > 0
+    ]
+    n = sum(int(p["n"]) for p in usable)
+    if n < MIN_PROFILE_ITEMS:
+        return None
+    pooled = {
+        "n": n,
+        "score": sum(int(p["n"]) * float(p["score"]) for p in usable) / n,
+        "chance": sum(int(p["n"]) * float(p["chance"]) for p in usable) / n,
+        "chance_sd": float(np.sqrt(sum((int(p["n"]) * float(p["chance_sd"])) ** 2 for p in usable)))
+        / n,
+    }
+    return chance_line(pooled)

@@ -92,6 +92,9 @@ class BenchmarkPlacement(Document):
     responses: ResponseCheck | None = optional()
     """The response check (flags, comparable, profile, limits) where the run kept its
     answers."""
+    reference_range: list[float] | None = optional()
+    """The lowest and highest full-benchmark score among the reference models (what a rank
+    among them can tell apart)."""
 
     @property
     def flagged(self) -> bool:
@@ -103,6 +106,12 @@ class BenchmarkPlacement(Document):
     def comparable(self) -> bool:
         """False where the response check found parse failures beyond the reference runs'."""
         return self.responses is None or self.responses.comparable
+
+    @property
+    def at_chance(self) -> bool:
+        """The score cannot be told from a guesser's on the same items: its ranks are no
+        standing."""
+        return self.responses is not None and self.responses.at_chance
 
 
 @dataclass
@@ -166,6 +175,11 @@ class SuitePlacement(Document):
     """The response check's lines ("MMMU: 31 % of the answers held no answer …"), one per flag."""
     not_comparable: list[str] = omitted_if()
     """The benchmarks whose parse failures exceed the reference runs': not comparable."""
+    at_chance: list[str] = omitted_if()
+    """The benchmarks whose score cannot be told from a guesser's on the same items."""
+    chance: str | None = optional()
+    """Where the suite's answers together cannot be told from guessing: the line saying so
+    (the suite's ranks are then no standing)."""
     leaderboard: dict[str, Any] | None = optional()
     """Where the mean predicted full score over the suite's benchmarks that a leaderboard has
     stands among its models and among those of its own year

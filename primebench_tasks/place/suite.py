@@ -60,7 +60,7 @@ from primebench_tasks.place.imputation import (
     restrict,
 )
 from primebench_tasks.place.misfit import suite_person_fit
-from primebench_tasks.place.responses import check_responses
+from primebench_tasks.place.responses import check_responses, pooled_chance_line
 from primebench_tasks.place.result import (
     BenchmarkPlacement,
     CategoryPlacement,
@@ -386,8 +386,18 @@ def _benchmark_placements(
                 else None
             ),
             responses=answers.get(model, {}).get(b),
+            reference_range=_reference_range(panels, b),
         )
     return bench, draws_t, draws_s
+
+
+def _reference_range(panels: Mapping[str, Panel], b: str) -> list[float] | None:
+    """[lowest, highest] full score of ``b`` among its reference models (rounded to 6
+    decimals), None without any."""
+    full = _reference_full(panels, [b]).to_numpy(dtype=float)
+    if not len(full):
+        return None
+    return [round(float(full.min()), 6), round(float(full.max()), 6)]
 
 
 def _category_placements(
@@ -511,6 +521,10 @@ def _suite_placement(
         for flag in check.flags
     ]
     suite.not_comparable = [b for b in all_b if not bench[b].comparable]
+    suite.at_chance = [b for b in all_b if bench[b].at_chance]
+    suite.chance = pooled_chance_line(
+        [c.profile for b in all_b if (c := bench[b].responses) is not None]
+    )
     above = [b for b in all_b if bench[b].above_all_reference]
     suite.beyond_reference = [
         f"predicted above all {bench[b].n_reference} reference models on {b} "

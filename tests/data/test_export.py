@@ -89,3 +89,87 @@ def test_panel_import_help_states_the_layouts(capsys):
         main(["panel", "import", "--help"])
     out = capsys.readouterr().out
     assert "item_id,Qwen2-VL-7B" in out and "model,release_date,params_b" in out
+
+
+def _panel_with_images(tmp_path: Path, bench: str = "B") -> Path:
+    """A panel of two models on four items whose images share file names in two folders."""
+    import json
+
+    src = tmp_path / "src"
+    for folder in ["a", "b"]:
+        (src / "img" / folder).mkdir(parents=True)
+        (src / "img" / folder / "x.png").write_bytes(b"png-of-" + folder.encode())
+    (src / "scores.csv").write_text("item_id,m1,m2\ni1,1,0\ni2,0,1\ni3,1,1\ni4,0,0\n")
+    (src / "items.jsonl").write_text(
+        "".join(
+            json.dumps({"id": i, "question": f"q{i}?", "answer": "A", "image": img}) + "\n"
+            for i, img in [
+                ("i1", "img/a/x.png"), ("i2", "img/b/x.png"), ("i3", "img/a/x.png"),
+                ("i4", "img/b/x.png"),
+            ]
+        )
+    )  # fmt: skip
+    out = tmp_path / "P0"
+    rc = main(
+        ["panel", "import", f"--scores={src / 'scores.csv'}", f"--benchmark={bench}",
+         "--items", str(src / "items.jsonl"), "--image-dir", str(src), "--category", "Comprehensive", "--out", str(out)]
+    )  # fmt: skip
+    assert rc == 0
+    return out
+
+
+def test_images_of_one_file_name_in_two_folders_come_back_as_they_were(tmp_path):
+    """Battery 7, high 2: ``img/a/x.png`` and ``img/b/x.png`` were copied to one file, and after
+    import.sh half the items carried another item's image."""
+    panel = Panel.load(_panel_with_images(tmp_path))
+    export = tmp_path / "export"
+    export_panel(panel, export)
+    assert len(list((export / "images" / "B").iterdir())) == 2  # two images, each once
+    back = _reimport(export)
+    a, b = panel.items_of("B"), back.items_of("B")
+    for ref_a, ref_b in zip(a["image_ref"], b["image_ref"], strict=True):
+        assert (panel.root / ref_a).read_bytes() == Path(str(ref_b)).read_bytes()
+
+
+def test_a_benchmark_named_like_an_option_round_trips(tmp_path):
+    """A benchmark named ``-x`` broke import.sh (read as an option)."""
+    panel = Panel.load(_panel_with_images(tmp_path, "-x"))
+    export_panel(panel, tmp_path / "export")
+    _same(panel, _reimport(tmp_path / "export"))
+
+
+def test_a_benchmark_named_models_is_refused_at_import_and_export(tmp_path, capsys):
+    """``models.csv`` is the export's own file: a benchmark ``models`` would overwrite it."""
+    scores = tmp_path / "s.csv"
+    scores.write_text("item_id,m1\ni1,1\n")
+    out = tmp_path / "P"
+    rc = main(
+        ["panel", "import", "--scores", str(scores), "--benchmark", "models", "--category",
+         "Comprehensive", "--out", str(out)]
+    )  # fmt: skip
+    assert rc == 2 and "models.csv" in capsys.readouterr().err
+    assert not out.exists()
+    from primebench_tasks.data.export import check_benchmark_file_name
+
+    with pytest.raises(InputError, match="models.csv"):  # export checks each name before writing
+        check_benchmark_file_name("models")
+
+
+def test_the_hint_quotes_a_folder_with_a_space(tmp_path, capsys):
+    out = tmp_path / "my files"
+    assert main(["panel", "export", "--default", "m3irt", "--out", str(out)]) == 0
+    hint = capsys.readouterr().out.split("import them back: ")[1].strip()
+    assert hint == f"cd {shlex.quote(str(out))} && bash import.sh"
+    assert shlex.split(hint)[1] == str(out)
+
+
+def test_a_failed_first_import_leaves_no_folder_and_no_lock(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item_id,m1\ni1,7\n")  # outside the default range [0, 1]
+    out = tmp_path / "P"
+    rc = main(
+        ["panel", "import", "--scores", str(bad), "--benchmark", "B", "--category",
+         "Comprehensive", "--out", str(out)]
+    )  # fmt: skip
+    assert rc == 2, capsys.readouterr().err
+    assert not out.exists()

@@ -49,3 +49,24 @@ def test_panel_import_into_its_own_scores_file_is_refused(tmp_path, capsys) -> N
     assert code == 2
     assert "is the input given as scores" in capsys.readouterr().err
     assert scores.read_text() == "model,i1\nm,1\n"
+
+
+@pytest.mark.parametrize("where", ["a samples log", "a new file inside", "the folder itself"])
+def test_pin_out_inside_the_run_it_reads_is_refused(tmp_path, capsys, where) -> None:
+    """Battery 7, high 3: ``pin lmms-eval RUN --out RUN/…/samples.jsonl`` replaced the model's
+    answers with the pinned manifest (rc 0). An output in the folder a command reads is refused
+    before any work, the run left as it was."""
+    run = tmp_path / "out"
+    log = run / "model" / "20261208_samples_mmstar.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text('{"doc_id": 0}\n')
+    out = {
+        "a samples log": str(log),
+        "a new file inside": str(run / "model" / "pinned.json"),
+        "the folder itself": str(tmp_path / "." / "out"),
+    }[where]
+    before = sorted((p, p.read_bytes()) for p in run.rglob("*") if p.is_file())
+    code = main(["pin", "lmms-eval", str(run), "--out", out])
+    assert code == 2
+    assert "the folder this command reads" in capsys.readouterr().err
+    assert sorted((p, p.read_bytes()) for p in run.rglob("*") if p.is_file()) == before

@@ -166,3 +166,60 @@ def test_a_share_of_too_few_readable_answers_is_not_flagged():
     assert any(
         "100 % of the readable answers are option A" in f for f in check_profile(many, lim).flags
     )
+
+
+def test_an_answer_of_another_type_than_the_question_asks_is_read_as_such():
+    """Battery 7: a letter to MATH-Vision's "How many bricks are missing?" went unnoticed."""
+    from primebench_tasks.place.responses import answer_type_mismatch
+
+    assert answer_type_mismatch("E", "open") and answer_type_mismatch("(B).", "open")
+    assert not answer_type_mismatch("12", "open") and not answer_type_mismatch("Eight", "open")
+    assert answer_type_mismatch("12", "mcq") and answer_type_mismatch(" 3.5 ", "mcq")
+    assert not answer_type_mismatch("B", "mcq") and not answer_type_mismatch("12 (C)", "mcq")
+    assert not answer_type_mismatch("Yes", "yorn")
+
+
+def test_the_chance_level_by_hand():
+    """Ten items of four options and ten of two: a guesser expects (10/4 + 10/2) / 20 = 0.375,
+    with sd √(10·¼·¾ + 10·½·½) / 20 = √4.375 / 20 = 0.10458; 95 % of guessers within
+    0.375 ± 1.96 · 0.10458 = [0.170, 0.580]."""
+    from primebench_tasks.place.responses import chance_line
+
+    ids = [str(k) for k in range(20)]
+    options = {
+        i: ({c: c for c in "ABCD"} if k < 10 else {"A": "a", "B": "b"}) for k, i in enumerate(ids)
+    }
+    key = AnswerKey("mcq", options, {})
+    responses = pd.DataFrame(
+        {"model": "m", "benchmark": "B", "item_id": ids, "response": ["A", "B"] * 10,
+         "score": [1.0] * 9 + [0.0] * 11}
+    )  # fmt: skip
+    (p,) = response_profiles(responses, {"B": key}).to_dict("records")
+    assert p["chance"] == pytest.approx(0.375)
+    assert p["chance_sd"] == pytest.approx(np.sqrt(4.375) / 20)
+    assert p["score"] == pytest.approx(0.45) and p["mismatched"] == 0.0
+    line = chance_line(p)
+    assert line is not None and "a guesser scores 0.375 on these 20 items" in line
+    assert "[0.170, 0.580]" in line
+    assert chance_line({**p, "score": 0.59}) is None and chance_line({**p, "score": 0.16}) is None
+    assert chance_line({**p, "chance": 0.0, "chance_sd": 0.0}) is None  # open answers: no guess
+    check = check_profile(p, reference_limits(None, "B"))
+    assert check.at_chance and check.comparable  # at chance is said, not a parse failure
+    assert not check_profile({**p, "score": 0.9}, reference_limits(None, "B")).at_chance
+
+
+def test_letters_to_open_questions_make_a_run_not_comparable():
+    ids = [str(k) for k in range(40)]
+    key = AnswerKey(
+        "mcq", {i: ({"A": "1", "B": "2"} if k < 20 else {}) for k, i in enumerate(ids)}, {}
+    )
+    # MATH-Vision mixes option and open items: the open half answered with letters
+    responses = pd.DataFrame(
+        {"model": "m", "benchmark": "B", "item_id": ids, "response": ["A"] * 40, "score": 0.0}
+    )
+    (p,) = response_profiles(responses, {"B": key}).to_dict("records")
+    assert p["mismatched"] == 0.5
+    check = check_profile(p, reference_limits(None, "B"))
+    assert not check.comparable
+    assert check.flags[0].startswith("50 % of the answers are of another type than the question")
+    assert check.flags[-1].endswith("its answers do not answer the questions asked")
