@@ -19,9 +19,11 @@ Faults, each on a share r of the 100 items (r = 5, 10, 25 %) of every held-out m
 - ``other format``: the model's own answer as "Answer: (B)", "the answer is b" or the bare option
   text, scored 0 by a parser that wants a bare letter (multiple choice);
 - whole-run guessers (battery 7), on every item: ``random letters`` (a letter A–E drawn at
-  random, scored right where it is the gold answer) and ``constant`` (``A`` to every item); the
-  answer-type check flags letters given to open questions, the chance check a score that cannot
-  be told from a guesser's;
+  random, scored right where it is the gold answer) and ``constant`` (``A`` to every item),
+  caught where the check flags them (letters to open questions, letters beyond an item's
+  options, one letter throughout) or says their score is at chance level; ``healthy at chance``
+  counts the held-out real runs whose score the check says is at chance (said in the report, no
+  standing there, not a flag);
 - score-level faults, beside: ``shuffled`` and ``off-by-one`` keys change no answer's text, so
   the response check cannot see them (they are the score-level check's:
   ``benchmarks/misfit_replay.py``); their rows measure that it does not cry wolf on them.
@@ -151,7 +153,12 @@ def replay(folds: int, draws: int, quantile: float, seed: int = 0) -> pd.DataFra
                     for fault, r in cases:
                         run = inject(g, fault, r, rr, f) if fault != "healthy" else g
                         (p,) = response_profiles(run, {ds: f}).to_dict("records")
-                        tally.setdefault((fault, r), []).append(bool(check_profile(p, lim).flags))
+                        check = check_profile(p, lim)
+                        # a guesser is caught by a flag or by its score at chance (no standing)
+                        hit = bool(check.flags) or (fault in GUESSERS and check.at_chance)
+                        tally.setdefault((fault, r), []).append(hit)
+                        if fault == "healthy":
+                            tally.setdefault(("healthy at chance", r), []).append(check.at_chance)
             bar.update(1)
         for (fault, r), got in tally.items():
             rows.append(
@@ -186,13 +193,15 @@ def table(df: pd.DataFrame) -> str:
             )
         if fault == "healthy":
             goal = f"≤ {100 * HEALTHY_GOAL:.0f} %"
+        elif fault == "healthy at chance":
+            goal = "— (said, not flagged)"
         elif fault in SCORE_FAULTS:
             goal = "— (score-level)"
         elif fault in GUESSERS:
             goal = "≥ 95 %"
         else:
             goal = f"≥ {100 * GOALS[r]:.0f} %"
-        share = "—" if fault == "healthy" else f"{100 * r:.0f} %"
+        share = "—" if fault.startswith("healthy") else f"{100 * r:.0f} %"
         lines.append(f"| {fault} | {share} | " + " | ".join(cells) + f" | {goal} |")
     return "\n".join(lines) + "\n"
 

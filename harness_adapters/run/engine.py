@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from harness_adapters.run.errors import BackendError
@@ -255,7 +255,42 @@ def checked_run(engine: Engine, req: RunRequest) -> CheckedRun:
         raise PrimeBenchError(f"engine {engine.name!r}: check()'s start is not callable")
     if got.whole_run is not None and not callable(got.whole_run):
         raise PrimeBenchError(f"engine {engine.name!r}: check()'s whole_run is not callable")
-    return got
+    return replace(
+        got,
+        start=_checked_start(engine.name, got.start),
+        whole_run=None if got.whole_run is None else _checked_whole(engine.name, got.whole_run),
+    )
+
+
+def _checked_start(name: str, start: Callable[[], Backend]) -> Callable[[], Backend]:
+    """``start``, its return held to the protocol: a backend with a callable ``generate``
+    (an engine whose ``start()`` returned None stopped the run in a traceback)."""
+
+    def checked() -> Backend:
+        got = start()
+        if not callable(getattr(got, "generate", None)):
+            raise PrimeBenchError(
+                f"engine {name!r}: start() returned {type(got).__name__}, not a backend (an "
+                "object whose generate(messages, adapter, ...) answers each request)"
+            )
+        return got
+
+    return checked
+
+
+def _checked_whole(name: str, whole_run: Callable[..., Any]) -> Callable[..., Any]:
+    """``whole_run``, its return held to the protocol: the run's summary (``lines()``)."""
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        got = whole_run(*args, **kwargs)
+        if not callable(getattr(got, "lines", None)):
+            raise PrimeBenchError(
+                f"engine {name!r}: whole_run() returned {type(got).__name__}, not the run's "
+                "summary (harness_adapters.run.static_loop.RunSummary)"
+            )
+        return got
+
+    return checked
 
 
 def checked_answers(outs: Any, asked: int, kind: Any) -> list[str | Exception]:

@@ -6,6 +6,7 @@ reports")."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,6 +139,10 @@ def read_run_spec(path: Path) -> RunSpec:
     return RunSpec.from_json(strict_json_loads(text, "the run's frozen spec", f), f)
 
 
+BACKEND_IDENTITY = ("kind", "base_url", "served_model")
+"""The fields of a run's ``conditions.backend`` that say who answered: a resume must keep them."""
+
+
 def freeze_spec(
     out: Path, spec: RunSpec | Mapping[str, Any], name: str = "run_spec.json"
 ) -> RunSpec:
@@ -153,6 +158,20 @@ def freeze_spec(
                     f"{out} holds a run with a different {key} "
                     f"({getattr(old, key)!r} vs {getattr(new, key)!r}); use another --out"
                 )
+        # who answers: another engine or endpoint would mix two servers' answers as one model's
+        # (and the spec would name only the second); the identity is the backend's kind, address
+        # and served name — versions may move between a run and its resume
+        who = [
+            {k: b.get(k) for k in BACKEND_IDENTITY if k in b}
+            for b in ((d.conditions or {}).get("backend") for d in (old, new))
+            if isinstance(b, Mapping)
+        ]
+        if len(who) == 2 and who[0] != who[1]:
+            raise BackendError(
+                f"{out} holds answers made by {json.dumps(who[0], sort_keys=True)}; this run's "
+                f"are made by {json.dumps(who[1], sort_keys=True)}: the two would be placed as one model's; resume with "
+                "the same engine and endpoint, or use another --out"
+            )
         # a static run's records are the static suite's answers, an adaptive run's the items its
         # test drew: an adaptive run may continue a static one (its answers are the suite's
         # stratified draw, which the test's design estimate reads, and they count in its item

@@ -117,7 +117,12 @@ def run_static(
     if backend is None and all((n, d.benchmark, d.item_id) in done for n in names for d in docs):
         backend = _NothingToRun()  # every item of every variant is recorded: no engine start
     if backend is None and whole_run is not None:
-        return whole_run(records)
+        try:
+            return whole_run(records)
+        except BaseException:
+            if fresh and not records.path.exists():  # nothing was run: no half-begun run left
+                spec_path.unlink(missing_ok=True)
+            raise
     if backend is None:
         try:
             backend = start()

@@ -45,9 +45,10 @@ def resolve_suite(spec: str | Path) -> SuiteManifest:
 
 
 def find_manifest(version: str, suite: str | Path | None = None) -> SuiteManifest:
-    """``suite`` (checked against ``version``), else the released suite of that version."""
+    """``suite`` — a manifest file or a released suite's name — checked against ``version``,
+    else the released suite of that version."""
     if suite is not None:
-        m = SuiteManifest.read(suite)
+        m = resolve_suite(suite)
         if m.version != version:
             raise InputError(
                 f"the run was made with suite {version}, this manifest is {m.version}",

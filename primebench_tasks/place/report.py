@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from primebench_tasks.place.responses import ResponseCheck
 from primebench_tasks.place.result import (
     BenchmarkPlacement,
     Estimate,
@@ -224,6 +225,9 @@ def few_reference_lines(r: ModelPlacement) -> list[str]:
     ]
 
 
+_NO_CHECK = ResponseCheck((), True, {}, {})
+
+
 def rank_cell(rank: Rank | None, at_chance: bool, otherwise: str | None = None) -> str:
     """A rank as the report shows it: marked where the score is at chance level (no
     standing)."""
@@ -273,23 +277,19 @@ def report_markdown(doc: Placement) -> str:
                 if s.not_comparable
                 else []
             ),
-            *(
-                [
-                    f"- **at chance level** on {', '.join(s.at_chance)}: its score there cannot "
-                    "be told from a guesser's on the same items (the answers line says by how "
-                    "much); its ranks there are no standing"
-                ]
-                if s.at_chance
-                else []
-            ),
+            *[
+                f"- **at chance level** on {b}: {chance}"
+                for b in s.at_chance
+                if (chance := (r.benchmarks[b].responses or _NO_CHECK).chance)
+            ],
             *few_reference_lines(r),
             "",
             "| category | score | predicted full | predicted rank |",
             "|---|---|---|---|",
         ]
         for c, ce in r.categories.items():
-            chance = any(r.benchmarks[b].at_chance for b in ce.benchmarks if b in r.benchmarks)
-            rank = rank_cell(ce.predicted_rank, chance, ce.no_rank_because)
+            at_chance = any(r.benchmarks[b].at_chance for b in ce.benchmarks if b in r.benchmarks)
+            rank = rank_cell(ce.predicted_rank, at_chance, ce.no_rank_because)
             lines.append(f"| {c} | {_fmt(ce.score)} | {_fmt(ce.predicted_full)} | {rank} |")
         lines += [
             "",

@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.answers import builtin_can_infer, builtin_yorn
-from primebench_tasks.data.codec import Document, encoded, omitted_if
+from primebench_tasks.data.codec import Document, encoded, optional
 
 PROFILE_COLUMNS = (
     "model",
@@ -121,7 +121,8 @@ no option text): a letter beyond them is never read as an answer."""
 
 _CAUSE = {
     "empty": "of the answers were empty",
-    "unreadable": "of the answers held no answer the parser could read",
+    "unreadable": "of the answers to option or yes/no questions held no answer the parser "
+    "could read",
     "truncated": "of the answers stopped at the token budget",
     "misread": "of the answers the parser read as wrong hold the gold answer",
     "top_excess": "more of the readable answers are one option than of the gold answers",
@@ -325,8 +326,15 @@ class ResponseCheck(Document):
     comparable: bool
     profile: Mapping[str, Any] = field(metadata=encoded(_json_values))
     limits: Mapping[str, Any] = field(metadata=encoded(_json_values))
-    at_chance: bool = omitted_if()
-    """The score cannot be told from a guesser's on the same items (:data:`CHANCE_Z`)."""
+    chance: str | None = optional()
+    """Where the score cannot be told from a guesser's on the same items (:data:`CHANCE_Z`):
+    the line saying so. Not a flag — a weak model at chance answers the items as asked —, but
+    its ranks there are no standing."""
+
+    @property
+    def at_chance(self) -> bool:
+        """The score cannot be told from a guesser's on the same items."""
+        return self.chance is not None
 
 
 def reference_limits(
@@ -445,10 +453,7 @@ def check_profile(
             if s in ("top_excess", "yes") and top is not None and top >= COLLAPSED_SHARE:
                 comparable = False
             flags.append(f"{what} ({where})")
-    at_chance = False
-    if int(profile.get("n", 0)) >= MIN_PROFILE_ITEMS and (line := chance_line(profile)):
-        at_chance = True
-        flags.append(line)
+    chance = chance_line(profile) if int(profile.get("n", 0)) >= MIN_PROFILE_ITEMS else None
     if not comparable:
         flags.append(
             "this placement is not comparable: "
@@ -461,7 +466,7 @@ def check_profile(
                 "right answers sit, not the model"
             )
         )
-    return ResponseCheck(tuple(flags), comparable, dict(profile), dict(limits), at_chance)
+    return ResponseCheck(tuple(flags), comparable, dict(profile), dict(limits), chance)
 
 
 def chance_interval(chance: float, sd: float) -> tuple[float, float]:

@@ -205,7 +205,7 @@ def refresh(
             f"| random suites of the same size, mean ρ | {check.random_mean:.4f} |",
             f"| frozen percentile among {n_random} random suites | {check.percentile:.1f} |",
             f"| best refitted suite ρ | {res.fidelity:.4f} |",
-            f"| decision | {'refit: ' if refit else 'keep: '}{'; '.join(reasons) or 'no drift'} |",
+            f"| decision | {decision_text(refit, reasons)} |",
             "",
         ]
         if rank_rows is not None:
@@ -246,6 +246,16 @@ def refresh(
         text = "\n".join(report) + "\n"
         atomic_write_text(out / "last_refresh.md", text)
         return RefreshResult(check, res.fidelity, refit, reasons, published, text)
+
+
+def decision_text(refit: bool, reasons: list[str]) -> str:
+    """The refresh's verdict first, then why: "refit: drift: …", "keep: no drift", or "keep
+    despite drift: …" where the refit would not beat the frozen suite."""
+    if refit:
+        return "refit: " + "; ".join(reasons)
+    if not reasons:
+        return "keep: no drift"
+    return "keep despite " + "; ".join(reasons)
 
 
 def _rank_prediction(

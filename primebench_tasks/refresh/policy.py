@@ -35,7 +35,12 @@ class RefreshPolicy:
     ) -> tuple[bool, list[str]]:
         reasons = []
         if published_rho is not None and published_rho - rho > self.max_drop:
-            reasons.append(f"fidelity dropped {published_rho - rho:.3f} > {self.max_drop}")
+            reasons.append(
+                f"drift: fidelity dropped {published_rho - rho:.3f}, more than {self.max_drop}"
+            )
         if percentile < self.min_percentile:
-            reasons.append(f"percentile {percentile:.1f} < {self.min_percentile}")
+            reasons.append(
+                f"drift: the frozen suite sits at percentile {percentile:.1f} of random suites, "
+                f"below {self.min_percentile:g}"
+            )
         return bool(reasons), reasons

@@ -105,14 +105,37 @@ def harness_for(
     if not path.exists():
         raise InputError("no such folder", file=str(path))
     hits = [h for h in found.values() if h.detect(path)]
-    if len(hits) != 1:
-        what = "no installed harness" if not hits else f"{[h.name for h in hits]} all"
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
         raise InputError(
-            f"{what} recognise(s) this folder as a run of a PRIMEBench suite; name the "
-            f"harness with --harness (installed: {sorted(found)})",
+            f"{[h.name for h in hits]} all recognise this folder as a run of a PRIMEBench "
+            f"suite; name the harness with --harness (installed: {sorted(found)})",
             file=str(path),
         )
-    return hits[0]
+    raise InputError(not_a_run_because(path, sorted(found)), file=str(path))
+
+
+def not_a_run_because(path: Path, installed: list[str]) -> str:
+    """Why no harness recognises ``path``, in the words that help: an empty folder (the harness
+    wrote nothing: a run that stopped before its end), a ``primebench run`` folder (already
+    placed by the run), else the harnesses installed and ``--harness``."""
+    files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else []
+    if path.is_dir() and not files:
+        return (
+            "the folder holds no files: the harness wrote no output there (lmms-eval writes its "
+            "results and samples only when a run finishes — see the run's own log for why it "
+            "stopped, then run it again)"
+        )
+    if (path / "run_spec.json").exists() and (path / "records.jsonl").exists():
+        return (
+            "this is a `primebench run` folder, placed by the run itself (report.md, "
+            "report.json); `primebench run ... --out` on it again resumes and places it anew"
+        )
+    return (
+        "no installed harness recognises this folder as a finished run of a PRIMEBench suite "
+        f"(installed: {installed}); if the run finished, name its harness with --harness"
+    )
 
 
 def check_records(run: HarnessRun, harness: str) -> HarnessRun:

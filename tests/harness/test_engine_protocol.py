@@ -412,3 +412,29 @@ def test_the_engine_a_command_line_names():
     assert named_engine(["--engine", "openai", "--base-url", "u"]) == "openai"
     assert named_engine(["--engine=stub"]) == "stub"
     assert named_engine(["--model", "m", "--engine"]) == "vllm"  # the verb's parser refuses it
+
+
+@pytest.mark.parametrize("broken", ["start", "whole_run"])
+def test_an_engine_whose_start_or_whole_run_returns_none_is_one_line(
+    tmp_path, stub, capsys, broken
+):
+    """Battery 7 (battery 6's last two): ``start()`` or ``whole_run`` returning None ended in a
+    traceback, the spec left behind; now one line naming the engine, and no half-begun run."""
+    base = stub.check
+
+    def check(req: RunRequest) -> CheckedRun:
+        spec = base(req).spec
+        if broken == "start":
+            return CheckedRun(spec=spec, start=lambda: None)  # type: ignore[arg-type,return-value]
+        return CheckedRun(spec=spec, start=StubBackend, whole_run=lambda *a: None)
+
+    stub.check = check  # type: ignore[method-assign]
+    out = tmp_path / "run"
+    rc = main(
+        ["run", "--engine", "stub", "--model", str(tmp_path / "base"), "--name", "base",
+         "--suite", "primebench_mathvision", "--out", str(out)]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert f"engine 'stub': {broken}() returned NoneType" in err
+    assert not (out / "run_spec.json").exists()

@@ -171,3 +171,26 @@ def test_a_prism_run_spec_names_its_suite_by_an_object(tmp_path):
     freeze_spec(tmp_path, spec, "prism_run_spec.json")
     freeze_spec(tmp_path, spec, "prism_run_spec.json")  # resumed
     assert read_run_spec(tmp_path / "prism_run_spec.json").suite == spec["suite"]
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        {"kind": "openai", "base_url": "http://other:8000/v1", "served_model": "m"},
+        {"kind": "openai", "base_url": "http://one:8000/v1", "served_model": "m2"},
+        {"kind": "server", "base_url": "http://one:8000/v1", "served_model": "m"},
+    ],
+)
+def test_a_resume_on_another_engine_or_endpoint_is_refused(tmp_path, second):
+    """Battery 7: a resume against another endpoint mixed two servers' answers as one model's
+    and rewrote the frozen conditions to the second's."""
+    from harness_adapters.run.errors import BackendError
+
+    first = {"kind": "openai", "base_url": "http://one:8000/v1", "served_model": "m"}
+    freeze_spec(tmp_path, {**SPEC, "conditions": {"backend": first}})
+    before = (tmp_path / "run_spec.json").read_bytes()
+    with pytest.raises(BackendError, match="the two would be placed as one model's"):
+        freeze_spec(tmp_path, {**SPEC, "conditions": {"backend": second}})
+    assert (tmp_path / "run_spec.json").read_bytes() == before
+    # the same endpoint resumes, whatever else of its conditions moved (a version)
+    freeze_spec(tmp_path, {**SPEC, "conditions": {"backend": {**first, "vllm": "0.33"}}})

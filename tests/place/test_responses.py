@@ -126,7 +126,8 @@ def test_a_flag_names_its_cause_and_parse_failures_are_not_comparable():
     check = check_profile(row, lim, guesses=True)
     assert not check.comparable
     assert check.flags[0] == (
-        "31 % of the answers held no answer the parser could read (the harness's scorer "
+        "31 % of the answers to option or yes/no questions held no answer the parser could "
+        "read (the harness's scorer "
         "guessed them at random) (reference runs: median 0.0 %, 99th percentile 0.0 %; limit "
         "3.3 % at 100 items)"
     )
@@ -204,7 +205,8 @@ def test_the_chance_level_by_hand():
     assert chance_line({**p, "score": 0.59}) is None and chance_line({**p, "score": 0.16}) is None
     assert chance_line({**p, "chance": 0.0, "chance_sd": 0.0}) is None  # open answers: no guess
     check = check_profile(p, reference_limits(None, "B"))
-    assert check.at_chance and check.comparable  # at chance is said, not a parse failure
+    # at chance is said, not flagged: a weak model at chance answers the items as asked
+    assert check.at_chance and check.comparable and check.chance == line and not check.flags
     assert not check_profile({**p, "score": 0.9}, reference_limits(None, "B")).at_chance
 
 

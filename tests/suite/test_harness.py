@@ -67,7 +67,7 @@ def test_detection_and_naming(tmp_path):
     with pytest.raises(InputError, match="all recognise"):
         H.harness_for(tmp_path)  # both, below it
     (tmp_path / "none").mkdir()
-    with pytest.raises(InputError, match="no installed harness") as exc:
+    with pytest.raises(InputError, match="holds no files") as exc:
         H.harness_for(tmp_path / "none")
     assert exc.value.file == str(tmp_path / "none")
     with pytest.raises(InputError, match="no harness 'helm'"):
@@ -143,3 +143,31 @@ def test_a_new_harness_is_one_object_and_place_serves_it(tmp_path, monkeypatch):
     )
     with pytest.raises(PrimeBenchError, match="harness 'csv' returned records with columns"):
         H.check_records(CsvHarness().read_run(run), "csv")
+
+
+def test_a_folder_no_harness_reads_is_said_for_what_it_is(tmp_path):
+    """Battery 7 (the newcomer's walk): an lmms-eval run that stopped writes no output, and
+    ``place out/`` asked for ``--harness`` instead of saying so."""
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="holds no files: the harness wrote no output there"):
+        H.harness_for(tmp_path / "empty")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run_spec.json").write_text("{}")
+    (run / "records.jsonl").write_text("")
+    with pytest.raises(InputError, match="this is a `primebench run` folder, placed by the run"):
+        H.harness_for(run)
+    (tmp_path / "other" / "x").mkdir(parents=True)
+    (tmp_path / "other" / "x" / "notes.txt").write_text("?")
+    with pytest.raises(InputError, match="no installed harness recognises this folder"):
+        H.harness_for(tmp_path / "other")
+
+
+def test_place_takes_a_released_suite_by_name(tmp_path):
+    """``place --suite primebench_mathvision`` refused the name ``suites list`` offers."""
+    from harness_adapters.suites.released import find_manifest, resolve_suite
+
+    m = resolve_suite("primebench_mathvision")
+    assert find_manifest(m.version, "primebench_mathvision").version == m.version
+    with pytest.raises(InputError, match="the run was made with suite 0000"):
+        find_manifest("0000", "primebench_mathvision")

@@ -21,12 +21,7 @@ class OpenAIEngine:
 
     def add_options(self, p: Any) -> None:
         p.add_argument("--base-url", required=True, help="the endpoint: http://HOST:PORT/v1")
-        p.add_argument(
-            "--timeout",
-            type=float,
-            default=120.0,
-            help="seconds a request may take, its whole reply included (each retry anew)",
-        )
+        p.add_argument("--timeout", type=float, default=120.0, help="seconds per whole request")
         p.add_argument("--concurrency", type=int, default=8, help="requests in flight")
         p.add_argument("--api-key-env", metavar="NAME", help="variable holding the key")
         p.add_argument("--max-retries", type=int, default=4, help="retries on 429/5xx/timeouts")
