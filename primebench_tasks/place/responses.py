@@ -39,9 +39,10 @@ the very rule that reads them, so theirs is 0 by construction. A run whose parse
 answers) exceed the limit is **not comparable**: its scores measure the parser, not the model;
 so is a run whose answers are of another type than the questions ask past their limit.
 
-**Chance level**: a score within :data:`CHANCE_Z` standard deviations of a guesser's
-(``chance`` ± ``CHANCE_Z`` · ``chance_sd``) cannot be told from guessing on these items: the
-check says so (``at_chance``) and the report presents no rank there as a standing.
+**Chance level**: a score no higher than :data:`CHANCE_Z` standard deviations above a guesser's
+(``chance`` + ``CHANCE_Z`` · ``chance_sd``) cannot be told from guessing on these items: the
+check says so (``chance``, ``at_chance``; not a flag) and the report presents no rank there as
+a standing.
 """
 
 from __future__ import annotations
@@ -103,8 +104,8 @@ above the limit is flagged. The option and yes limits are loose on purpose (a be
 answers can lean one way)."""
 
 CHANCE_Z = 1.96
-"""A score within this many standard deviations of a guesser's expected score on the same items
-(two-sided 95 %) is at chance level."""
+"""A score at most this many standard deviations above a guesser's expected score on the same
+items (the top of the guessers' central 95 %) is at chance level."""
 
 COLLAPSED_SHARE = 0.9
 """A run whose readable answers are this share or more one option (or "yes"), past the option
@@ -476,18 +477,20 @@ def chance_interval(chance: float, sd: float) -> tuple[float, float]:
 
 
 def chance_line(profile: Mapping[str, Any]) -> str | None:
-    """The line saying a score is at chance level — within :func:`chance_interval` of a guesser
-    on the same items —, or None (no score, an open-answer benchmark, or a score outside)."""
+    """The line saying a score is at chance level — no higher than the top of a guesser's
+    :func:`chance_interval` on the same items (a score below a guesser's, as a model answering
+    letters beyond an item's options gets, is no better) —, or None (no score, an open-answer
+    benchmark, or a score above)."""
     score, chance, sd = (profile.get(k) for k in ("score", "chance", "chance_sd"))
     if score is None or chance is None or sd is None:
         return None
     if not (np.isfinite(score) and np.isfinite(chance) and chance > 0):
         return None
     lo, hi = chance_interval(float(chance), float(sd))
-    if not lo <= score <= hi:
+    if score > hi:
         return None
     return (
-        f"score {score:.3f} is at chance level: a guesser scores {chance:.3f} on these "
+        f"score {score:.3f} is no better than chance: a guesser scores {chance:.3f} on these "
         f"{int(profile['n'])} items, 95 % of guessers within [{lo:.3f}, {hi:.3f}]; its ranks "
         "here are no standing"
     )
