@@ -56,3 +56,21 @@ def weak_suite_warnings(fidelity: float, target: float, n_models: int) -> list[s
             + "; add models (primebench panel import, ingest)"
         )
     return out
+
+
+WEAK_PERCENTILE = 50.0
+"""A built suite whose in-sample fidelity sits below this percentile of random suites of the same
+size on the same panel is no better than random items there (the refresh loop's threshold)."""
+
+
+def random_suites_warning(percentile: float, n_random: int) -> str | None:
+    """The warning where a built suite ranks its own panel's models no better than random items
+    of the same size (``percentile`` of its ρ among ``n_random`` random suites), else None."""
+    if percentile >= WEAK_PERCENTILE:
+        return None
+    return (
+        f"the suite ranks its own panel's models no better than random items of the same size "
+        f"(its rho sits at percentile {percentile:.0f} of {n_random} random suites, in sample): "
+        "its selection adds nothing over a random sample here; check it on held-out models "
+        "with primebench validate --selectors stratified,random"
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.io import atomic_write_text
@@ -49,10 +50,52 @@ def default_pair(panel: Panel, estimators: Sequence[str] = ESTIMATORS) -> tuple[
 
 
 def rho_estimator(summary: pd.DataFrame) -> str:
-    """The estimator whose ρ :func:`rho_table` shows: subset-mean scoring where it was run,
-    else the first estimator of the summary (``validate --estimators greg`` alone)."""
+    """The estimator whose ρ :func:`rho_table` shows: the library's default full-score estimator
+    where it was run (what a placement uses), else subset-mean scoring, else the first estimator
+    of the summary."""
+    from primebench_tasks.place.defaults import DEFAULT_ESTIMATOR
+
     names = list(dict.fromkeys(summary["estimator"]))
-    return "mean" if "mean" in names else str(names[0])
+    for name in (DEFAULT_ESTIMATOR, "mean"):
+        if name in names:
+            return name
+    return str(names[0])
+
+
+VERDICT_SE = 2.0
+"""A held-out ρ difference beyond this many standard errors is a difference; within, none."""
+
+
+def verdict_lines(summary: pd.DataFrame, n_splits: int) -> list[str]:
+    """Per budget, whether the shipped selector beats random items on held-out models, by
+    :func:`rho_estimator`'s scoring: the difference of mean ρ and its standard error over the
+    ``n_splits`` splits (√(sd₁² + sd₂²)/√splits); empty where either was not run."""
+    from primebench_tasks.select.default import DEFAULT_SELECTOR
+
+    rows = summary[summary["estimator"] == rho_estimator(summary)]
+    mine, rand = (
+        rows[rows["selector"] == s].set_index("budget") for s in (DEFAULT_SELECTOR, "random")
+    )
+    if mine.empty or rand.empty:
+        return []
+    out = []
+    for budget in [b for b in dict.fromkeys(rows["budget"]) if b in mine.index and b in rand.index]:
+        a, r = mine.loc[budget], rand.loc[budget]
+        diff = float(a["mean_rho"] - r["mean_rho"])
+        sds = [float(x) for x in (a.get("sd_rho", np.nan), r.get("sd_rho", np.nan))]
+        se = float(np.sqrt(np.nansum(np.square(sds)) / max(n_splits, 1)))
+        if n_splits > 1 and np.isfinite(se) and se > 0 and abs(diff) <= VERDICT_SE * se:
+            word = "is no better than random items"
+        elif diff > 0:
+            word = "beats random items"
+        else:
+            word = "is worse than random items"
+        out.append(
+            f"budget {budget}: the shipped selection ({DEFAULT_SELECTOR}) {word} on held-out "
+            f"models (ρ {a['mean_rho']:.3f} vs {r['mean_rho']:.3f}, difference {diff:+.3f}, "
+            f"standard error {se:.3f} over {n_splits} splits)"
+        )
+    return out
 
 
 def rho_table(summary: pd.DataFrame) -> pd.DataFrame:
