@@ -102,8 +102,10 @@ class DesignView:
 
 
 def _split_categories(value: Any) -> list[str]:
+    """A comma-joined category list as its splits, each once (``adversarial,adversarial`` is one
+    item, not two), in the order given."""
     parts = [p.strip() for p in str(value).split(",")]
-    return [p for p in parts if p] or [str(value)]
+    return list(dict.fromkeys(p for p in parts if p)) or [str(value)]
 
 
 def _qa(answers: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:

@@ -441,6 +441,18 @@ def parse_release_date(value: object, file: str, row: int) -> str | None:
     return f"{y:04d}-{mo:02d}-{d:02d}"
 
 
+def check_model_name(name: str, file: str) -> None:
+    """A model name as a panel stores it: no control character (a line break in a quoted CSV
+    cell would split every report's line) and no leading or trailing space — refused, naming
+    the file and the name, never cleaned."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise InputError(f"model name {name!r} holds a control character", file=file, field="model")
+    if name != name.strip():
+        raise InputError(
+            f"model name {name!r} has leading or trailing spaces", file=file, field="model"
+        )
+
+
 def read_model_metadata(path: str | Path) -> pd.DataFrame:
     """Read a model metadata CSV into MODEL_COLUMNS.
 
@@ -466,6 +478,10 @@ def read_model_metadata(path: str | Path) -> pd.DataFrame:
         name = r[name_col].strip()
         if not name:
             raise InputError("empty model name", file=f, row=i, field=name_col)
+        if any(ord(c) < 32 or ord(c) == 127 for c in name):
+            raise InputError(
+                f"model name {name!r} holds a control character", file=f, row=i, field=name_col
+            )
         params: float | None = None
         if "params_b" in cols and r[cols["params_b"]].strip():
             params = _to_float(r[cols["params_b"]], f, i, "params_b")
@@ -557,6 +573,8 @@ def import_matrix(
     f = str(scores_csv)
     notes: list[str] = []
     names = list(wide.models)
+    for m in names:
+        check_model_name(m, f)
     if model_aliases:
         renamed = [model_aliases.get(m, m) for m in names]
         first: dict[str, str] = {}

@@ -78,6 +78,12 @@ def test_a_vlmevalkit_pope_row_of_several_splits_is_one_item_per_split():
     assert rows[0] == design_view("pope").lmms_eval_row(
         {"question": "Is there a dog?", "answer": "Yes", "category": "adversarial", "image": IMG}
     )
+    # battery 7: a split named twice is one item, not two
+    twice = design_view("pope").vlmeval_rows(
+        {"question": "Is there a dog?", "answer": "Yes", "category": "adversarial, adversarial",
+         "image": IMG}
+    )  # fmt: skip
+    assert [r["stratum"] for r in twice] == ["adversarial"]
 
 
 def test_a_design_keys_only_its_views_fields_and_unknown_views_are_named():

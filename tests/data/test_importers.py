@@ -272,3 +272,15 @@ def test_model_aliases_that_collide_are_refused(tmp_path):
     f = write(tmp_path, "m.csv", "model,1,2\nA,1,0\nB,0,1\n")
     with pytest.raises(InputError, match="'A' and 'B' both map to 'X'"):
         import_matrix(f, "MathVista_MINI", model_aliases={"A": "X", "B": "X"})
+
+
+@pytest.mark.parametrize("bad", ['"a\nb"', '"a\tb"'])
+def test_a_model_name_with_a_control_character_or_edge_space_is_refused(tmp_path, bad):
+    """Battery 7 (low): ``panel import`` accepted a model named with a line break."""
+    from primebench_tasks.data.importers import import_matrix
+
+    csv = tmp_path / "s.csv"
+    csv.write_text(f"item_id,{bad},m2\ni1,1,0\ni2,0,1\n")
+    with pytest.raises(InputError, match="model name") as exc:
+        import_matrix(csv, "B", category="Comprehensive")
+    assert exc.value.file == str(csv)
