@@ -66,7 +66,7 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> dict:
     true = np.nanmean(X[held], axis=1)
     static_mae = float(np.mean(np.abs(script.static_prediction(X[build], X[held], k, seed) - true)))
     g = grid(k)
-    r = replay(X[build], X[held], g, seed=seed)
+    r = replay(X[build], X[held], g, seed=seed, design="item_model")
     mae = np.nanmean(np.abs(r["predicted"] - r["true"][:, None]), axis=0)
     reached = [c for c, m in zip(g, mae, strict=True) if m <= static_mae]
     need = reached[0] if reached else None

@@ -15,7 +15,15 @@ from primebench_tasks.adaptive.defaults import (
 )
 from primebench_tasks.adaptive.design import Draw
 from primebench_tasks.adaptive.policy import BATCH, LEVEL, AdaptivePolicy
+from primebench_tasks.adaptive.sequential import (
+    SEQUENTIAL_MIN_ITEMS,
+    SEQUENTIAL_ROUND,
+    SEQUENTIAL_STRATA,
+    SequentialTest,
+    easiness_strata,
+)
 from primebench_tasks.adaptive.session import AdaptiveSession, RoundSeed
+from primebench_tasks.errors import ConfigError
 from primebench_tasks.metrics import nanmean_rows
 
 
@@ -36,8 +44,25 @@ def replay(
     guard_k: float = ADAPTIVE_GUARD_K,
     preference: str = "information",
     round_seed: Callable[[int, int], np.random.Generator] | None = None,
+    design: str = "sequential",
+    n_strata: int = SEQUENTIAL_STRATA,
+    round_size: int = SEQUENTIAL_ROUND,
+    min_items: int = SEQUENTIAL_MIN_ITEMS,
 ) -> dict[str, np.ndarray]:
-    """The replay protocol on one benchmark, with the policy the runner uses
+    """The replay protocol on one benchmark: the reference models' answers ``Y_ref`` (M, n) and
+    the new models' recorded answers ``Y_new`` (V, n; NaN: none — such an item is never asked)
+    stand in for a run. Returns ``true`` (V,) full scores, ``predicted``, ``lo``, ``hi`` (V, C) at
+    each item count of ``checkpoints``, ``order`` (V, max items) the items asked (−1: none), and —
+    with ``target_width`` — where the test stops: ``stop_items``, ``stop_predicted``,
+    ``stop_lo``, ``stop_hi`` (V,) (up to max(checkpoints) items).
+
+    ``design="sequential"`` (the default, #89): the stratified design continued until the
+    ``level`` interval is no wider than ``target_width`` (:mod:`.sequential`: ``n_strata``
+    strata by the reference models' item easiness, rounds of ``round_size`` allocated in
+    proportion, at least ``min_items``), each model's draws seeded by (``seed``, v); ``se``
+    (V, C) beside. ``design="item_model"``: the earlier guarded item-model test, below.
+
+    The item-model test, with the policy the runner's ``--adaptive`` used
     (:class:`AdaptiveBenchmark`, its point rule outside the panel ``nearest_shift``): the
     reference models' responses ``Y_ref`` (M, n) fit the 2PL
     and calibrate the intervals; the new models' recorded responses ``Y_new`` (V, n) answer the
@@ -60,6 +85,12 @@ def replay(
     ``round_seed(v, drawn so far)`` (the runner's :func:`~.ledger.draw_seed`: the same items a
     run draws for the same answers)."""
     Y_new = np.asarray(Y_new, float)
+    if design == "sequential":
+        return _replay_sequential(
+            Y_ref, Y_new, checkpoints, level, seed, target_width, n_strata, round_size, min_items
+        )
+    if design != "item_model":
+        raise ConfigError(f"design {design!r}: expected 'sequential' or 'item_model'")
     bench = AdaptiveBenchmark(
         Y_ref,
         max_items=max(checkpoints),
@@ -133,3 +164,55 @@ def _round_seeds(
     if round_seed is not None:
         return lambda drawn: round_seed(v, drawn)
     return lambda _drawn: rng
+
+
+def _replay_sequential(
+    Y_ref: np.ndarray,
+    Y_new: np.ndarray,
+    checkpoints: Sequence[int],
+    level: float,
+    seed: int,
+    target_width: float | None,
+    n_strata: int,
+    round_size: int,
+    min_items: int,
+) -> dict[str, np.ndarray]:
+    """:func:`replay` of the sequential design (see there): rounds end on every checkpoint, so
+    each checkpoint's figures are the design's at exactly that many items."""
+    strata = easiness_strata(Y_ref, n_strata)
+    cps = sorted(int(c) for c in checkpoints)
+    top = cps[-1]
+    V, C = len(Y_new), len(cps)
+    out = {k: np.full((V, C), np.nan) for k in ("predicted", "lo", "hi", "se")}
+    stop = {k: np.full(V, np.nan) for k in ("stop_items", "stop_predicted", "stop_lo", "stop_hi")}
+    order = np.full((V, top), -1, dtype=np.int64)
+    for v in range(V):
+        y = Y_new[v]
+        pool = np.isfinite(y)
+        test = SequentialTest(
+            strata, pool, seed=[seed, v], round_size=round_size, level=level,
+            target_width=target_width, min_items=min_items, max_items=top,
+        )  # fmt: skip
+        stopped = target_width is None
+        while True:
+            count = int(test.drawn.sum())
+            est = test.estimate(y)
+            why = test.stop_reason(est)
+            if not stopped and why is not None:
+                stopped = True
+                stop["stop_items"][v], stop["stop_predicted"][v] = count, est.predicted
+                stop["stop_lo"][v], stop["stop_hi"][v] = est.lo, est.hi
+            for j, c in enumerate(cps):
+                if c == count or (c > count and count >= int(pool.sum())):
+                    out["predicted"][v, j], out["lo"][v, j] = est.predicted, est.lo
+                    out["hi"][v, j], out["se"][v, j] = est.hi, est.se
+            if count >= top or count >= int(pool.sum()):
+                break
+            following = next((c for c in cps if c > count), top)
+            test.round_size = max(1, min(round_size, following - count))
+            pick = test.next_round()
+            order[v, count : count + len(pick)] = pick
+    res: dict[str, np.ndarray] = {**out, "true": nanmean_rows(Y_new), "order": order}
+    if target_width is not None:
+        res.update(stop)
+    return res

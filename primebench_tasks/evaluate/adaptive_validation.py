@@ -113,6 +113,7 @@ def replay_hold_out(
         target_width=target_width,
         policy=policy,
         cache_dir=cache_dir,
+        design="item_model",  # the runner's --adaptive test (the sequential design: #89)
     )
     rows = []
     for j, k in enumerate(counts):

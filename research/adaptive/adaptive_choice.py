@@ -163,7 +163,10 @@ def measure(name: str, X: np.ndarray, protocol: str, seed: int) -> list[dict]:
         # the policy was chosen first, under the earlier point rule at the top of the panel
         # (the regime's median error); the nearest-rows rule was chosen after it, for the
         # chosen policy (adaptive_top_shift.py)
-        r = replay(X[build], X[held], CHECKPOINTS, seed=seed, policy=policy, nearest_shift=None)
+        r = replay(
+            X[build], X[held], CHECKPOINTS, seed=seed, policy=policy, nearest_shift=None,
+            design="item_model",
+        )  # fmt: skip
         for j, k in enumerate(CHECKPOINTS):
             rows.append(
                 {

@@ -233,7 +233,7 @@ class Cell:
 
     def unguarded(self) -> None:
         r = replay(self.Yr, self.Yh, CHECKPOINTS, target_width=TARGET, cache_dir=CACHE,
-                   guarded=False)  # fmt: skip
+                   guarded=False, design="item_model")  # fmt: skip
         for j, c in enumerate(CHECKPOINTS):
             self.add("unguarded", 0, c, r["predicted"][:, j], {0.9: r["lo"][:, j]},
                      {0.9: r["hi"][:, j]})  # fmt: skip

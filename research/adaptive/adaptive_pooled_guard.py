@@ -64,7 +64,7 @@ def run(splits: int) -> pd.DataFrame:
                 reps = {}
                 for b in benches:
                     Y = panel.matrix(b).astype(float)
-                    reps[b] = replay(Y[ref], Y[out], CHECKPOINTS, seed=split)
+                    reps[b] = replay(Y[ref], Y[out], CHECKPOINTS, seed=split, design="item_model")
                 for j, c in enumerate(CHECKPOINTS):
                     m = np.array([reps[b]["model_predicted"][:, j] for b in benches])
                     d = np.array([reps[b]["design"][:, j] for b in benches])

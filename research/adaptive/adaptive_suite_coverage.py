@@ -51,7 +51,7 @@ def run(splits: int, held: float) -> pd.DataFrame:
             per_b = {}
             for b in benches:
                 Y = panel.matrix(b).astype(float)
-                per_b[b] = replay(Y[ref], Y[out], CHECKPOINTS, seed=split)
+                per_b[b] = replay(Y[ref], Y[out], CHECKPOINTS, seed=split, design="item_model")
                 bar.update(1)
             truth = np.mean([nanmean_rows(panel.matrix(b).astype(float)[out]) for b in benches], 0)
             for j, c in enumerate(CHECKPOINTS):

@@ -46,7 +46,7 @@ def _sim(M=80, n=300, seed=0):
 def test_replay_asks_informative_items_and_predicts_the_full_score():
     X = _sim()
     ref, new = X[:60], X[60:]
-    r = replay(ref, new, (10, 40), batch=5)
+    r = replay(ref, new, (10, 40), batch=5, design="item_model")
     assert r["predicted"].shape == (20, 2) and r["order"].shape == (20, 40)
     # every model is asked 40 distinct items
     assert all(len(set(row)) == 40 for row in r["order"])

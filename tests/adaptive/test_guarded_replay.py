@@ -30,8 +30,8 @@ def replays(tmp_path_factory):
     cache = tmp_path_factory.mktemp("calibration")
     assert Y.mean(axis=1).min() > np.nanmean(X, axis=1).max()  # above every reference model
     return (
-        replay(X, Y, (25, 50, 100), guarded=False, cache_dir=cache),
-        replay(X, Y, (25, 50, 100), cache_dir=cache),
+        replay(X, Y, (25, 50, 100), guarded=False, cache_dir=cache, design="item_model"),
+        replay(X, Y, (25, 50, 100), cache_dir=cache, design="item_model"),
     )
 
 

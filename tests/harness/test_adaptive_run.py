@@ -731,7 +731,7 @@ def test_the_runner_and_the_replay_drive_one_test(setup, mathvision, tmp_path):
     Y_ref = panels[BENCH].matrix(BENCH).astype(float)
     Y_ref = Y_ref[np.isfinite(Y_ref).any(axis=1)]
     r = replay(
-        Y_ref, y_run[None, :], (20,), batch=5,
+        Y_ref, y_run[None, :], (20,), batch=5, design="item_model",
         round_seed=lambda _v, drawn: draw_seed(suite["version"], "m", BENCH, drawn),
     )  # fmt: skip
     ids = [str(r_["id"]) for r_ in rows]
