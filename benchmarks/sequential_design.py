@@ -4,7 +4,7 @@ interval of the asked width) against a simple random sample, and — ``--item-mo
 the guarded item-model test that ``--adaptive`` ran before, in the same run, on the five panels
 of 80 or more models.
 
-    python benchmarks/sequential_design.py [--draws 20] [--item-model]   # ~3 min (+ item model)
+    python benchmarks/sequential_design.py [--draws 20] [--item-model]   # ~4 min (+ ~16 min)
     python benchmarks/sequential_design.py --render                      # the table from the CSV
 
 Hold-outs (each draw its own seed): ``random`` — 20 % of the models at random, placed among the
@@ -50,6 +50,12 @@ MAX_ITEMS = 2000
 the width's."""
 HOLDOUTS = ("random", "frontier")
 Z90 = 1.6448536269514722
+ITEM_MODEL_PANELS = ("MMMU_DEV_VAL", "OCRBench")
+"""Where ``--item-model`` also replays the earlier test (about 4 minutes a hold-out on 2 cores:
+its 2PL and its intervals' calibration are refitted each time), on the first draw at 0.10."""
+ITEM_MODEL_MAX = 300
+"""The earlier test's budget in this comparison (the issue's: at 0.10 it often does not stop
+within it, and its calibration grows with the budget)."""
 GOALS = {"random": 0.75, "frontier": 0.90}
 """#89: items at the stop ≤ 0.75 × a random sample's inside the panel, ≤ 0.90 × beyond it."""
 
@@ -86,12 +92,15 @@ def run(draws: int, item_model: bool) -> pd.DataFrame:
                 held = held_out(full, kind, rng)
                 ref = np.setdiff1d(np.arange(len(X)), held)
                 for w in TARGETS:
-                    designs = [("sequential", {})]
-                    if item_model and d == 0 and w == 0.10:
+                    designs: list[tuple[str, dict]] = [("sequential", {"past_stop": False})]
+                    if item_model and d == 0 and w == 0.10 and bench in ITEM_MODEL_PANELS:
                         designs.append(("item model", {"design": "item_model"}))
+                    budgets = {"sequential": MAX_ITEMS, "item model": ITEM_MODEL_MAX}
                     for label, extra in designs:
                         t = time.perf_counter()
-                        r = replay(X[ref], X[held], (MAX_ITEMS,), target_width=w, seed=d, **extra)
+                        r = replay(
+                            X[ref], X[held], (budgets[label],), target_width=w, seed=d, **extra
+                        )
                         secs = time.perf_counter() - t
                         true = r["true"]
                         srs = np.array([srs_items(X[h], w) for h in held])

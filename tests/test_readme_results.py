@@ -744,3 +744,20 @@ def test_the_guarded_adaptive_test_is_the_one_the_committed_comparison_chooses()
         "random", "frontier", "chronological", "gap", "synthetic", "synthetic_shift", "cross_source"
     }  # fmt: skip
     assert set(df.panel) == set(mod.PANELS) and df.draw.max() == 19
+
+
+def test_the_sequential_design_table_is_rendered_from_its_csv():
+    """#89: the comparison of the sequential design with a random sample (and the earlier
+    item-model test) is its CSV's rendering, included in docs/results.md; the replay it ran is
+    the library's default design."""
+    import inspect
+
+    from primebench_tasks.adaptive.replay import replay
+
+    mod = _script("sequential_design")
+    df = pd.read_csv(RESULTS / "sequential_design.csv")
+    text = mod.table(df)
+    assert text == (RESULTS / "sequential_design.md").read_text("utf-8")
+    assert _readme_block("sequential-design") == text
+    assert inspect.signature(replay).parameters["design"].default == "sequential"
+    assert {"sequential"} <= set(df["design"]) and set(df["holdout"]) == {"random", "frontier"}

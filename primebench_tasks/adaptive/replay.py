@@ -48,6 +48,7 @@ def replay(
     n_strata: int = SEQUENTIAL_STRATA,
     round_size: int = SEQUENTIAL_ROUND,
     min_items: int = SEQUENTIAL_MIN_ITEMS,
+    past_stop: bool = True,
 ) -> dict[str, np.ndarray]:
     """The replay protocol on one benchmark: the reference models' answers ``Y_ref`` (M, n) and
     the new models' recorded answers ``Y_new`` (V, n; NaN: none — such an item is never asked)
@@ -60,7 +61,8 @@ def replay(
     ``level`` interval is no wider than ``target_width`` (:mod:`.sequential`: ``n_strata``
     strata by the reference models' item easiness, rounds of ``round_size`` allocated in
     proportion, at least ``min_items``), each model's draws seeded by (``seed``, v); ``se``
-    (V, C) beside. ``design="item_model"``: the earlier guarded item-model test, below.
+    (V, C) beside; ``past_stop=False`` ends each model's replay at its stop (the checkpoints
+    after it left NaN: what a measurement of the stop alone needs). ``design="item_model"``: the earlier guarded item-model test, below.
 
     The item-model test, with the policy the runner's ``--adaptive`` used
     (:class:`AdaptiveBenchmark`, its point rule outside the panel ``nearest_shift``): the
@@ -87,8 +89,9 @@ def replay(
     Y_new = np.asarray(Y_new, float)
     if design == "sequential":
         return _replay_sequential(
-            Y_ref, Y_new, checkpoints, level, seed, target_width, n_strata, round_size, min_items
-        )
+            Y_ref, Y_new, checkpoints, level, seed, target_width, n_strata, round_size,
+            min_items, past_stop,
+        )  # fmt: skip
     if design != "item_model":
         raise ConfigError(f"design {design!r}: expected 'sequential' or 'item_model'")
     bench = AdaptiveBenchmark(
@@ -176,6 +179,7 @@ def _replay_sequential(
     n_strata: int,
     round_size: int,
     min_items: int,
+    past_stop: bool = True,
 ) -> dict[str, np.ndarray]:
     """:func:`replay` of the sequential design (see there): rounds end on every checkpoint, so
     each checkpoint's figures are the design's at exactly that many items."""
@@ -206,7 +210,7 @@ def _replay_sequential(
                 if c == count or (c > count and count >= int(pool.sum())):
                     out["predicted"][v, j], out["lo"][v, j] = est.predicted, est.lo
                     out["hi"][v, j], out["se"][v, j] = est.hi, est.se
-            if count >= top or count >= int(pool.sum()):
+            if count >= top or count >= int(pool.sum()) or (stopped and not past_stop):
                 break
             following = next((c for c in cps if c > count), top)
             test.round_size = max(1, min(round_size, following - count))

@@ -3,6 +3,8 @@ a name of its own (never a released suite's), and a warning when the suite is we
 
 from __future__ import annotations
 
+from typing import Any
+
 from primebench_tasks.errors import PrimeBenchError
 
 
@@ -74,3 +76,22 @@ def random_suites_warning(percentile: float, n_random: int) -> str | None:
         "its selection adds nothing over a random sample here; check it on held-out models "
         "with primebench validate --selectors stratified,random"
     )
+
+
+def suite_checks(panel: Any, res: Any, target: float, seed: int) -> list[str]:
+    """What a build says of its suite (``res``: the pipeline's result on ``panel``) after the
+    manifest: where it stands among random suites of its size on the same panel, then each
+    warning (:func:`weak_suite_warnings`, :func:`random_suites_warning`)."""
+    from primebench_tasks.refresh.shelf_life import N_RANDOM, check_frozen
+
+    warnings = weak_suite_warnings(res.fidelity, target, len(panel.model_names))
+    if not res.selected:
+        return [f"warning: {w}" for w in warnings]
+    frozen = check_frozen(panel, res.stage0, res.selected, n_random=N_RANDOM, seed=seed)
+    said = (
+        f"against random items: rho {frozen.rho:.3f} sits at percentile {frozen.percentile:.0f} "
+        f"of {N_RANDOM} random suites of the same size (mean rho {frozen.random_mean:.3f}; in "
+        "sample — on held-out models: primebench validate)"
+    )
+    weak = random_suites_warning(frozen.percentile, N_RANDOM)
+    return [said, *(f"warning: {w}" for w in [*warnings, *([weak] if weak else [])])]

@@ -7,12 +7,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from primebench_tasks.cli.build_checks import (
-    own_suite_name,
-    random_suites_warning,
-    refuse_released_name,
-    weak_suite_warnings,
-)
+from primebench_tasks.cli.build_checks import own_suite_name, refuse_released_name, suite_checks
 from primebench_tasks.cli.options import number_type
 from primebench_tasks.cli.plugin import check_out_dir, load_panel, say
 from primebench_tasks.data.defaults import default_kind, default_names
@@ -89,20 +84,8 @@ def cmd_build_primebench(args: argparse.Namespace) -> int:
         f"{h['top_decile_rho']:.3f} ({h['n_top_decile']} models)"
     )
     print(f"manifest: {out / 'manifest.json'} (version {manifest['version']})")
-    from primebench_tasks.refresh.shelf_life import N_RANDOM, check_frozen
-
-    warnings = weak_suite_warnings(res.fidelity, params.target_rho, len(panel.model_names))
-    if res.selected:
-        frozen = check_frozen(panel, res.stage0, res.selected, n_random=N_RANDOM, seed=args.seed)
-        print(
-            f"against random items: rho {frozen.rho:.3f} sits at percentile "
-            f"{frozen.percentile:.0f} of {N_RANDOM} random suites of the same size (mean rho "
-            f"{frozen.random_mean:.3f}; in sample — on held-out models: primebench validate)"
-        )
-        if (weak := random_suites_warning(frozen.percentile, N_RANDOM)) is not None:
-            warnings.append(weak)
-    for line in warnings:
-        say(f"warning: {line}")
+    for line in suite_checks(panel, res, params.target_rho, args.seed):
+        say(line)
     return 0
 
 

@@ -27,12 +27,7 @@ VALIDATE_FILES = ("splits.csv", "summary.csv", "summary_by_category.csv", "table
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from primebench_tasks.data.importers import panel_with_benchmarks
-    from primebench_tasks.evaluate.validate import (
-        rho_estimator,
-        rho_table,
-        validate,
-        verdict_lines,
-    )
+    from primebench_tasks.evaluate.validate import validate, validate_text
 
     panel = load_panel(args)
     if args.benchmarks:
@@ -66,11 +61,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         budgets=budgets,
     )
     say(f"validate done in {time.time() - t:.1f}s")
-    print(
-        f"held-out ρ, {rho_estimator(summary)} scoring:\n" + rho_table(summary).round(3).to_string()
-    )
-    for line in verdict_lines(summary, args.splits):
-        print(f"verdict: {line}")
+    print(validate_text(summary, args.splits))
     _say_written(Path(args.out), list(VALIDATE_FILES))
     return 0
 

@@ -111,11 +111,9 @@ def cmd_panel_info(args: argparse.Namespace) -> int:
 
 
 def cmd_panel_import(args: argparse.Namespace) -> int:
-    from primebench_tasks.data.export import check_benchmark_file_name
     from primebench_tasks.data.importers import import_matrix
     from primebench_tasks.data.panel import Panel, panel_lock
 
-    check_benchmark_file_name(args.benchmark)
     out = Path(args.out)
     with panel_lock(out, create=True):  # read, append, save as one step: appends wait
         existing = Panel.load(out) if (out / "panel.json").exists() else None

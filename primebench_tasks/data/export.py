@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from primebench_tasks.data.importers import CONDITION_PREFIXES
+from primebench_tasks.data.importers import CONDITION_PREFIXES, check_benchmark_file_name
 from primebench_tasks.data.io import atomic_write_text
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
@@ -181,19 +181,3 @@ def export_panel(
         script.append(" ".join(shlex.quote(x) for x in [*line, "--out=P"]))
     written.append(atomic_write_text(out / "import.sh", "\n".join(script) + "\n"))
     return written
-
-
-RESERVED_BENCHMARK_NAMES = ("models",)
-"""Benchmark names whose score file would be one of the export's own files (``models.csv``)."""
-
-
-def check_benchmark_file_name(name: str) -> None:
-    """Refuse a benchmark name that cannot be a file of its own beside the export's files: one of
-    :data:`RESERVED_BENCHMARK_NAMES`, empty, or holding a path separator."""
-    if name in RESERVED_BENCHMARK_NAMES or not name or "/" in name or "\\" in name:
-        raise InputError(
-            f"benchmark name {name!r} cannot name its own files ({name}.csv would be "
-            + ("the export's models.csv" if name in RESERVED_BENCHMARK_NAMES else "no plain file")
-            + "): rename the benchmark",
-            field="benchmark",
-        )

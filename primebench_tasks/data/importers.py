@@ -564,6 +564,7 @@ def import_matrix(
     ``model_aliases`` renames models (raw name -> canonical name) so that files that spell one
     model differently join on it.
     """
+    check_benchmark_file_name(benchmark)
     spec = lookup(benchmark, category)
     lo, hi = score_range if score_range is not None else (spec.score_min, spec.score_max)
     if not hi > lo:
@@ -845,3 +846,19 @@ def save_imported_panel(panel: Panel, out: str | Path, *, replace: bool = False)
         )
         merged.save(root)
         return "appended to"
+
+
+RESERVED_BENCHMARK_NAMES = ("models",)
+"""Benchmark names whose score file would be one of the export's own files (``models.csv``)."""
+
+
+def check_benchmark_file_name(name: str) -> None:
+    """Refuse a benchmark name that cannot be a file of its own beside the export's files: one of
+    :data:`RESERVED_BENCHMARK_NAMES`, empty, or holding a path separator."""
+    if name in RESERVED_BENCHMARK_NAMES or not name or "/" in name or "\\" in name:
+        raise InputError(
+            f"benchmark name {name!r} cannot name its own files ({name}.csv would be "
+            + ("the export's models.csv" if name in RESERVED_BENCHMARK_NAMES else "no plain file")
+            + "): rename the benchmark",
+            field="benchmark",
+        )

@@ -98,6 +98,14 @@ def verdict_lines(summary: pd.DataFrame, n_splits: int) -> list[str]:
     return out
 
 
+def validate_text(summary: pd.DataFrame, n_splits: int) -> str:
+    """What ``validate`` prints: the held-out ρ table whole (:func:`rho_table`, headed by its
+    scoring) and a verdict line per budget (:func:`verdict_lines`)."""
+    table = rho_table(summary).round(3).to_string()
+    lines = [f"held-out ρ, {rho_estimator(summary)} scoring:", table]
+    return "\n".join(lines + [f"verdict: {v}" for v in verdict_lines(summary, n_splits)])
+
+
 def rho_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Mean held-out Spearman ρ with :func:`rho_estimator`'s scoring (subset mean where run):
     selectors (index) × budgets (columns ``"<budget> (<mean items> items)"``, in the summary's

@@ -9,7 +9,6 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from primebench_tasks.place.responses import ResponseCheck
 from primebench_tasks.place.result import (
     BenchmarkPlacement,
     Estimate,
@@ -225,9 +224,6 @@ def few_reference_lines(r: ModelPlacement) -> list[str]:
     ]
 
 
-_NO_CHECK = ResponseCheck((), True, {}, {})
-
-
 def rank_cell(rank: Rank | None, at_chance: bool, otherwise: str | None = None) -> str:
     """A rank as the report shows it: marked where the score is at chance level (no
     standing)."""
@@ -280,7 +276,7 @@ def report_markdown(doc: Placement) -> str:
             *[
                 f"- **at chance level** on {b}: {chance}"
                 for b in s.at_chance
-                if (chance := (r.benchmarks[b].responses or _NO_CHECK).chance)
+                if (check := r.benchmarks[b].responses) is not None and (chance := check.chance)
             ],
             *few_reference_lines(r),
             "",

@@ -88,7 +88,7 @@ def test_a_key_the_server_echoes_is_in_no_error_text(hostile, mode) -> None:
 
 
 def test_redact_removes_a_key_cut_at_either_end_and_then_cuts() -> None:
-    from harness_adapters.engines.openai_api.client import redact
+    from harness_adapters.engines.openai_api.guards import redact
 
     assert redact("a sk-abcdef b", "sk-abcdef") == "a *** b"
     assert redact("denied sk-abc", "sk-abcdef") == "denied ***"  # a prefix ends the text

@@ -10,13 +10,16 @@ request (never an empty answer). Engines share it: the ``openai`` engine
 from __future__ import annotations
 
 import os
-import sys
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from harness_adapters.engines.openai_api.guards import (
+    ERROR_TEXT_MAX,
+    redact,
+    whole_request_deadline,
+)
 from harness_adapters.run.plug import BackendError, Generation, JudgeBackend, Messages
 from harness_adapters.suites.prompt import GENERATION
 
@@ -84,71 +87,6 @@ def _is_openai_host(base_url: str) -> bool:
     from urllib.parse import urlparse
 
     return (urlparse(base_url).hostname or "").lower() in OPENAI_HOSTS
-
-
-SECRET_PIECE_MIN = 4
-"""The shortest piece of a secret that :func:`redact` removes from the ends of a text (a server
-may have cut the key it echoes): shorter ones tell next to nothing of it."""
-
-ERROR_TEXT_MAX = 300
-"""Characters of a server's error text kept in a record (after redaction)."""
-
-
-def redact(text: str, *secrets: str | None, limit: int | None = None) -> str:
-    """``text`` with every secret replaced by ``***`` (an error body can echo the key), and a
-    piece of a secret (≥ :data:`SECRET_PIECE_MIN` characters) that ends the text — a prefix, the
-    rest cut by the server — or begins it — a suffix — as well; then cut to ``limit``
-    characters. Redaction comes first: a cut cannot leave part of a key unmatched."""
-    for sec in secrets:
-        if not sec:
-            continue
-        text = text.replace(sec, "***")
-        for n in range(len(sec) - 1, SECRET_PIECE_MIN - 1, -1):
-            if text.endswith(sec[:n]):
-                text = text[:-n] + "***"
-                break
-        for n in range(len(sec) - 1, SECRET_PIECE_MIN - 1, -1):
-            if text.startswith(sec[-n:]):
-                text = "***" + text[n:]
-                break
-    return text if limit is None else text[:limit]
-
-
-def whole_request_deadline(seconds: float) -> dict[str, list[Any]]:
-    """HTTP event hooks that bound a whole request — its body too — by ``seconds`` from its
-    start: the HTTP library's own timeout bounds each read, so a server trickling its body a byte
-    at a time would hold a request for ever. A body still arriving at the deadline raises the
-    library's ``ReadTimeout``, which the ``openai`` client treats as any timeout (retried, then
-    failed). The hooks take the HTTP module from the response (``openai`` ships its own fork of
-    httpx in later versions)."""
-    started: dict[int, float] = {}
-
-    def on_request(request: Any) -> None:
-        started[id(request)] = time.monotonic()
-
-    def on_response(response: Any) -> None:
-        http = sys.modules[type(response).__module__.split(".")[0]]
-        request = response.request
-        deadline = started.pop(id(request), time.monotonic()) + seconds
-        inner = response.stream
-
-        class _Bounded(http.SyncByteStream):  # type: ignore[name-defined]
-            def __iter__(self) -> Iterator[bytes]:
-                for chunk in inner:
-                    if time.monotonic() > deadline:
-                        raise http.ReadTimeout(
-                            f"the whole request took over {seconds:g} s", request=request
-                        )
-                    yield chunk
-
-            def close(self) -> None:
-                close = getattr(inner, "close", None)
-                if callable(close):
-                    close()
-
-        response.stream = _Bounded()
-
-    return {"request": [on_request], "response": [on_response]}
 
 
 class OpenAIChatBackend:
