@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from primebench_tasks.adaptive.replay import replay  # noqa: E402
+from primebench_tasks.adaptive.sequential import SEQUENTIAL_STRATA  # noqa: E402
 from primebench_tasks.data.panel import Panel  # noqa: E402
 from primebench_tasks.progress import progress_bar  # noqa: E402
 
@@ -78,7 +79,7 @@ def held_out(full: np.ndarray, kind: str, rng: np.random.Generator) -> np.ndarra
     return np.argsort(-np.nan_to_num(full, nan=-1), kind="stable")[: max(2, (15 * M) // 100)]
 
 
-def run(draws: int, item_model: bool) -> pd.DataFrame:
+def run(draws: int, item_model: bool, n_strata: int = SEQUENTIAL_STRATA) -> pd.DataFrame:
     rows = []
     bar = progress_bar(total=len(PANELS) * len(HOLDOUTS) * draws, desc="sequential design")
     for name, bench in PANELS:
@@ -92,7 +93,8 @@ def run(draws: int, item_model: bool) -> pd.DataFrame:
                 held = held_out(full, kind, rng)
                 ref = np.setdiff1d(np.arange(len(X)), held)
                 for w in TARGETS:
-                    designs: list[tuple[str, dict]] = [("sequential", {"past_stop": False})]
+                    seq = {"past_stop": False, "n_strata": n_strata}
+                    designs: list[tuple[str, dict]] = [("sequential", seq)]
                     if item_model and d == 0 and w == 0.10 and bench in ITEM_MODEL_PANELS:
                         designs.append(("item model", {"design": "item_model"}))
                     budgets = {"sequential": MAX_ITEMS, "item model": ITEM_MODEL_MAX}
@@ -150,17 +152,25 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=20)
     ap.add_argument("--item-model", action="store_true", help="also the earlier item-model test")
     ap.add_argument("--render", action="store_true", help="the table from the committed CSV")
+    ap.add_argument(
+        "--strata", type=int, default=SEQUENTIAL_STRATA, help="another strata count, to compare"
+    )
     args = ap.parse_args()
-    csv = RESULTS / "sequential_design.csv"
+    csv = RESULTS / (
+        "sequential_design.csv"
+        if args.strata == SEQUENTIAL_STRATA
+        else f"sequential_design_strata{args.strata}.csv"
+    )
     if args.render:
         df = pd.read_csv(csv)
     else:
-        df = run(args.draws, args.item_model)
+        df = run(args.draws, args.item_model, args.strata)
         df.to_csv(csv, index=False, lineterminator="\n")
     text = table(df)
-    (RESULTS / "sequential_design.md").write_text(text, encoding="utf-8")
+    md = csv.with_suffix(".md")
+    md.write_text(text, encoding="utf-8")
     print(text)
-    print(f"wrote {csv} and {RESULTS / 'sequential_design.md'}")
+    print(f"wrote {csv} and {md}")
 
 
 if __name__ == "__main__":
