@@ -257,36 +257,32 @@ def checked_run(engine: Engine, req: RunRequest) -> CheckedRun:
         raise PrimeBenchError(f"engine {engine.name!r}: check()'s whole_run is not callable")
     return replace(
         got,
-        start=_checked_start(engine.name, got.start),
-        whole_run=None if got.whole_run is None else _checked_whole(engine.name, got.whole_run),
+        start=_held_to(engine.name, got.start, "start", "generate", BACKEND_EXPECTED),
+        whole_run=None
+        if got.whole_run is None
+        else _held_to(engine.name, got.whole_run, "whole_run", "lines", SUMMARY_EXPECTED),
     )
 
 
-def _checked_start(name: str, start: Callable[[], Backend]) -> Callable[[], Backend]:
-    """``start``, its return held to the protocol: a backend with a callable ``generate``
-    (an engine whose ``start()`` returned None stopped the run in a traceback)."""
-
-    def checked() -> Backend:
-        got = start()
-        if not callable(getattr(got, "generate", None)):
-            raise PrimeBenchError(
-                f"engine {name!r}: start() returned {type(got).__name__}, not a backend (an "
-                "object whose generate(messages, adapter, ...) answers each request)"
-            )
-        return got
-
-    return checked
+BACKEND_EXPECTED = (
+    "a backend (an object whose generate(messages, adapter, ...) answers each request)"
+)
+SUMMARY_EXPECTED = "the run's summary (harness_adapters.run.static_loop.RunSummary)"
 
 
-def _checked_whole(name: str, whole_run: Callable[..., Any]) -> Callable[..., Any]:
-    """``whole_run``, its return held to the protocol: the run's summary (``lines()``)."""
+def _held_to(
+    name: str, call: Callable[..., Any], what: str, holds: str, expected: str
+) -> Callable[..., Any]:
+    """``call``, its return held to the protocol: an object with a callable attribute
+    ``holds``, else one line naming the engine, ``what`` returned it and the ``expected`` kind
+    (an engine whose ``start()`` or ``whole_run`` returned None stopped the run in a
+    traceback)."""
 
     def checked(*args: Any, **kwargs: Any) -> Any:
-        got = whole_run(*args, **kwargs)
-        if not callable(getattr(got, "lines", None)):
+        got = call(*args, **kwargs)
+        if not callable(getattr(got, holds, None)):
             raise PrimeBenchError(
-                f"engine {name!r}: whole_run() returned {type(got).__name__}, not the run's "
-                "summary (harness_adapters.run.static_loop.RunSummary)"
+                f"engine {name!r}: {what}() returned {type(got).__name__}, not {expected}"
             )
         return got
 

@@ -151,6 +151,7 @@ class SequentialTest:
     already: np.ndarray | None = None
     drawn: np.ndarray = field(init=False)
     _queue: dict[int, list[int]] = field(init=False)
+    _sizes: dict[int, int] = field(init=False)
 
     def __post_init__(self) -> None:
         if self.round_size < 1 or self.min_items < 0 or self.max_items < 1:
@@ -168,14 +169,14 @@ class SequentialTest:
         for h in np.unique(self.strata[self.pool]):
             left = np.flatnonzero(self.pool & (self.strata == h) & ~self.drawn)
             self._queue[int(h)] = [int(i) for i in rng.permutation(left)]
+        self._sizes = {h: int((self.pool & (self.strata == h)).sum()) for h in self._queue}
 
     def next_round(self) -> np.ndarray:
         """The next round's items (at most ``round_size``, fewer where the budget or the pool
         ends): each item to the stratum furthest below its proportional share N_h / N of the
         items so far, ties to the lower stratum; marked drawn."""
         room = min(self.round_size, self.max_items - int(self.drawn.sum()))
-        N = int(self.pool.sum())
-        sizes = {h: int((self.pool & (self.strata == h)).sum()) for h in self._queue}
+        N, sizes = int(self.pool.sum()), self._sizes
         have = {h: int((self.drawn & (self.strata == h)).sum()) for h in self._queue}
         pick: list[int] = []
         for _ in range(max(room, 0)):

@@ -25,7 +25,6 @@ written, as ``panel import`` refuses it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import shlex
@@ -37,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from primebench_tasks.data.importers import CONDITION_PREFIXES, check_benchmark_file_name
-from primebench_tasks.data.io import atomic_write_text
+from primebench_tasks.data.io import atomic_write_text, file_hash
 from primebench_tasks.data.panel import Panel
 from primebench_tasks.errors import InputError
 
@@ -104,7 +103,7 @@ def _items_jsonl(panel: Panel, b: str, out: Path) -> str | None:
                 raise InputError(
                     f"image {r.image_ref} of item {r.item_id} is not there", field="image_ref"
                 )
-            name = f"{_file_digest(src)[:16]}-{src.name}"
+            name = f"{file_hash(src)}-{src.name}"
             dest = out / "images" / b / name
             dest.parent.mkdir(parents=True, exist_ok=True)
             if not dest.exists():
@@ -112,14 +111,6 @@ def _items_jsonl(panel: Panel, b: str, out: Path) -> str | None:
             rec["image"] = f"images/{b}/{name}"
         lines.append(json.dumps(rec, ensure_ascii=False, sort_keys=True))
     return "\n".join(lines) + "\n"
-
-
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _models_csv(panel: Panel) -> str:

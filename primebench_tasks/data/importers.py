@@ -441,15 +441,17 @@ def parse_release_date(value: object, file: str, row: int) -> str | None:
     return f"{y:04d}-{mo:02d}-{d:02d}"
 
 
-def check_model_name(name: str, file: str) -> None:
+def check_model_name(name: str, file: str, row: int | None = None, field: str = "model") -> None:
     """A model name as a panel stores it: no control character (a line break in a quoted CSV
     cell would split every report's line) and no leading or trailing space — refused, naming
-    the file and the name, never cleaned."""
+    the file (row, field) and the name, never cleaned."""
     if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise InputError(f"model name {name!r} holds a control character", file=file, field="model")
+        raise InputError(
+            f"model name {name!r} holds a control character", file=file, row=row, field=field
+        )
     if name != name.strip():
         raise InputError(
-            f"model name {name!r} has leading or trailing spaces", file=file, field="model"
+            f"model name {name!r} has leading or trailing spaces", file=file, row=row, field=field
         )
 
 
@@ -478,10 +480,7 @@ def read_model_metadata(path: str | Path) -> pd.DataFrame:
         name = r[name_col].strip()
         if not name:
             raise InputError("empty model name", file=f, row=i, field=name_col)
-        if any(ord(c) < 32 or ord(c) == 127 for c in name):
-            raise InputError(
-                f"model name {name!r} holds a control character", file=f, row=i, field=name_col
-            )
+        check_model_name(name, f, i, name_col)
         params: float | None = None
         if "params_b" in cols and r[cols["params_b"]].strip():
             params = _to_float(r[cols["params_b"]], f, i, "params_b")

@@ -32,6 +32,16 @@ def content_hash(data: bytes | str, length: int = 16) -> str:
     return hashlib.sha256(data).hexdigest()[:length]
 
 
+def file_hash(path: str | os.PathLike[str], length: int = 16) -> str:
+    """Hex SHA-256 prefix of a file's bytes (read in 1 MiB chunks: a large file is never held
+    whole)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:length]
+
+
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:

@@ -263,13 +263,13 @@ def response_profiles(responses: pd.DataFrame, facts: Mapping[str, AnswerKey]) -
             if fin.notna().any():
                 reason = fin.astype(str).str.strip().str.lower()
                 row["truncated"] = float(reason.isin(TRUNCATED_REASONS).mean())
-        if has_score:
-            sc = pd.to_numeric(g["score"], errors="coerce").to_numpy(dtype=float)
-            if np.isfinite(sc).all():
-                row["score"] = float(sc.mean())
-        if has_score and choice.any():
+        scores = (
+            pd.to_numeric(g["score"], errors="coerce").to_numpy(dtype=float) if has_score else None
+        )
+        if scores is not None and np.isfinite(scores).all():
+            row["score"] = float(scores.mean())
+        if scores is not None and choice.any():
             gold = [f.gold.get(i) for i in ids]
-            scores = pd.to_numeric(g["score"], errors="coerce").to_numpy(dtype=float)
             known = np.array([x is not None for x in gold]) & np.isfinite(scores) & choice
             if known.any():
                 hit = np.array(

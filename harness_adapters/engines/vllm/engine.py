@@ -118,16 +118,12 @@ def adapter_weights_digest(path: Path) -> str | None:
     spec, so that a resume refuses an adapter whose weights changed in place under the same
     name and path (its recorded answers were another adapter's); None where the folder has no
     weights file (a server-side adapter)."""
-    import hashlib
+    from primebench_tasks.data.io import file_hash
 
     for name in ADAPTER_WEIGHT_FILES:
         f = Path(path) / name
         if f.is_file():
-            h = hashlib.sha256()
-            with open(f, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-            return h.hexdigest()[:16]
+            return file_hash(f)
     return None
 
 
